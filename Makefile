@@ -1,0 +1,123 @@
+# rsprof — one Makefile. Quiet by default, V=1 shows the commands.
+# Everything generated lives under $(OUT).
+
+OUT       ?= out
+PREFIX    ?= /usr/local
+DESTDIR   ?=
+VERSION   := 0.1.0
+CC        ?= gcc
+CLANG     ?= clang
+BPFTOOL   ?= bpftool
+LLVM_STRIP ?= llvm-strip
+VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+
+ifeq ($(V),1)
+Q =
+msg = @true
+else
+Q = @
+msg = @printf '  %-8s %s\n' $(1) $(2)
+endif
+
+CFLAGS   ?= -O2 -g
+CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
+	    -D_GNU_SOURCE -DRSPROF_VERSION='"$(VERSION)"' -I. -I$(OUT)
+LDLIBS   += -lbpf -ldw -lelf -lsqlite3 -lpopt -lcap -lncursesw -ltinfo -liberty -lz -lpthread -lm
+
+ifeq ($(SANITIZE),1)
+CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
+LDFLAGS += -fsanitize=address,undefined
+endif
+
+BUILTIN_SRC := $(sort $(wildcard builtin/*.c))
+UTIL_SRC    := $(sort $(wildcard util/*.c))
+UTIL_OBJ    := $(UTIL_SRC:%.c=$(OUT)/%.o)
+OBJ         := $(OUT)/rsprof.o $(BUILTIN_SRC:%.c=$(OUT)/%.o) $(UTIL_OBJ)
+BPF_SRC     := $(sort $(wildcard bpf/*.bpf.c))
+BPF_SKEL    := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.skel.h)
+DOC_SRC     := $(sort $(wildcard Documentation/rsprof*.txt))
+MAN_PAGES   := $(DOC_SRC:Documentation/%.txt=$(OUT)/man/%.1)
+UNIT_SRC    := $(sort $(wildcard tests/unit/test-*.c))
+UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
+
+.DELETE_ON_ERROR:
+.SECONDARY:
+.PHONY: all deps demo test test-unit bench man install clean
+
+all: $(OUT)/rsprof man
+
+# Install the Debian packages of scripts/packages.txt that are missing.
+deps:
+	$(Q)./scripts/install-deps.sh
+
+$(OUT)/rsprof: $(OBJ)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
+
+$(OUT)/%.o: %.c $(wildcard util/*.h) builtin.h | $(BPF_SKEL) $(OUT)/man-embed.h
+	$(call msg,CC,$<)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) -MMD -c $< -o $@
+
+-include $(OBJ:.o=.d)
+
+# BPF: vmlinux.h from the running kernel's BTF, CO-RE object, skeleton.
+$(OUT)/vmlinux.h: $(VMLINUX_BTF)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(OUT)
+	$(Q)$(BPFTOOL) btf dump file $< format c > $@.tmp && mv $@.tmp $@
+
+$(OUT)/%.bpf.o: bpf/%.bpf.c $(wildcard bpf/*.h) $(OUT)/vmlinux.h
+	$(call msg,BPF,$@)
+	$(Q)$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_x86 -I$(OUT) -Ibpf -c $< -o $@
+	$(Q)$(LLVM_STRIP) -g $@
+
+$(OUT)/%.skel.h: $(OUT)/%.bpf.o
+	$(call msg,GENSKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
+
+# Man pages: asciidoctor; the plain text is embedded for `rsprof help`
+# on machines without man.
+man: $(MAN_PAGES)
+
+$(OUT)/man/%.1: Documentation/%.txt
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(OUT)/man
+	$(Q)asciidoctor -b manpage -a mansource=rsprof -a mansource-version=$(VERSION) \
+		-a manmanual='rsprof Manual' -o $@ $<
+
+$(OUT)/man-embed.h: $(DOC_SRC) scripts/embed-docs.sh
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(OUT)
+	$(Q)./scripts/embed-docs.sh $(DOC_SRC) > $@.tmp && mv $@.tmp $@
+
+# Tests: unit binaries link the util objects; targets with known hot lines
+# are built by tests/targets/Makefile into $(OUT)/targets.
+$(OUT)/tests/unit/bin/%: tests/unit/%.c tests/unit/tap.h $(UTIL_OBJ)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+
+targets:
+	$(Q)$(MAKE) --no-print-directory -C tests/targets OUT=$(abspath $(OUT))/targets
+
+test-unit: $(UNIT_BIN)
+	$(Q)prove $(UNIT_BIN)
+
+test: deps all $(UNIT_BIN) targets
+	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
+		prove -j2 $(UNIT_BIN) tests/t*.sh
+
+demo: deps all targets
+	$(Q)./scripts/demo.sh $(abspath $(OUT))
+
+bench: deps all targets
+	$(Q)./bench/run.sh $(abspath $(OUT))
+
+install: all
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -m 755 $(OUT)/rsprof $(DESTDIR)$(PREFIX)/bin/rsprof
+	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+
+clean:
+	rm -rf $(OUT)

@@ -1,0 +1,129 @@
+# tests/lib.sh — sourced by every tests/tNNNN-*.sh (after git's t/test-lib.sh).
+#
+#   . "$(dirname "$0")/lib.sh"
+#   test_expect_success 'title' 'commands'
+#   test_skip 'title' 'reason'      only outside CI; on CI a skip is a failure
+#   test_done
+#
+# Each script runs in its own scratch directory ($TEST_DIR), removed at the end
+# unless the script failed (then its path is printed) or KEEP=1.
+# $RSPROF is the binary under test, $TARGETS the directory of built targets.
+
+set -u
+
+TEST_SRC=$(cd "$(dirname "$0")" && pwd)
+TOP=$(cd "$TEST_SRC/.." && pwd)
+: "${RSPROF:=$TOP/out/rsprof}"
+: "${TARGETS:=$TOP/out/targets}"
+export RSPROF TARGETS
+TEST_NAME=$(basename "$0" .sh)
+TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-$TEST_NAME.XXXXXX")
+cd "$TEST_DIR" || exit 1
+
+test_count=0
+test_failures=0
+test_bg_pids=
+
+# Kill what a test left running (targets launched in the background).
+test_cleanup() {
+	for p in $test_bg_pids; do
+		kill -9 "$p" 2>/dev/null
+	done
+	if [ "$test_failures" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
+		cd / && rm -rf "$TEST_DIR"
+	else
+		echo "# scratch directory kept: $TEST_DIR"
+	fi
+}
+trap test_cleanup EXIT
+
+# Remember a background PID so it is killed at the end: bg_pid $!
+bg_pid() {
+	test_bg_pids="$test_bg_pids $1"
+}
+
+say() {
+	echo "# $*"
+}
+
+test_ok() {
+	test_count=$((test_count + 1))
+	echo "ok $test_count - $1"
+}
+
+test_not_ok() {
+	test_count=$((test_count + 1))
+	test_failures=$((test_failures + 1))
+	echo "not ok $test_count - $1"
+}
+
+test_expect_success() {
+	_title=$1
+	_body=$2
+	_out=$TEST_DIR/.out.$((test_count + 1))
+	if (eval "$_body") >"$_out" 2>&1; then
+		test_ok "$_title"
+		[ "${VERBOSE:-0}" = 1 ] && sed 's/^/# /' "$_out"
+	else
+		test_not_ok "$_title"
+		sed 's/^/# /' "$_out" | tail -n 60
+	fi
+	return 0
+}
+
+# A missing feature: a skip outside CI, a failure on CI (DEVELOPERS.md).
+test_skip() {
+	if [ -n "${CI:-}" ]; then
+		test_not_ok "$1 (needed on CI: $2)"
+	else
+		test_count=$((test_count + 1))
+		echo "ok $test_count # skip $1: $2"
+	fi
+}
+
+test_done() {
+	echo "1..$test_count"
+	[ "$test_failures" -eq 0 ]
+	exit $?
+}
+
+# --- helpers used by the checks --------------------------------------------
+
+# expect_exit CODE command args...: run, compare the exit status.
+expect_exit() {
+	_want=$1
+	shift
+	"$@"
+	_got=$?
+	if [ "$_got" != "$_want" ]; then
+		echo "expected exit $_want, got $_got: $*" >&2
+		return 1
+	fi
+	return 0
+}
+
+# Wait until a file exists (up to $2 seconds, default 10).
+wait_for_file() {
+	_i=0
+	_lim=$(( ${2:-10} * 10 ))
+	while [ ! -e "$1" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt $_lim ] && return 1
+		sleep 0.1
+	done
+	return 0
+}
+
+# sql FILE 'SELECT ...': one value or a table with | separators.
+sql() {
+	sqlite3 -batch -noheader "$1" "$2"
+}
+
+# Can this machine record? (root or enough capabilities, perf_event_open)
+have_perf() {
+	[ "$(id -u)" = 0 ] || [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 1 ]
+}
+
+have_bpf() {
+	[ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]
+}

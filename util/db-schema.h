@@ -1,0 +1,27 @@
+#ifndef RSPROF_UTIL_DB_SCHEMA_H
+#define RSPROF_UTIL_DB_SCHEMA_H
+
+/*
+ * The profile file's schema: seed 000 §7.3 verbatim, plus the extensions
+ * SPEC §3 allows (extra tables, extra columns with defaults, extra meta
+ * keys). Every seed-000 read-path query (§7.5) runs unchanged on it.
+ *
+ * Versions (meta.version):
+ *   1  seed 000 as written.
+ *   2  + checkpoints.{lost_samples, heap_dropped, cpu_total, heap_alloc_bytes,
+ *        heap_free_bytes, heap_alloc_count, heap_free_count, heap_live_bytes}
+ *      + symbols.{module, mangled}
+ *      + heap_events.{alloc_count, free_count, stack_id}
+ *      + symbol_frames (the whole inline chain of an address)
+ *      + stacks, stack_frames (deduplicated call stacks, seed 004)
+ *      + map (the target's mappings, seed 003)
+ * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
+ * newer one (seed 000 §7.8).
+ */
+
+#define RSPROF_SCHEMA_VERSION 2
+
+/* CREATE statements, one string with several statements; run once. */
+extern const char db_schema_sql[];
+
+#endif
