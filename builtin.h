@@ -16,7 +16,7 @@
  *  2. add its prototype below;
  *  3. add a row to commands[] in rsprof.c (the summary is what `rsprof help`
  *     prints);
- *  4. the Makefile picks up builtin/*.c by itself;
+ *  4. the Makefile picks up every builtin/ file by itself;
  *  5. write Documentation/rsprof-<cmd>.txt (every long option of the popt
  *     table, checked by tests/t0002-doc-options.sh);
  *  6. add tests/tNNNN-<cmd>.sh.
