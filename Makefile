@@ -10,6 +10,10 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 LLVM_STRIP ?= llvm-strip
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
+# rustc (for the Rust demo and test targets) comes from rustup on our machines,
+# which may not be on a non-login PATH.
+RUSTC     ?= $(shell command -v rustc 2>/dev/null || echo $(HOME)/.cargo/bin/rustc)
+export RUSTC
 
 ifeq ($(V),1)
 Q =
@@ -42,7 +46,7 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit bench man install clean
+.PHONY: all deps demo test test-unit targets bench man install clean
 
 all: $(OUT)/rsprof man
 
@@ -108,7 +112,14 @@ test: deps all $(UNIT_BIN) targets
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		prove -j2 $(UNIT_BIN) tests/t*.sh
 
-demo: deps all targets
+# The bundled demo: a small Rust service with one hot line and one line
+# that keeps heap memory (demo/demo.rs).
+$(OUT)/demo: demo/demo.rs
+	$(call msg,RUSTC,$@)
+	$(Q)mkdir -p $(OUT)
+	$(Q)$(RUSTC) -g -O -C force-frame-pointers=yes --edition 2021 -o $@ $<
+
+demo: deps all $(OUT)/demo
 	$(Q)./scripts/demo.sh $(abspath $(OUT))
 
 bench: deps all targets
