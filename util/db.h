@@ -31,6 +31,8 @@ int db__close(struct db *db);
 
 /* The file name given at open/create. */
 const char *db__path(const struct db *db);
+/* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
+int db__version(const struct db *db);
 /* For util/db-*.c only: builtins never see SQL. */
 struct sqlite3 *db__sqlite(struct db *db);
 

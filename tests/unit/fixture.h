@@ -1,0 +1,245 @@
+#ifndef RSPROF_TESTS_FIXTURE_H
+#define RSPROF_TESTS_FIXTURE_H
+
+/*
+ * Fixture profiles written through db__create() + db__write_checkpoint(),
+ * with hand-made symbols and known counts (no kernel needed). Used by
+ * tests/unit/test-db.c and, through `test-db --fixture FILE`, by the shell
+ * tests of report and info.
+ *
+ * The small fixture: 10 checkpoints at 1000, 2000, ... 10000 ms.
+ *   CPU per checkpoint         cp 1-5   cp 6-10   total   share
+ *   src/hot.c:10  hot_loop      60       60        600     60 %  (two addresses)
+ *   src/hot.c:20  warm          15       35        250     25 %
+ *   src/cold.c:5  cold          20        0        100     10 %
+ *   [libc.so.6]   memcpy         5        5         50      5 %
+ *   10 samples lost in checkpoint 3.
+ *   Heap per checkpoint
+ *   src/cache.rs:42 app::cache::insert   +1 MB (16 allocs), never freed: 10 MB live
+ *   src/parse.rs:77 app::parse           cp 1-5: +3 MB -1 MB; cp 6-10: -2 MB:
+ *                                        peak 10 MB at cp 5, 0 live at the end
+ *   total live 10 MB at the end, peak 15 MB at cp 5.
+ */
+#include <stdbool.h>
+#include <stdint.h>
+
+#define FIX_MB (1024 * 1024)
+
+enum fixture_kind {
+	FIXTURE_SMALL,
+	FIXTURE_BIG,		/* 3,600 checkpoints x 1,000 addresses, CPU and heap */
+	FIXTURE_CPU_ONLY,	/* the small one without heap rows */
+};
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/db.h"
+#include "util/symbol.h"
+
+struct fixture_sym {
+	uint64_t addr;
+	const char *file;
+	int line;
+	const char *function;
+	const char *module;
+};
+
+static const struct fixture_sym fixture_syms[] = {
+	{ 0x401000, "/home/dev/proj/src/hot.c", 10, "hot_loop", "/home/dev/proj/fixture" },
+	{ 0x401008, "/home/dev/proj/src/hot.c", 10, "hot_loop", "/home/dev/proj/fixture" },
+	{ 0x401100, "/home/dev/proj/src/hot.c", 20, "warm", "/home/dev/proj/fixture" },
+	{ 0x401200, "/home/dev/proj/src/cold.c", 5, "cold", "/home/dev/proj/fixture" },
+	{ 0x7f0000002000, NULL, 0, "memcpy", "/usr/lib/x86_64-linux-gnu/libc.so.6" },
+	{ 0x401300, "/home/dev/proj/src/cache.rs", 42, "app::cache::insert",
+	  "/home/dev/proj/fixture" },
+	{ 0x401400, "/home/dev/proj/src/parse.rs", 77, "app::parse", "/home/dev/proj/fixture" },
+};
+
+#define FIXTURE_NSYMS ((int)(sizeof(fixture_syms) / sizeof(fixture_syms[0])))
+
+/* A struct symbol with one frame (plus a toolchain frame for the Rust ones). */
+static struct symbol *fixture_symbol(uint64_t addr, const char *file, int line,
+				     const char *function, const char *module)
+{
+	struct symbol *s = calloc(1, sizeof(*s));
+	bool rust = file && strstr(file, ".rs");
+
+	if (!s)
+		return NULL;
+	s->addr = addr;
+	s->module = module ? strdup(module) : NULL;
+	s->n_frames = rust ? 2 : 1;
+	s->frames = calloc(s->n_frames, sizeof(*s->frames));
+	if (rust) {
+		s->frames[0].file = strdup("/rustc/abc/library/alloc/src/raw_vec.rs");
+		s->frames[0].line = 500;
+		s->frames[0].function = strdup("alloc::raw_vec::RawVec<T>::grow");
+	}
+	s->chosen = s->n_frames - 1;
+	s->frames[s->chosen].file = file ? strdup(file) : NULL;
+	s->frames[s->chosen].line = line;
+	s->frames[s->chosen].function = function ? strdup(function) : NULL;
+	s->has_debuginfo = file != NULL;
+	return s;
+}
+
+static int fixture_meta(struct db *db, const char *name, unsigned int n_cp)
+{
+	int err = db__meta_set_int(db, "pid", 4242);
+
+	if (!err)
+		err = db__meta_set(db, "process_name", name);
+	if (!err)
+		err = db__meta_set(db, "exe_path", "/home/dev/proj/fixture");
+	if (!err)
+		err = db__meta_set(db, "start_time", "2026-11-22T05:00:00Z");
+	if (!err)
+		err = db__meta_set_int(db, "checkpoint_interval_ms", 1000);
+	if (!err)
+		err = db__meta_set_int(db, "cpu_freq_hz", 99);
+	if (!err)
+		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
+	if (!err)
+		err = db__meta_set_int(db, "duration_ms", n_cp * 1000LL);
+	if (!err)
+		err = db__meta_set(db, "stop_reason", "duration");
+	return err;
+}
+
+static int fixture_small(struct db *db, bool heap)
+{
+	struct symbol *syms[FIXTURE_NSYMS] = { NULL };
+	int64_t parse_live = 0, cache_live = 0;
+	int err = fixture_meta(db, "fixture", 10);
+
+	for (int i = 0; i < FIXTURE_NSYMS && !err; i++) {
+		const struct fixture_sym *f = &fixture_syms[i];
+
+		syms[i] = fixture_symbol(f->addr, f->file, f->line, f->function, f->module);
+		if (!syms[i])
+			err = -1;
+	}
+	for (int c = 1; c <= 10 && !err; c++) {
+		bool first = c <= 5;
+		struct cpu_count cpu[] = {
+			{ 0x401000, 30 }, { 0x401008, 30 },
+			{ 0x401100, first ? 15 : 35 },
+			{ 0x7f0000002000, 5 },
+			{ 0x401200, 20 },	/* first half only */
+		};
+		struct heap_count hc[2] = {
+			{ 0x401300, -1, FIX_MB, 0, 16, 0 },
+			{ 0x401400, -1, first ? 3 * FIX_MB : 0, first ? FIX_MB : 2 * FIX_MB,
+			  first ? 300 : 0, first ? 100 : 200 },
+		};
+		struct checkpoint cp = {
+			.timestamp_ms = c * 1000,
+			.cpu = cpu,
+			.n_cpu = first ? 5 : 4,
+			.heap = hc,
+			.n_heap = heap ? 2 : 0,
+			.lost_samples = c == 3 ? 10 : 0,
+		};
+
+		cache_live += hc[0].alloc_bytes - hc[0].free_bytes;
+		parse_live += hc[1].alloc_bytes - hc[1].free_bytes;
+		cp.heap_live_bytes = heap ? cache_live + parse_live : 0;
+		if (c == 1) {
+			/* lazy symbols: the heap ones only when heap rows refer to them */
+			cp.symbols = (const struct symbol *const *)syms;
+			cp.n_symbols = heap ? FIXTURE_NSYMS : FIXTURE_NSYMS - 2;
+		}
+		err = db__write_checkpoint(db, &cp, NULL);
+	}
+	if (!err && heap) {
+		err = db__meta_set(db, "heap_probes", "rust");
+		if (!err)
+			err = db__meta_set_int(db, "unknown_frees", 3);
+	}
+	for (int i = 0; i < FIXTURE_NSYMS; i++)
+		symbol__delete(syms[i]);
+	return err;
+}
+
+/* An hour at 1 s: 3,600 checkpoints, 1,000 CPU and 1,000 heap addresses each. */
+static int fixture_big(struct db *db)
+{
+	enum { NADDR = 1000, NCP = 3600 };
+	struct symbol **syms = calloc(2 * NADDR, sizeof(*syms));
+	struct cpu_count *cpu = calloc(NADDR, sizeof(*cpu));
+	struct heap_count *hc = calloc(NADDR, sizeof(*hc));
+	int64_t live = 0;
+	int err = fixture_meta(db, "big", NCP);
+
+	if (!syms || !cpu || !hc)
+		err = -1;
+	for (int i = 0; i < 2 * NADDR && !err; i++) {
+		char file[64], fn[64];
+
+		snprintf(file, sizeof(file), "/home/dev/big/src/mod%d.rs", i % 50);
+		snprintf(fn, sizeof(fn), "big::mod%d::f%d", i % 50, i / 10);
+		syms[i] = fixture_symbol(0x500000 + 16 * i, file, 10 + i, fn, "/home/dev/big/big");
+		if (!syms[i])
+			err = -1;
+	}
+	for (int c = 1; c <= NCP && !err; c++) {
+		struct checkpoint cp = { .timestamp_ms = c * 1000ULL };
+
+		for (int i = 0; i < NADDR; i++) {
+			cpu[i].addr = 0x500000 + 16 * i;
+			cpu[i].count = 1 + (i * 7 + c) % 13;
+			hc[i].addr = 0x500000 + 16 * (NADDR + i);
+			hc[i].stack_id = -1;
+			hc[i].alloc_bytes = 64 * (1 + (i + c) % 17);
+			hc[i].free_bytes = (i % 3) ? hc[i].alloc_bytes : 0;
+			hc[i].alloc_count = 1;
+			hc[i].free_count = (i % 3) ? 1 : 0;
+			live += hc[i].alloc_bytes - hc[i].free_bytes;
+		}
+		cp.cpu = cpu;
+		cp.n_cpu = NADDR;
+		cp.heap = hc;
+		cp.n_heap = NADDR;
+		cp.heap_live_bytes = live;
+		if (c == 1) {
+			cp.symbols = (const struct symbol *const *)syms;
+			cp.n_symbols = 2 * NADDR;
+		}
+		err = db__write_checkpoint(db, &cp, NULL);
+	}
+	if (!err)
+		err = db__meta_set(db, "heap_probes", "rust");
+	for (int i = 0; syms && i < 2 * NADDR; i++)
+		symbol__delete(syms[i]);
+	free(syms);
+	free(cpu);
+	free(hc);
+	return err;
+}
+
+static inline int fixture__write(const char *path, enum fixture_kind kind)
+{
+	struct db *db;
+	int err = db__create(path, false, &db);
+
+	if (err)
+		return err;
+	switch (kind) {
+	case FIXTURE_SMALL:
+		err = fixture_small(db, true);
+		break;
+	case FIXTURE_CPU_ONLY:
+		err = fixture_small(db, false);
+		break;
+	case FIXTURE_BIG:
+		err = fixture_big(db);
+		break;
+	}
+	if (db__close(db) && !err)
+		err = -1;
+	return err;
+}
+
+#endif

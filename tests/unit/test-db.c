@@ -1,0 +1,297 @@
+/*
+ * The profile file: writer, reader refusals, and the shared read queries on
+ * fixture profiles (tests/unit/fixture.h).
+ *
+ *   test-db                        the TAP tests
+ *   test-db --fixture FILE [KIND]  write a fixture profile (KIND: small, big, cpu-only)
+ */
+#include "util/db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/db-query.h"
+#include "util/db-schema.h"
+#include "util/error.h"
+#include "fixture.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/rsprof-test-db.XXXXXX";
+static char path_buf[512];
+
+static const char *tmp(const char *name)
+{
+	snprintf(path_buf, sizeof(path_buf), "%s/%s", dir, name);
+	return path_buf;
+}
+
+static char *str_of(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st;
+	char *v = NULL;
+
+	if (sqlite3_prepare_v2(db__sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_step(st) == SQLITE_ROW && sqlite3_column_text(st, 0))
+		v = strdup((const char *)sqlite3_column_text(st, 0));
+	sqlite3_finalize(st);
+	return v;
+}
+
+static long long int_of(struct db *db, const char *sql)
+{
+	char *v = str_of(db, sql);
+	long long n = v ? atoll(v) : -1;
+
+	free(v);
+	return n;
+}
+
+static void test_create(void)
+{
+	const char *p = tmp("a.db");
+	struct db *db = NULL;
+	struct stat st;
+	char wal[600];
+	char *v;
+
+	is_int(db__create(p, false, &db), 0, "db__create makes a new file");
+	ok(!stat(p, &st) && (st.st_mode & 0777) == 0600, "created mode 0600 (%o)",
+	   st.st_mode & 0777);
+	v = str_of(db, "PRAGMA journal_mode");
+	is_str(v, "wal", "journal_mode is WAL");
+	free(v);
+	is_int(int_of(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
+	v = NULL;
+	is_int(db__meta_get(db, "version", &v), 0, "meta.version read back");
+	is_int(v ? atoi(v) : -1, RSPROF_SCHEMA_VERSION, "meta.version is the schema version");
+	free(v);
+	is_int(db__meta_set(db, "pid", "42"), 0, "meta set");
+	is_int(db__meta_set(db, "pid", "43"), 0, "meta set again replaces");
+	is_int(db__meta_get(db, "pid", &v), 0, "meta get");
+	is_str(v, "43", "meta value");
+	free(v);
+	is_int(db__meta_get(db, "absent", &v), 0, "absent meta key is not an error");
+	ok(v == NULL, "absent meta key gives NULL");
+	snprintf(wal, sizeof(wal), "%s-wal", p);
+	ok(!stat(wal, &st) && (st.st_mode & 0777) == 0600, "-wal is mode 0600 too");
+	is_int(db__close(db), 0, "close");
+
+	is_int(db__create(p, false, &db), -EEXIST, "create over an existing file: -EEXIST");
+	ok(db == NULL, "and no handle");
+	is_int(db__create(tmp("nodir/x.db"), false, &db), -ENOENT, "create in a missing dir");
+}
+
+static void test_checkpoint(void)
+{
+	const char *p = tmp("b.db");
+	struct db *db;
+	struct symbol *s = fixture_symbol(0x1000, "/src/a.c", 3, "main", "/bin/a");
+	const struct symbol *syms[] = { s };
+	struct cpu_count cpu[] = { { 0x1000, 7 }, { 0x1000, 5 } };
+	struct heap_count heap[] = { { 0x1000, 9, 100, 40, 2, 1 } };
+	uint64_t addrs[] = { 0x1000, 0x2000 };
+	struct stack_rec stk = { 9, 0xabcdef, addrs, 2 };
+	struct checkpoint cp = {
+		.timestamp_ms = 1000, .cpu = cpu, .n_cpu = 2, .heap = heap, .n_heap = 1,
+		.symbols = syms, .n_symbols = 1, .stacks = &stk, .n_stacks = 1,
+		.lost_samples = 3, .heap_dropped = 4, .heap_live_bytes = 60,
+	};
+	int64_t id = 0;
+
+	if (db__create(p, false, &db)) {
+		ok(0, "create for checkpoints");
+		return;
+	}
+	is_int(db__write_checkpoint(db, &cp, &id), 0, "write a checkpoint");
+	is_int(id, 1, "first checkpoint id is 1");
+	cp.timestamp_ms = 2000;
+	is_int(db__write_checkpoint(db, &cp, &id), 0, "same symbols and stacks again: ignored");
+	is_int(id, 2, "second checkpoint id");
+	is_int(int_of(db, "SELECT COUNT(*) FROM symbols"), 1, "one symbol row");
+	is_int(int_of(db, "SELECT COUNT(*) FROM symbol_frames WHERE addr = 4096"), 1,
+	       "its frames");
+	is_int(int_of(db, "SELECT cpu_total FROM checkpoints WHERE id = 2"), 12, "cpu_total");
+	is_int(int_of(db, "SELECT heap_alloc_bytes + heap_free_bytes * 1000 + heap_alloc_count"
+		      " * 1000000 FROM checkpoints WHERE id = 1"), 2040100, "heap sums");
+	is_int(int_of(db, "SELECT lost_samples * 10 + heap_dropped FROM checkpoints"
+		      " WHERE id = 1"), 34, "lost and dropped");
+	is_int(int_of(db, "SELECT heap_live_bytes FROM checkpoints WHERE id = 2"), 60, "live");
+	is_int(int_of(db, "SELECT COUNT(*) FROM stack_frames WHERE stack_id = 9"), 2,
+	       "stack frames once");
+	is_int(int_of(db, "SELECT stack_id FROM heap_events LIMIT 1"), 9, "heap row's stack");
+
+	/* an error inside the transaction rolls the whole checkpoint back */
+	cp.timestamp_ms = 3000;
+	sqlite3_exec(db__sqlite(db), "DROP TABLE heap_events", NULL, NULL, NULL);
+	ok(db__write_checkpoint(db, &cp, &id) == -RSPROF_EDB, "failing checkpoint: -RSPROF_EDB");
+	is_int(int_of(db, "SELECT COUNT(*) FROM checkpoints"), 2, "rolled back");
+	ok(sqlite3_get_autocommit(db__sqlite(db)), "no transaction left open");
+	is_int(db__close(db), 0, "close");
+	symbol__delete(s);
+}
+
+static void test_append(void)
+{
+	const char *p = tmp("c.db");
+	struct db *db;
+	struct checkpoint cp = { .timestamp_ms = 1000 };
+	int64_t id;
+
+	if (db__create(p, false, &db) || db__write_checkpoint(db, &cp, &id) || db__close(db)) {
+		ok(0, "create for append");
+		return;
+	}
+	is_int(db__create(p, true, &db), 0, "append opens an existing profile");
+	cp.timestamp_ms = 2000;
+	is_int(db__write_checkpoint(db, &cp, &id), 0, "and writes");
+	is_int(id, 2, "continuing the checkpoints");
+	db__close(db);
+	is_int(db__create(tmp("none.db"), true, &db), -RSPROF_EDB, "append to a missing file");
+}
+
+/* Bytes of a file, for "the reader never changes it". */
+static char *slurp(const char *p, size_t *n)
+{
+	FILE *f = fopen(p, "rb");
+	char *buf = NULL;
+	long len;
+
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	len = ftell(f);
+	rewind(f);
+	buf = malloc(len + 1);
+	if (buf && fread(buf, 1, len, f) != (size_t)len) {
+		free(buf);
+		buf = NULL;
+	}
+	fclose(f);
+	*n = len;
+	return buf;
+}
+
+static void refused(const char *p, const char *what)
+{
+	struct db *db = (struct db *)1;
+	size_t n0 = 0, n1 = 0;
+	char *before = slurp(p, &n0), *after;
+	int err = db__open(p, &db);
+
+	after = slurp(p, &n1);
+	ok(err == -RSPROF_EDB && db == NULL, "db__open refuses %s (%d)", what, err);
+	ok((!before && !after) || (before && after && n0 == n1 && !memcmp(before, after, n0)),
+	   "%s: file unchanged", what);
+	free(before);
+	free(after);
+}
+
+static void write_file(const char *p, const char *data, size_t n)
+{
+	FILE *f = fopen(p, "wb");
+
+	if (f) {
+		fwrite(data, 1, n, f);
+		fclose(f);
+	}
+}
+
+static void test_open_errors(void)
+{
+	sqlite3 *sq;
+	const char *p;
+	struct db *db;
+
+	refused(tmp("missing.db"), "a missing file");
+	p = tmp("text.db");
+	write_file(p, "hello, this is not a database at all\n", 37);
+	refused(p, "a text file");
+	p = tmp("empty.db");
+	write_file(p, "", 0);
+	refused(p, "an empty file");
+
+	p = tmp("other.db");
+	if (sqlite3_open(p, &sq) == SQLITE_OK) {
+		sqlite3_exec(sq, "CREATE TABLE t (x); INSERT INTO t VALUES (1)", NULL, NULL, NULL);
+		sqlite3_close(sq);
+	}
+	refused(p, "an SQLite file that is not a profile");
+	p = tmp("nover.db");
+	if (sqlite3_open(p, &sq) == SQLITE_OK) {
+		sqlite3_exec(sq, "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)",
+			     NULL, NULL, NULL);
+		sqlite3_close(sq);
+	}
+	refused(p, "a meta table without version");
+
+	p = tmp("newer.db");
+	if (!fixture__write(p, FIXTURE_SMALL) && sqlite3_open(p, &sq) == SQLITE_OK) {
+		sqlite3_exec(sq, "UPDATE meta SET value = '3' WHERE key = 'version'; "
+			     "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+		sqlite3_close(sq);
+	}
+	refused(p, "a newer version");
+
+	p = tmp("trunc.db");
+	if (!fixture__write(p, FIXTURE_SMALL)) {
+		struct stat st;
+
+		/* fold the WAL into the file, then cut it */
+		if (sqlite3_open(p, &sq) == SQLITE_OK) {
+			sqlite3_exec(sq, "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+			sqlite3_close(sq);
+		}
+		if (!stat(p, &st) && truncate(p, st.st_size / 2) == 0)
+			refused(p, "a truncated file");
+		else
+			ok(0, "truncate");
+	}
+
+	p = tmp("good.db");
+	if (!fixture__write(p, FIXTURE_SMALL)) {
+		is_int(db__open(p, &db), 0, "a good profile opens");
+		is_int(db__version(db), RSPROF_SCHEMA_VERSION, "its version");
+		ok(db__meta_set(db, "x", "y") < 0, "the reader cannot write");
+		is_int(db__check(db), 0, "integrity check ok");
+		db__close(db);
+	}
+}
+
+static void cleanup(void)
+{
+	char cmd[600];
+
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd))
+		fprintf(stderr, "cannot remove %s\n", dir);
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "--fixture")) {
+		const char *kind = argc > 3 ? argv[3] : "small";
+		enum fixture_kind k = !strcmp(kind, "big") ? FIXTURE_BIG :
+				      !strcmp(kind, "cpu-only") ? FIXTURE_CPU_ONLY : FIXTURE_SMALL;
+		int err = fixture__write(argv[2], k);
+
+		if (err)
+			fprintf(stderr, "test-db: cannot write fixture %s: %d\n", argv[2], err);
+		return err ? 1 : 0;
+	}
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_create();
+	test_checkpoint();
+	test_append();
+	test_open_errors();
+	cleanup();
+	return done_testing();
+}
