@@ -1,26 +1,114 @@
 /*
- * rsprof record: not written yet.
+ * rsprof record: sample a process's CPU (perf events) and heap (BPF
+ * uprobes) into one profile file, checkpoint by checkpoint, until the
+ * duration ends, a signal arrives or the target exits. The target is a
+ * running process (-p PID, -P NAME) or a command that rsprof launches
+ * (-- CMD ARGS...), profiled from its first instruction.
  */
 #include "builtin.h"
 
 #include <popt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 #include "util/error.h"
 #include "util/options.h"
+#include "util/record-options.h"
+#include "util/recorder.h"
+#include "util/status.h"
+
+static const char record_usage[] =
+	"[OPTION...] (-p PID | -P NAME | -- COMMAND [ARG...])";
 
 static struct poptOption record_options[] = {
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_target, 0, "Target:", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_record, 0, "Recording:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+static struct recorder *current;
+
+static void on_stop(int sig)
+{
+	recorder__stop(current);
+}
+
+/* SIGQUIT: leave at once, the file as the last checkpoint left it. */
+static void on_quit(int sig)
+{
+	_exit(EXIT_ERROR);
+}
+
+static int install_signals(void)
+{
+	struct sigaction sa = { 0 };
+
+	sa.sa_handler = on_stop;	/* no SA_RESTART: the loop's sleep ends early */
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGINT, &sa, NULL) || sigaction(SIGTERM, &sa, NULL))
+		return -1;
+	sa.sa_handler = on_quit;
+	if (sigaction(SIGQUIT, &sa, NULL))
+		return -1;
+	signal(SIGPIPE, SIG_IGN);
+	return 0;
+}
+
+static void status_tick(struct recorder *r, void *ctx)
+{
+	struct recorder_stats st;
+
+	recorder__stats(r, &st);
+	status__line(stderr, &st);
+}
+
+static int record_run(struct record_opts *o)
+{
+	bool live = !record_args.quiet && status__is_live(stderr);
+	struct recorder_stats st;
+	struct recorder *r;
+	int err, err2;
+
+	if (live) {
+		o->tick = status_tick;
+		o->tick_ctx = NULL;
+	}
+	err = recorder__new(o, &r);
+	if (err)
+		return exit_from_err(err);
+	current = r;
+	if (install_signals()) {
+		pr_err("cannot install signal handlers");
+		recorder__delete(r);
+		return EXIT_ERROR;
+	}
+	err = recorder__run(r);
+	if (live)
+		status__clear(stderr);
+	recorder__stats(r, &st);
+	if (!record_args.quiet)
+		status__summary(stderr, &st, recorder__path(r), recorder__stop_reason(r));
+	err2 = recorder__delete(r);
+	current = NULL;
+	return exit_from_err(err ? err : err2);
+}
+
 int cmd_record(int argc, const char **argv)
 {
-	poptContext pc = poptGetContext("rsprof record", argc, argv, record_options, 0);
-	int ret = options_parse(pc, "[OPTION...]", NULL, NULL);
+	poptContext pc = poptGetContext("rsprof record", argc, argv, record_options,
+					POPT_CONTEXT_POSIXMEHARDER);
+	int ret = options_parse(pc, record_usage, NULL, NULL);
 
 	if (ret == 0) {
-		pr_err("not implemented yet");
-		ret = EXIT_ERROR;
+		struct record_opts o;
+		int n;
+		const char **cmd = options_args(pc, &n);
+
+		ret = record_opts__from_args(&o, cmd);
+		ret = ret ? EXIT_USAGE : record_run(&o);
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

@@ -1,14 +1,1094 @@
 #include "util/recorder.h"
 
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
 
-/* STUB: owned by the record work; replace. */
-int recorder__new(const struct record_opts *o, struct recorder **out) { *out = NULL; return -ENOSYS; }
-int recorder__run(struct recorder *r) { return -ENOSYS; }
-void recorder__stop(struct recorder *r) { }
-void recorder__stats(struct recorder *r, struct recorder_stats *st) { }
-const char *recorder__path(const struct recorder *r) { return ""; }
-pid_t recorder__pid(const struct recorder *r) { return 0; }
-const char *recorder__comm(const struct recorder *r) { return ""; }
-int recorder__delete(struct recorder *r) { return 0; }
+#include "util/caps.h"
+#include "util/db-query.h"
+#include "util/db.h"
+#include "util/error.h"
+#include "util/maps.h"
+#include "util/naming.h"
+#include "util/proc.h"
+#include "util/resolver.h"
+#include "util/sampler.h"
+#include "util/symbol.h"
+
+#define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
+#define RESCAN_MS	200	/* new threads sampled within a second */
+#define TICK_MS		250
+#define MAX_STACK	128
+/* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
+#define CPU_STACK_ID0	(1LL << 40)
+
+/*
+ * An open-addressing hash map u64 -> u64 count (ip -> samples, stack hash
+ * -> samples). Key 0 is the empty slot; a real 0 is counted apart. Grown
+ * at half load, cleared (not freed) at every checkpoint: no allocation per
+ * sample once it has reached the working set's size.
+ */
+struct count_map {
+	uint64_t *keys, *vals;
+	size_t cap, n;
+	uint64_t zero;
+	bool has_zero;
+};
+
+static inline size_t hash64(uint64_t k, size_t mask)
+{
+	k ^= k >> 33;
+	k *= 0xff51afd7ed558ccdULL;
+	k ^= k >> 33;
+	return (size_t)k & mask;
+}
+
+static int count_map__grow(struct count_map *m)
+{
+	size_t ncap = m->cap ? m->cap * 2 : 1024;
+	uint64_t *nk = calloc(ncap, sizeof(*nk)), *nv = calloc(ncap, sizeof(*nv));
+
+	if (!nk || !nv) {
+		free(nk);
+		free(nv);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->cap; i++) {
+		size_t j;
+
+		if (!m->keys[i])
+			continue;
+		for (j = hash64(m->keys[i], ncap - 1); nk[j]; j = (j + 1) & (ncap - 1))
+			;
+		nk[j] = m->keys[i];
+		nv[j] = m->vals[i];
+	}
+	free(m->keys);
+	free(m->vals);
+	m->keys = nk;
+	m->vals = nv;
+	m->cap = ncap;
+	return 0;
+}
+
+/* Adds v to key's count; *fresh tells whether the key was new. */
+static int count_map__add(struct count_map *m, uint64_t key, uint64_t v, bool *fresh)
+{
+	size_t i;
+
+	*fresh = false;
+	if (!key) {
+		*fresh = !m->has_zero;
+		m->has_zero = true;
+		m->zero += v;
+		return 0;
+	}
+	if ((m->n + 1) * 2 > m->cap && count_map__grow(m))
+		return -ENOMEM;
+	for (i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
+		if (m->keys[i] == key) {
+			m->vals[i] += v;
+			return 0;
+		}
+	}
+	m->keys[i] = key;
+	m->vals[i] = v;
+	m->n++;
+	*fresh = true;
+	return 0;
+}
+
+static bool count_map__has(const struct count_map *m, uint64_t key)
+{
+	if (!key)
+		return m->has_zero;
+	if (!m->cap)
+		return false;
+	for (size_t i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return true;
+	return false;
+}
+
+static void count_map__clear(struct count_map *m)
+{
+	if (m->n) {
+		memset(m->keys, 0, m->cap * sizeof(*m->keys));
+		m->n = 0;
+	}
+	m->has_zero = false;
+	m->zero = 0;
+}
+
+static void count_map__free(struct count_map *m)
+{
+	free(m->keys);
+	free(m->vals);
+	memset(m, 0, sizeof(*m));
+}
+
+/* A growable array of elements of one size. */
+struct vec {
+	void *v;
+	size_t n, cap, elem;
+};
+
+static void *vec__push(struct vec *a)
+{
+	if (a->n == a->cap) {
+		size_t ncap = a->cap ? a->cap * 2 : 256;
+		void *nv = realloc(a->v, ncap * a->elem);
+
+		if (!nv)
+			return NULL;
+		a->v = nv;
+		a->cap = ncap;
+	}
+	return (char *)a->v + a->elem * a->n++;
+}
+
+/* -g: a deduplicated call stack (seed 004), written once. */
+struct stack_ent {
+	uint64_t hash;
+	int64_t id;
+	uint64_t *addrs;
+	int depth;
+};
+
+struct recorder {
+	struct record_opts o;
+	pid_t pid;
+	char comm[64];
+	char exe[PATH_MAX];
+	char path[PATH_MAX];
+	char *cmdline;
+
+	bool launched;
+	pid_t child;		/* launched: not yet reaped */
+	int exit_status;	/* from waitpid(), -1 unknown */
+
+	struct sampler *sampler;
+	struct resolver *res;
+	struct db *db;
+	struct heap *heap;
+
+	struct timespec t0;
+	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
+	uint64_t last_cp_ms;
+	uint64_t lost_at_cp;	/* sampler's lost total at the previous checkpoint */
+	const char *stop_reason;
+	volatile sig_atomic_t stop;
+	bool finalised;
+	bool maps_written;
+
+	struct count_map cpu;		/* ip -> samples, this checkpoint */
+	struct count_map known;		/* addresses whose symbols are in the file */
+	struct vec cpu_rows;		/* struct cpu_count */
+	struct vec syms;		/* const struct symbol * */
+	uint64_t *heap_new;		/* heap__collect()'s new addresses */
+	size_t heap_new_n, heap_new_cap;
+
+	/* -g */
+	struct count_map stack_counts;	/* stack hash -> samples, this checkpoint */
+	struct vec stacks;		/* struct stack_ent, every stack of the file */
+	struct count_map stack_index;	/* hash -> index + 1 in stacks */
+	size_t stacks_written;
+	int64_t next_stack_id;
+	bool sample_err;
+
+	pthread_mutex_t lock;
+	struct recorder_stats st;
+};
+
+static uint64_t ms_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (uint64_t)(now.tv_sec - t0->tv_sec) * 1000 +
+	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000);
+}
+
+static void iso_time(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	gmtime_r(&t, &tm);
+	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* ---- the target ------------------------------------------------------ */
+
+static int find_by_name(const char *name, pid_t *pid)
+{
+	pid_t *pids;
+	size_t n;
+	int err = proc__find_by_name(name, &pids, &n);
+
+	if (err) {
+		pr_err("cannot list processes: %s", strerror(-err));
+		return err;
+	}
+	if (n == 1) {
+		*pid = pids[0];
+		free(pids);
+		return 0;
+	}
+	if (!n) {
+		pr_err("no process named like '%s'", name);
+		pr_hint("check the name with 'ps -e -o pid,comm' (it is a substring of the "
+			"15-character comm)");
+		free(pids);
+		return -ESRCH;
+	}
+	pr_err("%zu processes match '%s':", n, name);
+	for (size_t i = 0; i < n; i++) {
+		char comm[64] = "?";
+
+		proc__comm(pids[i], comm, sizeof(comm));
+		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
+	}
+	pr_hint("choose one with -p PID");
+	free(pids);
+	return -RSPROF_EUSAGE;
+}
+
+static char *join_argv(const char *const *argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+/*
+ * Launch: the child waits on a pipe until the parent has opened its perf
+ * events (enable_on_exec) and attached the heap probes, then execs; a
+ * second, close-on-exec pipe tells the parent that exec happened (EOF) or
+ * why it failed (the errno). The whole run of the program is profiled.
+ */
+static int launch_fork(struct recorder *r, int *go_fd, int *exec_fd)
+{
+	int go[2], ex[2];
+	pid_t pid;
+
+	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
+		pr_err("cannot create a pipe: %s", strerror(errno));
+		return -errno;
+	}
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		pr_err("cannot fork: %s", strerror(errno));
+		close(go[0]);
+		close(go[1]);
+		close(ex[0]);
+		close(ex[1]);
+		return err;
+	}
+	if (pid == 0) {
+		char c;
+		int e;
+
+		close(go[1]);
+		close(ex[0]);
+		signal(SIGINT, SIG_DFL);
+		signal(SIGTERM, SIG_DFL);
+		signal(SIGQUIT, SIG_DFL);
+		if (read(go[0], &c, 1) != 1)
+			_exit(127);	/* the parent gave up */
+		execvp(r->o.argv[0], (char *const *)r->o.argv);
+		e = errno;
+		if (write(ex[1], &e, sizeof(e)) < 0)
+			_exit(127);
+		_exit(127);
+	}
+	close(go[0]);
+	close(ex[1]);
+	r->child = pid;
+	r->pid = pid;
+	r->launched = true;
+	*go_fd = go[1];
+	*exec_fd = ex[0];
+	return 0;
+}
+
+/* Let the child exec; 0 once it has, else -errno of the failed exec. */
+static int launch_go(struct recorder *r, int go_fd, int exec_fd)
+{
+	ssize_t n;
+	int e = 0;
+
+	n = write(go_fd, "g", 1);
+	close(go_fd);
+	if (n != 1) {
+		close(exec_fd);
+		return -EPIPE;
+	}
+	do
+		n = read(exec_fd, &e, sizeof(e));
+	while (n < 0 && errno == EINTR);
+	close(exec_fd);
+	if (n == (ssize_t)sizeof(e)) {
+		pr_err("cannot run '%s': %s", r->o.argv[0], strerror(e));
+		if (e == ENOENT)
+			pr_hint("check the command name and PATH");
+		waitpid(r->child, NULL, 0);
+		r->child = 0;
+		return -e;
+	}
+	return 0;
+}
+
+/* Stop and reap a launched target that is still running (signal, duration, error). */
+static void launch_kill(struct recorder *r)
+{
+	int status;
+
+	if (r->child <= 0)
+		return;
+	kill(r->child, SIGTERM);
+	for (int i = 0; i < 50; i++) {
+		pid_t w = waitpid(r->child, &status, WNOHANG);
+
+		if (w == r->child) {
+			r->exit_status = status;
+			r->child = 0;
+			return;
+		}
+		usleep(10000);
+	}
+	kill(r->child, SIGKILL);
+	if (waitpid(r->child, &status, 0) == r->child)
+		r->exit_status = status;
+	r->child = 0;
+}
+
+static int check_debuginfo(struct recorder *r)
+{
+	int d = resolver__check_debuginfo(r->res);
+
+	if (d == 1) {
+		pr_warn("%s has no DWARF line information: results by function only", r->exe);
+		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
+			"Cargo profile) for source lines");
+		return 0;
+	}
+	if (d < 0) {
+		pr_err("%s has no debug information and no symbol table", r->exe);
+		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
+			"Cargo profile, or -g) and do not strip it");
+		return -RSPROF_ENODEBUG;
+	}
+	return 0;
+}
+
+static void disable_heap(struct recorder *r, const char *why)
+{
+	pr_warn("heap tracking unavailable: %s; recording CPU only", why);
+	r->o.heap = false;
+}
+
+static int start_heap(struct recorder *r, bool before_exec)
+{
+	struct heap_opts ho = {
+		.pid = r->pid,
+		.exe = r->exe,
+		.before_exec = before_exec,
+		.probes = r->o.heap_probes,
+		.attribution = r->o.heap_attribution,
+		.sample = r->o.heap_sample,
+	};
+	const char *why = NULL;
+	int err;
+
+	if (!r->o.heap)
+		return 0;
+	err = caps__check_bpf(&why);
+	if (err) {
+		if (r->o.heap_required) {
+			pr_err("heap tracking needs BPF: %s", why);
+			pr_hint("run as root or give rsprof CAP_BPF and CAP_PERFMON");
+			return err;
+		}
+		disable_heap(r, why);
+		return 0;
+	}
+	err = heap__new(&ho, &r->heap);
+	if (err) {
+		r->heap = NULL;
+		if (r->o.heap_required)
+			return err;
+		disable_heap(r, rsprof_strerror(err));
+	}
+	return 0;
+}
+
+static int write_meta_start(struct recorder *r)
+{
+	static const char *const probes[] = { "auto", "rust", "libc" };
+	static const char *const attr[] = { "first-user", "caller", "stack" };
+	char buf[64];
+	char *old = NULL;
+	int err = 0;
+
+	/* --append to a profile: keep where and when it began */
+	if (r->o.append && !db__meta_get(r->db, "start_time", &old) && old) {
+		struct prof_summary s;
+
+		free(old);
+		if (!db_query_summary(r->db, &s) && s.checkpoints)
+			r->ts_base = s.duration_ms + r->o.interval_ms;
+		err = db__meta_set_int(r->db, "appended_pid", r->pid);
+	} else {
+		iso_time(time(NULL), buf, sizeof(buf));
+		err = db__meta_set(r->db, "start_time", buf);
+	}
+	if (!err)
+		err = db__meta_set_int(r->db, "pid", r->pid);
+	if (!err)
+		err = db__meta_set(r->db, "process_name", r->comm);
+	if (!err)
+		err = db__meta_set(r->db, "exe_path", r->exe);
+	if (!err)
+		err = db__meta_set_int(r->db, "checkpoint_interval_ms", (long long)r->o.interval_ms);
+	if (!err)
+		err = db__meta_set_int(r->db, "cpu_freq_hz", r->o.cpu ? r->o.freq : 0);
+	if (!err)
+		err = db__meta_set(r->db, "rsprof_version", RSPROF_VERSION);
+	if (!err)
+		err = db__meta_set(r->db, "command", r->cmdline ? r->cmdline : "");
+	if (!err)
+		err = db__meta_set(r->db, "target", r->launched ? "launched" : "attached");
+	if (!err)
+		err = db__meta_set(r->db, "cpu", r->o.cpu ? "on" : "off");
+	if (!err)
+		err = db__meta_set(r->db, "call_graph", r->o.call_graph ? "on" : "off");
+	if (!err)
+		err = db__meta_set(r->db, "heap", r->heap ? "on" : "off");
+	if (!err)
+		err = db__meta_set(r->db, "heap_probes_requested", probes[r->o.heap_probes]);
+	if (!err)
+		err = db__meta_set(r->db, "heap_attribution", attr[r->o.heap_attribution]);
+	if (!err)
+		err = db__meta_set_int(r->db, "heap_sample", r->o.heap_sample);
+	return err;
+}
+
+static int open_output(struct recorder *r)
+{
+	int err;
+
+	if (r->o.output)
+		snprintf(r->path, sizeof(r->path), "%s", r->o.output);
+	else
+		naming__default(r->o.output_dir, r->comm, r->pid, time(NULL), r->path,
+				sizeof(r->path));
+	err = db__create(r->path, r->o.append, &r->db);
+	if (err == -EEXIST) {
+		pr_err("'%s' exists", r->path);
+		pr_hint("choose another file with -o, or add to it with --append");
+		return -EEXIST;
+	}
+	if (err) {
+		r->db = NULL;
+		return err;
+	}
+	return write_meta_start(r);
+}
+
+static void read_target(struct recorder *r)
+{
+	char buf[4096];
+
+	if (proc__comm(r->pid, r->comm, sizeof(r->comm)))
+		r->comm[0] = '\0';
+	if (!r->launched && proc__exe(r->pid, r->exe, sizeof(r->exe)))
+		r->exe[0] = '\0';
+	if (!r->launched && !proc__cmdline(r->pid, buf, sizeof(buf)))
+		r->cmdline = strdup(buf);
+}
+
+int recorder__new(const struct record_opts *o, struct recorder **out)
+{
+	struct recorder *r = calloc(1, sizeof(*r));
+	int go_fd = -1, exec_fd = -1, err;
+	const char *why;
+
+	*out = NULL;
+	if (!r)
+		return -ENOMEM;
+	r->o = *o;
+	r->exit_status = -1;
+	r->cpu_rows.elem = sizeof(struct cpu_count);
+	r->syms.elem = sizeof(const struct symbol *);
+	r->stacks.elem = sizeof(struct stack_ent);
+	r->next_stack_id = CPU_STACK_ID0;
+	pthread_mutex_init(&r->lock, NULL);
+
+	if (o->argv) {
+		err = proc__which(o->argv[0], r->exe, sizeof(r->exe));
+		if (err) {
+			pr_err("cannot run '%s': command not found", o->argv[0]);
+			pr_hint("check the command name and PATH");
+			goto fail;
+		}
+		r->cmdline = join_argv(o->argv);
+		err = caps__check_perf(0);
+		if (!err)
+			err = launch_fork(r, &go_fd, &exec_fd);
+	} else {
+		if (o->process) {
+			err = find_by_name(o->process, &r->pid);
+		} else {
+			r->pid = o->pid;
+			err = proc__exists(r->pid);
+			if (err) {
+				pr_err("no process with PID %d", (int)r->pid);
+				pr_hint("check the PID with 'ps -p %d', or use -P NAME", (int)r->pid);
+			}
+		}
+		if (!err)
+			err = caps__check_perf(r->pid);
+		if (!err) {
+			read_target(r);
+			why = caps__sensitive(r->comm);
+			if (why)
+				pr_warn("process %d (%s) is %s: the profile will show its code paths",
+					(int)r->pid, r->comm, why);
+			err = resolver__new(r->pid, &r->res);
+			if (err) {
+				r->res = NULL;
+				if (err == -ESRCH)
+					pr_err("process %d exited", (int)r->pid);
+			}
+		}
+		if (!err)
+			err = check_debuginfo(r);
+	}
+	if (err)
+		goto fail;
+
+	if (o->cpu) {
+		struct sampler_opts so = {
+			.pid = r->pid,
+			.freq = o->freq,
+			.call_graph = o->call_graph,
+			.enable_on_exec = r->launched,
+		};
+
+		err = sampler__new(&so, &r->sampler);
+		if (err) {
+			r->sampler = NULL;
+			goto fail;
+		}
+	}
+	err = start_heap(r, r->launched);
+	if (err)
+		goto fail;
+
+	if (r->launched) {
+		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+		err = launch_go(r, go_fd, exec_fd);
+		go_fd = exec_fd = -1;
+		if (err)
+			goto fail;
+		read_target(r);
+		err = resolver__new(r->pid, &r->res);
+		if (err)
+			r->res = NULL;
+		else
+			err = check_debuginfo(r);
+		if (err)
+			goto fail;
+	}
+	err = open_output(r);
+	if (err)
+		goto fail;
+	if (!r->launched)
+		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+
+	/* Probes and events are attached: what else root could do is not needed any more. */
+	err = caps__drop_unneeded();
+	if (err)
+		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
+	r->st.heap_on = r->heap != NULL;
+	r->st.exit_status = -1;
+	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->pid, r->comm, r->exe,
+		 r->path);
+	*out = r;
+	return 0;
+fail:
+	if (go_fd >= 0)
+		close(go_fd);	/* the child reads EOF and exits */
+	if (exec_fd >= 0)
+		close(exec_fd);
+	if (r->child > 0) {
+		if (go_fd >= 0 || exec_fd >= 0)
+			waitpid(r->child, NULL, 0);
+		else
+			launch_kill(r);
+		r->child = 0;
+	}
+	if (r->db) {
+		db__close(r->db);
+		r->db = NULL;
+		if (!o->append)
+			unlink(r->path);
+	}
+	r->finalised = true;
+	recorder__delete(r);
+	return err;
+}
+
+/* ---- sampling and checkpoints ------------------------------------------ */
+
+static uint64_t stack_hash(const uint64_t *a, unsigned int n)
+{
+	uint64_t h = 1469598103934665603ULL ^ n;
+
+	for (unsigned int i = 0; i < n; i++) {
+		h ^= a[i];
+		h *= 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	return h ? h : 1;
+}
+
+static void on_sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
+		      unsigned int depth)
+{
+	struct recorder *r = ctx;
+	bool fresh;
+
+	if (count_map__add(&r->cpu, ip, 1, &fresh))
+		r->sample_err = true;
+	if (r->o.call_graph && depth) {
+		uint64_t h = stack_hash(chain, depth);
+
+		if (count_map__add(&r->stack_counts, h, 1, &fresh))
+			r->sample_err = true;
+		if (!count_map__has(&r->stack_index, h)) {
+			struct stack_ent *e = vec__push(&r->stacks);
+
+			if (!e) {
+				r->sample_err = true;
+				return;
+			}
+			e->hash = h;
+			e->id = r->next_stack_id++;
+			e->depth = (int)(depth > MAX_STACK ? MAX_STACK : depth);
+			e->addrs = malloc(sizeof(uint64_t) * e->depth);
+			if (!e->addrs) {
+				r->stacks.n--;
+				r->sample_err = true;
+				return;
+			}
+			memcpy(e->addrs, chain, sizeof(uint64_t) * e->depth);
+			if (count_map__add(&r->stack_index, h, r->stacks.n, &fresh))
+				r->sample_err = true;
+		}
+	}
+}
+
+/* The symbol of addr goes into this checkpoint unless the file has it already. */
+static int want_symbol(struct recorder *r, uint64_t addr, bool *maps_refreshed)
+{
+	const struct symbol *sym, **slot;
+	bool fresh;
+
+	if (count_map__has(&r->known, addr))
+		return 0;
+	/* an address in no known mapping: a library loaded since (dlopen) */
+	if (!*maps_refreshed && !maps__find(resolver__maps(r->res), addr)) {
+		*maps_refreshed = true;
+		if (!resolver__refresh_maps(r->res))
+			r->maps_written = false;
+	}
+	sym = resolver__resolve(r->res, addr);
+	if (!sym)
+		return -ENOMEM;
+	slot = vec__push(&r->syms);
+	if (!slot)
+		return -ENOMEM;
+	*slot = sym;
+	return count_map__add(&r->known, addr, 1, &fresh);
+}
+
+static int write_checkpoint(struct recorder *r, uint64_t now_ms)
+{
+	struct checkpoint cp = { 0 };
+	struct sampler_stats ss = { 0 };
+	struct heap_stats hs = { 0 };
+	struct vec new_stacks = { .elem = sizeof(struct stack_rec) };
+	bool refreshed = false;
+	int64_t id;
+	int err = 0;
+
+	r->cpu_rows.n = 0;
+	r->syms.n = 0;
+	for (size_t i = 0; i < r->cpu.cap; i++) {
+		struct cpu_count *c;
+
+		if (!r->cpu.keys[i])
+			continue;
+		c = vec__push(&r->cpu_rows);
+		if (!c)
+			return -ENOMEM;
+		c->addr = r->cpu.keys[i];
+		c->count = r->cpu.vals[i];
+	}
+	if (r->cpu.has_zero) {
+		struct cpu_count *c = vec__push(&r->cpu_rows);
+
+		if (!c)
+			return -ENOMEM;
+		c->addr = 0;
+		c->count = r->cpu.zero;
+	}
+	for (size_t i = 0; i < r->cpu_rows.n && !err; i++)
+		err = want_symbol(r, ((struct cpu_count *)r->cpu_rows.v)[i].addr, &refreshed);
+
+	/* -g: the stacks first seen since the last checkpoint */
+	for (size_t i = r->stacks_written; i < r->stacks.n && !err; i++) {
+		struct stack_ent *e = (struct stack_ent *)r->stacks.v + i;
+		struct stack_rec *s = vec__push(&new_stacks);
+
+		if (!s) {
+			err = -ENOMEM;
+			break;
+		}
+		s->id = e->id;
+		s->hash = e->hash;
+		s->addrs = e->addrs;
+		s->depth = e->depth;
+		for (int d = 0; d < e->depth && !err; d++)
+			err = want_symbol(r, e->addrs[d], &refreshed);
+	}
+	if (!err && r->heap) {
+		r->heap_new_n = 0;
+		err = heap__collect(r->heap, r->res, &cp, &r->heap_new, &r->heap_new_n,
+				    &r->heap_new_cap);
+		for (size_t i = 0; i < r->heap_new_n && !err; i++)
+			err = want_symbol(r, r->heap_new[i], &refreshed);
+		/* the heap's new stacks go in the same list as ours */
+		for (size_t i = 0; i < cp.n_stacks && new_stacks.n && !err; i++) {
+			struct stack_rec *s = vec__push(&new_stacks);
+
+			if (!s)
+				err = -ENOMEM;
+			else
+				*s = cp.stacks[i];
+		}
+	}
+	if (new_stacks.n) {
+		cp.stacks = new_stacks.v;
+		cp.n_stacks = new_stacks.n;
+	}
+	if (err) {
+		free(new_stacks.v);
+		return err;
+	}
+	if (r->sampler)
+		sampler__stats(r->sampler, &ss);
+	cp.timestamp_ms = r->ts_base + now_ms;
+	cp.cpu = r->cpu_rows.v;
+	cp.n_cpu = r->cpu_rows.n;
+	cp.symbols = r->syms.v;
+	cp.n_symbols = r->syms.n;
+	cp.lost_samples = ss.lost - r->lost_at_cp;
+	err = db__write_checkpoint(r->db, &cp, &id);
+	free(new_stacks.v);
+	if (err)
+		return err;
+	r->lost_at_cp = ss.lost;
+	r->stacks_written = r->stacks.n;
+	count_map__clear(&r->cpu);
+	count_map__clear(&r->stack_counts);
+	if (!r->maps_written) {
+		err = db__write_maps(r->db, resolver__maps(r->res));
+		if (err)
+			return err;
+		r->maps_written = true;
+	}
+	if (r->heap)
+		heap__stats(r->heap, &hs);
+	pthread_mutex_lock(&r->lock);
+	r->st.checkpoints++;
+	r->st.live_bytes = hs.live_bytes;
+	r->st.peak_bytes = hs.peak_bytes;
+	r->st.allocs = hs.allocs;
+	r->st.frees = hs.frees;
+	r->st.heap_dropped = hs.dropped;
+	r->st.unknown_frees = hs.unknown_frees;
+	pthread_mutex_unlock(&r->lock);
+	r->last_cp_ms = now_ms;
+	return 0;
+}
+
+static void update_stats(struct recorder *r, uint64_t now_ms)
+{
+	struct sampler_stats ss = { 0 };
+
+	if (r->sampler)
+		sampler__stats(r->sampler, &ss);
+	pthread_mutex_lock(&r->lock);
+	r->st.elapsed_ms = now_ms;
+	r->st.samples = ss.samples;
+	r->st.lost = ss.lost;
+	r->st.threads = ss.threads;
+	pthread_mutex_unlock(&r->lock);
+}
+
+/* Has the target ended? Launched: reap it; attached: /proc says so. */
+static bool target_exited(struct recorder *r)
+{
+	if (r->launched) {
+		int status;
+		pid_t w;
+
+		if (r->child <= 0)
+			return true;
+		w = waitpid(r->child, &status, WNOHANG);
+		if (w == r->child) {
+			r->exit_status = status;
+			r->child = 0;
+			return true;
+		}
+		return w < 0 && errno == ECHILD;
+	}
+	return proc__gone(r->pid);
+}
+
+static void sleep_ms(uint64_t ms)
+{
+	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
+			       .tv_nsec = (long)(ms % 1000) * 1000000 };
+
+	nanosleep(&ts, NULL);	/* a signal cuts it short: fine, the loop looks at r->stop */
+}
+
+static int write_meta_end(struct recorder *r, uint64_t now_ms)
+{
+	struct sampler_stats ss = { 0 };
+	struct heap_stats hs = { 0 };
+	char buf[64];
+	int err;
+
+	if (r->sampler)
+		sampler__stats(r->sampler, &ss);
+	iso_time(time(NULL), buf, sizeof(buf));
+	err = db__meta_set(r->db, "end_time", buf);
+	if (!err)
+		err = db__meta_set_int(r->db, "duration_ms", (long long)(r->ts_base + now_ms));
+	if (!err)
+		err = db__meta_set(r->db, "stop_reason", r->stop_reason ? r->stop_reason : "");
+	if (!err && r->exit_status >= 0) {
+		int s = r->exit_status;
+
+		err = db__meta_set_int(r->db, "exit_status",
+				       WIFSIGNALED(s) ? 128 + WTERMSIG(s) : WEXITSTATUS(s));
+	}
+	if (!err)
+		err = db__meta_set_int(r->db, "samples", (long long)ss.samples);
+	if (!err)
+		err = db__meta_set_int(r->db, "lost_samples", (long long)ss.lost);
+	if (!err)
+		err = db__meta_set_int(r->db, "threads", (long long)ss.threads_seen);
+	if (!err && r->heap) {
+		heap__stats(r->heap, &hs);
+		if (hs.probes)
+			err = db__meta_set(r->db, "heap_probes", hs.probes);
+		if (!err)
+			err = db__meta_set_int(r->db, "unknown_frees", (long long)hs.unknown_frees);
+		if (!err)
+			err = db__meta_set_int(r->db, "unknown_free_bytes",
+					       (long long)hs.unknown_free_bytes);
+		if (!err)
+			err = db__meta_set_int(r->db, "heap_dropped", (long long)hs.dropped);
+		if (!err)
+			err = db__meta_set_int(r->db, "heap_peak_bytes", (long long)hs.peak_bytes);
+	}
+	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
+		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,
+			100.0 * (double)ss.lost / (double)(ss.samples + ss.lost));
+		pr_hint("record at a lower frequency (-F)");
+	}
+	if (!err && r->heap && hs.dropped) {
+		pr_warn("%llu heap events dropped (a full map or ring)",
+			(unsigned long long)hs.dropped);
+		pr_hint("use --heap-sample N for allocation-heavy programs");
+	}
+	return err;
+}
+
+/* The end: last samples, last checkpoint, meta. Runs once. */
+static int finish(struct recorder *r, int err)
+{
+	uint64_t now = ms_since(&r->t0);
+	int err2;
+
+	if (r->finalised)
+		return err;
+	r->finalised = true;
+	if (r->sampler)
+		sampler__drain(r->sampler, on_sample, r);
+	if (r->launched && r->child > 0)
+		launch_kill(r);
+	if (!r->stop_reason)
+		r->stop_reason = r->stop ? "signal" : "error";
+	update_stats(r, now);
+	if (!err)
+		err = write_checkpoint(r, now);
+	err2 = write_meta_end(r, now);
+	pthread_mutex_lock(&r->lock);
+	r->st.target_exited = r->exit_status >= 0 || !strcmp(r->stop_reason, "target-exit");
+	r->st.exit_status = r->exit_status;
+	r->st.finished = true;
+	pthread_mutex_unlock(&r->lock);
+	return err ? err : err2;
+}
+
+int recorder__run(struct recorder *r)
+{
+	uint64_t now = 0, next_rescan = RESCAN_MS, next_tick = TICK_MS;
+	uint64_t next_cp = r->o.interval_ms;
+	int err = 0;
+
+	for (;;) {
+		bool exited;
+
+		now = ms_since(&r->t0);
+		if (r->sampler)
+			sampler__drain(r->sampler, on_sample, r);
+		if (r->sample_err) {
+			err = -ENOMEM;
+			break;
+		}
+		update_stats(r, now);
+		if (r->stop) {
+			r->stop_reason = "signal";
+			break;
+		}
+		exited = target_exited(r);
+		if (exited) {
+			r->stop_reason = "target-exit";
+			break;
+		}
+		if (r->o.duration_ms && now >= r->o.duration_ms) {
+			r->stop_reason = "duration";
+			break;
+		}
+		if (now >= next_cp) {
+			err = write_checkpoint(r, now);
+			if (err)
+				break;
+			next_cp += r->o.interval_ms;
+			if (next_cp <= now)	/* a slow write: do not pile checkpoints up */
+				next_cp = now + r->o.interval_ms;
+		}
+		if (now >= next_rescan && r->sampler) {
+			err = sampler__rescan(r->sampler);
+			if (err == -ESRCH) {
+				err = 0;	/* gone: the next round sees it */
+			} else if (err) {
+				pr_err("cannot follow the threads of process %d: %s", (int)r->pid,
+				       strerror(-err));
+				break;
+			}
+			next_rescan = now + RESCAN_MS;
+		}
+		if (now >= next_tick) {
+			if (r->o.tick)
+				r->o.tick(r, r->o.tick_ctx);
+			next_tick = now + TICK_MS;
+		}
+		sleep_ms(DRAIN_MS);
+	}
+	return finish(r, err);
+}
+
+void recorder__stop(struct recorder *r)
+{
+	if (r)
+		r->stop = 1;
+}
+
+void recorder__stats(struct recorder *r, struct recorder_stats *st)
+{
+	pthread_mutex_lock(&r->lock);
+	*st = r->st;
+	pthread_mutex_unlock(&r->lock);
+}
+
+const char *recorder__path(const struct recorder *r)
+{
+	return r->path;
+}
+
+pid_t recorder__pid(const struct recorder *r)
+{
+	return r->pid;
+}
+
+const char *recorder__comm(const struct recorder *r)
+{
+	return r->comm;
+}
+
+const char *recorder__stop_reason(const struct recorder *r)
+{
+	return r->finalised ? r->stop_reason : NULL;
+}
+
+int recorder__delete(struct recorder *r)
+{
+	int err = 0, err2;
+
+	if (!r)
+		return 0;
+	if (!r->finalised && r->db)
+		err = finish(r, 0);
+	sampler__delete(r->sampler);
+	heap__delete(r->heap);
+	if (r->child > 0)
+		launch_kill(r);
+	err2 = db__close(r->db);
+	if (!err)
+		err = err2;
+	resolver__delete(r->res);
+	for (size_t i = 0; i < r->stacks.n; i++)
+		free(((struct stack_ent *)r->stacks.v)[i].addrs);
+	free(r->stacks.v);
+	free(r->cpu_rows.v);
+	free(r->syms.v);
+	free(r->heap_new);
+	count_map__free(&r->cpu);
+	count_map__free(&r->known);
+	count_map__free(&r->stack_counts);
+	count_map__free(&r->stack_index);
+	free(r->cmdline);
+	pthread_mutex_destroy(&r->lock);
+	free(r);
+	return err;
+}

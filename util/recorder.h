@@ -15,6 +15,8 @@
  * a sampler thread that owns the writer while the screen reads the file
  * through its own connection (SPEC §7).
  */
+struct recorder;
+
 struct record_opts {
 	pid_t pid;			/* attach; 0 when launching */
 	const char *process;		/* attach by name (substring of comm) */
@@ -31,6 +33,9 @@ struct record_opts {
 	enum heap_probes heap_probes;
 	enum heap_attribution heap_attribution;
 	unsigned int heap_sample;
+	/* Called by recorder__run() about every 250 ms (e.g. a status line); NULL: none. */
+	void (*tick)(struct recorder *r, void *ctx);
+	void *tick_ctx;
 };
 
 struct recorder_stats {
@@ -46,8 +51,6 @@ struct recorder_stats {
 	bool finished;			/* recorder__run() returned */
 };
 
-struct recorder;
-
 /* Resolve the target, check permissions, open the file, attach. Errors printed. */
 int recorder__new(const struct record_opts *o, struct recorder **out);
 /* Record until the duration ends, recorder__stop() is called or the target exits. */
@@ -59,6 +62,8 @@ void recorder__stats(struct recorder *r, struct recorder_stats *st);
 const char *recorder__path(const struct recorder *r);
 pid_t recorder__pid(const struct recorder *r);
 const char *recorder__comm(const struct recorder *r);
+/* Why it stopped: "duration", "signal", "target-exit"; NULL while running. */
+const char *recorder__stop_reason(const struct recorder *r);
 /* Finalises the file (meta end_time, exit status) if not done, frees. NULL ok. */
 int recorder__delete(struct recorder *r);
 

@@ -1,0 +1,79 @@
+#include "util/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/duration.h"
+
+bool status__is_live(FILE *f)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(fileno(f)) && !(term && !strcmp(term, "dumb"));
+}
+
+char *status__bytes(long long bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
+	double v = (double)(bytes < 0 ? -bytes : bytes);
+	int u = 0;
+
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	if (u == 0)
+		snprintf(buf, len, "%lld B", bytes);
+	else
+		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v, unit[u]);
+	return buf;
+}
+
+void status__line(FILE *f, const struct recorder_stats *st)
+{
+	char el[32], live[32];
+
+	duration__format(st->elapsed_ms, el, sizeof(el));
+	fprintf(f, "\r[ rsprof: %s, %llu samples, %llu lost", el,
+		(unsigned long long)st->samples, (unsigned long long)st->lost);
+	if (st->heap_on)
+		fprintf(f, ", heap %s live", status__bytes(st->live_bytes, live, sizeof(live)));
+	fprintf(f, ", %llu checkpoints, %llu threads ]\033[K",
+		(unsigned long long)st->checkpoints, (unsigned long long)st->threads);
+	fflush(f);
+}
+
+void status__clear(FILE *f)
+{
+	fputs("\r\033[K", f);
+	fflush(f);
+}
+
+void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
+		     const char *stop_reason)
+{
+	char el[32], b1[32], b2[32];
+
+	duration__format(st->elapsed_ms, el, sizeof(el));
+	fprintf(f, "[ rsprof record: %s recorded, %llu samples, %llu checkpoints",
+		el, (unsigned long long)st->samples, (unsigned long long)st->checkpoints);
+	if (stop_reason)
+		fprintf(f, ", stopped by %s", stop_reason);
+	fputs(" ]\n", f);
+	if (st->heap_on)
+		fprintf(f, "[ heap: %s live at the end, %s peak, %llu allocations, %llu frees ]\n",
+			status__bytes(st->live_bytes, b1, sizeof(b1)),
+			status__bytes(st->peak_bytes, b2, sizeof(b2)),
+			(unsigned long long)st->allocs, (unsigned long long)st->frees);
+	if (st->target_exited && st->exit_status >= 0) {
+		int s = st->exit_status;
+
+		if (WIFSIGNALED(s))
+			fprintf(f, "[ the target was killed by signal %d ]\n", WTERMSIG(s));
+		else if (WIFEXITED(s))
+			fprintf(f, "[ the target exited with status %d ]\n", WEXITSTATUS(s));
+	}
+	fprintf(f, "[ profile written to %s; read it with: rsprof report %s ]\n", path, path);
+}
