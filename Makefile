@@ -97,7 +97,7 @@ $(OUT)/man-embed.h: $(DOC_SRC) scripts/embed-docs.sh
 
 # Tests: unit binaries link the util objects; targets with known hot lines
 # are built by tests/targets/Makefile into $(OUT)/targets.
-$(OUT)/tests/unit/bin/%: tests/unit/%.c tests/unit/tap.h $(UTIL_OBJ)
+$(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)

@@ -1,14 +1,436 @@
+/*
+ * Address to symbol for one target process (SPEC §4).
+ *
+ * Every file-backed executable mapping of /proc/PID/maps is reported to
+ * libdwfl with dwfl_report_elf() and its own load bias, computed from the
+ * mapping and the ELF program headers (PIE, non-PIE, ASLR). We do not use
+ * dwfl_linux_proc_report(): the modules come from our own maps snapshot, so
+ * resolution keeps working after the target has exited (the recorder
+ * resolves its last checkpoint then). Results are cached per address.
+ */
 #include "util/resolver.h"
 
 #include <errno.h>
-#include <stddef.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
 
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "util/demangle.h"
+#include "util/dwarf.h"
 #include "util/error.h"
+#include "util/maps.h"
 
-/* STUB: owned by the symbols work; replace. */
-int resolver__new(pid_t pid, struct resolver **out) { *out = NULL; return -ENOSYS; }
-void resolver__delete(struct resolver *r) { }
-int resolver__refresh_maps(struct resolver *r) { return -ENOSYS; }
-const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr) { return NULL; }
-int resolver__check_debuginfo(struct resolver *r) { return -RSPROF_ENODEBUG; }
-const struct maps *resolver__maps(const struct resolver *r) { return NULL; }
+/* One reported module: a file at one load bias. */
+struct module {
+	char *path;
+	uint64_t bias;
+	Dwfl_Module *mod;
+};
+
+struct resolver {
+	pid_t pid;
+	struct maps *maps;
+	char *exe;			/* readlink /proc/PID/exe at start */
+	Dwfl *dwfl;
+	struct module *mods;
+	size_t n_mods, alloc_mods;
+	struct dwarf_index *index;
+	/* open addressing, linear probing; NULL slot = empty */
+	struct symbol **cache;
+	size_t cache_cap, cache_n;
+};
+
+static char *debuginfo_path;
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/*
+ * The load bias of the file mapped by m: the PT_LOAD segment whose file
+ * range holds m->pgoff is loaded at m->start, so bias = m->start - vaddr of
+ * that file offset. 0 for ET_EXEC. -ENOENT when no segment matches.
+ */
+static int elf_bias(int fd, const struct map *m, uint64_t *bias)
+{
+	GElf_Ehdr ehdr;
+	size_t phnum;
+	int err = -ENOENT;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -EINVAL;
+	if (!gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &phnum)) {
+		err = -EINVAL;
+		goto out;
+	}
+	if (ehdr.e_type == ET_EXEC) {
+		*bias = 0;
+		err = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t page_off;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		page_off = ph.p_offset & ~(uint64_t)(4096 - 1);
+		if (m->pgoff < page_off || m->pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		/* segments may share a page: the executable one wins */
+		if (err || (ph.p_flags & PF_X)) {
+			*bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
+			err = 0;
+		}
+		if (ph.p_flags & PF_X)
+			break;
+	}
+out:
+	elf_end(elf);
+	return err;
+}
+
+static int open_mapped(const struct resolver *r, const struct map *m)
+{
+	char fn[PATH_MAX + 64];
+	int fd;
+
+	/* the target's view of the file system first (containers), then ours */
+	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)r->pid, m->path);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* a replaced or deleted file: the kernel still holds it */
+		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)r->pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		fd = open(fn, O_RDONLY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+static bool resolver__known(const struct resolver *r, const char *path, uint64_t bias)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->mods[i].bias == bias && !strcmp(r->mods[i].path, path))
+			return true;
+	return false;
+}
+
+/* Report each new file-backed executable mapping. Call between report begin/end. */
+static int resolver__report(struct resolver *r)
+{
+	for (size_t i = 0; i < r->maps->n; i++) {
+		const struct map *m = &r->maps->v[i];
+		struct module *mod;
+		Dwfl_Module *dm;
+		uint64_t bias;
+		int fd, err;
+
+		if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
+			continue;
+		fd = open_mapped(r, m);
+		if (fd < 0) {
+			pr_debug(1, "cannot open %s: %s", m->path, strerror(-fd));
+			continue;
+		}
+		err = elf_bias(fd, m, &bias);
+		if (err || resolver__known(r, m->path, bias)) {
+			if (err)
+				pr_debug(1, "%s: no load segment at offset %#llx", m->path,
+					 (unsigned long long)m->pgoff);
+			close(fd);
+			continue;
+		}
+		dm = dwfl_report_elf(r->dwfl, m->path, m->path, fd, bias, true);
+		if (!dm) {
+			pr_debug(1, "%s: %s", m->path, dwfl_errmsg(-1));
+			close(fd);
+			continue;
+		}
+		if (r->n_mods == r->alloc_mods) {
+			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
+			struct module *v = realloc(r->mods, na * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			r->mods = v;
+			r->alloc_mods = na;
+		}
+		mod = &r->mods[r->n_mods];
+		mod->path = strdup(m->path);
+		if (!mod->path)
+			return -ENOMEM;
+		mod->bias = bias;
+		mod->mod = dm;
+		r->n_mods++;
+	}
+	return 0;
+}
+
+int resolver__new(pid_t pid, struct resolver **out)
+{
+	char fn[64], exe[PATH_MAX];
+	struct resolver *r;
+	ssize_t n;
+	int err;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->pid = pid;
+	err = maps__load(pid, &r->maps);
+	if (err)
+		goto fail;
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+	n = readlink(fn, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		r->exe = strdup(exe);
+	}
+	r->index = dwarf_index__new();
+	r->cache_cap = 1024;
+	r->cache = calloc(r->cache_cap, sizeof(*r->cache));
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->cache || !r->dwfl) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	dwfl_report_begin(r->dwfl);
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	resolver__delete(r);
+	return err;
+}
+
+void resolver__delete(struct resolver *r)
+{
+	if (!r)
+		return;
+	if (r->cache) {
+		for (size_t i = 0; i < r->cache_cap; i++)
+			symbol__delete(r->cache[i]);
+		free(r->cache);
+	}
+	dwarf_index__delete(r->index);
+	if (r->dwfl)
+		dwfl_end(r->dwfl);
+	for (size_t i = 0; i < r->n_mods; i++)
+		free(r->mods[i].path);
+	free(r->mods);
+	free(r->exe);
+	maps__delete(r->maps);
+	free(r);
+}
+
+static size_t cache_slot(const struct resolver *r, uint64_t addr)
+{
+	size_t h = (addr * 0x9e3779b97f4a7c15ull >> 32) & (r->cache_cap - 1);
+
+	while (r->cache[h] && r->cache[h]->addr != addr)
+		h = (h + 1) & (r->cache_cap - 1);
+	return h;
+}
+
+/* Move the cache into a table of cap slots (a power of two). */
+static int cache_rehash(struct resolver *r, size_t cap)
+{
+	struct symbol **old = r->cache;
+	size_t old_cap = r->cache_cap;
+
+	r->cache = calloc(cap, sizeof(*r->cache));
+	if (!r->cache) {
+		r->cache = old;
+		return -ENOMEM;
+	}
+	r->cache_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			r->cache[cache_slot(r, old[i]->addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+int resolver__refresh_maps(struct resolver *r)
+{
+	struct maps *m;
+	int err;
+
+	err = maps__load(r->pid, &m);
+	if (err)
+		return err;
+	maps__delete(r->maps);
+	r->maps = m;
+	dwfl_report_begin_add(r->dwfl);
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	/*
+	 * Cached unresolved addresses may be in a library mapped since
+	 * (dlopen): forget them so that they are looked up again.
+	 */
+	for (size_t i = 0; i < r->cache_cap; i++) {
+		struct symbol *s = r->cache[i];
+
+		if (s && !s->module) {
+			symbol__delete(s);
+			r->cache[i] = NULL;
+			r->cache_n--;
+		}
+	}
+	/* deleting breaks probe chains: rehash what is left */
+	if (cache_rehash(r, r->cache_cap))
+		return -ENOMEM;
+	return err;
+}
+
+
+/* Function name from the ELF symbol table (.symtab or .dynsym). */
+static int resolve_symtab(Dwfl_Module *mod, uint64_t addr, struct symbol *s)
+{
+	const char *name;
+	GElf_Off off;
+	GElf_Sym sym;
+
+	s->frames = calloc(1, sizeof(*s->frames));
+	if (!s->frames)
+		return -ENOMEM;
+	s->n_frames = 1;
+	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
+	if (name) {
+		s->mangled = strdup(name);
+		s->frames[0].function = demangle(name);
+		if (!s->frames[0].function)
+			s->frames[0].function = strdup(name);
+		if (!s->mangled || !s->frames[0].function)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
+{
+	struct symbol *s = calloc(1, sizeof(*s));
+	Dwfl_Module *mod;
+	const char *name;
+	int err = 0;
+
+	if (!s)
+		return NULL;
+	s->addr = addr;
+	mod = dwfl_addrmodule(r->dwfl, addr);
+	if (!mod) {
+		const struct map *m = maps__find(r->maps, addr);
+
+		/* [vdso], anonymous code: no module we can read */
+		if (m && m->path && !(s->module = strdup(m->path)))
+			goto nomem;
+		s->frames = calloc(1, sizeof(*s->frames));
+		if (!s->frames)
+			goto nomem;
+		s->n_frames = 1;
+		return s;
+	}
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!(s->module = strdup(name ? name : "")))
+		goto nomem;
+	err = dwarf__resolve(r->index, mod, addr, s);
+	if (err == 0) {
+		s->has_debuginfo = true;
+		if (!s->mangled) {
+			GElf_Off off;
+			GElf_Sym sym;
+			const char *n = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL,
+							     NULL);
+
+			if (n && !(s->mangled = strdup(n)))
+				goto nomem;
+		}
+		/* no DWARF function for addr: the symbol table's name */
+		if (!s->frames[s->n_frames - 1].function && s->mangled) {
+			struct frame *f = &s->frames[s->n_frames - 1];
+
+			f->function = demangle(s->mangled);
+			if (!f->function && !(f->function = strdup(s->mangled)))
+				goto nomem;
+		}
+		return s;
+	}
+	if (err == -ENOENT)
+		err = resolve_symtab(mod, addr, s);
+	if (err)
+		goto nomem;
+	return s;
+nomem:
+	symbol__delete(s);
+	return NULL;
+}
+
+const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
+{
+	struct symbol *s;
+	size_t h;
+
+	h = cache_slot(r, addr);
+	if (r->cache[h])
+		return r->cache[h];
+	s = resolver__lookup(r, addr);
+	if (!s)
+		return NULL;
+	if ((r->cache_n + 1) * 2 > r->cache_cap) {
+		if (cache_rehash(r, r->cache_cap * 2)) {
+			symbol__delete(s);
+			return NULL;
+		}
+		h = cache_slot(r, addr);
+	}
+	r->cache[h] = s;
+	r->cache_n++;
+	return s;
+}
+
+int resolver__check_debuginfo(struct resolver *r)
+{
+	Dwfl_Module *main_mod = NULL;
+
+	for (size_t i = 0; i < r->n_mods; i++) {
+		if (r->exe && !strcmp(r->mods[i].path, r->exe)) {
+			main_mod = r->mods[i].mod;
+			break;
+		}
+	}
+	if (!main_mod && r->n_mods)
+		main_mod = r->mods[0].mod;	/* the lowest executable mapping */
+	if (!main_mod)
+		return -RSPROF_ENODEBUG;
+	if (dwarf__has_own_lines(main_mod) == 0)
+		return 0;
+	if (dwfl_module_getsymtab(main_mod) > 0)
+		return 1;
+	return -RSPROF_ENODEBUG;
+}
+
+const struct maps *resolver__maps(const struct resolver *r)
+{
+	return r ? r->maps : NULL;
+}

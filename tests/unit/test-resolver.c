@@ -1,0 +1,231 @@
+/*
+ * The resolver on real code: addresses of this very binary (built -O2 -g),
+ * of libc, of nothing, and, when $TARGETS/rust_inline exists, the hot loop
+ * of a running Rust program (issue 2, test 2).
+ */
+#include "util/resolver.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/maps.h"
+#include "util/srcpath.h"
+#include "tap.h"
+
+/* The address of the call instruction in the caller. */
+__attribute__((noinline)) uint64_t here(void)
+{
+	return (uint64_t)(uintptr_t)__builtin_return_address(0) - 1;
+}
+
+#include "resolver-inline.h"
+
+static int noinline_line, inline_line, call_line;
+
+__attribute__((noinline)) static uint64_t in_noinline(void)
+{
+	uint64_t pc;
+
+	pc = here(); noinline_line = __LINE__;
+	__asm__ volatile("" ::: "memory");
+	return pc;
+}
+
+__attribute__((noinline)) static uint64_t in_inline(void)
+{
+	uint64_t pc;
+
+	pc = inline_helper(&inline_line); call_line = __LINE__;
+	__asm__ volatile("" ::: "memory");
+	return pc;
+}
+
+static bool ends_with(const char *s, const char *suffix)
+{
+	size_t n = s ? strlen(s) : 0, k = strlen(suffix);
+
+	return n >= k && !strcmp(s + n - k, suffix);
+}
+
+static void test_maps(void)
+{
+	struct maps *m = NULL;
+	const struct map *e;
+
+	is_int(maps__load(getpid(), &m), 0, "maps__load(self)");
+	ok(m && m->n > 5, "maps has entries");
+	e = maps__find(m, (uint64_t)(uintptr_t)&in_noinline);
+	ok(e && e->perms[2] == 'x' && ends_with(e->path, "test-resolver"),
+	   "maps__find: own code in r-x mapping of the binary (%s)", e ? e->path : "none");
+	ok(!maps__find(m, 16), "maps__find(16) is NULL");
+	maps__delete(m);
+	is_int(maps__load(999999999, &m), -ESRCH, "maps__load(no such pid) is -ESRCH");
+	ok(!m, "no maps on error");
+}
+
+static void test_self(void)
+{
+	struct resolver *r = NULL;
+	const struct symbol *s, *s2;
+	char buf[256];
+	uint64_t pc;
+
+	is_int(resolver__new(getpid(), &r), 0, "resolver__new(self)");
+	if (!r)
+		return;
+	is_int(resolver__check_debuginfo(r), 0, "own binary has DWARF lines");
+
+	pc = in_noinline();
+	s = resolver__resolve(r, pc);
+	ok(s && s->has_debuginfo, "noinline: resolved with debuginfo");
+	ok(s && ends_with(symbol__frame(s)->file, "tests/unit/test-resolver.c"),
+	   "noinline: file is test-resolver.c (%s)", s ? symbol__frame(s)->file : "");
+	is_int(s ? symbol__frame(s)->line : -1, noinline_line, "noinline: line");
+	is_str(s ? symbol__frame(s)->function : NULL, "in_noinline", "noinline: function");
+	ok(s && ends_with(s->module, "test-resolver"), "noinline: module is the test binary");
+	s2 = resolver__resolve(r, pc);
+	ok(s2 == s, "second lookup comes from the cache");
+
+	pc = in_inline();
+	s = resolver__resolve(r, pc);
+	ok(s && s->n_frames >= 2, "inline: at least two frames (%d)", s ? s->n_frames : 0);
+	ok(s && ends_with(symbol__frame(s)->file, "tests/unit/resolver-inline.h"),
+	   "inline: reported file is resolver-inline.h (%s)", s ? symbol__frame(s)->file : "");
+	is_int(s ? symbol__frame(s)->line : -1, inline_line, "inline: reported at the helper's line");
+	is_str(s ? symbol__frame(s)->function : NULL, "inline_helper", "inline: function");
+	if (s && s->n_frames >= 2) {
+		ok(ends_with(s->frames[1].file, "tests/unit/test-resolver.c"),
+		   "inline: caller frame in test-resolver.c");
+		is_int(s->frames[1].line, call_line, "inline: caller frame at the call line");
+		is_str(s->frames[1].function, "in_inline", "inline: caller function");
+	}
+	is_int(s ? s->chosen : -1, 0, "inline: chosen is the innermost (not toolchain)");
+
+	/* libc: the module is libc, no line (Debian ships no libc DWARF by default) */
+	s = resolver__resolve(r, (uint64_t)(uintptr_t)&qsort + 4);
+	ok(s && ends_with(s->module, "libc.so.6"), "libc address: module %s",
+	   s && s->module ? s->module : "(null)");
+	ok(s && (!symbol__frame(s)->file || strstr(symbol__frame(s)->file, "glibc") ||
+		 strstr(symbol__frame(s)->file, "stdlib")), "libc address: no file or a libc file");
+	ok(s && symbol__frame(s)->function && strstr(symbol__frame(s)->function, "qsort"),
+	   "libc address: function %s", s && symbol__frame(s)->function ?
+	   symbol__frame(s)->function : "(null)");
+	if (s && !symbol__frame(s)->file)
+		is_str(srcpath__display(NULL, s->module, buf, sizeof(buf)), "[libc.so.6]",
+		       "libc address: displayed as [libc.so.6]");
+
+	s = resolver__resolve(r, 16);
+	ok(s && !s->module && s->n_frames == 1 && !s->frames[0].file &&
+	   !s->frames[0].function && !s->has_debuginfo, "unmapped address: one empty frame");
+	is_str(srcpath__display(s ? s->frames[0].file : "x", s ? s->module : "x", buf,
+				sizeof(buf)), "[unknown]", "unmapped address: [unknown]");
+
+	is_int(resolver__refresh_maps(r), 0, "refresh_maps");
+	s = resolver__resolve(r, in_noinline());
+	is_int(s ? symbol__frame(s)->line : -1, noinline_line, "after refresh: still resolves");
+	ok(resolver__maps(r) && resolver__maps(r)->n > 5, "resolver__maps");
+	resolver__delete(r);
+	resolver__delete(NULL);
+}
+
+/* The text of line `line` of file contains marker? */
+static bool line_has(const char *file, int line, const char *marker)
+{
+	char buf[1024];
+	bool found = false;
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return false;
+	for (int n = 1; fgets(buf, sizeof(buf), f); n++) {
+		if (n == line) {
+			found = strstr(buf, marker) != NULL;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * Sample the program counter of a running rust_inline with ptrace (as perf
+ * would with cpu-clock) and resolve each sample.
+ */
+static void test_rust(void)
+{
+	const char *targets = getenv("TARGETS");
+	char exe[4096], secs[] = "5";
+	int samples = 0, hot = 0, core = 0, caller = 0, status;
+	struct resolver *r = NULL;
+	pid_t pid;
+
+	snprintf(exe, sizeof(exe), "%s/rust_inline", targets ? targets : "out/targets");
+	if (access(exe, X_OK)) {
+		printf("ok %d # skip %s not built (make targets)\n", ++tap_n, exe);
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		freopen("/dev/null", "w", stdout);
+		execl(exe, exe, secs, (char *)NULL);
+		_exit(127);
+	}
+	usleep(200 * 1000);
+	is_int(resolver__new(pid, &r), 0, "resolver__new(rust_inline)");
+	if (!r)
+		goto out;
+	is_int(resolver__check_debuginfo(r), 0, "rust_inline has DWARF lines of its own");
+	if (ptrace(PTRACE_SEIZE, pid, 0, 0)) {
+		ok(0, "ptrace seize: %s", strerror(errno));
+		goto out;
+	}
+	for (int i = 0; i < 200; i++) {
+		struct user_regs_struct regs;
+		const struct symbol *s;
+		const struct frame *f;
+
+		if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) || waitpid(pid, &status, 0) != pid)
+			break;
+		if (!ptrace(PTRACE_GETREGS, pid, 0, &regs)) {
+			s = resolver__resolve(r, regs.rip);
+			f = s ? symbol__frame(s) : NULL;
+			samples++;
+			if (f && ends_with(f->file, "rust_inline.rs")) {
+				if (line_has(f->file, f->line, "HOT LINE"))
+					hot++;
+				if (line_has(f->file, f->line, "CALLER LINE"))
+					caller++;
+			}
+			if (f && f->file && strstr(f->file, "/core/"))
+				core++;
+		}
+		ptrace(PTRACE_CONT, pid, 0, 0);
+		usleep(2000);
+	}
+	ok(samples >= 100, "rust_inline: %d samples", samples);
+	ok(hot * 100 >= samples * 70, "rust_inline: %d of %d samples on the HOT LINE", hot,
+	   samples);
+	is_int(core, 0, "rust_inline: no sample reported in core/");
+	ok(caller * 100 <= samples * 5, "rust_inline: %d samples on the caller's line", caller);
+out:
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	resolver__delete(r);
+}
+
+int main(void)
+{
+	test_maps();
+	test_self();
+	test_rust();
+	return done_testing();
+}
