@@ -581,6 +581,9 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 				r->res = NULL;
 				if (err == -ESRCH)
 					pr_err("process %d exited", (int)r->pid);
+				else
+					pr_err("cannot read the mappings of process %d: %s",
+					       (int)r->pid, rsprof_strerror(err));
 			}
 		}
 		if (!err)
@@ -615,9 +618,11 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 			goto fail;
 		read_target(r);
 		err = resolver__new(r->pid, &r->res);
-		if (err)
+		if (err) {
 			r->res = NULL;
-		else
+			pr_err("cannot read the mappings of '%s': %s", r->o.argv[0],
+			       rsprof_strerror(err));
+		} else
 			err = check_debuginfo(r);
 		if (err)
 			goto fail;
@@ -1000,7 +1005,8 @@ int recorder__run(struct recorder *r)
 			break;
 		}
 		if (now >= next_cp) {
-			err = write_checkpoint(r, now);
+			/* stamped with the interval's end, so the series is regular */
+			err = write_checkpoint(r, next_cp);
 			if (err)
 				break;
 			next_cp += r->o.interval_ms;

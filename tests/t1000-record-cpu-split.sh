@@ -1,0 +1,69 @@
+#!/bin/sh
+# record -p at 999 Hz: three functions at ~60/30/10 % land on their own lines.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TEST_SRC/targets/cpu_split.c
+line_of() {
+	grep -n "/\* HOT:$1 \*/" "$SRC" | cut -d: -f1
+}
+
+if ! have_perf; then
+	test_skip 'record cpu_split by PID' 'perf events not allowed here'
+	test_done
+fi
+
+"$TARGETS/cpu_split" 20 &
+pid=$!
+bg_pid $pid
+
+test_expect_success 'record -p PID -F 999 for 3s' '
+	"$RSPROF" record -q --no-heap -p '"$pid"' -F 999 -d 3.5s -o split.db &&
+	test -s split.db
+'
+
+test_expect_success 'the file holds the run: meta, checkpoints, samples' '
+	test "$(sql split.db "SELECT value FROM meta WHERE key = '\''cpu_freq_hz'\''")" = 999 &&
+	test "$(sql split.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = duration &&
+	test "$(sql split.db "SELECT value FROM meta WHERE key = '\''pid'\''")" = '"$pid"' &&
+	n=$(sql split.db "SELECT COUNT(*) FROM checkpoints") &&
+	test "$n" -ge 3 && test "$n" -le 5 &&
+	s=$(sql split.db "SELECT SUM(count) FROM cpu_samples") &&
+	say "$s samples in $n checkpoints" &&
+	test "$s" -ge 800	# 999 Hz of the CPU time the target got
+'
+
+# The top three lines by samples and their shares (seed 000 §7.5.1 shape).
+sql split.db "
+	WITH t AS (SELECT SUM(count) AS total FROM cpu_samples)
+	SELECT s.line, s.function, ROUND(SUM(c.count) * 100.0 / t.total)
+	FROM cpu_samples c JOIN symbols s ON c.addr = s.addr CROSS JOIN t
+	WHERE s.file LIKE '%cpu_split.c'
+	GROUP BY s.file, s.line ORDER BY SUM(c.count) DESC LIMIT 3" >top3 2>/dev/null
+
+check_line() {	# rank, marker, expected share
+	row=$(sed -n "$1p" top3)
+	line=$(echo "$row" | cut -d'|' -f1)
+	pct=$(echo "$row" | cut -d'|' -f3 | cut -d. -f1)
+	say "rank $1: $row (want line $(line_of "$2"), $3 %)"
+	test "$line" = "$(line_of "$2")" &&
+	test "$pct" -ge $(($3 - 8)) && test "$pct" -le $(($3 + 8))
+}
+
+test_expect_success 'top line: work_a, 60 % +- 8' 'check_line 1 a 60'
+test_expect_success 'second line: work_b, 30 % +- 8' 'check_line 2 b 30'
+test_expect_success 'third line: work_c, 10 % +- 8' 'check_line 3 c 10'
+
+test_expect_success 'rsprof report --csv ranks the same three lines first' '
+	"$RSPROF" report --csv -n 3 split.db >report.csv &&
+	cat report.csv &&
+	for m in a b c; do
+		grep -q "cpu_split.c.*$(line_of $m)" report.csv || exit 1
+	done &&
+	grep -n "cpu_split.c" report.csv | head -1 | grep -q "[:,]$(line_of a)[,:]"
+'
+
+test_expect_success 'the file is mode 0600' '
+	test "$(stat -c %a split.db)" = 600
+'
+
+test_done

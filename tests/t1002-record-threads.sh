@@ -1,0 +1,43 @@
+#!/bin/sh
+# Threads that start after rsprof attached are sampled; their hot lines show.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TEST_SRC/targets/cpu_threads.c
+line_of() {
+	grep -n "/\* HOT:$1 \*/" "$SRC" | cut -d: -f1
+}
+
+if ! have_perf; then
+	test_skip 'record threads started late' 'perf events not allowed here'
+	test_done
+fi
+
+"$TARGETS/cpu_threads" "$TEST_DIR/go" 2 &
+pid=$!
+bg_pid $pid
+
+test_expect_success 'record -p PID; the threads start once recording' '
+	"$RSPROF" record -q --no-heap -p '"$pid"' -F 499 -o threads.db &
+	rec=$! &&
+	wait_for_file threads.db 10 &&
+	sleep 0.3 &&
+	touch "$TEST_DIR/go" &&
+	wait $rec &&
+	test "$(sql threads.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = target-exit
+'
+
+test_expect_success 'every thread was sampled' '
+	test "$(sql threads.db "SELECT value FROM meta WHERE key = '\''threads'\''")" -ge 4
+'
+
+for t in t1 t2 t3; do
+	test_expect_success "thread $t: its hot line has samples" '
+		n=$(sql threads.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
+			JOIN symbols s ON c.addr = s.addr
+			WHERE s.file LIKE '\''%cpu_threads.c'\'' AND s.line = $(line_of '$t')") &&
+		say "'$t': $n samples" &&
+		test "$n" -ge 50
+	'
+done
+
+test_done
