@@ -409,6 +409,25 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 	return s;
 }
 
+/*
+ * A stripped executable keeps .dynsym, whose entries are mostly imports
+ * (undefined): only a function defined in the module gives names.
+ */
+static bool has_defined_function(Dwfl_Module *mod)
+{
+	int n = dwfl_module_getsymtab(mod);
+
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		const char *name = dwfl_module_getsym(mod, i, &sym, NULL);
+
+		if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
+		    sym.st_value)
+			return true;
+	}
+	return false;
+}
+
 int resolver__check_debuginfo(struct resolver *r)
 {
 	Dwfl_Module *main_mod = NULL;
@@ -425,7 +444,7 @@ int resolver__check_debuginfo(struct resolver *r)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
 		return 0;
-	if (dwfl_module_getsymtab(main_mod) > 0)
+	if (has_defined_function(main_mod))
 		return 1;
 	return -RSPROF_ENODEBUG;
 }
