@@ -505,12 +505,7 @@ static int open_output(struct recorder *r)
 		naming__default(r->o.output_dir, r->comm, r->pid, time(NULL), r->path,
 				sizeof(r->path));
 	err = db__create(r->path, r->o.append, &r->db);
-	if (err == -EEXIST) {
-		pr_err("'%s' exists", r->path);
-		pr_hint("choose another file with -o, or add to it with --append");
-		return -EEXIST;
-	}
-	if (err) {
+	if (err) {	/* printed by db__create(), -EEXIST with its hint */
 		r->db = NULL;
 		return err;
 	}
