@@ -40,7 +40,12 @@ OBJ         := $(OUT)/rsprof.o $(BUILTIN_SRC:%.c=$(OUT)/%.o) $(UTIL_OBJ)
 BPF_SRC     := $(sort $(wildcard bpf/*.bpf.c))
 BPF_SKEL    := $(BPF_SRC:bpf/%.bpf.c=$(OUT)/%.skel.h)
 DOC_SRC     := $(sort $(wildcard Documentation/rsprof*.txt))
-MAN_PAGES   := $(DOC_SRC:Documentation/%.txt=$(OUT)/man/%.1)
+# rsprof-files is the file format: section 5; every other page is section 1.
+MAN5_SRC    := $(filter Documentation/rsprof-files.txt,$(DOC_SRC))
+MAN1_SRC    := $(filter-out $(MAN5_SRC),$(DOC_SRC))
+MAN1_PAGES  := $(MAN1_SRC:Documentation/%.txt=$(OUT)/man/%.1)
+MAN5_PAGES  := $(MAN5_SRC:Documentation/%.txt=$(OUT)/man/%.5)
+MAN_PAGES   := $(MAN1_PAGES) $(MAN5_PAGES)
 UNIT_SRC    := $(sort $(wildcard tests/unit/test-*.c))
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 
@@ -84,11 +89,18 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # on machines without man.
 man: $(MAN_PAGES)
 
+ASCIIDOCTOR_MAN = asciidoctor -b manpage -a mansource=rsprof -a mansource-version=$(VERSION) \
+		-a manmanual='rsprof Manual'
+
 $(OUT)/man/%.1: Documentation/%.txt
 	$(call msg,MAN,$@)
 	$(Q)mkdir -p $(OUT)/man
-	$(Q)asciidoctor -b manpage -a mansource=rsprof -a mansource-version=$(VERSION) \
-		-a manmanual='rsprof Manual' -o $@ $<
+	$(Q)$(ASCIIDOCTOR_MAN) -o $@ $<
+
+$(OUT)/man/%.5: Documentation/%.txt
+	$(call msg,MAN,$@)
+	$(Q)mkdir -p $(OUT)/man
+	$(Q)$(ASCIIDOCTOR_MAN) -o $@ $<
 
 $(OUT)/man-embed.h: $(DOC_SRC) scripts/embed-docs.sh
 	$(call msg,GEN,$@)
@@ -125,10 +137,15 @@ demo: deps all $(OUT)/demo
 bench: deps all targets
 	$(Q)./bench/run.sh $(abspath $(OUT))
 
+BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
+
 install: all
-	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1
+	install -d $(DESTDIR)$(PREFIX)/bin $(DESTDIR)$(PREFIX)/share/man/man1 \
+		$(DESTDIR)$(PREFIX)/share/man/man5 $(DESTDIR)$(BASHCOMPDIR)
 	install -m 755 $(OUT)/rsprof $(DESTDIR)$(PREFIX)/bin/rsprof
-	install -m 644 $(MAN_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	install -m 644 $(MAN1_PAGES) $(DESTDIR)$(PREFIX)/share/man/man1/
+	$(if $(MAN5_PAGES),install -m 644 $(MAN5_PAGES) $(DESTDIR)$(PREFIX)/share/man/man5/)
+	install -m 644 contrib/completion/rsprof.bash $(DESTDIR)$(BASHCOMPDIR)/rsprof
 
 clean:
 	rm -rf $(OUT)

@@ -1,26 +1,409 @@
 /*
- * rsprof timeline: not written yet.
+ * rsprof timeline: a profile as series over its checkpoints — live heap,
+ * bytes allocated and freed per interval, CPU samples per interval, and
+ * with -n the live bytes of the top allocation sites (or with --cpu the
+ * samples of the top CPU sites). A chart in the terminal by default, CSV,
+ * JSON, or a standalone SVG picture; then a growth summary line: how much
+ * the heap grew from the first to the last checkpoint, per minute, and
+ * which site grew most.
  */
 #include "builtin.h"
 
+#include <errno.h>
+#include <locale.h>
 #include <popt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "util/chart.h"
+#include "util/db.h"
+#include "util/db-timeline.h"
+#include "util/duration.h"
 #include "util/error.h"
+#include "util/format.h"
+#include "util/naming.h"
 #include "util/options.h"
+#include "util/svg.h"
+
+static struct timeline_args {
+	const char *rank;
+	const char *filter;
+	const char *svg;
+	int cpu;
+} args;
+
+enum { OPT_RANK = OPT_VAL_BUILTIN };
+
+#define DEFAULT_SITES	5
+#define CHART_HEIGHT	12
+#define LABEL_W		32
 
 static struct poptOption timeline_options[] = {
+	{ "rank", 0, POPT_ARG_STRING, &args.rank, OPT_RANK,
+	  "rank the sites of -n by final, peak or growth live bytes (default: final)",
+	  "final|peak|growth" },
+	{ "filter", 0, POPT_ARG_STRING, &args.filter, 0,
+	  "only sites whose path or function contains PAT (any case); 5 of them unless -n",
+	  "PAT" },
+	{ "cpu", 0, POPT_ARG_NONE, &args.cpu, 0,
+	  "series of the top CPU sites (samples per interval) instead of heap sites", NULL },
+	{ "svg", 0, POPT_ARG_STRING, &args.svg, 0,
+	  "write a standalone SVG line chart to FILE instead of the terminal chart", "FILE" },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0,
+	  "Output options (-n N: series of the top N sites):", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+static int parse_rank(const char *s, enum timeline_rank *r)
+{
+	if (!strcmp(s, "final"))
+		*r = RANK_FINAL;
+	else if (!strcmp(s, "peak"))
+		*r = RANK_PEAK;
+	else if (!strcmp(s, "growth"))
+		*r = RANK_GROWTH;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int option_cb(int val, const char *arg, void *ctx)
+{
+	enum timeline_rank r;
+
+	if (val == OPT_RANK && parse_rank(arg, &r)) {
+		pr_err("--rank wants final, peak or growth, not '%s'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static char *site_label(const struct timeline_site *s, char *buf, size_t len)
+{
+	return timeline__site_label(s, buf, len);
+}
+
+/* Growth from the first to the last checkpoint. */
+static void growth(const struct timeline *tl, double *bytes, double *per_min, uint64_t *span)
+{
+	*bytes = tl->n ? tl->live[tl->n - 1] - tl->live[0] : 0;
+	*span = tl->n > 1 ? tl->t_ms[tl->n - 1] - tl->t_ms[0] : 0;
+	*per_min = *span ? *bytes * 60000.0 / (double)*span : 0;
+}
+
+static void print_growth(FILE *f, const struct timeline *tl)
+{
+	char b[32], r[32], d[32], g[32], lab[768];
+	double bytes, per_min;
+	uint64_t span;
+
+	if (!tl->has_heap) {
+		fputs("growth: no heap data in this profile\n", f);
+		return;
+	}
+	growth(tl, &bytes, &per_min, &span);
+	fprintf(f, "growth: %s in %s (%s/min)",
+		format__bytes_delta((int64_t)bytes, b, sizeof(b)),
+		duration__format(span, d, sizeof(d)),
+		format__bytes_delta((int64_t)per_min, r, sizeof(r)));
+	if (tl->grew_most)
+		fprintf(f, "; grew most: %s (%s)", site_label(tl->grew_most, lab, sizeof(lab)),
+			format__bytes_delta(tl->grew_most->growth, g, sizeof(g)));
+	else
+		fputs("; no site grew", f);
+	fputc('\n', f);
+}
+
+static int print_chart(FILE *f, const char *file, const struct timeline *tl)
+{
+	struct chart_style st = {
+		.width = format__term_width(),
+		.height = CHART_HEIGHT,
+		.utf8 = chart__locale_utf8(),
+	};
+	uint64_t end = tl->n ? tl->t_ms[tl->n - 1] : 0;
+	char d[32], lab[768];
+	int err;
+
+	fprintf(f, "%s: %zu checkpoints over %s\n\n", file, tl->n,
+		duration__format(end, d, sizeof(d)));
+	if (tl->has_heap)
+		err = chart__area(f, &st, "live heap", tl->live, tl->n, end, CHART_BYTES);
+	else
+		err = chart__area(f, &st, "CPU samples per interval", tl->cpu, tl->n, end,
+				  CHART_COUNT);
+	if (err)
+		return err;
+	fputc('\n', f);
+	if (tl->has_heap) {
+		chart__sparkline(f, &st, "allocated per interval", LABEL_W, tl->alloc, tl->n,
+				 CHART_RATE, CHART_BYTES);
+		chart__sparkline(f, &st, "freed per interval", LABEL_W, tl->freed, tl->n,
+				 CHART_RATE, CHART_BYTES);
+		chart__sparkline(f, &st, "CPU samples per interval", LABEL_W, tl->cpu, tl->n,
+				 CHART_RATE, CHART_COUNT);
+	}
+	if (tl->n_sites) {
+		fprintf(f, "\nlive bytes of the top %zu sites:\n", tl->n_sites);
+		for (size_t i = 0; i < tl->n_sites; i++)
+			chart__sparkline(f, &st, site_label(&tl->sites[i], lab, sizeof(lab)),
+					 LABEL_W, tl->sites[i].values, tl->n, CHART_LEVEL,
+					 CHART_BYTES);
+	}
+	if (tl->n_cpu_sites) {
+		fprintf(f, "\nCPU samples per interval of the top %zu sites:\n", tl->n_cpu_sites);
+		for (size_t i = 0; i < tl->n_cpu_sites; i++)
+			chart__sparkline(f, &st, site_label(&tl->cpu_sites[i], lab, sizeof(lab)),
+					 LABEL_W, tl->cpu_sites[i].values, tl->n, CHART_RATE,
+					 CHART_COUNT);
+	}
+	fputc('\n', f);
+	print_growth(f, tl);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void csv_label(FILE *f, const char *prefix, const struct timeline_site *s)
+{
+	char lab[768], col[800];
+
+	snprintf(col, sizeof(col), "%s%s", prefix, site_label(s, lab, sizeof(lab)));
+	fputc(',', f);
+	format__csv_field(f, col);
+}
+
+static int print_csv(FILE *f, const struct timeline *tl)
+{
+	fputs("time_ms,live_bytes,alloc_bytes,freed_bytes,cpu_samples", f);
+	for (size_t s = 0; s < tl->n_sites; s++)
+		csv_label(f, "live ", &tl->sites[s]);
+	for (size_t s = 0; s < tl->n_cpu_sites; s++)
+		csv_label(f, "cpu ", &tl->cpu_sites[s]);
+	fputc('\n', f);
+	for (size_t i = 0; i < tl->n; i++) {
+		fprintf(f, "%llu,%.0f,%.0f,%.0f,%.0f", (unsigned long long)tl->t_ms[i],
+			tl->live[i], tl->alloc[i], tl->freed[i], tl->cpu[i]);
+		for (size_t s = 0; s < tl->n_sites; s++)
+			fprintf(f, ",%.0f", tl->sites[s].values[i]);
+		for (size_t s = 0; s < tl->n_cpu_sites; s++)
+			fprintf(f, ",%.0f", tl->cpu_sites[s].values[i]);
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+static void json_site(struct json *j, const char *key, const struct timeline_site *s, size_t n,
+		      bool heap)
+{
+	char lab[768];
+
+	json__begin_object(j, key);
+	json__string(j, "location", site_label(s, lab, sizeof(lab)));
+	json__string(j, "file", s->file);
+	json__int(j, "line", s->line);
+	json__string(j, "function", s->function);
+	json__string(j, "module", s->module);
+	if (heap) {
+		json__int(j, "final_bytes", s->final);
+		json__int(j, "peak_bytes", s->peak);
+		json__int(j, "growth_bytes", s->growth);
+		json__begin_array(j, "live_bytes");
+	} else {
+		json__int(j, "samples", s->final);
+		json__begin_array(j, "samples_per_interval");
+	}
+	for (size_t i = 0; i < n; i++)
+		json__int(j, NULL, (long long)s->values[i]);
+	json__end_array(j);
+	json__end_object(j);
+}
+
+static int print_json(FILE *f, const char *file, const struct timeline *tl)
+{
+	double bytes, per_min;
+	uint64_t span;
+	struct json j;
+
+	growth(tl, &bytes, &per_min, &span);
+	json__init(&j, f);
+	json__begin_object(&j, NULL);
+	json__string(&j, "file", file);
+	json__uint(&j, "checkpoints", tl->n);
+	json__uint(&j, "duration_ms", tl->n ? tl->t_ms[tl->n - 1] : 0);
+	json__bool(&j, "has_heap", tl->has_heap);
+	json__begin_object(&j, "growth");
+	json__int(&j, "bytes", (long long)bytes);
+	json__uint(&j, "span_ms", span);
+	json__double(&j, "bytes_per_minute", per_min);
+	if (tl->grew_most) {
+		json_site(&j, "grew_most", tl->grew_most, 0, true);
+	}
+	json__end_object(&j);
+	json__begin_array(&j, "series");
+	for (size_t i = 0; i < tl->n; i++) {
+		json__begin_object(&j, NULL);
+		json__uint(&j, "time_ms", tl->t_ms[i]);
+		json__int(&j, "live_bytes", (long long)tl->live[i]);
+		json__int(&j, "alloc_bytes", (long long)tl->alloc[i]);
+		json__int(&j, "freed_bytes", (long long)tl->freed[i]);
+		json__int(&j, "cpu_samples", (long long)tl->cpu[i]);
+		json__end_object(&j);
+	}
+	json__end_array(&j);
+	json__begin_array(&j, "sites");
+	for (size_t s = 0; s < tl->n_sites; s++)
+		json_site(&j, NULL, &tl->sites[s], tl->n, true);
+	json__end_array(&j);
+	json__begin_array(&j, "cpu_sites");
+	for (size_t s = 0; s < tl->n_cpu_sites; s++)
+		json_site(&j, NULL, &tl->cpu_sites[s], tl->n, false);
+	json__end_array(&j);
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int write_svg(const char *path, const char *file, const struct timeline *tl)
+{
+	struct svg_series *heap = calloc(tl->n_sites + 2, sizeof(*heap));
+	struct svg_series *cpu = calloc(tl->n_cpu_sites + 2, sizeof(*cpu));
+	char (*labels)[768] = calloc(tl->n_sites + tl->n_cpu_sites + 1, sizeof(*labels));
+	struct svg_panel panels[2];
+	size_t np = 0, nl = 0;
+	char title[1024];
+	FILE *f = NULL;
+	int err = 0;
+
+	if (!heap || !cpu || !labels) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (tl->has_heap) {
+		heap[0].label = "live heap (all sites)";
+		heap[0].values = tl->live;
+		for (size_t s = 0; s < tl->n_sites; s++) {
+			heap[s + 1].label = site_label(&tl->sites[s], labels[nl++], 768);
+			heap[s + 1].values = tl->sites[s].values;
+		}
+		panels[np++] = (struct svg_panel){ "live heap", CHART_BYTES, CHART_LEVEL, heap,
+						   tl->n_sites + 1 };
+	}
+	cpu[0].label = "CPU samples per interval (all sites)";
+	cpu[0].values = tl->cpu;
+	for (size_t s = 0; s < tl->n_cpu_sites; s++) {
+		cpu[s + 1].label = site_label(&tl->cpu_sites[s], labels[nl++], 768);
+		cpu[s + 1].values = tl->cpu_sites[s].values;
+	}
+	if (!tl->has_heap || tl->n_cpu_sites)
+		panels[np++] = (struct svg_panel){ "CPU samples per interval", CHART_COUNT,
+						   CHART_RATE, cpu, tl->n_cpu_sites + 1 };
+
+	f = fopen(path, "w");
+	if (!f) {
+		err = -errno;
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+		goto out;
+	}
+	snprintf(title, sizeof(title), "rsprof timeline: %s", file);
+	err = svg__write(f, title, tl->t_ms, tl->n, panels, np);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err == -EIO)
+		pr_err("cannot write '%s': %s", path, strerror(errno));
+out:
+	if (err == -ENOMEM)
+		pr_err("out of memory");
+	free(heap);
+	free(cpu);
+	free(labels);
+	return err;
+}
+
+static int timeline_run(const char *file)
+{
+	struct timeline_opts o = { .rank = RANK_FINAL, .pattern = args.filter,
+				   .need_growth = !output_args.csv };
+	int n = output_args.top_n ? output_args.top_n : args.filter || args.cpu ? DEFAULT_SITES : 0;
+	struct timeline *tl = NULL;
+	struct db *db = NULL;
+	char *mem = NULL;
+	size_t mem_len = 0;
+	FILE *out;
+	int err;
+
+	if (args.rank)
+		parse_rank(args.rank, &o.rank);
+	if (args.cpu)
+		o.cpu_top = n;
+	else
+		o.top = n;
+
+	err = db__open(file, &db);
+	if (err)
+		return exit_from_err(err);
+	err = timeline__load(db, &o, &tl);
+	if (!err && !tl->n) {
+		pr_err("'%s' has no checkpoints yet", file);
+		pr_hint("a recording writes one per interval (-i); wait for the first one");
+		err = -RSPROF_EDB;
+	}
+	if (err)
+		goto out;
+	if (args.svg && (err = write_svg(args.svg, file, tl)))
+		goto out;
+
+	/* stdout gets the whole document or nothing */
+	out = open_memstream(&mem, &mem_len);
+	if (!out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (output_args.csv)
+		err = print_csv(out, tl);
+	else if (output_args.json)
+		err = print_json(out, file, tl);
+	else if (args.svg) {
+		print_growth(out, tl);
+		fprintf(out, "wrote %s\n", args.svg);
+	} else
+		err = print_chart(out, file, tl);
+	if (fclose(out) && !err)
+		err = -ENOMEM;
+	if (!err)
+		fwrite(mem, 1, mem_len, stdout);
+	else if (err == -ENOMEM)
+		pr_err("out of memory");
+	free(mem);
+out:
+	timeline__delete(tl);
+	if (db__close(db) && !err)
+		err = -RSPROF_EDB;
+	return exit_from_err(err);
+}
+
 int cmd_timeline(int argc, const char **argv)
 {
 	poptContext pc = poptGetContext("rsprof timeline", argc, argv, timeline_options, 0);
-	int ret = options_parse(pc, "[OPTION...]", NULL, NULL);
+	int ret = options_parse(pc, "[OPTION...] [FILE]", option_cb, NULL);
 
+	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
-		pr_err("not implemented yet");
-		ret = EXIT_ERROR;
+		int n;
+		const char **a = options_args(pc, &n);
+		char *newest = NULL;
+
+		if (options_output_check()) {
+			ret = EXIT_USAGE;
+		} else if (n > 1) {
+			pr_err("too many arguments: one profile at a time");
+			pr_hint("rsprof timeline [FILE]; compare two profiles with rsprof diff");
+			ret = EXIT_USAGE;
+		} else if (n == 0 && (ret = naming__newest(".", &newest))) {
+			ret = exit_from_err(ret);
+		} else {
+			ret = timeline_run(n ? a[0] : newest);
+		}
+		free(newest);
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
