@@ -1,26 +1,422 @@
 /*
- * rsprof diff: not written yet.
+ * rsprof diff: what changed between two profiles, typically two builds of
+ * one program. Sites are matched by source location (file, line, function;
+ * --by function or file when lines moved); CPU compares each site's share
+ * of its run's samples (%A, %B and the difference in percentage points),
+ * heap compares live bytes at the end and allocation counts. Both tables
+ * are sorted by the size of the change; sites of one run only are marked
+ * new or gone. The header shows both runs' duration, samples, live and
+ * peak heap.
  */
 #include "builtin.h"
 
+#include <errno.h>
+#include <locale.h>
+#include <math.h>
 #include <popt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "util/chart.h"
+#include "util/db.h"
+#include "util/db-diff.h"
+#include "util/demangle.h"
+#include "util/duration.h"
 #include "util/error.h"
+#include "util/format.h"
 #include "util/options.h"
 
+static struct diff_args {
+	const char *by;
+	const char *threshold;
+	const char *filter;
+	int cpu, heap;
+} args;
+
+enum { OPT_BY = OPT_VAL_BUILTIN, OPT_THRESHOLD };
+
+#define DEFAULT_ROWS 20
+
 static struct poptOption diff_options[] = {
+	{ "by", 0, POPT_ARG_STRING, &args.by, OPT_BY,
+	  "match sites by line (file, line, function; the default), function or file",
+	  "line|function|file" },
+	{ "cpu", 0, POPT_ARG_NONE, &args.cpu, 0, "show only the CPU comparison", NULL },
+	{ "heap", 0, POPT_ARG_NONE, &args.heap, 0, "show only the heap comparison", NULL },
+	{ "threshold", 't', POPT_ARG_STRING, &args.threshold, OPT_THRESHOLD,
+	  "leave out changes smaller than PCT (CPU: percentage points; heap: percent of "
+	  "the larger live heap)", "PCT" },
+	{ "filter", 0, POPT_ARG_STRING, &args.filter, 0,
+	  "only sites whose path or function contains PAT (any case)", "PAT" },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0,
+	  "Output options (-n N: rows per table, default 20):", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+static int parse_by(const char *s, enum site_by *by)
+{
+	if (!strcmp(s, "line"))
+		*by = SITE_BY_LINE;
+	else if (!strcmp(s, "function"))
+		*by = SITE_BY_FUNCTION;
+	else if (!strcmp(s, "file"))
+		*by = SITE_BY_FILE;
+	else
+		return -EINVAL;
+	return 0;
+}
+
+static int parse_pct(const char *s, double *v)
+{
+	char *end;
+
+	*v = strtod(s, &end);
+	if (end == s || (*end && strcmp(end, "%")) || !isfinite(*v) || *v < 0)
+		return -EINVAL;
+	return 0;
+}
+
+static int option_cb(int val, const char *arg, void *ctx)
+{
+	enum site_by by;
+	double t;
+
+	if (val == OPT_BY && parse_by(arg, &by)) {
+		pr_err("--by wants line, function or file, not '%s'", arg);
+		return -EINVAL;
+	}
+	if (val == OPT_THRESHOLD && parse_pct(arg, &t)) {
+		pr_err("--threshold wants a percentage >= 0 like 0.5, not '%s'", arg);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+static const char *status_name(enum diff_status s)
+{
+	switch (s) {
+	case DIFF_NEW:
+		return "new";
+	case DIFF_GONE:
+		return "gone";
+	case DIFF_CHANGED:
+		return "changed";
+	default:
+		return "same";
+	}
+}
+
+static char *location(const struct diff_row *r, char *buf, size_t len)
+{
+	if (!r->file) {
+		const char *base = r->module ? strrchr(r->module, '/') : NULL;
+
+		snprintf(buf, len, "[%s]", base ? base + 1 : r->module ? r->module : "unknown");
+	} else if (r->line > 0) {
+		snprintf(buf, len, "%s:%d", r->file, r->line);
+	} else {
+		snprintf(buf, len, "%s", r->file);
+	}
+	return buf;
+}
+
+static void print_side(FILE *f, const char *tag, const char *file, const struct prof_summary *s,
+		       bool any_heap, bool heap)
+{
+	char d[32], n[32], l[32], p[32];
+
+	fprintf(f, "%s: %s  %s  %s samples", tag, file,
+		duration__format(s->duration_ms, d, sizeof(d)),
+		format__count(s->samples, n, sizeof(n)));
+	if (heap)
+		fprintf(f, "  live %s  peak %s", format__bytes(s->live_bytes, l, sizeof(l)),
+			format__bytes(s->peak_bytes, p, sizeof(p)));
+	else if (any_heap)
+		fputs("  no heap data", f);
+	fputc('\n', f);
+}
+
+static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
+{
+	const struct table_col cols[] = {
+		{ "%A", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "%B", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ delta, TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+	};
+	struct table *t = table__new(cols, 6);
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_cpu && !err; i++) {
+		const struct diff_row *r = &d->cpu[i];
+		char a[16], b[16], dl[16], loc[1100], fn[512];
+		const char *cells[6];
+
+		format__pct(r->pct_a, a, sizeof(a));
+		format__pct(r->pct_b, b, sizeof(b));
+		if (fabs(r->delta_pct) < 0.05)
+			snprintf(dl, sizeof(dl), "%.1f", 0.0);
+		else
+			snprintf(dl, sizeof(dl), "%+.1f", r->delta_pct);
+		cells[0] = r->status == DIFF_NEW ? "-" : a;
+		cells[1] = r->status == DIFF_GONE ? "-" : b;
+		cells[2] = dl;
+		cells[3] = r->status == DIFF_NEW || r->status == DIFF_GONE ? status_name(r->status) : "";
+		cells[4] = location(r, loc, sizeof(loc));
+		cells[5] = demangle__short(r->function, 80, fn, sizeof(fn));
+		err = table__add_row(t, cells);
+	}
+	fprintf(f, "\nCPU: share of each run's samples, %s in percentage points\n", delta);
+	if (!err && d->n_cpu)
+		err = table__print(t, f, 0);
+	else if (!err)
+		fputs("  (no CPU samples to compare)\n", f);
+	table__delete(t);
+	return err;
+}
+
+static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
+{
+	const struct table_col cols[] = {
+		{ "Live A", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Live B", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ delta, TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs A", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs B", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+	};
+	struct table *t = table__new(cols, 8);
+	int err = 0;
+
+	if (!t)
+		return -ENOMEM;
+	for (size_t i = 0; i < d->n_heap && !err; i++) {
+		const struct diff_row *r = &d->heap[i];
+		char a[32], b[32], dl[32], ca[32], cb[32], loc[1100], fn[512];
+		const char *cells[8];
+
+		cells[0] = r->status == DIFF_NEW ? "-" : format__bytes(r->live_a, a, sizeof(a));
+		cells[1] = r->status == DIFF_GONE ? "-" : format__bytes(r->live_b, b, sizeof(b));
+		cells[2] = format__bytes_delta(r->delta_bytes, dl, sizeof(dl));
+		cells[3] = format__count((uint64_t)r->allocs_a, ca, sizeof(ca));
+		cells[4] = format__count((uint64_t)r->allocs_b, cb, sizeof(cb));
+		cells[5] = r->status == DIFF_NEW || r->status == DIFF_GONE ? status_name(r->status) : "";
+		cells[6] = location(r, loc, sizeof(loc));
+		cells[7] = demangle__short(r->function, 80, fn, sizeof(fn));
+		err = table__add_row(t, cells);
+	}
+	fprintf(f, "\nHeap: live bytes at the end of each run, and allocations\n");
+	if (!err && d->n_heap)
+		err = table__print(t, f, 0);
+	else if (!err)
+		fputs("  (no heap data to compare)\n", f);
+	table__delete(t);
+	return err;
+}
+
+static int print_text(FILE *f, const char *fa, const char *fb, const struct diff *d,
+		      bool cpu, bool heap)
+{
+	const char *delta = chart__locale_utf8() ? "\u0394" : "Delta";
+	bool any_heap = d->heap_a || d->heap_b;
+	int err = 0;
+
+	print_side(f, "A", fa, &d->a, any_heap, d->heap_a);
+	print_side(f, "B", fb, &d->b, any_heap, d->heap_b);
+	if (d->identical)
+		fputs("no change: both profiles hold the same numbers for every site\n", f);
+	if (cpu)
+		err = print_cpu_table(f, d, delta);
+	if (!err && heap) {
+		if (d->heap_a && d->heap_b)
+			err = print_heap_table(f, d, delta);
+		else if (any_heap)
+			fprintf(f, "\nHeap: only %s has heap data, nothing to compare\n",
+				d->heap_a ? "A" : "B");
+		else if (!cpu)
+			fputs("\nHeap: neither profile has heap data\n", f);
+	}
+	return err ? err : ferror(f) ? -EIO : 0;
+}
+
+static void csv_row(FILE *f, const char *kind, const struct diff_row *r, bool cpu)
+{
+	char loc[1100];
+
+	fprintf(f, "%s,%s,", kind, status_name(r->status));
+	format__csv_field(f, location(r, loc, sizeof(loc)));
+	fputc(',', f);
+	format__csv_field(f, r->file ? r->file : "");
+	fprintf(f, ",%d,", r->line);
+	format__csv_field(f, r->function ? r->function : "");
+	if (cpu)
+		fprintf(f, ",%.4f,%.4f,%.4f,%llu,%llu\n", r->pct_a, r->pct_b, r->delta_pct,
+			(unsigned long long)r->samples_a, (unsigned long long)r->samples_b);
+	else
+		fprintf(f, ",%lld,%lld,%lld,%lld,%lld\n", (long long)r->live_a,
+			(long long)r->live_b, (long long)r->delta_bytes, (long long)r->allocs_a,
+			(long long)r->allocs_b);
+}
+
+static int print_csv(FILE *f, const struct diff *d, bool cpu, bool heap)
+{
+	/* one table: for cpu rows a, b, delta are percentages and counts are samples;
+	 * for heap rows they are live bytes and counts are allocations */
+	fputs("kind,status,location,file,line,function,a,b,delta,count_a,count_b\n", f);
+	for (size_t i = 0; cpu && i < d->n_cpu; i++)
+		csv_row(f, "cpu", &d->cpu[i], true);
+	for (size_t i = 0; heap && d->heap_a && d->heap_b && i < d->n_heap; i++)
+		csv_row(f, "heap", &d->heap[i], false);
+	return ferror(f) ? -EIO : 0;
+}
+
+static void json_side(struct json *j, const char *key, const char *file,
+		      const struct prof_summary *s, bool heap)
+{
+	json__begin_object(j, key);
+	json__string(j, "file", file);
+	json__uint(j, "duration_ms", s->duration_ms);
+	json__uint(j, "checkpoints", s->checkpoints);
+	json__uint(j, "samples", s->samples);
+	json__bool(j, "has_heap", heap);
+	json__int(j, "live_bytes", s->live_bytes);
+	json__int(j, "peak_bytes", s->peak_bytes);
+	json__end_object(j);
+}
+
+static void json_row(struct json *j, const struct diff_row *r, bool cpu)
+{
+	char loc[1100];
+
+	json__begin_object(j, NULL);
+	json__string(j, "status", status_name(r->status));
+	json__string(j, "location", location(r, loc, sizeof(loc)));
+	json__string(j, "file", r->file);
+	json__int(j, "line", r->line);
+	json__string(j, "function", r->function);
+	if (cpu) {
+		json__double(j, "pct_a", r->pct_a);
+		json__double(j, "pct_b", r->pct_b);
+		json__double(j, "delta_pct", r->delta_pct);
+		json__uint(j, "samples_a", r->samples_a);
+		json__uint(j, "samples_b", r->samples_b);
+	} else {
+		json__int(j, "live_a", r->live_a);
+		json__int(j, "live_b", r->live_b);
+		json__int(j, "delta_bytes", r->delta_bytes);
+		json__int(j, "allocs_a", r->allocs_a);
+		json__int(j, "allocs_b", r->allocs_b);
+	}
+	json__end_object(j);
+}
+
+static int print_json(FILE *f, const char *fa, const char *fb, const struct diff *d,
+		      const char *by, bool cpu, bool heap)
+{
+	struct json j;
+
+	json__init(&j, f);
+	json__begin_object(&j, NULL);
+	json_side(&j, "a", fa, &d->a, d->heap_a);
+	json_side(&j, "b", fb, &d->b, d->heap_b);
+	json__string(&j, "by", by);
+	json__bool(&j, "identical", d->identical);
+	if (cpu) {
+		json__begin_array(&j, "cpu");
+		for (size_t i = 0; i < d->n_cpu; i++)
+			json_row(&j, &d->cpu[i], true);
+		json__end_array(&j);
+	}
+	if (heap && d->heap_a && d->heap_b) {
+		json__begin_array(&j, "heap");
+		for (size_t i = 0; i < d->n_heap; i++)
+			json_row(&j, &d->heap[i], false);
+		json__end_array(&j);
+	}
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int diff_run(const char *fa, const char *fb)
+{
+	struct diff_opts o = { .by = SITE_BY_LINE, .pattern = args.filter,
+			       .limit = output_args.top_n ? output_args.top_n : DEFAULT_ROWS };
+	bool cpu = args.cpu || !args.heap, heap = args.heap || !args.cpu;
+	struct db *a = NULL, *b = NULL;
+	struct diff *d = NULL;
+	char *mem = NULL;
+	size_t mem_len = 0;
+	FILE *out;
+	int err;
+
+	if (args.by)
+		parse_by(args.by, &o.by);
+	if (args.threshold)
+		parse_pct(args.threshold, &o.threshold);
+
+	err = db__open(fa, &a);
+	if (!err)
+		err = db__open(fb, &b);
+	if (!err)
+		err = diff__compute(a, b, &o, &d);
+	if (err)
+		goto out;
+
+	/* stdout gets the whole document or nothing */
+	out = open_memstream(&mem, &mem_len);
+	if (!out) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (output_args.csv)
+		err = print_csv(out, d, cpu, heap);
+	else if (output_args.json)
+		err = print_json(out, fa, fb, d, args.by ? args.by : "line", cpu, heap);
+	else
+		err = print_text(out, fa, fb, d, cpu, heap);
+	if (fclose(out) && !err)
+		err = -ENOMEM;
+	if (!err)
+		fwrite(mem, 1, mem_len, stdout);
+	else if (err == -ENOMEM)
+		pr_err("out of memory");
+	free(mem);
+out:
+	diff__delete(d);
+	if (db__close(b) && !err)
+		err = -RSPROF_EDB;
+	if (db__close(a) && !err)
+		err = -RSPROF_EDB;
+	return exit_from_err(err);
+}
+
 int cmd_diff(int argc, const char **argv)
 {
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
-	int ret = options_parse(pc, "[OPTION...]", NULL, NULL);
+	int ret = options_parse(pc, "[OPTION...] A.db B.db", option_cb, NULL);
 
+	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
-		pr_err("not implemented yet");
-		ret = EXIT_ERROR;
+		int n;
+		const char **a = options_args(pc, &n);
+
+		if (options_output_check()) {
+			ret = EXIT_USAGE;
+		} else if (n != 2) {
+			pr_err(n < 2 ? "two profiles are needed" : "too many arguments");
+			pr_hint("rsprof diff BEFORE.db AFTER.db");
+			ret = EXIT_USAGE;
+		} else {
+			ret = diff_run(a[0], a[1]);
+		}
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

@@ -37,7 +37,7 @@ enum { OPT_RANK = OPT_VAL_BUILTIN };
 
 #define DEFAULT_SITES	5
 #define CHART_HEIGHT	12
-#define LABEL_W		32
+#define LABEL_W		24
 
 static struct poptOption timeline_options[] = {
 	{ "rank", 0, POPT_ARG_STRING, &args.rank, OPT_RANK,
@@ -116,6 +116,21 @@ static void print_growth(FILE *f, const struct timeline *tl)
 	fputc('\n', f);
 }
 
+/* Room for the longest label, within 24 columns and 40 % of the width. */
+static int label_width(const struct timeline_site *s, size_t n, int width)
+{
+	int w = LABEL_W, max = width * 2 / 5;
+	char lab[768];
+
+	for (size_t i = 0; i < n; i++) {
+		int l = format__width(site_label(&s[i], lab, sizeof(lab)));
+
+		if (l > w)
+			w = l;
+	}
+	return w > max && max > LABEL_W ? max : w;
+}
+
 static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 {
 	struct chart_style st = {
@@ -146,18 +161,22 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 				 CHART_RATE, CHART_COUNT);
 	}
 	if (tl->n_sites) {
-		fprintf(f, "\nlive bytes of the top %zu sites:\n", tl->n_sites);
+		int lw = label_width(tl->sites, tl->n_sites, st.width);
+
+		fprintf(f, "\nlive bytes of the top %zu site%s (by %s):\n", tl->n_sites,
+			tl->n_sites > 1 ? "s" : "", args.rank ? args.rank : "final");
 		for (size_t i = 0; i < tl->n_sites; i++)
 			chart__sparkline(f, &st, site_label(&tl->sites[i], lab, sizeof(lab)),
-					 LABEL_W, tl->sites[i].values, tl->n, CHART_LEVEL,
-					 CHART_BYTES);
+					 lw, tl->sites[i].values, tl->n, CHART_LEVEL, CHART_BYTES);
 	}
 	if (tl->n_cpu_sites) {
-		fprintf(f, "\nCPU samples per interval of the top %zu sites:\n", tl->n_cpu_sites);
+		int lw = label_width(tl->cpu_sites, tl->n_cpu_sites, st.width);
+
+		fprintf(f, "\nCPU samples per interval of the top %zu site%s:\n", tl->n_cpu_sites,
+			tl->n_cpu_sites > 1 ? "s" : "");
 		for (size_t i = 0; i < tl->n_cpu_sites; i++)
 			chart__sparkline(f, &st, site_label(&tl->cpu_sites[i], lab, sizeof(lab)),
-					 LABEL_W, tl->cpu_sites[i].values, tl->n, CHART_RATE,
-					 CHART_COUNT);
+					 lw, tl->cpu_sites[i].values, tl->n, CHART_RATE, CHART_COUNT);
 	}
 	fputc('\n', f);
 	print_growth(f, tl);
@@ -208,14 +227,15 @@ static void json_site(struct json *j, const char *key, const struct timeline_sit
 		json__int(j, "final_bytes", s->final);
 		json__int(j, "peak_bytes", s->peak);
 		json__int(j, "growth_bytes", s->growth);
-		json__begin_array(j, "live_bytes");
 	} else {
 		json__int(j, "samples", s->final);
-		json__begin_array(j, "samples_per_interval");
 	}
-	for (size_t i = 0; i < n; i++)
-		json__int(j, NULL, (long long)s->values[i]);
-	json__end_array(j);
+	if (n) {
+		json__begin_array(j, heap ? "live_bytes" : "samples_per_interval");
+		for (size_t i = 0; i < n; i++)
+			json__int(j, NULL, (long long)s->values[i]);
+		json__end_array(j);
+	}
 	json__end_object(j);
 }
 

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "util/duration.h"
+#include "util/format.h"
 
 /* U+2581 LOWER ONE EIGHTH BLOCK .. U+2588 FULL BLOCK, index = eighths */
 static const char *const blocks[9] = {
@@ -43,9 +44,7 @@ bool chart__locale_utf8(void)
 
 char *chart__fmt_value(double v, enum chart_unit unit, char *buf, size_t len)
 {
-	static const char *const units[] = { "B", "KB", "MB", "GB", "TB" };
 	double a = fabs(v);
-	int u = 0;
 
 	if (unit == CHART_COUNT) {
 		if (a < 10000)
@@ -56,24 +55,19 @@ char *chart__fmt_value(double v, enum chart_unit unit, char *buf, size_t len)
 			snprintf(buf, len, "%.1fM", v / 1e6);
 		return buf;
 	}
-	while (a >= 1024 && u < 4) {
-		a /= 1024;
-		v /= 1024;
-		u++;
-	}
-	if (!u)
-		snprintf(buf, len, "%.0f %s", v, units[u]);
-	else
-		snprintf(buf, len, "%.1f %s", v, units[u]);
-	return buf;
+	return format__bytes((int64_t)llround(v), buf, len);
 }
 
 size_t chart__bucket(const double *values, size_t n, double *out, size_t cols,
 		     enum chart_kind kind)
 {
+	if (!n)
+		return 0;
 	if (n <= cols) {
-		memcpy(out, values, n * sizeof(*out));
-		return n;
+		/* fewer points than columns: each point gets an equal run of columns */
+		for (size_t c = 0; c < cols; c++)
+			out[c] = values[c * n / cols];
+		return cols;
 	}
 	for (size_t c = 0; c < cols; c++) {
 		size_t lo = c * n / cols, hi = (c + 1) * n / cols;
@@ -190,7 +184,7 @@ int chart__area(FILE *f, const struct chart_style *st, const char *title,
 	fputc('\n', f);
 
 	/* time labels: start, middle, end */
-	duration__format(0, t0, sizeof(t0));
+	snprintf(t0, sizeof(t0), "0s");
 	duration__format(t_end_ms / 2, tm, sizeof(tm));
 	duration__format(t_end_ms, te, sizeof(te));
 	{

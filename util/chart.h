@@ -55,9 +55,10 @@ int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 		     enum chart_kind kind, enum chart_unit unit);
 
 /*
- * Reduce n points to cols buckets (cols <= n, else a copy with the rest
- * unused): max for CHART_LEVEL, mean for CHART_RATE. out has room for cols
- * values; returns the number written (min(n, cols)).
+ * Fit n points into cols columns: when n > cols, each column is a bucket of
+ * points (max for CHART_LEVEL, mean for CHART_RATE); when n <= cols, each
+ * point fills an equal run of columns. out has room for cols values;
+ * returns cols (0 when n is 0).
  */
 size_t chart__bucket(const double *values, size_t n, double *out, size_t cols,
 		     enum chart_kind kind);
