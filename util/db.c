@@ -378,6 +378,16 @@ int db__create(const char *path, bool append, struct db **out)
 	err = db_exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
 	if (!err)
 		err = db_exec(db, "set synchronous", "PRAGMA synchronous = NORMAL");
+	/*
+	 * Every checkpoint inserts into idx_cpu_addr/idx_heap_addr at one place
+	 * per address, so it dirties index pages all over the file: keep them
+	 * cached (32 MB) and fold the WAL back less often (32 MB) so a page
+	 * changed by many checkpoints is written to the file once.
+	 */
+	if (!err)
+		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
+	if (!err)
+		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
 	if (err)
 		goto fail;
 	if (!append) {

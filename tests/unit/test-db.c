@@ -263,6 +263,140 @@ static void test_open_errors(void)
 	}
 }
 
+/* Rows collected from a query. */
+struct rows {
+	int n;
+	char loc[16][128];
+	struct prof_row r[16];
+};
+
+static int collect(const struct prof_row *r, void *ctx)
+{
+	struct rows *rs = ctx;
+
+	if (rs->n < 16) {
+		snprintf(rs->loc[rs->n], sizeof(rs->loc[0]), "%s:%d %s",
+			 r->file ? strrchr(r->file, '/') + 1 : r->module ? r->module : "?",
+			 r->line, r->function ? r->function : "-");
+		rs->r[rs->n] = *r;
+		rs->r[rs->n].file = rs->r[rs->n].function = rs->r[rs->n].module = NULL;
+	}
+	rs->n++;
+	return 0;
+}
+
+static void test_queries(void)
+{
+	const char *p = tmp("q.db");
+	struct query_filter f;
+	struct prof_summary sum;
+	struct rows rs;
+	struct db *db;
+	uint64_t total;
+	int64_t live;
+	double pct = 0;
+
+	if (fixture__write(p, FIXTURE_SMALL) || db__open(p, &db)) {
+		ok(0, "fixture for queries");
+		return;
+	}
+	query_filter__init(&f);
+	memset(&rs, 0, sizeof(rs));
+	is_int(db_query_cpu(db, &f, &total, collect, &rs), 0, "cpu query");
+	is_int(total, 1000, "total samples");
+	is_int(rs.n, 4, "four lines");
+	is_str(rs.loc[0], "hot.c:10 hot_loop", "first: hot.c:10 (two addresses)");
+	is_int(rs.r[0].samples, 600, "600 samples");
+	is_str(rs.loc[1], "hot.c:20 warm", "second");
+	is_str(rs.loc[2], "cold.c:5 cold", "third");
+	is_str(rs.loc[3], "/usr/lib/x86_64-linux-gnu/libc.so.6:0 memcpy", "libc without a file");
+	for (int i = 0; i < rs.n && i < 16; i++)
+		pct += rs.r[i].pct;
+	ok(pct > 99.99 && pct < 100.01, "percentages add up to 100 (%.3f)", pct);
+
+	memset(&rs, 0, sizeof(rs));
+	f.group = GROUP_FILE;
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(rs.n, 3, "by file: three");
+	is_str(rs.loc[0], "hot.c:0 -", "hot.c first");
+	is_int(rs.r[0].samples, 850, "hot.c 850");
+
+	memset(&rs, 0, sizeof(rs));
+	f.group = GROUP_MODULE;
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(rs.n, 2, "by module: two");
+	is_int(rs.r[0].samples, 950, "the executable 950");
+
+	query_filter__init(&f);
+	f.from_ms = 6000;
+	memset(&rs, 0, sizeof(rs));
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(total, 500, "from 6 s: 500 samples");
+	is_int(rs.n, 3, "cold is gone");
+	is_int(rs.r[1].samples, 175, "warm: 175");
+
+	query_filter__init(&f);
+	f.to_ms = 5000;
+	f.pattern = "COLD";
+	memset(&rs, 0, sizeof(rs));
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(total, 500, "until 5 s: 500 samples");
+	is_int(rs.n, 1, "pattern, case-insensitive");
+	ok(rs.r[0].pct > 19.99 && rs.r[0].pct < 20.01, "share of the whole window");
+
+	query_filter__init(&f);
+	f.threshold_pct = 10;
+	f.limit = 2;
+	memset(&rs, 0, sizeof(rs));
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(rs.n, 2, "limit");
+	f.limit = 0;
+	f.threshold_pct = 20;
+	memset(&rs, 0, sizeof(rs));
+	db_query_cpu(db, &f, &total, collect, &rs);
+	is_int(rs.n, 2, "threshold 20%%: two rows");
+
+	query_filter__init(&f);
+	memset(&rs, 0, sizeof(rs));
+	is_int(db_query_heap(db, &f, &live, collect, &rs), 0, "heap query");
+	is_int(live, 10 * FIX_MB, "total live 10 MB");
+	is_int(rs.n, 2, "two sites");
+	is_str(rs.loc[0], "cache.rs:42 app::cache::insert", "cache first");
+	is_int(rs.r[0].live_bytes, 10 * FIX_MB, "cache live");
+	is_int(rs.r[0].peak_bytes, 10 * FIX_MB, "cache peak");
+	is_int(rs.r[0].alloc_count, 160, "cache allocations");
+	is_int(rs.r[1].live_bytes, 0, "parse: nothing live");
+	is_int(rs.r[1].peak_bytes, 10 * FIX_MB, "parse: peak 10 MB");
+	is_int(rs.r[1].alloc_bytes, 15 * FIX_MB, "parse: allocated 15 MB");
+	is_int(rs.r[1].free_count, 1500, "parse: frees");
+
+	query_filter__init(&f);
+	f.at_ms = 5000;
+	memset(&rs, 0, sizeof(rs));
+	db_query_heap(db, &f, &live, collect, &rs);
+	is_int(live, 15 * FIX_MB, "at 5 s: 15 MB live");
+	is_str(rs.loc[0], "parse.rs:77 app::parse", "parse first at 5 s");
+	is_int(rs.r[0].live_bytes, 10 * FIX_MB, "with 10 MB");
+
+	is_int(db_query_summary(db, &sum), 0, "summary");
+	is_int(sum.duration_ms, 10000, "duration");
+	is_int(sum.checkpoints, 10, "checkpoints");
+	is_int(sum.samples, 1000, "samples");
+	is_int(sum.lost_samples, 10, "lost");
+	is_int(sum.symbols, 7, "symbols");
+	is_int(sum.live_bytes, 10 * FIX_MB, "live");
+	is_int(sum.peak_bytes, 15 * FIX_MB, "peak");
+	ok(sum.has_heap && sum.finished, "heap and finished");
+	db__close(db);
+
+	p = tmp("q2.db");
+	if (!fixture__write(p, FIXTURE_CPU_ONLY) && !db__open(p, &db)) {
+		is_int(db_query_summary(db, &sum), 0, "cpu-only summary");
+		ok(!sum.has_heap, "no heap");
+		db__close(db);
+	}
+}
+
 static void cleanup(void)
 {
 	char cmd[600];
@@ -292,6 +426,7 @@ int main(int argc, char **argv)
 	test_checkpoint();
 	test_append();
 	test_open_errors();
+	test_queries();
 	cleanup();
 	return done_testing();
 }
