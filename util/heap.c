@@ -1,10 +1,489 @@
+/*
+ * Heap tracking (SPEC §6, issue 3): loads bpf/heap.bpf.c, attaches it to the
+ * target's allocator (util/alloc-syms.c), and once per checkpoint turns the
+ * kernel's running per-stack counters into deltas attributed to the user's
+ * line (util/heap-attrib.c).
+ *
+ * Loader order as libbpf-tools do it: open, set rodata and map sizes, load,
+ * attach each probe for the target's pid only (the program checks the tgid
+ * too), read maps; destroy at the end.
+ */
 #include "util/heap.h"
 
 #include <errno.h>
-#include <stddef.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
 
-/* STUB: owned by the heap work; replace. */
-int heap__new(const struct heap_opts *o, struct heap **out) { *out = NULL; return -ENOTSUP; }
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp, uint64_t **a, size_t *n, size_t *c) { return 0; }
-void heap__stats(const struct heap *h, struct heap_stats *st) { }
-void heap__delete(struct heap *h) { }
+#include "heap.skel.h"
+#include "bpf/heap.h"
+#include "util/alloc-syms.h"
+#include "util/db.h"
+#include "util/error.h"
+#include "util/heap-attrib.h"
+#include "util/resolver.h"
+#include "util/symbol.h"
+
+/* Live allocations tracked at once; beyond that they are counted as dropped. */
+#define HEAP_LIVE_MAX	(1u << 20)
+
+/* What user space remembers of one kernel stack key. */
+struct stack_state {
+	uint64_t key;			/* 0: empty slot */
+	struct heap_site last;		/* counters at the previous collect */
+	uint64_t site;			/* attributed site address */
+	int64_t stack_id;		/* -1: stack not captured */
+};
+
+struct heap {
+	struct heap_bpf *skel;
+	struct bpf_link **links;
+	size_t n_links;
+	struct alloc_syms *syms;
+	enum heap_attribution attr;
+	unsigned int sample;
+	pid_t pid;
+
+	struct stack_state *tab;	/* open addressing, power-of-two size */
+	size_t tab_cap, tab_n;
+	uint64_t *seen;			/* addresses already handed out as new */
+	size_t seen_cap, seen_n;
+
+	/* this checkpoint's output, owned until the next collect */
+	struct heap_count *rows;
+	size_t n_rows, cap_rows;
+	struct stack_rec *stacks;
+	size_t n_stacks, cap_stacks;
+
+	uint64_t allocs, frees;		/* scaled totals */
+	int64_t live, peak;
+	uint64_t stats[HEAP_STAT_MAX];	/* kernel counters, summed over CPUs */
+	uint64_t dropped_reported;
+};
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (verbose < 2 && level != LIBBPF_WARN)
+		return 0;
+	if (verbose < 1)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+static inline uint64_t mix(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	return x;
+}
+
+/* --- the address set ---------------------------------------------------- */
+
+/* true when addr was not in the set (and is now) */
+static int seen_add(struct heap *h, uint64_t addr, bool *added)
+{
+	size_t i;
+
+	*added = false;
+	if (!addr)
+		return 0;
+	if ((h->seen_n + 1) * 2 > h->seen_cap) {
+		size_t cap = h->seen_cap ? h->seen_cap * 2 : 1024;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		for (size_t j = 0; j < h->seen_cap; j++) {
+			uint64_t a = h->seen[j];
+
+			if (!a)
+				continue;
+			for (i = mix(a) & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
+				;
+			v[i] = a;
+		}
+		free(h->seen);
+		h->seen = v;
+		h->seen_cap = cap;
+	}
+	for (i = mix(addr) & (h->seen_cap - 1); h->seen[i]; i = (i + 1) & (h->seen_cap - 1))
+		if (h->seen[i] == addr)
+			return 0;
+	h->seen[i] = addr;
+	h->seen_n++;
+	*added = true;
+	return 0;
+}
+
+/* --- the stack table ---------------------------------------------------- */
+
+static struct stack_state *tab_find(struct heap *h, uint64_t key)
+{
+	if (!h->tab_cap)
+		return NULL;
+	for (size_t i = mix(key) & (h->tab_cap - 1); h->tab[i].key; i = (i + 1) & (h->tab_cap - 1))
+		if (h->tab[i].key == key)
+			return &h->tab[i];
+	return NULL;
+}
+
+static struct stack_state *tab_add(struct heap *h, uint64_t key)
+{
+	size_t i;
+
+	if ((h->tab_n + 1) * 2 > h->tab_cap) {
+		size_t cap = h->tab_cap ? h->tab_cap * 2 : 256;
+		struct stack_state *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return NULL;
+		for (size_t j = 0; j < h->tab_cap; j++) {
+			if (!h->tab[j].key)
+				continue;
+			for (i = mix(h->tab[j].key) & (cap - 1); v[i].key; i = (i + 1) & (cap - 1))
+				;
+			v[i] = h->tab[j];
+		}
+		free(h->tab);
+		h->tab = v;
+		h->tab_cap = cap;
+	}
+	for (i = mix(key) & (h->tab_cap - 1); h->tab[i].key; i = (i + 1) & (h->tab_cap - 1))
+		;
+	h->tab[i].key = key;
+	h->tab[i].stack_id = -1;
+	h->tab_n++;
+	return &h->tab[i];
+}
+
+static int add_new_addr(struct heap *h, uint64_t addr, uint64_t **na, size_t *n, size_t *cap)
+{
+	bool added;
+	int err = seen_add(h, addr, &added);
+
+	if (err || !added)
+		return err;
+	if (*n == *cap) {
+		size_t c = *cap ? *cap * 2 : 64;
+		uint64_t *v = realloc(*na, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*na = v;
+		*cap = c;
+	}
+	(*na)[(*n)++] = addr;
+	return 0;
+}
+
+/* --- loading and attaching ---------------------------------------------- */
+
+static int attach_one(struct heap *h, struct bpf_program *prog, const struct alloc_probe *p,
+		      bool ret)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = p->kind, .retprobe = ret);
+	struct bpf_link *l, **v;
+	int err;
+
+	v = realloc(h->links, (h->n_links + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	h->links = v;
+	l = bpf_program__attach_uprobe_opts(prog, h->pid, p->path, p->offset, &uo);
+	if (!l) {
+		err = -errno;
+		pr_err("cannot attach a uprobe to %s in %s: %s", p->name, p->path, strerror(-err));
+		return err;
+	}
+	h->links[h->n_links++] = l;
+	return 0;
+}
+
+int heap__new(const struct heap_opts *o, struct heap **out)
+{
+	struct heap *h;
+	int err;
+
+	*out = NULL;
+	if (access("/sys/kernel/btf/vmlinux", R_OK)) {
+		pr_err("heap tracking needs kernel BTF: /sys/kernel/btf/vmlinux is missing");
+		pr_hint("use a kernel built with CONFIG_DEBUG_INFO_BTF=y, or record with --no-heap");
+		return -ENOTSUP;
+	}
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return -ENOMEM;
+	h->pid = o->pid;
+	h->attr = o->attribution;
+	h->sample = o->sample ? o->sample : 1;
+
+	err = alloc_syms__find(o->exe, o->pid, o->before_exec, o->probes, &h->syms);
+	if (err)
+		goto fail;
+
+	libbpf_set_print(libbpf_print);
+	h->skel = heap_bpf__open();
+	if (!h->skel) {
+		err = -errno;
+		pr_err("cannot open the heap BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	h->skel->rodata->target_tgid = o->pid;
+	h->skel->rodata->sample_every = h->sample;
+	bpf_map__set_max_entries(h->skel->maps.live, HEAP_LIVE_MAX);
+	err = heap_bpf__load(h->skel);
+	if (err) {
+		err = err < 0 ? err : -errno;
+		if (err == -EPERM || err == -EACCES) {
+			pr_err("no permission to load BPF programs");
+			pr_hint("run as root or grant CAP_BPF and CAP_PERFMON, or record with --no-heap");
+		} else {
+			pr_err("cannot load the heap BPF programs: %s", strerror(-err));
+			pr_hint("run with -vv to see the verifier's log, or record with --no-heap");
+		}
+		goto fail;
+	}
+	for (size_t i = 0; i < h->syms->n; i++) {
+		const struct alloc_probe *p = &h->syms->v[i];
+
+		if (p->is_free) {
+			err = attach_one(h, h->skel->progs.heap_free_enter, p, false);
+		} else {
+			/* the entry and the return probe share one breakpoint */
+			err = attach_one(h, h->skel->progs.heap_alloc_enter, p, false);
+			if (!err)
+				err = attach_one(h, h->skel->progs.heap_alloc_return, p, true);
+		}
+		if (err) {
+			if (err == -EPERM || err == -EACCES)
+				pr_hint("uprobes need CAP_PERFMON and CAP_SYS_ADMIN or root");
+			goto fail;
+		}
+	}
+	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u)",
+		 h->syms->n, h->syms->family, (int)o->pid, h->sample);
+	*out = h;
+	return 0;
+fail:
+	heap__delete(h);
+	return err;
+}
+
+/* --- reading ------------------------------------------------------------ */
+
+static void read_stats(struct heap *h)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	uint64_t *v;
+
+	if (ncpu <= 0)
+		return;
+	v = calloc(ncpu, sizeof(*v));
+	if (!v)
+		return;
+	for (uint32_t k = 0; k < HEAP_STAT_MAX; k++) {
+		uint64_t sum = 0;
+
+		if (bpf_map__lookup_elem(h->skel->maps.stats, &k, sizeof(k), v,
+					 ncpu * sizeof(*v), 0))
+			continue;
+		for (int c = 0; c < ncpu; c++)
+			sum += v[c];
+		h->stats[k] = sum;
+	}
+	free(v);
+}
+
+static uint64_t dropped_total(const struct heap *h)
+{
+	return h->stats[HEAP_STAT_DROP_LIVE] + h->stats[HEAP_STAT_DROP_STACK] +
+	       h->stats[HEAP_STAT_DROP_SITE] + h->stats[HEAP_STAT_DROP_ENTRY];
+}
+
+/*
+ * A stack seen for the first time: read its frames, resolve them, pick the
+ * site by the attribution rule, and queue the stack for the file.
+ */
+static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
+		     uint64_t **na, size_t *nn, size_t *cn)
+{
+	struct heap_stack ks;
+	const struct symbol *syms[HEAP_MAX_DEPTH];
+	uint64_t *addrs;
+	int depth = 0, site, err;
+	bool refreshed = false;
+
+	memset(&ks, 0, sizeof(ks));
+	if (bpf_map__lookup_elem(h->skel->maps.stacks, &st->key, sizeof(st->key), &ks,
+				 sizeof(ks), 0))
+		return 0;	/* not stored (map full, counted): site stays 0 */
+	addrs = calloc(HEAP_MAX_DEPTH, sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	/* return addresses: - 1 is inside the call instruction, i.e. the call's line */
+	while (depth < HEAP_MAX_DEPTH && ks.ips[depth]) {
+		addrs[depth] = ks.ips[depth] - 1;
+		depth++;
+	}
+	for (int i = 0; i < depth; i++) {
+		syms[i] = r ? resolver__resolve(r, addrs[i]) : NULL;
+		if (r && syms[i] && !syms[i]->module && !refreshed && i < 4) {
+			/* an address in no known mapping: a library loaded since */
+			refreshed = true;
+			resolver__refresh_maps(r);
+		}
+	}
+	site = heap_attrib__site(syms, depth, h->attr);
+	st->site = depth ? addrs[site] : 0;
+	for (int i = 0; i < depth; i++) {
+		err = add_new_addr(h, addrs[i], na, nn, cn);
+		if (err)
+			goto fail;
+	}
+	if (!depth) {
+		free(addrs);
+		return 0;
+	}
+	if (h->n_stacks == h->cap_stacks) {
+		size_t c = h->cap_stacks ? h->cap_stacks * 2 : 64;
+		struct stack_rec *v = realloc(h->stacks, c * sizeof(*v));
+
+		if (!v) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		h->stacks = v;
+		h->cap_stacks = c;
+	}
+	/* the kernel's 64-bit key is the id: stable, and the same stack
+	 * gets the same id in an appended recording */
+	st->stack_id = (int64_t)(st->key >> 1);
+	h->stacks[h->n_stacks++] = (struct stack_rec){
+		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
+	};
+	return 0;
+fail:
+	free(addrs);
+	return err;
+}
+
+static void free_output(struct heap *h)
+{
+	for (size_t i = 0; i < h->n_stacks; i++)
+		free((void *)h->stacks[i].addrs);
+	h->n_stacks = 0;
+	h->n_rows = 0;
+}
+
+int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
+		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs)
+{
+	struct bpf_map *sites;
+	uint64_t key, next, *prev = NULL;
+	uint64_t dropped;
+	int err = 0;
+
+	if (!h)
+		return 0;
+	free_output(h);
+	sites = h->skel->maps.sites;
+	/* sites are never deleted, so walking the keys is stable */
+	while (!bpf_map__get_next_key(sites, prev, &next, sizeof(next))) {
+		struct heap_site cur, d;
+		struct stack_state *st;
+		struct heap_count *row;
+
+		key = next;
+		prev = &key;
+		if (bpf_map__lookup_elem(sites, &key, sizeof(key), &cur, sizeof(cur), 0))
+			continue;
+		st = tab_find(h, key);
+		if (!st) {
+			st = tab_add(h, key);
+			if (!st)
+				return -ENOMEM;
+			err = new_stack(h, r, st, new_addrs, n_new_addrs, cap_new_addrs);
+			if (err)
+				return err;
+		}
+		d.alloc_bytes = cur.alloc_bytes - st->last.alloc_bytes;
+		d.alloc_count = cur.alloc_count - st->last.alloc_count;
+		d.free_bytes = cur.free_bytes - st->last.free_bytes;
+		d.free_count = cur.free_count - st->last.free_count;
+		st->last = cur;
+		if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
+			continue;
+		if (!st->site)
+			continue;	/* stack lost: its bytes are in the dropped count */
+		if (h->n_rows == h->cap_rows) {
+			size_t c = h->cap_rows ? h->cap_rows * 2 : 256;
+			struct heap_count *v = realloc(h->rows, c * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			h->rows = v;
+			h->cap_rows = c;
+		}
+		row = &h->rows[h->n_rows++];
+		row->addr = st->site;
+		row->stack_id = st->stack_id;
+		row->alloc_bytes = (int64_t)(d.alloc_bytes * h->sample);
+		row->free_bytes = (int64_t)(d.free_bytes * h->sample);
+		row->alloc_count = (int64_t)(d.alloc_count * h->sample);
+		row->free_count = (int64_t)(d.free_count * h->sample);
+		h->allocs += row->alloc_count;
+		h->frees += row->free_count;
+	}
+	read_stats(h);
+	h->live = h->skel->bss->live_bytes * (int64_t)h->sample;
+	if (h->skel->bss->peak_bytes * (int64_t)h->sample > h->peak)
+		h->peak = h->skel->bss->peak_bytes * (int64_t)h->sample;
+	dropped = dropped_total(h);
+
+	cp->heap = h->rows;
+	cp->n_heap = h->n_rows;
+	cp->stacks = h->stacks;
+	cp->n_stacks = h->n_stacks;
+	cp->heap_live_bytes = h->live;
+	cp->heap_dropped = dropped - h->dropped_reported;
+	h->dropped_reported = dropped;
+	return 0;
+}
+
+void heap__stats(const struct heap *h, struct heap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!h)
+		return;
+	st->live_bytes = h->live;
+	st->peak_bytes = h->peak;
+	st->allocs = h->allocs;
+	st->frees = h->frees;
+	st->unknown_frees = h->stats[HEAP_STAT_UNKNOWN_FREES];
+	st->unknown_free_bytes = h->stats[HEAP_STAT_UNKNOWN_FREE_BYTES];
+	st->dropped = dropped_total(h);
+	st->probes = h->syms ? h->syms->family : NULL;
+	st->sample = h->sample;
+}
+
+void heap__delete(struct heap *h)
+{
+	if (!h)
+		return;
+	for (size_t i = 0; i < h->n_links; i++)
+		bpf_link__destroy(h->links[i]);
+	free(h->links);
+	heap_bpf__destroy(h->skel);
+	alloc_syms__delete(h->syms);
+	free_output(h);
+	free(h->rows);
+	free(h->stacks);
+	free(h->tab);
+	free(h->seen);
+	free(h);
+}
