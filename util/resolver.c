@@ -32,6 +32,7 @@ struct module {
 	char *path;
 	uint64_t bias;
 	Dwfl_Module *mod;
+	bool dwarf;		/* look up DWARF lines (see resolver__report()) */
 };
 
 struct resolver {
@@ -56,12 +57,34 @@ static const Dwfl_Callbacks dwfl_callbacks = {
 	.debuginfo_path = &debuginfo_path,
 };
 
+/* Does the file itself carry DWARF line tables? */
+static bool elf_has_lines(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line")))
+			return true;
+	}
+	return false;
+}
+
 /*
  * The load bias of the file mapped by m: the PT_LOAD segment whose file
  * range holds m->pgoff is loaded at m->start, so bias = m->start - vaddr of
  * that file offset. 0 for ET_EXEC. -ENOENT when no segment matches.
+ * *has_lines: the file has DWARF line tables of its own.
  */
-static int elf_bias(int fd, const struct map *m, uint64_t *bias)
+static int elf_inspect(int fd, const struct map *m, uint64_t *bias, bool *has_lines)
 {
 	GElf_Ehdr ehdr;
 	size_t phnum;
@@ -75,6 +98,7 @@ static int elf_bias(int fd, const struct map *m, uint64_t *bias)
 		err = -EINVAL;
 		goto out;
 	}
+	*has_lines = elf_has_lines(elf);
 	if (ehdr.e_type == ET_EXEC) {
 		*bias = 0;
 		err = 0;
@@ -129,7 +153,18 @@ static bool resolver__known(const struct resolver *r, const char *path, uint64_t
 	return false;
 }
 
-/* Report each new file-backed executable mapping. Call between report begin/end. */
+/*
+ * Report each new file-backed executable mapping. Call between report
+ * begin/end.
+ *
+ * DWARF is looked up for the main executable (wherever its debug info is:
+ * in the file, by build-id, by debuglink) and for every library whose file
+ * carries line tables itself (the user's own .so). System libraries get
+ * function names from their symbol tables (a separate .symtab by build-id
+ * when installed, e.g. libc6-dbg) but not DWARF: their separate debug files
+ * are compressed, and decompressing libc's costs ~0.4 s at the first sample
+ * in libc for lines nobody reads.
+ */
 static int resolver__report(struct resolver *r)
 {
 	for (size_t i = 0; i < r->maps->n; i++) {
@@ -137,6 +172,7 @@ static int resolver__report(struct resolver *r)
 		struct module *mod;
 		Dwfl_Module *dm;
 		uint64_t bias;
+		bool lines = false;
 		int fd, err;
 
 		if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
@@ -146,7 +182,7 @@ static int resolver__report(struct resolver *r)
 			pr_debug(1, "cannot open %s: %s", m->path, strerror(-fd));
 			continue;
 		}
-		err = elf_bias(fd, m, &bias);
+		err = elf_inspect(fd, m, &bias, &lines);
 		if (err || resolver__known(r, m->path, bias)) {
 			if (err)
 				pr_debug(1, "%s: no load segment at offset %#llx", m->path,
@@ -175,6 +211,7 @@ static int resolver__report(struct resolver *r)
 			return -ENOMEM;
 		mod->bias = bias;
 		mod->mod = dm;
+		mod->dwarf = lines || (r->exe && !strcmp(m->path, r->exe));
 		r->n_mods++;
 	}
 	return 0;
@@ -305,6 +342,12 @@ int resolver__refresh_maps(struct resolver *r)
 }
 
 
+/* glibc's hidden internal aliases (__GI_getpid) read as the public name. */
+static const char *symtab_name(const char *name)
+{
+	return strncmp(name, "__GI_", 5) || !name[5] ? name : name + 5;
+}
+
 /* Function name from the ELF symbol table (.symtab or .dynsym). */
 static int resolve_symtab(Dwfl_Module *mod, uint64_t addr, struct symbol *s)
 {
@@ -318,6 +361,7 @@ static int resolve_symtab(Dwfl_Module *mod, uint64_t addr, struct symbol *s)
 	s->n_frames = 1;
 	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
 	if (name) {
+		name = symtab_name(name);
 		s->mangled = strdup(name);
 		s->frames[0].function = demangle(name);
 		if (!s->frames[0].function)
@@ -326,6 +370,14 @@ static int resolve_symtab(Dwfl_Module *mod, uint64_t addr, struct symbol *s)
 			return -ENOMEM;
 	}
 	return 0;
+}
+
+static bool resolver__wants_dwarf(const struct resolver *r, Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->mods[i].mod == mod)
+			return r->mods[i].dwarf;
+	return false;
 }
 
 static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
@@ -354,7 +406,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
-	err = dwarf__resolve(r->index, mod, addr, s);
+	err = resolver__wants_dwarf(r, mod) ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
 	if (err == 0) {
 		s->has_debuginfo = true;
 		if (!s->mangled) {
@@ -371,7 +423,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 			struct frame *f = &s->frames[s->n_frames - 1];
 
 			f->function = demangle(s->mangled);
-			if (!f->function && !(f->function = strdup(s->mangled)))
+			if (!f->function && !(f->function = strdup(symtab_name(s->mangled))))
 				goto nomem;
 		}
 		return s;
