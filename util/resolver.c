@@ -46,6 +46,9 @@ struct resolver {
 	/* open addressing, linear probing; NULL slot = empty */
 	struct symbol **cache;
 	size_t cache_cap, cache_n;
+	/* symbols taken out of the cache by a refresh, freed at delete */
+	struct symbol **stale;
+	size_t n_stale, alloc_stale;
 };
 
 static char *debuginfo_path;
@@ -269,6 +272,9 @@ void resolver__delete(struct resolver *r)
 			symbol__delete(r->cache[i]);
 		free(r->cache);
 	}
+	for (size_t i = 0; i < r->n_stale; i++)
+		symbol__delete(r->stale[i]);
+	free(r->stale);
 	dwarf_index__delete(r->index);
 	if (r->dwfl)
 		dwfl_end(r->dwfl);
@@ -310,6 +316,7 @@ static int cache_rehash(struct resolver *r, size_t cap)
 
 int resolver__refresh_maps(struct resolver *r)
 {
+	size_t n_mods = r->n_mods;
 	struct maps *m;
 	int err;
 
@@ -322,25 +329,35 @@ int resolver__refresh_maps(struct resolver *r)
 	err = resolver__report(r);
 	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
 		err = -EINVAL;
+	if (err || r->n_mods == n_mods)
+		return err;
 	/*
 	 * Cached unresolved addresses may be in a library mapped since
-	 * (dlopen): forget them so that they are looked up again.
+	 * (dlopen): take them out of the cache so that they are looked up
+	 * again. Callers may still hold the old symbols (they live until
+	 * resolver__delete(), says resolver.h): keep them aside till then.
 	 */
 	for (size_t i = 0; i < r->cache_cap; i++) {
 		struct symbol *s = r->cache[i];
 
-		if (s && !s->module) {
-			symbol__delete(s);
-			r->cache[i] = NULL;
-			r->cache_n--;
-		}
-	}
-	/* deleting breaks probe chains: rehash what is left */
-	if (cache_rehash(r, r->cache_cap))
-		return -ENOMEM;
-	return err;
-}
+		if (!s || s->module)
+			continue;
+		if (r->n_stale == r->alloc_stale) {
+			size_t na = r->alloc_stale ? r->alloc_stale * 2 : 16;
+			struct symbol **v = realloc(r->stale, na * sizeof(*v));
 
+			if (!v)
+				break;	/* they stay cached: no harm but a stale answer */
+			r->stale = v;
+			r->alloc_stale = na;
+		}
+		r->stale[r->n_stale++] = s;
+		r->cache[i] = NULL;
+		r->cache_n--;
+	}
+	/* removing breaks probe chains: rehash what is left */
+	return cache_rehash(r, r->cache_cap);
+}
 
 /* glibc's hidden internal aliases (__GI_getpid) read as the public name. */
 static const char *symtab_name(const char *name)

@@ -5,6 +5,7 @@
  */
 #include "util/resolver.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -136,6 +137,40 @@ static void test_self(void)
 	resolver__delete(NULL);
 }
 
+/* A library loaded after resolver__new() resolves after a refresh. */
+static void test_dlopen(void)
+{
+	struct resolver *r = NULL;
+	const struct symbol *before, *after;
+	void *h, *fn;
+
+	if (resolver__new(getpid(), &r)) {
+		ok(0, "resolver__new for dlopen");
+		return;
+	}
+	h = dlopen("libcrypt.so.1", RTLD_NOW);
+	fn = h ? dlsym(h, "crypt") : NULL;
+	if (!fn) {
+		printf("ok %d # skip no libcrypt.so.1 to dlopen\n", ++tap_n);
+		resolver__delete(r);
+		return;
+	}
+	before = resolver__resolve(r, (uint64_t)(uintptr_t)fn);
+	ok(before && !before->module, "dlopen: unknown before the refresh");
+	is_int(resolver__refresh_maps(r), 0, "dlopen: refresh_maps");
+	after = resolver__resolve(r, (uint64_t)(uintptr_t)fn);
+	ok(after && strstr(after->module, "libcrypt.so.1"), "dlopen: module %s after refresh",
+	   after && after->module ? after->module : "(null)");
+	ok(after && after->frames[0].function && strstr(after->frames[0].function, "crypt"),
+	   "dlopen: function %s", after && after->frames[0].function ?
+	   after->frames[0].function : "(null)");
+	/* the old symbol stays valid till resolver__delete() (ASan checks) */
+	ok(before && !before->frames[0].function && before->n_frames == 1,
+	   "dlopen: the symbol from before is still readable");
+	resolver__delete(r);
+	dlclose(h);
+}
+
 /* The text of line `line` of file contains marker? */
 static bool line_has(const char *file, int line, const char *marker)
 {
@@ -165,6 +200,7 @@ static void test_rust(void)
 	char exe[4096], secs[] = "5";
 	int samples = 0, hot = 0, core = 0, caller = 0, status;
 	struct resolver *r = NULL;
+	uint64_t first_rip = 0;
 	pid_t pid;
 
 	snprintf(exe, sizeof(exe), "%s/rust_inline", targets ? targets : "out/targets");
@@ -195,7 +231,9 @@ static void test_rust(void)
 
 		if (ptrace(PTRACE_INTERRUPT, pid, 0, 0) || waitpid(pid, &status, 0) != pid)
 			break;
-		if (!ptrace(PTRACE_GETREGS, pid, 0, &regs)) {
+		if (!ptrace(PTRACE_GETREGS, pid, 0, &regs) && !first_rip) {
+			first_rip = regs.rip;	/* resolved after the target exits */
+		} else if (!ptrace(PTRACE_GETREGS, pid, 0, &regs)) {
 			s = resolver__resolve(r, regs.rip);
 			f = s ? symbol__frame(s) : NULL;
 			samples++;
@@ -219,6 +257,14 @@ static void test_rust(void)
 out:
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
+	if (r && first_rip) {
+		/* the recorder resolves its last checkpoint after the target exited */
+		const struct symbol *s = resolver__resolve(r, first_rip);
+
+		ok(s && ends_with(symbol__frame(s)->file, "rust_inline.rs") &&
+		   symbol__frame(s)->line > 0, "rust_inline: resolves after the target exited");
+		ok(resolver__refresh_maps(r) == -ESRCH, "refresh after exit is -ESRCH");
+	}
 	resolver__delete(r);
 }
 
@@ -226,6 +272,7 @@ int main(void)
 {
 	test_maps();
 	test_self();
+	test_dlopen();
 	test_rust();
 	return done_testing();
 }
