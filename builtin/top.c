@@ -11,12 +11,14 @@
  */
 #include "builtin.h"
 
+#include <errno.h>
 #include <popt.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "util/capture.h"
@@ -272,7 +274,10 @@ static int top_loop(struct tui *t, struct follow *f, struct sampler *s)
 			if (a == TOP_QUIT)
 				return 0;
 			dirty |= a != TOP_NOTHING;
-			requery |= a == TOP_REQUERY;
+			if (a == TOP_REQUERY) {
+				requery = true;
+				break;	/* the next key may need the new rows */
+			}
 			key = tui__getkey(t, 0);	/* a burst of keys, one redraw */
 		}
 		if (!v.paused || requery) {

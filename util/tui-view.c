@@ -313,7 +313,7 @@ static void split(struct layout *l, int x, int w, int lead)
 static void draw_loc_fn(struct tui *t, int y, const struct layout *l, const struct live_row *r,
 			enum tui_style st)
 {
-	char loc[1024], cut[1024], fn[512];
+	char loc[1024], cut[1040], fn[512];
 
 	loc_text(r, loc, sizeof(loc));
 	tui__text(t, y, l->x + l->lead, l->loc_w, st, cut_left(t, loc, l->loc_w, cut, sizeof(cut)));
@@ -372,7 +372,9 @@ static void draw_cpu(struct tui *t, const struct top_view *v, const struct follo
 		tui__text_right(t, y, x, 6, st, format__pct(r->pct, buf, sizeof(buf)));
 		if (wide) {
 			tui__text_right(t, y, x + 7, 9, st, format__count(r->samples, buf, sizeof(buf)));
-			tui__bar(t, y, x + 17, 12, r->pct / 100.0, sel ? st : TUI_HOT);
+			/* relative to the top row, as the eye compares rows */
+			tui__bar(t, y, x + 17, 12, tb->rows[0].pct > 0 ? r->pct / tb->rows[0].pct : 0,
+				 sel ? st : TUI_HOT);
 		}
 		draw_loc_fn(t, y, &l, r, st);
 	}
@@ -521,7 +523,7 @@ static int64_t max_of(const int64_t *vals, int n)
 static void draw_detail(struct tui *t, const struct top_view *v, const struct follow *f,
 			int rows, int cols)
 {
-	enum live_series kind;
+	enum live_series kind = SERIES_CPU;
 	struct live_row bare;
 	const struct live_row *r = detail_find(v, f, &bare, &kind);
 	char line[1024], a[32], b[32], c[32], d[32], e[32], g[32];
