@@ -404,7 +404,7 @@ static int top_record(bool screen)
 			return exit_from_err(rc);
 		return top_stdio(path);
 	}
-	if (s.rec && !err)
+	if (s.rec && !err && !record_args.quiet)
 		status__summary(stderr, &rs, recorder__path(s.rec), NULL);
 	{
 		int rc = recorder__delete(s.rec);

@@ -1,0 +1,195 @@
+#!/bin/sh
+# rsprof top: the live view, driven for real in tmux (send-keys, capture-pane),
+# the file follower, and the ranking printed once when stdout is no terminal.
+. "$(dirname "$0")/lib.sh"
+
+SRC=$TOP/tests/targets/cpu_split.c
+LINE_A=$(grep -n 'HOT:a' "$SRC" | cut -d: -f1)
+LINE_B=$(grep -n 'HOT:b' "$SRC" | cut -d: -f1)
+
+# A tmux server of our own, so nothing else's sessions are touched.
+TMUX_SOCK=rsprof-t6000-$$
+tm() {
+	tmux -L "$TMUX_SOCK" "$@"
+}
+tmux_cleanup() {
+	tm kill-server 2>/dev/null
+	test_cleanup
+}
+trap tmux_cleanup EXIT
+
+# start NAME COLS ROWS COMMAND: COMMAND runs in a UTF-8 locale in TEST_DIR;
+# its exit status lands in NAME.status.
+start() {
+	tm new-session -d -s "$1" -x "$2" -y "$3" \
+		"cd '$TEST_DIR' && LANG=C.UTF-8 LC_ALL=C.UTF-8 $4; echo \$? > $1.status; sleep 30"
+}
+
+screen() {
+	tm capture-pane -p -t "$1"
+}
+
+# wait_screen NAME SECONDS GREP-ARGS...: until the screen matches.
+wait_screen() {
+	_n=$1
+	_lim=$(( $2 * 10 ))
+	shift 2
+	_i=0
+	while [ $_i -le $_lim ]; do
+		screen "$_n" >screen.txt
+		grep -q "$@" screen.txt && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "screen of $_n did not match: $*" >&2
+	cat screen.txt >&2
+	return 1
+}
+
+# The first data row of the CPU table (line 4 of the screen).
+first_row() {
+	screen "$1" | sed -n 4p
+}
+
+key() {
+	tm send-keys -t "$@"
+}
+
+if ! have_perf; then
+	test_skip 'rsprof top with a target' 'perf_event_open not allowed'
+	test_done
+fi
+
+test_expect_success 'top -- CMD: header and the hottest line on top within 3 s' '
+	start live 120 30 "$RSPROF top -o live.db -- $TARGETS/cpu_split 20" &&
+	wait_screen live 3 "cpu_split.c:$LINE_A" &&
+	first_row live | grep -q "cpu_split.c:$LINE_A" &&
+	wait_screen live 1 "PID [0-9][0-9]*  cpu_split  99 Hz  heap [a-z]*  elapsed [0-9]" &&
+	grep -q "file live.db" screen.txt &&
+	grep -q "samples [0-9,]*  lost [0-9,]* (.*)  live heap .*  peak .*  checkpoints [1-9]" screen.txt &&
+	grep -q "q quit" screen.txt
+'
+
+test_expect_success 'key 2: heap table alone' '
+	key live 2 &&
+	wait_screen live 2 "Live *Peak *Allocs" &&
+	! grep -q "CPU%" screen.txt
+'
+
+test_expect_success 'key 1: CPU table alone, wide' '
+	key live 1 &&
+	wait_screen live 2 "CPU% *Samples *Share" &&
+	! grep -q "Live" screen.txt
+'
+
+test_expect_success 'key 3: both tables side by side' '
+	key live 3 &&
+	wait_screen live 2 "CPU%.*│ *Live"
+'
+
+test_expect_success '/ + pattern + Enter filters, Esc clears' '
+	key live / w o r k _ b &&
+	wait_screen live 2 "filter (path or function): work_b" &&
+	key live Enter &&
+	wait_screen live 2 "filter \"work_b\"" &&
+	first_row live | grep -q "cpu_split.c:$LINE_B" &&
+	! screen live | grep -q "cpu_split.c:$LINE_A" &&
+	key live Escape &&
+	wait_screen live 2 "cpu_split.c:$LINE_A" &&
+	! grep -q "filter \"" screen.txt
+'
+
+test_expect_success 'p pauses the display, the recording goes on' '
+	key live p &&
+	wait_screen live 2 PAUSED &&
+	n1=$(sql live.db "SELECT COUNT(*) FROM checkpoints") &&
+	sleep 1.5 &&
+	n2=$(sql live.db "SELECT COUNT(*) FROM checkpoints") &&
+	test "$n2" -gt "$n1" &&
+	key live p &&
+	wait_screen live 2 "recording"
+'
+
+test_expect_success 'Enter shows the row detail with its chart, Esc closes it' '
+	key live Home Enter &&
+	wait_screen live 2 "CPU location detail" &&
+	grep -q "path .*cpu_split.c" screen.txt &&
+	wait_screen live 2 "samples per checkpoint" &&
+	key live Escape &&
+	wait_screen live 2 "CPU%"
+'
+
+test_expect_success 'q quits, restores the terminal, and the file is complete' '
+	key live q &&
+	wait_for_file live.status 5 &&
+	test "$(cat live.status)" = 0 &&
+	! screen live | grep -q "CPU%" &&
+	"$RSPROF" info --check live.db &&
+	test -n "$(sql live.db "SELECT value FROM meta WHERE key = '\''end_time'\''")"
+'
+
+test_expect_success 'a terminal below 80x24 says so; resizing brings the view back' '
+	start small 60 20 "$RSPROF top live.db" &&
+	wait_screen small 3 "terminal too small: 60x20" &&
+	grep -q "needs at least 80x24" screen.txt &&
+	tm resize-window -t small -x 100 -y 30 &&
+	wait_screen small 3 "rsprof top  PID" &&
+	grep -q "finished" screen.txt &&
+	key small q &&
+	wait_for_file small.status 5
+'
+
+test_expect_success 'following a file that rsprof record writes: checkpoints rise, then finished' '
+	"$RSPROF" record -q -o rec.db -- $TARGETS/cpu_split 6 &
+	bg_pid $! &&
+	wait_for_file rec.db 5 &&
+	i=0 &&
+	while [ "$(sql rec.db "SELECT COUNT(*) FROM checkpoints" 2>/dev/null || echo 0)" -lt 1 ]; do
+		i=$((i + 1)) && [ $i -lt 50 ] && sleep 0.1 || exit 1
+	done &&
+	start follow 100 30 "$RSPROF top rec.db" &&
+	wait_screen follow 3 "checkpoints [1-9]" &&
+	c1=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
+	grep -q "following" screen.txt &&
+	sleep 2.5 &&
+	screen follow >screen.txt &&
+	c2=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
+	echo "checkpoints $c1 then $c2" &&
+	test "$c2" -gt "$c1" &&
+	wait_screen follow 8 "finished" &&
+	key follow q &&
+	wait_for_file follow.status 5 &&
+	test "$(cat follow.status)" = 0
+'
+
+test_expect_success 'ASCII lines when the locale is not UTF-8; NO_COLOR' '
+	tm new-session -d -s ascii -x 100 -y 30 \
+		"cd $TEST_DIR && LANG=C LC_ALL=C NO_COLOR=1 $RSPROF top live.db; sleep 30" &&
+	wait_screen ascii 3 "CPU%.*| *Live" &&
+	! grep -q "│" screen.txt &&
+	key ascii q
+'
+
+test_expect_success 'top cpu FILE | cat: the table once, exit 0' '
+	"$RSPROF" top cpu live.db >out.txt &&
+	head -n 1 out.txt | grep -q "CPU%.*Location.*Function" &&
+	sed -n 2p out.txt | grep -q "cpu_split.c:$LINE_A" &&
+	! grep -q "Heap" out.txt &&
+	test "$(wc -l <out.txt)" -le 21 &&
+	"$RSPROF" top cpu live.db | head -n 2 >out2.txt &&
+	test "$(wc -l <out2.txt)" = 2
+'
+
+test_expect_success 'bad arguments: exit 2' '
+	expect_exit 2 "$RSPROF" top --window=soon live.db 2>err &&
+	grep -q "window" err &&
+	expect_exit 2 "$RSPROF" top live.db rec.db 2>err &&
+	expect_exit 2 "$RSPROF" top -p 1 -- true 2>err
+'
+
+test_expect_success 'a missing file: exit 6, no screen' '
+	expect_exit 6 "$RSPROF" top --stdio no-such.db 2>err &&
+	grep -q "no-such.db" err
+'
+
+test_done
