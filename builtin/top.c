@@ -364,8 +364,6 @@ static int top_record(bool screen)
 			err = top_loop(t, f, &s);
 		tui__stop(t);
 		sampler__join(&s);
-		follow__delete(f);
-		f = NULL;
 	} else {
 		/* --stdio with a target: record in the foreground, then print */
 		err = sampler__start(&s);
@@ -412,6 +410,8 @@ static int top_record(bool screen)
 		if (!err && rc < 0)
 			err = rc;
 	}
+	/* the reader goes after the writer (see check_fd in util/db.c) */
+	follow__delete(f);
 	return err < 0 ? exit_from_err(err) : EXIT_OK;
 }
 

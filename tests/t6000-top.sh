@@ -51,6 +51,19 @@ first_row() {
 	screen "$1" | sed -n 4p
 }
 
+# rsprof info --check; the sqlite3 shell while info has no --check yet.
+check_file() {
+	if "$RSPROF" info --check "$1" >check.out 2>&1; then
+		return 0
+	fi
+	if grep -q "unknown option" check.out; then
+		test "$(sql "$1" "PRAGMA integrity_check")" = ok
+		return
+	fi
+	cat check.out >&2
+	return 1
+}
+
 key() {
 	tm send-keys -t "$@"
 }
@@ -124,7 +137,7 @@ test_expect_success 'q quits, restores the terminal, and the file is complete' '
 	wait_for_file live.status 5 &&
 	test "$(cat live.status)" = 0 &&
 	! screen live | grep -q "CPU%" &&
-	"$RSPROF" info --check live.db &&
+	check_file live.db &&
 	test -n "$(sql live.db "SELECT value FROM meta WHERE key = '\''end_time'\''")"
 '
 

@@ -75,6 +75,15 @@ struct db {
 	bool writer;
 	int version;		/* meta.version of the file */
 	sqlite3_stmt *st[ST_MAX];
+	/*
+	 * The reader's own fd of the file (header check), kept open until
+	 * db__close(): closing any fd of a file drops every POSIX lock the
+	 * process holds on it, also those of a writer connection in the same
+	 * process (`top` with a target). Another process would then think it
+	 * is the last connection, checkpoint and delete the live WAL, and the
+	 * writer's later checkpoints would be lost.
+	 */
+	int check_fd;
 };
 
 static int db_err(struct db *db, const char *what)
@@ -111,6 +120,8 @@ int db__close(struct db *db)
 		if (rc != SQLITE_OK)
 			pr_err("%s: close: %s", db->path, sqlite3_errstr(rc));
 	}
+	if (db->check_fd >= 0)
+		close(db->check_fd);
 	free(db->path);
 	free(db);
 	return rc == SQLITE_OK ? 0 : -RSPROF_EDB;
@@ -122,6 +133,7 @@ static struct db *db_alloc(const char *path)
 
 	if (!db)
 		return NULL;
+	db->check_fd = -1;
 	db->path = strdup(path);
 	if (!db->path) {
 		free(db);
@@ -265,13 +277,17 @@ int db__open(const char *path, struct db **out)
 		return -RSPROF_EDB;
 	}
 	err = db_check_length(path, fd, st.st_size);
-	close(fd);
-	if (err)
+	if (err) {
+		close(fd);
 		return err;
+	}
 
 	db = db_alloc(path);
-	if (!db)
+	if (!db) {
+		close(fd);
 		return -ENOMEM;
+	}
+	db->check_fd = fd;	/* closed by db__close(), after sqlite3_close() */
 	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", path,
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");

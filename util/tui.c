@@ -19,7 +19,7 @@ struct tui {
 	bool utf8, color, started;
 	struct capture *err;	/* stderr while the screen is up, replayed at tui__stop() */
 	attr_t attr[TUI_NSTYLES];
-	struct sigaction old_int, old_term;
+	struct sigaction old_int, old_term, old_hup;
 };
 
 static volatile sig_atomic_t interrupted;
@@ -67,6 +67,7 @@ static void setup_signals(struct tui *t)
 	sa.sa_handler = on_interrupt;	/* no SA_RESTART: getch() returns at once */
 	sigaction(SIGINT, &sa, &t->old_int);
 	sigaction(SIGTERM, &sa, &t->old_term);
+	sigaction(SIGHUP, &sa, &t->old_hup);	/* the terminal went away: finish cleanly */
 
 	sa.sa_handler = on_fatal;
 	sa.sa_flags = SA_RESETHAND;
@@ -78,6 +79,7 @@ static void restore_signals(struct tui *t)
 {
 	sigaction(SIGINT, &t->old_int, NULL);
 	sigaction(SIGTERM, &t->old_term, NULL);
+	sigaction(SIGHUP, &t->old_hup, NULL);
 	for (size_t i = 0; i < sizeof(fatal_signals) / sizeof(fatal_signals[0]); i++)
 		sigaction(fatal_signals[i], &old_fatal[i], NULL);
 }

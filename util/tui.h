@@ -9,8 +9,8 @@
  *
  * tui__start() takes the terminal: locale from the environment
  * (setlocale(LC_ALL, "")), ASCII line drawing unless the codeset is UTF-8,
- * colours unless NO_COLOR is set or the terminal has none. SIGINT and
- * SIGTERM only set a flag (tui__interrupted()); fatal signals (SIGQUIT,
+ * colours unless NO_COLOR is set or the terminal has none. SIGINT,
+ * SIGTERM and SIGHUP only set a flag (tui__interrupted()); fatal signals (SIGQUIT,
  * SIGSEGV, SIGABRT, ...) put the terminal back in its saved state before
  * the default action. While the screen is up, stderr goes to a temporary
  * file so messages from other threads cannot garble it; tui__stop() gives
@@ -54,7 +54,7 @@ void tui__stop(struct tui *t);
 
 /* A key, or TUI_KEY_NONE after timeout_ms without one. */
 int tui__getkey(struct tui *t, int timeout_ms);
-/* SIGINT or SIGTERM arrived. */
+/* SIGINT, SIGTERM or SIGHUP arrived. */
 bool tui__interrupted(void);
 
 bool tui__utf8(const struct tui *t);
