@@ -26,6 +26,7 @@
 #include "util/dwarf.h"
 #include "util/error.h"
 #include "util/maps.h"
+#include "util/symtab.h"
 
 /* One reported module: a file at one load bias. */
 struct module {
@@ -33,6 +34,8 @@ struct module {
 	uint64_t bias;
 	Dwfl_Module *mod;
 	bool dwarf;		/* look up DWARF lines (see resolver__report()) */
+	struct symtab *symtab;	/* loaded at the first symbol-table lookup */
+	bool symtab_loaded;
 };
 
 struct resolver {
@@ -209,6 +212,7 @@ static int resolver__report(struct resolver *r)
 			r->alloc_mods = na;
 		}
 		mod = &r->mods[r->n_mods];
+		memset(mod, 0, sizeof(*mod));
 		mod->path = strdup(m->path);
 		if (!mod->path)
 			return -ENOMEM;
@@ -278,8 +282,10 @@ void resolver__delete(struct resolver *r)
 	dwarf_index__delete(r->index);
 	if (r->dwfl)
 		dwfl_end(r->dwfl);
-	for (size_t i = 0; i < r->n_mods; i++)
+	for (size_t i = 0; i < r->n_mods; i++) {
 		free(r->mods[i].path);
+		symtab__delete(r->mods[i].symtab);
+	}
 	free(r->mods);
 	free(r->exe);
 	maps__delete(r->maps);
@@ -365,41 +371,39 @@ static const char *symtab_name(const char *name)
 	return strncmp(name, "__GI_", 5) || !name[5] ? name : name + 5;
 }
 
-/* Function name from the ELF symbol table (.symtab or .dynsym). */
-static int resolve_symtab(Dwfl_Module *mod, uint64_t addr, struct symbol *s)
-{
-	const char *name;
-	GElf_Off off;
-	GElf_Sym sym;
-
-	s->frames = calloc(1, sizeof(*s->frames));
-	if (!s->frames)
-		return -ENOMEM;
-	s->n_frames = 1;
-	name = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL, NULL);
-	if (name) {
-		name = symtab_name(name);
-		s->mangled = strdup(name);
-		s->frames[0].function = demangle(name);
-		if (!s->frames[0].function)
-			s->frames[0].function = strdup(name);
-		if (!s->mangled || !s->frames[0].function)
-			return -ENOMEM;
-	}
-	return 0;
-}
-
-static bool resolver__wants_dwarf(const struct resolver *r, Dwfl_Module *mod)
+static struct module *resolver__module(struct resolver *r, Dwfl_Module *mod)
 {
 	for (size_t i = 0; i < r->n_mods; i++)
 		if (r->mods[i].mod == mod)
-			return r->mods[i].dwarf;
-	return false;
+			return &r->mods[i];
+	return NULL;
+}
+
+/* The symbol table name of the function at addr, or NULL. */
+static const char *module__symname(struct module *m, uint64_t addr)
+{
+	if (!m)
+		return NULL;
+	if (!m->symtab_loaded) {
+		m->symtab = symtab__new(m->mod);
+		m->symtab_loaded = true;
+	}
+	return symtab__find(m->symtab, addr);
+}
+
+/* frame->function from a symbol table name: demangled, or as is. */
+static int frame__set_symname(struct frame *f, const char *name)
+{
+	f->function = demangle(name);
+	if (!f->function)
+		f->function = strdup(symtab_name(name));
+	return f->function ? 0 : -ENOMEM;
 }
 
 static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 {
 	struct symbol *s = calloc(1, sizeof(*s));
+	struct module *m;
 	Dwfl_Module *mod;
 	const char *name;
 	int err = 0;
@@ -409,10 +413,10 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	s->addr = addr;
 	mod = dwfl_addrmodule(r->dwfl, addr);
 	if (!mod) {
-		const struct map *m = maps__find(r->maps, addr);
+		const struct map *map = maps__find(r->maps, addr);
 
 		/* [vdso], anonymous code: no module we can read */
-		if (m && m->path && !(s->module = strdup(m->path)))
+		if (map && map->path && !(s->module = strdup(map->path)))
 			goto nomem;
 		s->frames = calloc(1, sizeof(*s->frames));
 		if (!s->frames)
@@ -420,34 +424,28 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		s->n_frames = 1;
 		return s;
 	}
+	m = resolver__module(r, mod);
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
-	err = resolver__wants_dwarf(r, mod) ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
-	if (err == 0) {
+	err = m && m->dwarf ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
+	if (err == -ENOENT) {
+		/* no DWARF: one frame, the function from the symbol table */
+		s->frames = calloc(1, sizeof(*s->frames));
+		if (!s->frames)
+			goto nomem;
+		s->n_frames = 1;
+		err = 0;
+	} else if (err) {
+		goto nomem;
+	} else {
 		s->has_debuginfo = true;
-		if (!s->mangled) {
-			GElf_Off off;
-			GElf_Sym sym;
-			const char *n = dwfl_module_addrinfo(mod, addr, &off, &sym, NULL, NULL,
-							     NULL);
-
-			if (n && !(s->mangled = strdup(n)))
-				goto nomem;
-		}
-		/* no DWARF function for addr: the symbol table's name */
-		if (!s->frames[s->n_frames - 1].function && s->mangled) {
-			struct frame *f = &s->frames[s->n_frames - 1];
-
-			f->function = demangle(s->mangled);
-			if (!f->function && !(f->function = strdup(symtab_name(s->mangled))))
-				goto nomem;
-		}
-		return s;
 	}
-	if (err == -ENOENT)
-		err = resolve_symtab(mod, addr, s);
-	if (err)
+	/* C has no linkage names in DWARF: the ELF symbol is the outer function */
+	if (!s->mangled && (name = module__symname(m, addr)) && !(s->mangled = strdup(name)))
+		goto nomem;
+	if (!s->frames[s->n_frames - 1].function && s->mangled &&
+	    frame__set_symname(&s->frames[s->n_frames - 1], s->mangled))
 		goto nomem;
 	return s;
 nomem:
