@@ -295,6 +295,28 @@ static void frames_free(struct frame *frames, int n)
 	free(frames);
 }
 
+/*
+ * The frame rsprof reports: the first one outward in the program's own
+ * code. Line 0 is the compiler's "no source line" (LLVM puts it on code it
+ * made up, often in Rust): such a frame is passed over when a frame further
+ * out is the program's own code with a real line (the call site of the
+ * inlined function).
+ */
+static int symbol__choose(const struct symbol *sym)
+{
+	int own = -1;
+
+	for (int i = 0; i < sym->n_frames; i++) {
+		if (srcpath__is_toolchain(sym->frames[i].file))
+			continue;
+		if (sym->frames[i].line > 0)
+			return i;
+		if (own < 0)
+			own = i;
+	}
+	return own < 0 ? 0 : own;
+}
+
 int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, struct symbol *sym)
 {
 	Dwarf_Die path[MAX_DEPTH], *fns[MAX_DEPTH], *cudie, fndie, cu;
@@ -365,13 +387,7 @@ int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, stru
 	}
 	sym->frames = frames;
 	sym->n_frames = nfn ? nfn : 1;
-	sym->chosen = 0;
-	for (int i = 0; i < sym->n_frames; i++) {
-		if (!srcpath__is_toolchain(frames[i].file)) {
-			sym->chosen = i;
-			break;
-		}
-	}
+	sym->chosen = symbol__choose(sym);
 	return 0;
 }
 

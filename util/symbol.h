@@ -12,7 +12,9 @@
  * table entry points), frames[n_frames - 1] the outermost (the real,
  * out-of-line function). frames[chosen] is the first frame, going outward,
  * whose file is not toolchain library source (Rust core/alloc/std, system
- * headers); when every frame is toolchain source, chosen is 0.
+ * headers) and whose line is not 0 (the compiler's "no line"); else the
+ * first such frame with line 0; when every frame is toolchain source,
+ * chosen is 0.
  * file is the full path as DWARF names it (NULL when unknown), function the
  * demangled name (NULL when unknown).
  */
