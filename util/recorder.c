@@ -15,6 +15,7 @@
 #include "util/caps.h"
 #include "util/db-query.h"
 #include "util/db.h"
+#include "util/db-stacks.h"
 #include "util/error.h"
 #include "util/maps.h"
 #include "util/naming.h"
@@ -118,6 +119,19 @@ static bool count_map__has(const struct count_map *m, uint64_t key)
 	return false;
 }
 
+/* The count of key, 0 when absent. */
+static uint64_t count_map__get(const struct count_map *m, uint64_t key)
+{
+	if (!key)
+		return m->has_zero ? m->zero : 0;
+	if (!m->cap)
+		return 0;
+	for (size_t i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
+		if (m->keys[i] == key)
+			return m->vals[i];
+	return 0;
+}
+
 static void count_map__clear(struct count_map *m)
 {
 	if (m->n) {
@@ -178,6 +192,7 @@ struct recorder {
 	struct sampler *sampler;
 	struct resolver *res;
 	struct db *db;
+	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
 
 	struct timespec t0;
@@ -188,6 +203,8 @@ struct recorder {
 	volatile sig_atomic_t stop;
 	bool finalised;
 	bool maps_written;
+	bool maps_stale;	/* a sample fell outside the known mappings: re-read them */
+	uint64_t maps_read_ms;
 
 	struct count_map cpu;		/* ip -> samples, this checkpoint */
 	struct count_map known;		/* addresses whose symbols are in the file */
@@ -201,6 +218,7 @@ struct recorder {
 	struct vec stacks;		/* struct stack_ent, every stack of the file */
 	struct count_map stack_index;	/* hash -> index + 1 in stacks */
 	size_t stacks_written;
+	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
 	bool sample_err;
 
@@ -509,6 +527,11 @@ static int open_output(struct recorder *r)
 		r->db = NULL;
 		return err;
 	}
+	if (r->o.call_graph) {
+		err = db_stacks__new(r->db, &r->dbst);
+		if (err)
+			return err;
+	}
 	return write_meta_start(r);
 }
 
@@ -538,6 +561,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	r->cpu_rows.elem = sizeof(struct cpu_count);
 	r->syms.elem = sizeof(const struct symbol *);
 	r->stacks.elem = sizeof(struct stack_ent);
+	r->stack_rows.elem = sizeof(struct stack_count);
 	r->next_stack_id = CPU_STACK_ID0;
 	pthread_mutex_init(&r->lock, NULL);
 
@@ -651,6 +675,8 @@ fail:
 		r->child = 0;
 	}
 	if (r->db) {
+		db_stacks__delete(r->dbst);
+		r->dbst = NULL;
 		db__close(r->db);
 		r->db = NULL;
 		if (!o->append)
@@ -683,12 +709,18 @@ static void on_sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
 
 	if (count_map__add(&r->cpu, ip, 1, &fresh))
 		r->sample_err = true;
+	if (fresh && !r->maps_stale && !count_map__has(&r->known, ip) &&
+	    !maps__find(resolver__maps(r->res), ip))
+		r->maps_stale = true;
 	if (r->o.call_graph && depth) {
 		uint64_t h = stack_hash(chain, depth);
 
 		if (count_map__add(&r->stack_counts, h, 1, &fresh))
 			r->sample_err = true;
 		if (!count_map__has(&r->stack_index, h)) {
+			for (unsigned int i = 0; i < depth && !r->maps_stale; i++)
+				if (!maps__find(resolver__maps(r->res), chain[i]))
+					r->maps_stale = true;
 			struct stack_ent *e = vec__push(&r->stacks);
 
 			if (!e) {
@@ -733,6 +765,36 @@ static int want_symbol(struct recorder *r, uint64_t addr, bool *maps_refreshed)
 		return -ENOMEM;
 	*slot = sym;
 	return count_map__add(&r->known, addr, 1, &fresh);
+}
+
+/* Index + 1 of the stack with hash h in r->stacks, 0 when unknown. */
+static size_t stack_index_of(struct recorder *r, uint64_t h)
+{
+	return (size_t)count_map__get(&r->stack_index, h);
+}
+
+/* -g: samples per stack of this checkpoint, after the checkpoint (its id) is written. */
+static int write_stack_counts(struct recorder *r, int64_t cid)
+{
+	struct count_map *m = &r->stack_counts;
+
+	r->stack_rows.n = 0;
+	for (size_t i = 0; i < m->cap; i++) {
+		struct stack_count *c;
+		size_t idx;
+
+		if (!m->keys[i])
+			continue;
+		idx = stack_index_of(r, m->keys[i]);
+		if (!idx)
+			continue;
+		c = vec__push(&r->stack_rows);
+		if (!c)
+			return -ENOMEM;
+		c->stack_id = ((struct stack_ent *)r->stacks.v)[idx - 1].id;
+		c->count = m->vals[i];
+	}
+	return db_stacks__write(r->dbst, cid, r->stack_rows.v, r->stack_rows.n);
 }
 
 static int write_checkpoint(struct recorder *r, uint64_t now_ms)
@@ -819,6 +881,8 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	cp.lost_samples = ss.lost - r->lost_at_cp;
 	err = db__write_checkpoint(r->db, &cp, &id);
 	free(new_stacks.v);
+	if (!err && r->dbst)
+		err = write_stack_counts(r, id);
 	if (err)
 		return err;
 	r->lost_at_cp = ss.lost;
@@ -1008,6 +1072,17 @@ int recorder__run(struct recorder *r)
 			if (next_cp <= now)	/* a slow write: do not pile checkpoints up */
 				next_cp = now + r->o.interval_ms;
 		}
+		/*
+		 * Re-read the mappings while the target lives (a launched program
+		 * maps its libraries after exec; dlopen): once it is gone, its
+		 * last samples could not be placed any more.
+		 */
+		if (r->maps_stale && now >= r->maps_read_ms + RESCAN_MS) {
+			if (!resolver__refresh_maps(r->res))
+				r->maps_written = false;
+			r->maps_stale = false;
+			r->maps_read_ms = now;
+		}
 		if (now >= next_rescan && r->sampler) {
 			err = sampler__rescan(r->sampler);
 			if (err == -ESRCH) {
@@ -1074,6 +1149,7 @@ int recorder__delete(struct recorder *r)
 	heap__delete(r->heap);
 	if (r->child > 0)
 		launch_kill(r);
+	db_stacks__delete(r->dbst);
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
@@ -1081,6 +1157,7 @@ int recorder__delete(struct recorder *r)
 	for (size_t i = 0; i < r->stacks.n; i++)
 		free(((struct stack_ent *)r->stacks.v)[i].addrs);
 	free(r->stacks.v);
+	free(r->stack_rows.v);
 	free(r->cpu_rows.v);
 	free(r->syms.v);
 	free(r->heap_new);

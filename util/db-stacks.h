@@ -1,0 +1,33 @@
+#ifndef RSPROF_UTIL_DB_STACKS_H
+#define RSPROF_UTIL_DB_STACKS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * CPU samples by call stack (`record -g`): how many samples each stack of
+ * the `stacks` table (seed 004's deduplicated stacks, written with the
+ * checkpoint) got in a checkpoint, in the extra table
+ *
+ *   cpu_stacks (checkpoint_id, stack_id, count)
+ *
+ * created on first use; the seed-000 tables and queries are untouched. A
+ * stack's innermost frame is stack_frames.pos 0, its sampled IP.
+ */
+struct db;
+struct db_stacks;
+
+struct stack_count {
+	int64_t stack_id;
+	uint64_t count;
+};
+
+/* Creates the table if needed and prepares the insert. Errors printed, -RSPROF_EDB. */
+int db_stacks__new(struct db *db, struct db_stacks **out);
+/* One transaction for the checkpoint's rows. */
+int db_stacks__write(struct db_stacks *ds, int64_t checkpoint_id, const struct stack_count *v,
+		     size_t n);
+/* Finalizes the statement; call before db__close(). NULL ok. */
+void db_stacks__delete(struct db_stacks *ds);
+
+#endif
