@@ -30,9 +30,11 @@ static struct poptOption record_options[] = {
 };
 
 static struct recorder *current;
+static volatile sig_atomic_t stop_requested;
 
 static void on_stop(int sig)
 {
+	stop_requested = 1;
 	recorder__stop(current);
 }
 
@@ -76,15 +78,17 @@ static int record_run(struct record_opts *o)
 		o->tick = status_tick;
 		o->tick_ctx = NULL;
 	}
+	/* before the target starts: a ^C during the set-up still ends it cleanly */
+	if (install_signals()) {
+		pr_err("cannot install signal handlers");
+		return EXIT_ERROR;
+	}
 	err = recorder__new(o, &r);
 	if (err)
 		return exit_from_err(err);
 	current = r;
-	if (install_signals()) {
-		pr_err("cannot install signal handlers");
-		recorder__delete(r);
-		return EXIT_ERROR;
-	}
+	if (stop_requested)
+		recorder__stop(r);
 	err = recorder__run(r);
 	if (live)
 		status__clear(stderr);

@@ -27,6 +27,7 @@
 #define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
 #define RESCAN_MS	200	/* new threads sampled within a second */
 #define TICK_MS		250
+#define ALIVE_MS	50
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
 #define CPU_STACK_ID0	(1LL << 40)
@@ -1035,7 +1036,7 @@ static int finish(struct recorder *r, int err)
 
 int recorder__run(struct recorder *r)
 {
-	uint64_t now = 0, next_rescan = RESCAN_MS, next_tick = TICK_MS;
+	uint64_t now = 0, next_rescan = RESCAN_MS, next_tick = TICK_MS, next_alive = 0;
 	uint64_t next_cp = r->o.interval_ms;
 	int err = 0;
 
@@ -1054,7 +1055,10 @@ int recorder__run(struct recorder *r)
 			r->stop_reason = "signal";
 			break;
 		}
-		exited = target_exited(r);
+		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
+		exited = (r->launched || now >= next_alive) && target_exited(r);
+		if (!r->launched && now >= next_alive)
+			next_alive = now + ALIVE_MS;
 		if (exited) {
 			r->stop_reason = "target-exit";
 			break;
