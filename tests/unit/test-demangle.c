@@ -5,6 +5,7 @@
  */
 #include "util/demangle.h"
 
+#include <locale.h>
 #include <stdlib.h>
 
 #include "tap.h"
@@ -73,6 +74,15 @@ int main(void)
 	sh("app::parser::Parser::parse_line", 30, "..::parser::Parser::parse_line");
 	sh("app::parser::Parser::parse_line", 29, "..::Parser::parse_line");
 	sh("a_really_long_function_name_without_separators", 12, "..separators");
+	/* a UTF-8 locale gets the one-column ellipsis */
+	if (setlocale(LC_CTYPE, "C.UTF-8")) {
+		sh("app::parser::Parser::parse_line", 20, "\u2026::parse_line");
+		sh("app::parser::Parser::parse_line", 29, "\u2026::parser::Parser::parse_line");
+		sh("alloc::vec::Vec<T,A>::push", 0, "alloc::vec::Vec<\u2026>::push");
+		setlocale(LC_CTYPE, "C");
+	} else {
+		printf("ok %d # skip no C.UTF-8 locale\n", ++tap_n);
+	}
 	/* a small buffer truncates, never overflows */
 	demangle__short("app::parser::Parser::parse_line", 0, buf, sizeof(buf));
 	is_int(strlen(buf), sizeof(buf) - 1, "short into a small buffer is truncated");
