@@ -1,26 +1,251 @@
 /*
- * rsprof info: not written yet.
+ * rsprof info: what a profile holds. The target, duration, checkpoints,
+ * samples and lost samples, heap totals, symbols, file size, schema version
+ * and every meta key; --check runs SQLite's integrity check instead.
  */
 #include "builtin.h"
 
+#include <errno.h>
 #include <popt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "util/db.h"
+#include "util/db-query.h"
+#include "util/duration.h"
 #include "util/error.h"
+#include "util/format.h"
+#include "util/naming.h"
 #include "util/options.h"
 
+static struct info_opts {
+	int check;
+	const char *file;
+} opts;
+
+static const char info_usage[] = "[OPTION...] [FILE]";
+
 static struct poptOption info_options[] = {
+	{ "check", 0, POPT_ARG_NONE, &opts.check, 0,
+	  "run an integrity check of the file (prints ok, or the damage and exits 6)", NULL },
+	/* the same flag as options_output's, without -n/--csv that mean nothing here */
+	{ "json", 0, POPT_ARG_NONE, &output_args.json, 0, "print JSON", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+/* The meta table, copied: keys and values in key order. */
+struct meta {
+	char **kv;		/* key, value, key, value... */
+	int n;
+};
+
+static int meta_add(const char *key, const char *value, void *ctx)
+{
+	struct meta *m = ctx;
+	char **v = realloc(m->kv, (m->n + 1) * 2 * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	m->kv = v;
+	v[2 * m->n] = strdup(key);
+	v[2 * m->n + 1] = strdup(value);
+	m->n++;
+	if (!v[2 * m->n - 2] || !v[2 * m->n - 1])
+		return -ENOMEM;
+	return 0;
+}
+
+static const char *meta_get(const struct meta *m, const char *key)
+{
+	for (int i = 0; i < m->n; i++)
+		if (m->kv[2 * i] && !strcmp(m->kv[2 * i], key))
+			return m->kv[2 * i + 1];
+	return NULL;
+}
+
+static const char *or_unknown(const char *v)
+{
+	return v ? v : "?";
+}
+
+static void meta_free(struct meta *m)
+{
+	for (int i = 0; i < 2 * m->n; i++)
+		free(m->kv[i]);
+	free(m->kv);
+}
+
+struct info {
+	struct db *db;
+	struct prof_summary sum;
+	struct meta meta;
+	uint64_t size, wal_size;
+};
+
+static double lost_pct(const struct prof_summary *s)
+{
+	uint64_t all = s->samples + s->lost_samples;
+
+	return all ? 100.0 * s->lost_samples / all : 0;
+}
+
+#define LINE(label, ...) do { printf("%-16s ", label ":"); printf(__VA_ARGS__); putchar('\n'); } while (0)
+
+static int print_text(const struct info *in)
+{
+	const struct prof_summary *s = &in->sum;
+	const struct meta *m = &in->meta;
+	const char *unknown = meta_get(m, "unknown_frees");
+	const char *v;
+	char a[32], b[32], c[32], d[32];
+
+	LINE("file", "%s", db__path(in->db));
+	if (in->wal_size)
+		LINE("size", "%s (%s bytes), write-ahead log %s",
+		     format__bytes(in->size, a, sizeof(a)), format__count(in->size, b, sizeof(b)),
+		     format__bytes(in->wal_size, c, sizeof(c)));
+	else
+		LINE("size", "%s (%s bytes)", format__bytes(in->size, a, sizeof(a)),
+		     format__count(in->size, b, sizeof(b)));
+	LINE("schema version", "%d", db__version(in->db));
+	LINE("target", "%s (pid %s)", or_unknown(meta_get(m, "process_name")),
+	     or_unknown(meta_get(m, "pid")));
+	if ((v = meta_get(m, "exe_path")))
+		LINE("executable", "%s", v);
+	if ((v = meta_get(m, "start_time")))
+		LINE("started", "%s", v);
+	LINE("duration", "%s%s", duration__format(s->duration_ms, a, sizeof(a)),
+	     s->finished ? "" : " (still recording, or the recorder did not finish)");
+	LINE("checkpoints", "%llu", (unsigned long long)s->checkpoints);
+	LINE("samples", "%s", format__count(s->samples, a, sizeof(a)));
+	LINE("lost samples", "%s (%.1f%%)", format__count(s->lost_samples, a, sizeof(a)),
+	     lost_pct(s));
+	if (s->has_heap) {
+		LINE("heap live", "%s", format__bytes(s->live_bytes, a, sizeof(a)));
+		LINE("heap peak", "%s", format__bytes(s->peak_bytes, a, sizeof(a)));
+		LINE("allocations", "%s (%s)", format__count(s->alloc_count, a, sizeof(a)),
+		     format__bytes(s->alloc_bytes, b, sizeof(b)));
+		LINE("frees", "%s (%s)", format__count(s->free_count, c, sizeof(c)),
+		     format__bytes(s->free_bytes, d, sizeof(d)));
+		LINE("heap dropped", "%llu", (unsigned long long)s->heap_dropped);
+		if (unknown)
+			LINE("unknown frees", "%s", unknown);
+	} else {
+		LINE("heap", "not recorded");
+	}
+	LINE("symbols", "%s", format__count(s->symbols, a, sizeof(a)));
+	puts("\nmeta:");
+	for (int i = 0; i < m->n; i++)
+		printf("  %-24s %s\n", m->kv[2 * i], m->kv[2 * i + 1]);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static int print_json(const struct info *in)
+{
+	const struct prof_summary *s = &in->sum;
+	struct json j;
+
+	json__init(&j, stdout);
+	json__begin_object(&j, NULL);
+	json__string(&j, "file", db__path(in->db));
+	json__uint(&j, "size_bytes", in->size);
+	json__uint(&j, "wal_bytes", in->wal_size);
+	json__int(&j, "schema_version", db__version(in->db));
+	json__uint(&j, "duration_ms", s->duration_ms);
+	json__bool(&j, "finished", s->finished);
+	json__uint(&j, "checkpoints", s->checkpoints);
+	json__uint(&j, "samples", s->samples);
+	json__uint(&j, "lost_samples", s->lost_samples);
+	json__double(&j, "lost_pct", lost_pct(s));
+	json__uint(&j, "symbols", s->symbols);
+	json__begin_object(&j, "heap");
+	json__bool(&j, "recorded", s->has_heap);
+	json__int(&j, "live_bytes", s->live_bytes);
+	json__int(&j, "peak_bytes", s->peak_bytes);
+	json__int(&j, "alloc_bytes", s->alloc_bytes);
+	json__int(&j, "free_bytes", s->free_bytes);
+	json__int(&j, "alloc_count", s->alloc_count);
+	json__int(&j, "free_count", s->free_count);
+	json__uint(&j, "dropped", s->heap_dropped);
+	json__end_object(&j);
+	json__begin_object(&j, "meta");
+	for (int i = 0; i < in->meta.n; i++)
+		json__string(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
+	json__end_object(&j);
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int info_check(struct db *db)
+{
+	int err = db__check(db);
+
+	if (err) {
+		pr_hint("the file is damaged; its intact part may still be read with 'rsprof query'");
+		return err;
+	}
+	if (output_args.json)
+		puts("{\n  \"integrity\": \"ok\"\n}");
+	else
+		puts("ok");
+	return 0;
+}
+
+static int info_run(void)
+{
+	struct info in = { 0 };
+	char *newest = NULL;
+	const char *path = opts.file;
+	int err;
+
+	if (!path) {
+		err = naming__newest(".", &newest);
+		if (err)
+			return err == -ENOENT ? EXIT_DB : exit_from_err(err);
+		path = newest;
+	}
+	err = db__open(path, &in.db);
+	if (err)
+		goto out;
+	if (opts.check) {
+		err = info_check(in.db);
+		goto out;
+	}
+	err = db_query_summary(in.db, &in.sum);
+	if (!err)
+		err = db_query_meta(in.db, meta_add, &in.meta);
+	if (!err)
+		err = db__file_size(in.db, &in.size, &in.wal_size);
+	if (err)
+		goto out;
+	err = output_args.json ? print_json(&in) : print_text(&in);
+out:
+	if (err == -ENOMEM)
+		pr_err("out of memory");
+	meta_free(&in.meta);
+	db__close(in.db);
+	free(newest);
+	return exit_from_err(err);
+}
+
 int cmd_info(int argc, const char **argv)
 {
 	poptContext pc = poptGetContext("rsprof info", argc, argv, info_options, 0);
-	int ret = options_parse(pc, "[OPTION...]", NULL, NULL);
+	int ret = options_parse(pc, info_usage, NULL, NULL);
+	const char **args;
+	int n;
 
 	if (ret == 0) {
-		pr_err("not implemented yet");
-		ret = EXIT_ERROR;
+		args = options_args(pc, &n);
+		if (n > 1) {
+			pr_err("one profile at a time, not %d", n);
+			ret = EXIT_USAGE;
+		} else {
+			opts.file = args[0];
+			ret = info_run();
+		}
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

@@ -1,26 +1,560 @@
 /*
- * rsprof report: not written yet.
+ * rsprof report: the ranked tables of a profile. CPU% by source line (or
+ * function, file, module) and, when the profile has heap data, live heap
+ * bytes by allocation site with their peak and allocation counts. Windows
+ * in time (--since, --until, --window), heap as of a moment (--at), a
+ * pattern, a threshold; text fitting the terminal, CSV or one JSON document.
  */
 #include "builtin.h"
 
+#include <errno.h>
 #include <popt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
+#include "util/db.h"
+#include "util/db-query.h"
+#include "util/demangle.h"
+#include "util/duration.h"
 #include "util/error.h"
+#include "util/format.h"
+#include "util/naming.h"
 #include "util/options.h"
+#include "util/srcpath.h"
+
+static struct report_opts {
+	int cpu, heap;
+	double threshold;
+	const char *since, *until, *window, *at;
+	const char *filter;
+	const char *sort;
+	int full_paths;
+	const char *file;
+} opts;
+
+static const char report_usage[] = "[OPTION...] [FILE]";
 
 static struct poptOption report_options[] = {
+	{ "cpu", 0, POPT_ARG_NONE, &opts.cpu, 0, "show the CPU table only", NULL },
+	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show the heap table only", NULL },
+	{ "threshold", 't', POPT_ARG_DOUBLE, &opts.threshold, 0,
+	  "leave out rows below PCT percent of the total", "PCT" },
+	{ "since", 0, POPT_ARG_STRING, &opts.since, 0,
+	  "only the last DUR of the recording", "DUR" },
+	{ "until", 0, POPT_ARG_STRING, &opts.until, 0,
+	  "only the first DUR of the recording", "DUR" },
+	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
+	  "only from A to B after the start (either may be left out)", "A..B" },
+	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
+	  "heap: live bytes as they were DUR after the start", "DUR" },
+	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
+	  "only locations whose path or function contains PAT (any case)", "PAT" },
+	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
+	  "aggregate by line, function, file or module (default: line)", "KEY" },
+	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
+	  "show source paths as recorded, not shortened", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+/* One row as printed: display strings plus the full values for JSON and CSV. */
+struct rrow {
+	struct prof_row r;	/* strings below */
+	char *location;
+	char *function_short;
+};
+
+struct rtable {
+	struct rrow *v;
+	int n, cap;
+	enum group_by group;
+};
+
+static void rtable_free(struct rtable *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		free((char *)t->v[i].r.file);
+		free((char *)t->v[i].r.function);
+		free((char *)t->v[i].r.module);
+		free(t->v[i].location);
+		free(t->v[i].function_short);
+	}
+	free(t->v);
+}
+
+static char *xstrdup(const char *s, int *err)
+{
+	char *d;
+
+	if (!s)
+		return NULL;
+	d = strdup(s);
+	if (!d)
+		*err = -ENOMEM;
+	return d;
+}
+
+static int collect_row(const struct prof_row *r, void *ctx)
+{
+	struct rtable *t = ctx;
+	char loc[4096], fn[1024];
+	struct rrow *w;
+	int err = 0;
+
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 32;
+		struct rrow *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (t->group == GROUP_MODULE || !r->file) {
+		srcpath__display(NULL, r->module, loc, sizeof(loc));
+		if (t->group != GROUP_MODULE && opts.full_paths && r->module)
+			snprintf(loc, sizeof(loc), "%s", r->module);
+	} else if (opts.full_paths) {
+		snprintf(loc, sizeof(loc), "%s", r->file);
+	} else {
+		srcpath__display(r->file, r->module, loc, sizeof(loc));
+	}
+	if (t->group == GROUP_LINE && r->file && r->line > 0) {
+		size_t l = strlen(loc);
+
+		snprintf(loc + l, sizeof(loc) - l, ":%d", r->line);
+	}
+	if (t->group <= GROUP_FUNCTION)
+		demangle__short(r->function, 200, fn, sizeof(fn));
+	else
+		fn[0] = '\0';
+
+	w = &t->v[t->n];
+	memset(w, 0, sizeof(*w));
+	w->r = *r;
+	w->r.file = xstrdup(r->file, &err);
+	w->r.function = xstrdup(r->function, &err);
+	w->r.module = xstrdup(r->module, &err);
+	w->location = xstrdup(loc, &err);
+	w->function_short = xstrdup(fn, &err);
+	t->n++;		/* freed with the table even on error */
+	return err;
+}
+
+struct report {
+	struct db *db;
+	struct prof_summary sum;
+	struct query_filter f;
+	bool show_cpu, show_heap;
+	uint64_t cpu_total;
+	int64_t heap_total;
+	struct rtable cpu, heap;
+	char *meta_pid, *meta_comm, *meta_exe;
+};
+
+static const char *const group_names[] = { "line", "function", "file", "module" };
+
+/* --since/--until/--window/--at into the filter; needs the duration. */
+static int parse_window(struct report *rp)
+{
+	struct query_filter *f = &rp->f;
+	uint64_t ms, a, b;
+
+	if (opts.window && (opts.since || opts.until)) {
+		pr_err("--window cannot be combined with --since or --until");
+		return -RSPROF_EUSAGE;
+	}
+	/* a checkpoint counts when the end of its interval falls in the window */
+	if (opts.since) {
+		if (duration__parse(opts.since, &ms)) {
+			pr_err("--since: '%s' is not a duration", opts.since);
+			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
+			return -RSPROF_EUSAGE;
+		}
+		if (ms < rp->sum.duration_ms)
+			f->from_ms = rp->sum.duration_ms - ms + 1;
+	}
+	if (opts.until) {
+		if (duration__parse(opts.until, &ms)) {
+			pr_err("--until: '%s' is not a duration", opts.until);
+			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
+			return -RSPROF_EUSAGE;
+		}
+		f->to_ms = ms;
+	}
+	if (opts.window) {
+		if (duration__parse_range(opts.window, &a, &b)) {
+			pr_err("--window: '%s' is not a range A..B of durations", opts.window);
+			pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
+			return -RSPROF_EUSAGE;
+		}
+		if (a != UINT64_MAX)
+			f->from_ms = a + 1;
+		if (b != UINT64_MAX)
+			f->to_ms = b;
+	}
+	if (opts.at) {
+		if (duration__parse(opts.at, &ms)) {
+			pr_err("--at: '%s' is not a duration", opts.at);
+			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
+			return -RSPROF_EUSAGE;
+		}
+		f->at_ms = ms;
+	}
+	return 0;
+}
+
+static int parse_opts(struct report *rp)
+{
+	int err = options_output_check();
+
+	if (err)
+		return err;
+	if (opts.threshold < 0 || opts.threshold > 100) {
+		pr_err("-t/--threshold wants a percentage from 0 to 100, not %g", opts.threshold);
+		return -RSPROF_EUSAGE;
+	}
+	rp->f.group = GROUP_LINE;
+	if (opts.sort) {
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (!strcmp(opts.sort, group_names[i]))
+				break;
+		if (i == 4) {
+			pr_err("-s/--sort: unknown key '%s'", opts.sort);
+			pr_hint("use line, function, file or module");
+			return -RSPROF_EUSAGE;
+		}
+		rp->f.group = (enum group_by)i;
+	}
+	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
+	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
+	rp->f.threshold_pct = opts.threshold;
+	return 0;
+}
+
+/* ---- output ------------------------------------------------------------- */
+
+static void print_header(const struct report *rp)
+{
+	const struct prof_summary *s = &rp->sum;
+	char d[32], a[32], b[32], c[32];
+
+	printf("# file:     %s\n", db__path(rp->db));
+	printf("# target:   %s (pid %s)%s%s\n", rp->meta_comm ? rp->meta_comm : "?",
+	       rp->meta_pid ? rp->meta_pid : "?", rp->meta_exe ? "  " : "",
+	       rp->meta_exe ? rp->meta_exe : "");
+	printf("# duration: %s  checkpoints: %llu  samples: %s  lost: %s (%.1f%%)%s\n",
+	       duration__format(s->duration_ms, d, sizeof(d)), (unsigned long long)s->checkpoints,
+	       format__count(s->samples, a, sizeof(a)), format__count(s->lost_samples, b, sizeof(b)),
+	       s->samples + s->lost_samples ?
+	       100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0.0,
+	       s->finished ? "" : "  (still recording or not finalised)");
+	if (s->has_heap)
+		printf("# heap:     live %s  peak %s  allocations %s\n",
+		       format__bytes(s->live_bytes, a, sizeof(a)),
+		       format__bytes(s->peak_bytes, b, sizeof(b)),
+		       format__count(s->alloc_count, c, sizeof(c)));
+	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
+		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
+		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
+			      s->duration_ms : rp->f.to_ms;
+
+		printf("# window:   %s..%s\n", duration__format(from, a, sizeof(a)),
+		       duration__format(to, b, sizeof(b)));
+	}
+	if (rp->f.at_ms != TIME_NONE && rp->show_heap)
+		printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
+	if (rp->f.pattern)
+		printf("# filter:   %s\n", rp->f.pattern);
+}
+
+static int print_cpu_table(const struct report *rp, int width)
+{
+	static const struct table_col cols[] = {
+		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = table__new(cols, 3);
+	int err = t ? 0 : -ENOMEM;
+
+	for (int i = 0; i < rp->cpu.n && !err; i++) {
+		const struct rrow *w = &rp->cpu.v[i];
+		char pct[16];
+		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
+					 w->function_short };
+
+		err = table__add_row(t, cells);
+	}
+	if (!err)
+		err = table__print(t, stdout, width);
+	table__delete(t);
+	return err;
+}
+
+static int print_heap_table(const struct report *rp, int width)
+{
+	static const struct table_col cols[] = {
+		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = table__new(cols, 5);
+	int err = t ? 0 : -ENOMEM;
+
+	for (int i = 0; i < rp->heap.n && !err; i++) {
+		const struct rrow *w = &rp->heap.v[i];
+		char live[32], peak[32], n[32];
+		const char *cells[5] = {
+			format__bytes(w->r.live_bytes, live, sizeof(live)),
+			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
+			format__count(w->r.alloc_count, n, sizeof(n)),
+			w->location, w->function_short,
+		};
+
+		err = table__add_row(t, cells);
+	}
+	if (!err)
+		err = table__print(t, stdout, width);
+	table__delete(t);
+	return err;
+}
+
+static int print_text(const struct report *rp)
+{
+	int width = format__term_width();
+	int err = 0;
+
+	print_header(rp);
+	if (rp->show_cpu) {
+		putchar('\n');
+		if (!rp->cpu_total)
+			printf("# no CPU samples%s\n", rp->f.from_ms != TIME_NONE ||
+			       rp->f.to_ms != TIME_NONE ? " in the window" : "");
+		else
+			err = print_cpu_table(rp, width);
+	}
+	if (!err && rp->show_heap) {
+		putchar('\n');
+		if (!rp->heap.n)
+			printf("# no live heap%s\n", rp->f.pattern ? " matching the filter" : "");
+		else
+			err = print_heap_table(rp, width);
+	}
+	return err;
+}
+
+static void csv_row(const char *table, const struct rrow *w)
+{
+	char num[64];
+
+	printf("%s,%.4f,%llu,%lld,%lld,%lld,%lld,%lld,%lld,", table, w->r.pct,
+	       (unsigned long long)w->r.samples, (long long)w->r.live_bytes,
+	       (long long)w->r.peak_bytes, (long long)w->r.alloc_bytes,
+	       (long long)w->r.free_bytes, (long long)w->r.alloc_count,
+	       (long long)w->r.free_count);
+	format__csv_field(stdout, w->location);
+	putchar(',');
+	format__csv_field(stdout, w->r.file);
+	putchar(',');
+	if (w->r.line > 0) {
+		snprintf(num, sizeof(num), "%d", w->r.line);
+		fputs(num, stdout);
+	}
+	putchar(',');
+	format__csv_field(stdout, w->r.function);
+	putchar(',');
+	format__csv_field(stdout, w->r.module);
+	putchar('\n');
+}
+
+/* One CSV document: a `table` column says which ranking a row belongs to. */
+static int print_csv(const struct report *rp)
+{
+	puts("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
+	     "free_count,location,file,line,function,module");
+	for (int i = 0; rp->show_cpu && i < rp->cpu.n; i++)
+		csv_row("cpu", &rp->cpu.v[i]);
+	for (int i = 0; rp->show_heap && i < rp->heap.n; i++)
+		csv_row("heap", &rp->heap.v[i]);
+	return ferror(stdout) ? -EIO : 0;
+}
+
+static void json_row(struct json *j, const struct rrow *w, bool heap)
+{
+	json__begin_object(j, NULL);
+	json__string(j, "location", w->location);
+	json__string(j, "file", w->r.file);
+	if (w->r.line > 0)
+		json__int(j, "line", w->r.line);
+	else
+		json__null(j, "line");
+	json__string(j, "function", w->r.function);
+	json__string(j, "module", w->r.module);
+	json__double(j, "pct", w->r.pct);
+	if (!heap) {
+		json__uint(j, "samples", w->r.samples);
+	} else {
+		json__int(j, "live_bytes", w->r.live_bytes);
+		json__int(j, "peak_bytes", w->r.peak_bytes);
+		json__int(j, "alloc_bytes", w->r.alloc_bytes);
+		json__int(j, "free_bytes", w->r.free_bytes);
+		json__int(j, "alloc_count", w->r.alloc_count);
+		json__int(j, "free_count", w->r.free_count);
+	}
+	json__end_object(j);
+}
+
+static int print_json(const struct report *rp)
+{
+	const struct prof_summary *s = &rp->sum;
+	struct json j;
+
+	json__init(&j, stdout);
+	json__begin_object(&j, NULL);
+	json__string(&j, "file", db__path(rp->db));
+	json__string(&j, "process_name", rp->meta_comm);
+	json__string(&j, "pid", rp->meta_pid);
+	json__string(&j, "exe_path", rp->meta_exe);
+	json__begin_object(&j, "summary");
+	json__uint(&j, "duration_ms", s->duration_ms);
+	json__uint(&j, "checkpoints", s->checkpoints);
+	json__uint(&j, "samples", s->samples);
+	json__uint(&j, "lost_samples", s->lost_samples);
+	json__bool(&j, "has_heap", s->has_heap);
+	json__int(&j, "live_bytes", s->live_bytes);
+	json__int(&j, "peak_bytes", s->peak_bytes);
+	json__int(&j, "alloc_count", s->alloc_count);
+	json__bool(&j, "finished", s->finished);
+	json__end_object(&j);
+	json__begin_object(&j, "query");
+	json__string(&j, "sort", group_names[rp->f.group]);
+	if (rp->f.from_ms != TIME_NONE)
+		json__uint(&j, "from_ms", rp->f.from_ms - 1);
+	else
+		json__null(&j, "from_ms");
+	if (rp->f.to_ms != TIME_NONE)
+		json__uint(&j, "to_ms", rp->f.to_ms);
+	else
+		json__null(&j, "to_ms");
+	if (rp->f.at_ms != TIME_NONE)
+		json__uint(&j, "at_ms", rp->f.at_ms);
+	else
+		json__null(&j, "at_ms");
+	json__string(&j, "filter", rp->f.pattern);
+	json__double(&j, "threshold_pct", rp->f.threshold_pct);
+	json__int(&j, "top", rp->f.limit);
+	json__end_object(&j);
+	if (rp->show_cpu) {
+		json__begin_object(&j, "cpu");
+		json__uint(&j, "total_samples", rp->cpu_total);
+		json__begin_array(&j, "rows");
+		for (int i = 0; i < rp->cpu.n; i++)
+			json_row(&j, &rp->cpu.v[i], false);
+		json__end_array(&j);
+		json__end_object(&j);
+	}
+	if (rp->show_heap) {
+		json__begin_object(&j, "heap");
+		json__int(&j, "total_live_bytes", rp->heap_total);
+		json__begin_array(&j, "rows");
+		for (int i = 0; i < rp->heap.n; i++)
+			json_row(&j, &rp->heap.v[i], true);
+		json__end_array(&j);
+		json__end_object(&j);
+	}
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int report_run(void)
+{
+	struct report rp = { 0 };
+	char *newest = NULL;
+	const char *path = opts.file;
+	int err;
+
+	query_filter__init(&rp.f);
+	err = parse_opts(&rp);
+	if (err)
+		return exit_from_err(err);
+	if (!path) {
+		err = naming__newest(".", &newest);
+		if (err)
+			return err == -ENOENT ? EXIT_DB : exit_from_err(err);
+		path = newest;
+	}
+	err = db__open(path, &rp.db);
+	if (err)
+		goto out;
+	err = db_query_summary(rp.db, &rp.sum);
+	if (!err)
+		err = parse_window(&rp);
+	if (err)
+		goto out;
+	rp.show_cpu = opts.cpu || !opts.heap;
+	rp.show_heap = opts.heap || (!opts.cpu && rp.sum.has_heap);
+	if (opts.heap && !rp.sum.has_heap) {
+		pr_err("'%s' has no heap data", path);
+		pr_hint("record with heap tracking (without --no-heap) to see live heap");
+		err = -RSPROF_EDB;
+		goto out;
+	}
+	err = db__meta_get(rp.db, "pid", &rp.meta_pid);
+	if (!err)
+		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
+	if (!err)
+		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
+	rp.cpu.group = rp.heap.group = rp.f.group;
+	if (!err && rp.show_cpu)
+		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, collect_row, &rp.cpu);
+	if (!err && rp.show_heap)
+		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, collect_row, &rp.heap);
+	if (err)
+		goto out;
+	/* all queries done before the first byte: --json is a whole document or nothing */
+	if (output_args.json)
+		err = print_json(&rp);
+	else if (output_args.csv)
+		err = print_csv(&rp);
+	else
+		err = print_text(&rp);
+out:
+	rtable_free(&rp.cpu);
+	rtable_free(&rp.heap);
+	free(rp.meta_pid);
+	free(rp.meta_comm);
+	free(rp.meta_exe);
+	db__close(rp.db);
+	free(newest);
+	if (err == -ENOMEM)
+		pr_err("out of memory");
+	return exit_from_err(err);
+}
+
 int cmd_report(int argc, const char **argv)
 {
 	poptContext pc = poptGetContext("rsprof report", argc, argv, report_options, 0);
-	int ret = options_parse(pc, "[OPTION...]", NULL, NULL);
+	int ret = options_parse(pc, report_usage, NULL, NULL);
+	const char **args;
+	int n;
 
 	if (ret == 0) {
-		pr_err("not implemented yet");
-		ret = EXIT_ERROR;
+		args = options_args(pc, &n);
+		if (n > 1) {
+			pr_err("one profile at a time, not %d ('%s', '%s'...)", n, args[0], args[1]);
+			pr_hint("to compare two profiles, use 'rsprof diff A.db B.db'");
+			ret = EXIT_USAGE;
+		} else {
+			opts.file = args[0];
+			ret = report_run();
+		}
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

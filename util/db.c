@@ -697,6 +697,21 @@ fail:
 	return err;
 }
 
+int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size)
+{
+	char wal[4096];
+	struct stat st;
+
+	*size = *wal_size = 0;
+	if (stat(db->path, &st))
+		return -errno;
+	*size = st.st_size;
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	if (!stat(wal, &st))
+		*wal_size = st.st_size;
+	return 0;
+}
+
 int db__check(struct db *db)
 {
 	sqlite3_stmt *st;

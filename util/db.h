@@ -84,6 +84,9 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 /* Replace the `map` table's rows for pid with m. */
 int db__write_maps(struct db *db, const struct maps *m);
 
+/* Sizes in bytes of the file and of its -wal (0 when there is none). 0 or -errno. */
+int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size);
+
 /* PRAGMA integrity_check: 0 when "ok", else -RSPROF_EDB with the findings printed. */
 int db__check(struct db *db);
 
