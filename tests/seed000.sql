@@ -1,4 +1,4 @@
--- The read-path queries of seed 000 §7.5.1 and §7.5.3, verbatim, for the
+-- The read-path queries of seed 000 §7.5.1, §7.5.2 and §7.5.3, verbatim, for the
 -- sqlite3 shell: sqlite3 -bail FILE < tests/seed000.sql must succeed on every
 -- file rsprof writes. Anonymous ? parameters are numbered ?1, ?2, ... in order.
 
@@ -45,6 +45,32 @@ WHERE c.checkpoint_id IN (SELECT id FROM checkpoints WHERE timestamp_ms >= ?)
 GROUP BY c.addr
 HAVING pct >= ?
 ORDER BY samples DESC
+LIMIT ?;
+
+-- §7.5.2 Live bytes at end of recording
+.parameter clear
+.parameter set ?1 20
+SELECT s.file, s.line, s.function,
+       SUM(h.alloc_bytes) - SUM(h.free_bytes) as live_bytes
+FROM heap_events h
+JOIN symbols s ON h.addr = s.addr
+GROUP BY h.addr
+HAVING live_bytes > 0
+ORDER BY live_bytes DESC
+LIMIT ?;
+
+-- §7.5.2 Live bytes at specific checkpoint
+.parameter clear
+.parameter set ?1 1
+.parameter set ?2 20
+SELECT s.file, s.line, s.function,
+       SUM(h.alloc_bytes) - SUM(h.free_bytes) as live_bytes
+FROM heap_events h
+JOIN symbols s ON h.addr = s.addr
+WHERE h.checkpoint_id <= ?
+GROUP BY h.addr
+HAVING live_bytes > 0
+ORDER BY live_bytes DESC
 LIMIT ?;
 
 -- §7.5.3 CPU samples over time for a specific location

@@ -397,6 +397,32 @@ static void test_queries(void)
 	}
 }
 
+/* A reader follows a file that a writer is still writing (WAL, SPEC §7). */
+static void test_live_reader(void)
+{
+	const char *p = tmp("live.db");
+	struct cpu_count cpu[] = { { 0x10, 3 } };
+	struct checkpoint cp = { .timestamp_ms = 1000, .cpu = cpu, .n_cpu = 1 };
+	struct prof_summary s;
+	struct db *w, *r;
+
+	if (db__create(p, false, &w) || db__write_checkpoint(w, &cp, NULL)) {
+		ok(0, "writer");
+		return;
+	}
+	is_int(db__open(p, &r), 0, "a reader opens a file being written");
+	is_int(db_query_summary(r, &s), 0, "and reads it");
+	is_int(s.checkpoints, 1, "one checkpoint so far");
+	ok(!s.finished, "not finished");
+	cp.timestamp_ms = 2000;
+	is_int(db__write_checkpoint(w, &cp, NULL), 0, "the writer goes on");
+	db_query_summary(r, &s);
+	is_int(s.checkpoints, 2, "the reader sees the new checkpoint");
+	is_int(s.samples, 6, "and its samples");
+	db__close(r);
+	db__close(w);
+}
+
 static void cleanup(void)
 {
 	char cmd[600];
@@ -427,6 +453,7 @@ int main(int argc, char **argv)
 	test_append();
 	test_open_errors();
 	test_queries();
+	test_live_reader();
 	cleanup();
 	return done_testing();
 }

@@ -1,0 +1,266 @@
+#!/bin/sh
+# rsprof report on fixture profiles with known numbers (tests/unit/fixture.h,
+# written through db__create by `test-db --fixture`), then on a real recording.
+#
+# The small fixture: 10 checkpoints of 1 s. CPU: hot.c:10 60 %, hot.c:20 25 %
+# (15/checkpoint in the first half, 35 in the second), cold.c:5 10 % (first
+# half only), [libc.so.6] memcpy 5 %. Heap: cache.rs:42 +1 MB per checkpoint
+# (10 MB live), parse.rs:77 up to 10 MB at 5 s, 0 at the end.
+. "$(dirname "$0")/lib.sh"
+
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+
+# "location,pct" of the CPU (or heap: $1 = heap) rows of report --csv
+rows() {
+	_t=$1
+	shift
+	"$RSPROF" report --csv "$@" | awk -F, -v t="$_t" '$1 == t { print $10 "," $2 }'
+}
+
+# The location column without the directories srcpath__display keeps.
+short() {
+	sed 's|^[^,]*/||'
+}
+
+test_expect_success 'fixture profiles are written through db__create' '
+	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" --fixture cpu.db cpu-only &&
+	test "$(stat -c %a fix.db)" = 600
+'
+
+test_expect_success 'CPU ranking: lines in order, with their shares' '
+	rows cpu fix.db | short >got &&
+	printf "%s\n" "hot.c:10,60.0000" "hot.c:20,25.0000" "cold.c:5,10.0000" \
+		"[libc.so.6],5.0000" >want &&
+	cmp want got
+'
+
+test_expect_success 'the text table: header, CPU% Location Function, heap columns' '
+	"$RSPROF" report fix.db >out &&
+	cat out &&
+	grep -q "^# file: *fix.db" out &&
+	grep -q "^# duration: 10.0s  checkpoints: 10  samples: 1,000  lost: 10 (1.0%)" out &&
+	grep -q "^# heap: *live 10.0 MB  peak 15.0 MB" out &&
+	grep -q "^ *CPU%  Location  *Function" out &&
+	grep -q "^ *60.0%  [^ ]*hot.c:10  *hot_loop$" out &&
+	grep -q "^ *Heap  *Peak  *Allocs  Location  *Function" out &&
+	grep -q "^ *10.0 MB  *10.0 MB  *160  [^ ]*cache.rs:42  *app::cache::insert$" out
+'
+
+test_expect_success 'percentages add up to 100' '
+	"$RSPROF" report --csv -n 100 fix.db |
+		awk -F, "\$1 == \"cpu\" { s += \$2 } END { exit !(s > 99.9 && s < 100.1) }"
+'
+
+test_expect_success '-n limits the rows of each table' '
+	test "$(rows cpu -n 2 fix.db | wc -l)" = 2 &&
+	test "$(rows heap -n 1 fix.db | wc -l)" = 1 &&
+	test "$(rows cpu --top 3 fix.db | wc -l)" = 3
+'
+
+test_expect_success '-t leaves out rows below the threshold' '
+	rows cpu -t 20 fix.db | short >got &&
+	printf "%s\n" "hot.c:10,60.0000" "hot.c:20,25.0000" >want &&
+	cmp want got &&
+	test "$(rows cpu --threshold 5 fix.db | wc -l)" = 4
+'
+
+test_expect_success '--since: the last seconds only' '
+	rows cpu --since 4s fix.db | short >got &&
+	printf "%s\n" "hot.c:10,60.0000" "hot.c:20,35.0000" "[libc.so.6],5.0000" >want &&
+	cmp want got &&
+	"$RSPROF" report --json --since 4s fix.db >j.json &&
+	python3 -c "import json; d = json.load(open(\"j.json\")); assert d[\"cpu\"][\"total_samples\"] == 400, d"
+'
+
+test_expect_success '--until: the first seconds only' '
+	rows cpu --until 5s fix.db | short >got &&
+	printf "%s\n" "hot.c:10,60.0000" "cold.c:5,20.0000" "hot.c:20,15.0000" \
+		"[libc.so.6],5.0000" >want &&
+	cmp want got
+'
+
+test_expect_success '--window A..B, open ends' '
+	rows cpu --window 5s..10s fix.db | short >a &&
+	rows cpu --since 5s fix.db | short >b &&
+	cmp a b &&
+	rows cpu --window ..5s fix.db | short >a &&
+	rows cpu --until 5s fix.db | short >b &&
+	cmp a b &&
+	rows cpu --window 5s.. fix.db | short >a &&
+	! grep -q cold a
+'
+
+test_expect_success '--window with --since is a usage error' '
+	expect_exit 2 "$RSPROF" report --window 1s..2s --since 1s fix.db 2>err &&
+	grep -q "cannot be combined" err
+'
+
+test_expect_success 'bad durations, sort keys, thresholds: exit 2' '
+	expect_exit 2 "$RSPROF" report --since 5parsecs fix.db 2>err &&
+	grep -q "5parsecs" err &&
+	expect_exit 2 "$RSPROF" report --window 9s..2s fix.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" report -s lines fix.db 2>err &&
+	grep -q "line, function, file or module" err &&
+	expect_exit 2 "$RSPROF" report -t 120 fix.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" report --json --csv fix.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" report fix.db cpu.db 2>/dev/null
+'
+
+test_expect_success '--at: heap as it was at that moment' '
+	rows heap --at 5s fix.db | short >got &&
+	printf "%s\n" "parse.rs:77,66.6667" "cache.rs:42,33.3333" >want &&
+	cmp want got &&
+	"$RSPROF" report --heap --at 5s fix.db | grep -q "^ *10.0 MB  *10.0 MB .*parse.rs:77"
+'
+
+test_expect_success 'heap at the end: live, peak, allocations, freed sites after' '
+	"$RSPROF" report --csv --heap fix.db | awk -F, "\$1 == \"heap\"" >h &&
+	cat h &&
+	head -1 h | grep -q "^heap,100.0000,0,10485760,10485760,10485760,0,160,0,.*cache.rs:42" &&
+	sed -n 2p h | grep -q "^heap,0.0000,0,0,10485760,15728640,15728640,1500,1500,.*parse.rs:77"
+'
+
+test_expect_success '--filter: case-insensitive substring of path or function' '
+	rows cpu --filter COLD fix.db | short >got &&
+	echo "cold.c:5,10.0000" >want &&
+	cmp want got &&
+	rows cpu --filter Hot_Lo fix.db | short | grep -q "^hot.c:10," &&
+	test "$(rows cpu --filter memcpy fix.db | wc -l)" = 1 &&
+	test "$(rows heap --filter cache:: fix.db | wc -l)" = 1
+'
+
+test_expect_success '-s function, file, module aggregate' '
+	rows cpu -s file fix.db | short >got &&
+	printf "%s\n" "hot.c,85.0000" "cold.c,10.0000" "[libc.so.6],5.0000" >want &&
+	cmp want got &&
+	rows cpu -s module fix.db >got &&
+	printf "%s\n" "[fixture],95.0000" "[libc.so.6],5.0000" >want &&
+	cmp want got &&
+	"$RSPROF" report --cpu -s function fix.db | grep -q "^ *60.0%  .*hot.c  *hot_loop$"
+'
+
+test_expect_success '--full-paths shows the recorded path' '
+	"$RSPROF" report --cpu --full-paths fix.db | grep -q "/home/dev/proj/src/hot.c:10  *hot_loop"
+'
+
+test_expect_success '--cpu and --heap choose the tables' '
+	"$RSPROF" report --cpu fix.db >out &&
+	grep -q "CPU%" out && ! grep -q "Allocs" out &&
+	"$RSPROF" report --heap fix.db >out &&
+	! grep -q "CPU%" out && grep -q "Allocs" out &&
+	"$RSPROF" report cpu.db >out &&
+	grep -q "CPU%" out && ! grep -q "Allocs" out && ! grep -q "^# heap" out
+'
+
+test_expect_success '--heap on a profile without heap data: exit 6' '
+	expect_exit 6 "$RSPROF" report --heap cpu.db 2>err &&
+	grep -q "no heap data" err
+'
+
+test_expect_success '--json is one valid document with both tables' '
+	"$RSPROF" report --json fix.db >r.json &&
+	python3 -m json.tool r.json >/dev/null &&
+	python3 - <<-\EOF
+	import json
+	d = json.load(open("r.json"))
+	cpu, heap = d["cpu"], d["heap"]
+	assert cpu["total_samples"] == 1000
+	assert [r["samples"] for r in cpu["rows"]] == [600, 250, 100, 50]
+	assert abs(sum(r["pct"] for r in cpu["rows"]) - 100) < 0.01
+	assert cpu["rows"][0]["file"] == "/home/dev/proj/src/hot.c"
+	assert cpu["rows"][0]["line"] == 10 and cpu["rows"][0]["function"] == "hot_loop"
+	assert cpu["rows"][3]["line"] is None
+	assert heap["total_live_bytes"] == 10 * 2**20
+	assert heap["rows"][0]["peak_bytes"] == 10 * 2**20
+	assert heap["rows"][1]["alloc_count"] == 300 * 5
+	assert d["summary"]["peak_bytes"] == 15 * 2**20
+	EOF
+'
+
+test_expect_success '--csv: header and one row per location' '
+	"$RSPROF" report --csv fix.db >r.csv &&
+	head -1 r.csv | grep -q "^table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,free_count,location,file,line,function,module$" &&
+	test "$(wc -l <r.csv)" = 7 &&
+	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 14 for r in rows)"
+'
+
+test_expect_success 'the table fits $COLUMNS, 100 columns when not a terminal' '
+	COLUMNS=60 "$RSPROF" report fix.db >out &&
+	awk "!/^#/ && length(\$0) > 60 { bad = 1 } END { exit bad }" out &&
+	grep -q "\.\." out &&
+	env -u COLUMNS "$RSPROF" report --full-paths fix.db >out &&
+	awk "length(\$0) > 100 { bad = 1 } END { exit bad }" out
+'
+
+test_expect_success 'no FILE: the newest rsprof.*.db here' '
+	mkdir newest && cd newest &&
+	"$FIXTURE" --fixture rsprof.app.261122050000.db cpu-only &&
+	"$FIXTURE" --fixture rsprof.app.261122060000.db &&
+	"$FIXTURE" --fixture rsprof.app.251122070000.db cpu-only &&
+	"$RSPROF" report >out &&
+	grep -q "^# file: *rsprof.app.261122060000.db" out &&
+	grep -q Allocs out
+'
+
+test_expect_success 'no FILE and no profile here: exit 6 with a hint' '
+	mkdir empty && cd empty &&
+	expect_exit 6 "$RSPROF" report 2>err &&
+	grep -q "no rsprof.*db" err && grep -q "^hint: " err
+'
+
+# A bad file: exit 6, a message, nothing on stdout, the file unchanged.
+refused() {
+	cp "$1" "$1.orig" &&
+	expect_exit 6 "$RSPROF" report "$1" >out 2>err &&
+	cat err &&
+	test ! -s out &&
+	grep -q "^rsprof report: .*$2" err &&
+	cmp "$1" "$1.orig"
+}
+
+test_expect_success 'errors: exit 6, the file byte-identical' '
+	expect_exit 6 "$RSPROF" report missing.db 2>err &&
+	grep -q "missing.db.*No such file" err &&
+	echo "just some text, not a database at all, long enough to be read" >text.db &&
+	refused text.db "not a database" &&
+	sqlite3 other.db "CREATE TABLE t (x); INSERT INTO t VALUES (1);" &&
+	refused other.db "not an rsprof profile" &&
+	"$FIXTURE" --fixture newer.db &&
+	sqlite3 newer.db "UPDATE meta SET value = 3 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
+	refused newer.db "profile version 3 is newer than this rsprof (2); upgrade rsprof" &&
+	"$FIXTURE" --fixture trunc.db &&
+	sqlite3 trunc.db "PRAGMA journal_mode = DELETE;" >/dev/null &&
+	truncate -s $(( $(stat -c %s trunc.db) / 2 )) trunc.db &&
+	refused trunc.db "truncated"
+'
+
+test_expect_success '--json on an error: nothing on stdout' '
+	expect_exit 6 "$RSPROF" report --json text.db >out 2>/dev/null &&
+	test ! -s out
+'
+
+test_expect_success 'a failed write to stdout is exit 1' '
+	expect_exit 1 "$RSPROF" report fix.db >/dev/full 2>/dev/null
+'
+
+test_expect_success 'seed 000 read queries run verbatim on a file db__create wrote' '
+	sqlite3 -bail fix.db <"$TOP/tests/seed000.sql" >seed.out &&
+	grep -q "hot.c|10|hot_loop|300" seed.out &&
+	grep -q "cache.rs|42|app::cache::insert|10485760" seed.out
+'
+
+if have_perf && [ -x "$TARGETS/cpu_split" ]; then
+	test_expect_success 'a real recording: the hot line first' '
+		"$RSPROF" record -q --no-heap -F 499 -i 500ms -o real.db -- "$TARGETS/cpu_split" 2 &&
+		"$RSPROF" report -n 3 real.db >out &&
+		cat out &&
+		a=$(grep -n "HOT:a" "$TOP/tests/targets/cpu_split.c" | cut -d: -f1) &&
+		grep -m1 "cpu_split.c:" out | grep -q "cpu_split.c:$a " &&
+		"$RSPROF" report --json real.db | python3 -m json.tool >/dev/null
+	'
+else
+	test_skip 'a real recording' 'perf events not allowed or targets not built'
+fi
+
+test_done
