@@ -172,7 +172,21 @@ bool proc__gone(pid_t pid)
 		return true;
 	/* state follows the last ')' (comm may hold parentheses) */
 	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	if (!p || p[1] != ' ')
+		return true;
+	if (p[2] != 'Z' && p[2] != 'X')
+		return false;
+	/*
+	 * A main thread that called pthread_exit() is a zombie while the other
+	 * threads run on: gone only when num_threads (field 20) is down to it.
+	 */
+	p += 2;
+	for (int field = 3; field < 20 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return !p || atoi(p) <= 1;
 }
 
 int proc__which(const char *cmd, char *buf, size_t len)
