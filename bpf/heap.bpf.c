@@ -133,7 +133,7 @@ static __always_inline void release(__u64 ptr, bool count_unknown, __u64 size_hi
 {
 	struct heap_live *l = bpf_map_lookup_elem(&live, &ptr);
 	struct heap_site *s;
-	__u64 size, stack;
+	__u64 size, stack, w;
 
 	if (!l) {
 		/* With sampling an untracked pointer is the normal case. */
@@ -152,21 +152,23 @@ static __always_inline void release(__u64 ptr, bool count_unknown, __u64 size_hi
 		stat_add(HEAP_STAT_UNKNOWN_FREE_BYTES, size_hint);
 		return;
 	}
-	size = l->size;
+	size = l->size * l->weight;
 	stack = l->stack;
+	w = l->weight;
 	if (bpf_map_delete_elem(&live, &ptr))
 		return;		/* another thread freed it first */
 	s = bpf_map_lookup_elem(&sites, &stack);
 	if (s) {
 		__sync_fetch_and_add(&s->free_bytes, size);
-		__sync_fetch_and_add(&s->free_count, 1);
+		__sync_fetch_and_add(&s->free_count, w);
 	}
 	__sync_fetch_and_add(&live_bytes, -(__s64)size);
 }
 
-static __always_inline void track(__u64 ptr, __u64 size, __u64 stack)
+/* w: how many allocations this one stands for (sampling) */
+static __always_inline void track(__u64 ptr, __u64 size, __u64 stack, __u64 w)
 {
-	struct heap_live l = { .size = size, .stack = stack };
+	struct heap_live l = { .size = size, .stack = stack, .weight = w };
 	struct heap_site *s;
 	__s64 now;
 
@@ -188,8 +190,9 @@ static __always_inline void track(__u64 ptr, __u64 size, __u64 stack)
 		stat_add(HEAP_STAT_DROP_LIVE, 1);
 		return;
 	}
+	size *= w;
 	__sync_fetch_and_add(&s->alloc_bytes, size);
-	__sync_fetch_and_add(&s->alloc_count, 1);
+	__sync_fetch_and_add(&s->alloc_count, w);
 	now = __sync_fetch_and_add(&live_bytes, size) + size;
 	if (now > peak_bytes)
 		peak_bytes = now;	/* racy between CPUs: off by one allocation at most */
@@ -237,7 +240,15 @@ int BPF_KPROBE(heap_alloc_enter, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 	default:
 		return 0;
 	}
-	if (sample_every <= 1 || bpf_get_prandom_u32() % sample_every == 0)
+	/*
+	 * Sampling: one small allocation in N, chosen at random per call, is
+	 * tracked and stands for N; big ones are always tracked, once.
+	 */
+	if (sample_every <= 1 || n.size >= HEAP_SAMPLE_ALWAYS)
+		n.weight = 1;
+	else if (bpf_get_prandom_u32() % sample_every == 0)
+		n.weight = sample_every;
+	if (n.weight)
 		n.stack = capture_stack(ctx);
 	if (bpf_map_update_elem(&entries, &tid, &n, BPF_ANY))
 		stat_add(HEAP_STAT_DROP_ENTRY, 1);
@@ -284,7 +295,7 @@ int BPF_KRETPROBE(heap_alloc_return, __u64 rc)
 		return 0;
 	}
 	if (n.stack)
-		track(ptr, n.size, n.stack);
+		track(ptr, n.size, n.stack, n.weight);
 	return 0;
 }
 

@@ -44,13 +44,20 @@ struct heap_entry {
 	__u64 stack;		/* stack key; 0 when the call is not tracked (sampling) */
 	__u32 kind;
 	__u32 depth;		/* nested allocator calls seen since this entry */
+	__u32 weight;		/* allocations this one stands for (sampling) */
+	__u32 pad;
 };
 
 /* One live allocation, keyed by pointer. */
 struct heap_live {
 	__u64 size;
 	__u64 stack;
+	__u64 weight;		/* 1, or N when sampled one in N */
 };
+
+/* With --heap-sample N, allocations this large are always tracked: a few
+ * big blocks would otherwise be all or nothing, N times over. */
+#define HEAP_SAMPLE_ALWAYS (64 * 1024)
 
 /* Running totals of one stack; user space takes deltas per checkpoint. */
 struct heap_site {

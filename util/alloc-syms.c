@@ -322,7 +322,7 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 		if (which == HEAP_PROBES_RUST) {
 			pr_err("no Rust allocator (__rust_alloc, __rust_dealloc) in %s", exe);
 			pr_hint("use --heap-probes=libc for a program that is not Rust");
-			err = -ENOENT;
+			err = -RSPROF_ENODEBUG;
 			goto fail;
 		}
 	}
@@ -347,6 +347,7 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 				pr_err("no allocator symbol (Rust __rust_alloc or libc malloc) found for %s",
 				       exe);
 				pr_hint("heap tracking needs the target's allocator symbols; use --no-heap");
+				err = -RSPROF_ENODEBUG;
 			}
 			goto fail;
 		}

@@ -49,7 +49,7 @@ struct alloc_syms {
  * Rust allocator shims, else libc). pid > 0 and !before_exec: the libc is
  * the one in /proc/PID/maps; otherwise the one the executable names in
  * DT_NEEDED, looked up where rsprof's own libc lives.
- * Returns 0, -ENOENT (no allocator symbol; printed) or -errno.
+ * Returns 0, -RSPROF_ENODEBUG (no allocator symbol; printed) or -errno.
  */
 int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_probes which,
 		     struct alloc_syms **out);

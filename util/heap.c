@@ -432,17 +432,18 @@ int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 		row = &h->rows[h->n_rows++];
 		row->addr = st->site;
 		row->stack_id = st->stack_id;
-		row->alloc_bytes = (int64_t)(d.alloc_bytes * h->sample);
-		row->free_bytes = (int64_t)(d.free_bytes * h->sample);
-		row->alloc_count = (int64_t)(d.alloc_count * h->sample);
-		row->free_count = (int64_t)(d.free_count * h->sample);
+		row->alloc_bytes = (int64_t)d.alloc_bytes;
+		row->free_bytes = (int64_t)d.free_bytes;
+		row->alloc_count = (int64_t)d.alloc_count;
+		row->free_count = (int64_t)d.free_count;
 		h->allocs += row->alloc_count;
 		h->frees += row->free_count;
 	}
 	read_stats(h);
-	h->live = h->skel->bss->live_bytes * (int64_t)h->sample;
-	if (h->skel->bss->peak_bytes * (int64_t)h->sample > h->peak)
-		h->peak = h->skel->bss->peak_bytes * (int64_t)h->sample;
+	/* the kernel's figures are already weighted by the sampling */
+	h->live = h->skel->bss->live_bytes;
+	if (h->skel->bss->peak_bytes > h->peak)
+		h->peak = h->skel->bss->peak_bytes;
 	dropped = dropped_total(h);
 
 	cp->heap = h->rows;

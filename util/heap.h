@@ -31,7 +31,8 @@ struct heap_opts {
 /*
  * Load and attach. Errors (printed with the reason and a hint):
  * -EPERM no BPF permission, -ENOTSUP no BTF / BPF unsupported,
- * -ENOENT no allocator symbol found in the target.
+ * -RSPROF_ENODEBUG no allocator symbol found in the target (exit 5 when
+ * heap tracking was all the user asked for).
  */
 int heap__new(const struct heap_opts *o, struct heap **out);
 

@@ -1,0 +1,66 @@
+# tests/heap-lib.sh — helpers of the heap tests (t15xx), sourced after lib.sh.
+
+# heap_lines FILE: live bytes and allocation count per source line,
+# "file|line|function|live|allocs|frees", largest live first.
+heap_lines() {
+	sql "$1" "SELECT s.file, s.line, MIN(s.function),
+			 SUM(h.alloc_bytes) - SUM(h.free_bytes) AS live,
+			 SUM(h.alloc_count), SUM(h.free_count)
+		  FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		  GROUP BY s.file, s.line ORDER BY live DESC"
+}
+
+# line_of MARKER SOURCE: the line number of the marker comment.
+line_of() {
+	grep -n -E "(//|/\*) $1([: ]|\$)" "$2" | head -n 1 | cut -d: -f1
+}
+
+# within VALUE WANT PCT: |VALUE - WANT| <= WANT * PCT / 100
+within() {
+	_d=$(( $1 - $2 ))
+	[ $_d -lt 0 ] && _d=$(( -_d ))
+	[ $(( _d * 100 )) -le $(( $2 * $3 )) ] || {
+		echo "$1 is not within $3% of $2" >&2
+		return 1
+	}
+}
+
+# meta FILE KEY
+meta() {
+	sql "$1" "SELECT value FROM meta WHERE key = '$2'"
+}
+
+# no_negative_site FILE: no address ends with fewer bytes than freed
+no_negative_site() {
+	_n=$(sql "$1" "SELECT COUNT(*) FROM (SELECT SUM(alloc_bytes) - SUM(free_bytes) AS l
+		FROM heap_events GROUP BY addr HAVING l < 0)")
+	[ "$_n" = 0 ] || { echo "$_n sites below zero" >&2; return 1; }
+}
+
+# The seed 000 §7.5.2 queries, verbatim, must run on the file.
+seed_heap_queries() {
+	sqlite3 -bail "$1" <<'SQL'
+.parameter init
+.parameter set ?1 20
+SELECT s.file, s.line, s.function,
+       SUM(h.alloc_bytes) - SUM(h.free_bytes) as live_bytes
+FROM heap_events h
+JOIN symbols s ON h.addr = s.addr
+GROUP BY h.addr
+HAVING live_bytes > 0
+ORDER BY live_bytes DESC
+LIMIT ?;
+.parameter clear
+.parameter set ?1 1000000
+.parameter set ?2 20
+SELECT s.file, s.line, s.function,
+       SUM(h.alloc_bytes) - SUM(h.free_bytes) as live_bytes
+FROM heap_events h
+JOIN symbols s ON h.addr = s.addr
+WHERE h.checkpoint_id <= ?
+GROUP BY h.addr
+HAVING live_bytes > 0
+ORDER BY live_bytes DESC
+LIMIT ?;
+SQL
+}

@@ -1,0 +1,46 @@
+#!/bin/sh
+# Attach to a program that allocated before rsprof came (issue 3, test 3):
+# its frees of that memory are counted apart as unknown frees and never
+# drive a site below zero.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_SRC/heap-lib.sh"
+
+if ! have_bpf; then
+	test_skip 'heap tracking after attach' 'needs root and kernel BTF'
+	test_done
+fi
+
+SRC=$TEST_SRC/targets/heap_attach.c
+L_AFTER=$(line_of HEAP_AFTER "$SRC")
+
+test_expect_success 'record -p PID while the program frees what it had before' '
+	"$TARGETS/heap_attach" ready go 300 &
+	tp=$! && bg_pid $tp &&
+	wait_for_file ready &&
+	"$RSPROF" record -q -p $tp -o attach.db &
+	rp=$! &&
+	wait_for_file attach.db &&
+	i=0 && while [ "$(sql attach.db "SELECT COUNT(*) FROM checkpoints" 2>/dev/null || echo 0)" -lt 1 ]; do
+		i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || break
+	done &&
+	touch go &&
+	wait $rp
+'
+
+test_expect_success 'no site below zero' '
+	heap_lines attach.db && no_negative_site attach.db
+'
+
+test_expect_success 'the 2000 frees of memory allocated before attach are reported' '
+	n=$(meta attach.db unknown_frees) && b=$(meta attach.db unknown_free_bytes) &&
+	echo "unknown frees: $n, $b bytes" &&
+	test "$n" -ge 2000 && test "$n" -le 2100 &&
+	test "$b" -ge 8192000 && test "$b" -le 8700000
+'
+
+test_expect_success 'what was allocated after attach is on its line' '
+	heap_lines attach.db | sed -n 1p | grep "heap_attach.c|$L_AFTER|main|2097152|2|0" &&
+	heap_lines attach.db | grep "heap_attach.c|$(line_of HEAP_CHURN "$SRC")|main|0|10000|10000"
+'
+
+test_done
