@@ -396,8 +396,9 @@ static int choose(struct tl_ctx *c, const struct timeline *tl, const struct time
 	for (size_t s = 0; s < ns; s++) {
 		if (!site_matches(c, (long)s, o->pattern))
 			continue;
-		if (heap ? !c->acc[s].heap || rank_key((long)s, o->rank) <= 0
-			 : c->acc[s].cpu_total <= 0)
+		/* every site with heap events takes part: a site whose key is
+		 * zero or less still fills the top N after the others */
+		if (heap ? !c->acc[s].heap : c->acc[s].cpu_total <= 0)
 			continue;
 		idx[n++] = (long)s;
 	}

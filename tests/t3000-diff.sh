@@ -1,0 +1,155 @@
+#!/bin/sh
+# rsprof diff: fixtures first (known numbers), then two real builds of one
+# program where B makes one function twice as slow and one allocation site
+# keep twice the bytes (issue 4, test 1), and a B with every line moved.
+. "$(dirname "$0")/lib.sh"
+
+FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+SRC=$TEST_SRC/targets/diff_prog.c
+
+test_expect_success 'fixture profiles' '
+	"$FIXTURE" --fixture p.db small && md5sum p.db >p.md5 &&
+	"$FIXTURE" --fixture cpu.db cpu-only && md5sum cpu.db >cpu.md5
+'
+
+test_expect_success 'a profile diffed with itself shows no change' '
+	"$RSPROF" diff p.db p.db >out &&
+	cat out &&
+	grep -q "^no change" out &&
+	grep -q "^A: p.db  10.0s  1,000 samples  live 10.0 MB  peak 15.0 MB" out &&
+	"$RSPROF" diff --csv p.db p.db >csv &&
+	test "$(sed 1d csv | cut -d, -f2 | sort -u)" = same &&
+	test "$(sed 1d csv | cut -d, -f9 | sort -u | tr -d 0.)" = "" &&
+	"$RSPROF" diff --json p.db p.db | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"identical\"] is True
+assert all(r[\"delta_pct\"] == 0 for r in d[\"cpu\"]) and len(d[\"cpu\"]) == 4
+assert all(r[\"delta_bytes\"] == 0 for r in d[\"heap\"]) and len(d[\"heap\"]) == 2
+"
+'
+
+test_expect_success 'only one side has heap data: no heap table, said so' '
+	"$RSPROF" diff p.db cpu.db >out &&
+	grep -q "^B: cpu.db .* no heap data" out &&
+	grep -q "only A has heap data" out
+'
+
+test_expect_success 'options: --cpu, --heap, -n, --threshold, --filter, --by file' '
+	"$RSPROF" diff --cpu p.db p.db >out && ! grep -q "^Heap" out && grep -q "^CPU" out &&
+	"$RSPROF" diff --heap p.db p.db >out && grep -q "^Heap" out && ! grep -q "^CPU" out &&
+	test "$("$RSPROF" diff --csv -n 2 --cpu p.db p.db | wc -l)" -eq 3 &&
+	test "$("$RSPROF" diff --csv -t 0.1 p.db p.db | wc -l)" -eq 1 &&
+	"$RSPROF" diff --csv --filter HOT p.db p.db >out &&
+	test "$(sed 1d out | grep -vc "hot.c")" -eq 0 && test "$(wc -l <out)" -eq 3 &&
+	"$RSPROF" diff --csv --by file --cpu p.db p.db >out &&
+	grep -q "^cpu,same,.*hot.c,.*hot.c,0,,85.0000,85.0000" out &&
+	expect_exit 2 "$RSPROF" diff --by nothing p.db p.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" diff -t lots p.db p.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" diff p.db 2>/dev/null
+'
+
+test_expect_success 'readers leave the profiles byte-identical' '
+	md5sum -c p.md5 cpu.md5
+'
+
+test_expect_success 'bad inputs: exit 6, clear error, nothing written' '
+	echo "not a profile" >text.db &&
+	sqlite3 foreign.db "CREATE TABLE t (x); INSERT INTO t VALUES (1)" &&
+	head -c 3000 p.db >trunc.db &&
+	for f in missing.db text.db foreign.db trunc.db; do
+		test -e $f && md5sum $f >bad.md5
+		for args in "p.db $f" "$f p.db"; do
+			expect_exit 6 "$RSPROF" diff $args >out 2>err || exit 1
+			test ! -s out && grep -q "^rsprof diff: " err && grep -q "^hint: " err ||
+				{ cat err; exit 1; }
+		done
+		if test -e bad.md5; then md5sum -c bad.md5 || exit 1; rm bad.md5; fi
+	done &&
+	test ! -e missing.db
+'
+
+# --- two real builds ---------------------------------------------------------
+if ! have_perf; then
+	test_skip 'diff of two builds' 'perf events not allowed here'
+	test_done
+fi
+
+# Both builds come from the same path, as two builds of one checkout do.
+build() {	# OUTPUT: compile build/diff_prog.c as the Makefile of the targets does
+	gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o "$1" build/diff_prog.c
+}
+make_b() {
+	sed -e 's/^#define SLOW_FACTOR 1$/#define SLOW_FACTOR 2/' \
+	    -e 's/^#define RETAIN_MB 8$/#define RETAIN_MB 16/' "$SRC"
+}
+line_in() {	# FILE MARKER
+	grep -n "/\* $2 \*/" "$1" | cut -d: -f1
+}
+
+test_expect_success 'build A, B (slower changed(), 2x retained) and B moved down 3 lines' '
+	mkdir build &&
+	cp "$SRC" build/diff_prog.c && build prog_a &&
+	make_b >build/diff_prog.c && build prog_b &&
+	grep -q "^#define SLOW_FACTOR 2$" build/diff_prog.c &&
+	{ printf "/* moved */\n/* down */\n/* by three */\n"; make_b; } >build/diff_prog.c &&
+	cp build/diff_prog.c moved.c && build prog_m
+'
+
+HEAP=
+NOHEAP=--no-heap
+if have_bpf; then
+	HEAP=1
+	NOHEAP=
+fi
+test_expect_success 'record the three builds' '
+	for b in a b m; do
+		"$RSPROF" record -q -F 499 $NOHEAP -o $b.db -- ./prog_$b 5000 >/dev/null ||
+			exit 1
+	done &&
+	for b in a b m; do
+		say "$b: $(sql $b.db "SELECT SUM(count) FROM cpu_samples") samples"
+	done
+'
+
+CPU_LINE=$(line_in "$SRC" CPU:changed)
+HEAP_LINE=$(line_in "$SRC" HEAP:changed)
+
+test_expect_success 'diff A B: changed() first in CPU with +, its site first in heap with +' '
+	"$RSPROF" diff a.db b.db &&
+	"$RSPROF" diff --csv a.db b.db >out &&
+	grep "^cpu," out | head -1 >cpu1 &&
+	cat cpu1 &&
+	grep -q "^cpu,changed,[^,]*diff_prog.c:$CPU_LINE,[^,]*,$CPU_LINE,changed," cpu1 &&
+	delta=$(cut -d, -f9 cpu1) &&
+	python3 -c "assert $delta >= 5, $delta" &&
+	if [ -n "$HEAP" ]; then
+		grep "^heap," out | head -1 >heap1 &&
+		cat heap1 &&
+		grep -q "^heap,changed,[^,]*diff_prog.c:$HEAP_LINE,[^,]*,$HEAP_LINE,retain_changed," heap1 &&
+		test "$(cut -d, -f9 heap1)" -eq $((8 * 1048576)) &&
+		test "$(cut -d, -f10,11 heap1)" = "8,16" &&
+		grep -q "^heap,same,.*,retain_steady,8388608,8388608,0,8,8$" out
+	fi
+'
+
+test_expect_success 'lines moved by 3: --by line sees new/gone, --by function still matches' '
+	"$RSPROF" diff --csv a.db m.db >out &&
+	grep -q "^cpu,new,[^,]*diff_prog.c:$((CPU_LINE + 3)),.*,changed," out &&
+	grep -q "^cpu,gone,[^,]*diff_prog.c:$CPU_LINE,.*,changed," out &&
+	"$RSPROF" diff --by function a.db m.db &&
+	"$RSPROF" diff --csv --by function a.db m.db >out &&
+	grep "^cpu," out | head -1 | grep -q "^cpu,changed,[^,]*diff_prog.c,[^,]*,0,changed," &&
+	delta=$(grep "^cpu," out | head -1 | cut -d, -f9) &&
+	python3 -c "assert $delta >= 5, $delta" &&
+	! grep -q "^cpu,\(new\|gone\),.*,\(steady\|changed\|other\)," out &&
+	if [ -n "$HEAP" ]; then
+		grep "^heap," out | head -1 | grep -q "^heap,changed,.*,retain_changed,[0-9]*,[0-9]*,8388608,8,16$"
+	fi
+'
+
+if [ -z "$HEAP" ]; then
+	test_skip 'heap half of the diff of two builds' 'BPF not available (needs root and BTF)'
+fi
+
+test_done
