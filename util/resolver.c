@@ -320,33 +320,17 @@ static int cache_rehash(struct resolver *r, size_t cap)
 	return 0;
 }
 
-int resolver__refresh_maps(struct resolver *r)
+/*
+ * Take symbols out of the cache (every one, or the unresolved ones) so that
+ * their addresses are looked up again. Callers may still hold them (they
+ * live until resolver__delete(), says resolver.h): they are kept aside.
+ */
+static int resolver__evict(struct resolver *r, bool all)
 {
-	size_t n_mods = r->n_mods;
-	struct maps *m;
-	int err;
-
-	err = maps__load(r->pid, &m);
-	if (err)
-		return err;
-	maps__delete(r->maps);
-	r->maps = m;
-	dwfl_report_begin_add(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err || r->n_mods == n_mods)
-		return err;
-	/*
-	 * Cached unresolved addresses may be in a library mapped since
-	 * (dlopen): take them out of the cache so that they are looked up
-	 * again. Callers may still hold the old symbols (they live until
-	 * resolver__delete(), says resolver.h): keep them aside till then.
-	 */
 	for (size_t i = 0; i < r->cache_cap; i++) {
 		struct symbol *s = r->cache[i];
 
-		if (!s || s->module)
+		if (!s || (s->module && !all))
 			continue;
 		if (r->n_stale == r->alloc_stale) {
 			size_t na = r->alloc_stale ? r->alloc_stale * 2 : 16;
@@ -363,6 +347,66 @@ int resolver__refresh_maps(struct resolver *r)
 	}
 	/* removing breaks probe chains: rehash what is left */
 	return cache_rehash(r, r->cache_cap);
+}
+
+/* Forget every module: the process has run execve(). */
+static int resolver__reset(struct resolver *r, const char *exe)
+{
+	char *e = strdup(exe);
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	free(r->exe);
+	r->exe = e;
+	for (size_t i = 0; i < r->n_mods; i++) {
+		free(r->mods[i].path);
+		symtab__delete(r->mods[i].symtab);
+	}
+	r->n_mods = 0;
+	dwarf_index__delete(r->index);
+	r->index = dwarf_index__new();
+	dwfl_end(r->dwfl);
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->dwfl)
+		return -ENOMEM;
+	err = resolver__evict(r, true);
+	dwfl_report_begin(r->dwfl);
+	return err;
+}
+
+int resolver__refresh_maps(struct resolver *r)
+{
+	size_t n_mods = r->n_mods;
+	char fn[64], exe[PATH_MAX];
+	struct maps *m;
+	ssize_t n;
+	int err;
+
+	err = maps__load(r->pid, &m);
+	if (err)
+		return err;
+	maps__delete(r->maps);
+	r->maps = m;
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)r->pid);
+	n = readlink(fn, exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = '\0';
+	if (n > 0 && r->exe && strcmp(exe, r->exe)) {
+		pr_debug(1, "process %d is now %s", (int)r->pid, exe);
+		err = resolver__reset(r, exe);
+		if (err)
+			return err;
+	} else {
+		dwfl_report_begin_add(r->dwfl);
+	}
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err || r->n_mods == n_mods)
+		return err;
+	/* unresolved addresses may be in a library mapped since (dlopen) */
+	return resolver__evict(r, false);
 }
 
 /* glibc's hidden internal aliases (__GI_getpid) read as the public name. */

@@ -23,7 +23,13 @@ struct maps;
 int resolver__new(pid_t pid, struct resolver **out);
 void resolver__delete(struct resolver *r);
 
-/* Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone). */
+/*
+ * Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone).
+ * New modules (dlopen) are added and unresolved cached addresses looked up
+ * again; after an execve() (a new /proc/PID/exe) every module and cached
+ * result of the old program is dropped. Symbols returned before stay valid
+ * until resolver__delete().
+ */
 int resolver__refresh_maps(struct resolver *r);
 
 /*

@@ -171,6 +171,66 @@ static void test_dlopen(void)
 	dlclose(h);
 }
 
+/* A process that runs execve() after resolver__new(): refresh starts over. */
+static void test_exec(void)
+{
+	struct resolver *r = NULL;
+	const struct symbol *before, *after;
+	const struct maps *m;
+	char fn[64], exe[4096];
+	uint64_t addr = 0;
+	int fds[2], status;
+	pid_t pid;
+	char c;
+
+	if (pipe(fds)) {
+		ok(0, "pipe");
+		return;
+	}
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		close(fds[1]);
+		if (read(fds[0], &c, 1) == 1)
+			execl("/bin/sleep", "sleep", "5", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[0]);
+	is_int(resolver__new(pid, &r), 0, "exec: resolver__new before the exec");
+	before = r ? resolver__resolve(r, (uint64_t)(uintptr_t)&in_noinline) : NULL;
+	ok(before && before->frames[0].function && !strcmp(before->frames[0].function,
+	   "in_noinline"), "exec: the child's copy of our code resolves");
+	if (write(fds[1], "x", 1) != 1)
+		ok(0, "write");
+	close(fds[1]);
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+	for (int i = 0; i < 200; i++) {
+		ssize_t n = readlink(fn, exe, sizeof(exe) - 1);
+
+		if (n > 0 && (exe[n] = '\0', strstr(exe, "sleep")))
+			break;
+		usleep(5000);
+	}
+	usleep(50 * 1000);	/* the dynamic loader maps the libraries */
+	is_int(r ? resolver__refresh_maps(r) : -1, 0, "exec: refresh_maps");
+	m = r ? resolver__maps(r) : NULL;
+	for (size_t i = 0; m && i < m->n; i++) {
+		if (m->v[i].path && strstr(m->v[i].path, "sleep") && m->v[i].perms[2] == 'x') {
+			addr = m->v[i].start + (m->v[i].end - m->v[i].start) / 2;
+			break;
+		}
+	}
+	after = addr ? resolver__resolve(r, addr) : NULL;
+	ok(after && after->module && strstr(after->module, "sleep"),
+	   "exec: an address of the new program is in its module (%s)",
+	   after && after->module ? after->module : "(null)");
+	ok(before && before->frames[0].function && !strcmp(before->frames[0].function,
+	   "in_noinline"), "exec: the symbol from before the exec is still readable");
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	resolver__delete(r);
+}
+
 /* The text of line `line` of file contains marker? */
 static bool line_has(const char *file, int line, const char *marker)
 {
@@ -273,6 +333,7 @@ int main(void)
 	test_maps();
 	test_self();
 	test_dlopen();
+	test_exec();
 	test_rust();
 	return done_testing();
 }
