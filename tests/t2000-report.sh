@@ -193,6 +193,30 @@ test_expect_success 'the table fits $COLUMNS, 100 columns when not a terminal' '
 	awk "length(\$0) > 100 { bad = 1 } END { exit bad }" out
 '
 
+cat >v1.sql <<\EOF
+CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, timestamp_ms INTEGER NOT NULL);
+CREATE TABLE symbols (addr INTEGER PRIMARY KEY, file TEXT, line INTEGER, function TEXT);
+CREATE TABLE cpu_samples (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+    count INTEGER NOT NULL);
+CREATE TABLE heap_events (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+    alloc_bytes INTEGER NOT NULL DEFAULT 0, free_bytes INTEGER NOT NULL DEFAULT 0);
+INSERT INTO meta VALUES ('version', '1'), ('pid', '7'), ('process_name', 'old');
+INSERT INTO checkpoints VALUES (1, 1000), (2, 2000);
+INSERT INTO symbols VALUES (1, 'src/main.rs', 10, 'main'), (2, 'src/lib.rs', 5, 'lib::f');
+INSERT INTO cpu_samples VALUES (1, 1, 30), (2, 1, 30), (1, 2, 40);
+INSERT INTO heap_events VALUES (1, 2, 1000, 0), (2, 2, 500, 200);
+EOF
+
+test_expect_success 'a version 1 file (seed 000 schema exactly) is read' '
+	sqlite3 -bail v1.db <v1.sql &&
+	rows cpu v1.db >got &&
+	printf "%s\n" "src/main.rs:10,60.0000" "src/lib.rs:5,40.0000" >want &&
+	cmp want got &&
+	"$RSPROF" report --heap --csv v1.db | grep -q "^heap,100.0000,0,1300,1300,1500,200," &&
+	"$RSPROF" info v1.db | grep -q "^schema version: *1$"
+'
+
 test_expect_success 'no FILE: the newest rsprof.*.db here' '
 	mkdir newest && cd newest &&
 	"$FIXTURE" --fixture rsprof.app.261122050000.db cpu-only &&

@@ -242,15 +242,33 @@ int table__print(const struct table *t, FILE *f, int width)
 		total--;
 	}
 	for (int r = -1; r < t->n_rows; r++) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *lf = open_memstream(&line, &len);
+
+		if (!lf) {
+			free(w);
+			return -ENOMEM;
+		}
 		for (int c = 0; c < t->n_cols; c++) {
 			const char *s = r < 0 ? t->cols[c].title : t->cells[(size_t)r * t->n_cols + c];
 			bool last = c == t->n_cols - 1;
 
 			if (c)
-				fputs("  ", f);
-			print_cell(f, s, w[c], t->cols[c].align, t->cols[c].trunc, last);
+				fputs("  ", lf);
+			print_cell(lf, s, w[c], t->cols[c].align, t->cols[c].trunc, last);
 		}
+		if (fclose(lf)) {
+			free(line);
+			free(w);
+			return -ENOMEM;
+		}
+		/* no trailing blanks when the last cells are empty */
+		while (len && line[len - 1] == ' ')
+			line[--len] = '\0';
+		fputs(line, f);
 		fputc('\n', f);
+		free(line);
 	}
 	free(w);
 	return ferror(f) ? -EIO : 0;
