@@ -9,7 +9,18 @@ line_of() {
 
 if ! have_perf; then
 	test_skip 'record threads started late' 'perf events not allowed here'
-	test_done
+	test_expect_success 'record -- CMD: threads started after exec are sampled too' '
+	touch go-now &&
+	"$RSPROF" record -q --no-heap -F 499 -o launched.db -- "$TARGETS/cpu_threads" go-now 1.5 &&
+	for f in thread_one thread_two thread_three; do
+		n=$(sql launched.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
+			JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''$f'\''") &&
+		say "$f: $n samples" &&
+		test "$n" -ge 30 || exit 1
+	done
+'
+
+test_done
 fi
 
 "$TARGETS/cpu_threads" "$TEST_DIR/go" 2 &
@@ -39,5 +50,16 @@ for t in t1 t2 t3; do
 		test "$n" -ge 50
 	'
 done
+
+test_expect_success 'record -- CMD: threads started after exec are sampled too' '
+	touch go-now &&
+	"$RSPROF" record -q --no-heap -F 499 -o launched.db -- "$TARGETS/cpu_threads" go-now 1.5 &&
+	for f in thread_one thread_two thread_three; do
+		n=$(sql launched.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
+			JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''$f'\''") &&
+		say "$f: $n samples" &&
+		test "$n" -ge 30 || exit 1
+	done
+'
 
 test_done

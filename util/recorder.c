@@ -636,6 +636,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		go_fd = exec_fd = -1;
 		if (err)
 			goto fail;
+		if (r->sampler)
+			sampler__exec_done(r->sampler);
 		read_target(r);
 		err = resolver__new(r->pid, &r->res);
 		if (err) {

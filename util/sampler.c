@@ -239,6 +239,12 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 	return 0;
 }
 
+void sampler__exec_done(struct sampler *s)
+{
+	s->attr.disabled = 0;
+	s->attr.enable_on_exec = 0;
+}
+
 /* Copy len bytes at offset off (mod size) of the ring into dst. */
 static void ring_copy(const unsigned char *data, uint64_t size, uint64_t off, void *dst,
 		      size_t len)

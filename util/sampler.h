@@ -29,6 +29,12 @@ struct sampler_opts {
  */
 int sampler__new(const struct sampler_opts *o, struct sampler **out);
 
+/*
+ * A launched target has exec'd: the events of threads found from now on
+ * start enabled (enable_on_exec would wait for another exec).
+ */
+void sampler__exec_done(struct sampler *s);
+
 /* Pick up new threads, close exited ones. 0, -ESRCH when the process is gone. */
 int sampler__rescan(struct sampler *s);
 
