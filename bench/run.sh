@@ -10,4 +10,8 @@ if [ -x "$here/heap.sh" ]; then
 	echo
 	"$here/heap.sh" "$OUT" || status=1
 fi
+if [ -x "$here/storage.sh" ]; then
+	echo
+	"$here/storage.sh" "$OUT" || status=1
+fi
 exit $status

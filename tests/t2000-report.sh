@@ -287,4 +287,23 @@ else
 	test_skip 'a real recording' 'perf events not allowed or targets not built'
 fi
 
+if have_bpf && [ -x "$TARGETS/heap_c" ]; then
+	test_expect_success 'a real heap recording: the retaining lines, biggest first' '
+		"$RSPROF" record -q -o heap.db -- "$TARGETS/heap_c" 1000 300 >/dev/null &&
+		"$RSPROF" report --heap --csv -n 3 heap.db >h.csv &&
+		cat h.csv &&
+		src="$TOP/tests/targets/heap_c.c" &&
+		i=2 &&
+		for m in HEAP_REALLOC HEAP_CALLOC HEAP_MALLOC; do
+			l=$(grep -n "$m:" "$src" | cut -d: -f1) &&
+			sed -n ${i}p h.csv | grep -q "heap_c.c:$l," || { echo "$m not row $i"; exit 1; }
+			i=$((i + 1))
+		done &&
+		live=$(sed -n 2p h.csv | cut -d, -f4) &&
+		test "$live" -ge $((38 << 20)) && test "$live" -le $((42 << 20))
+	'
+else
+	test_skip 'a real heap recording' 'BPF not allowed or targets not built'
+fi
+
 test_done

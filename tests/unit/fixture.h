@@ -34,6 +34,7 @@ enum fixture_kind {
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "util/db.h"
 #include "util/symbol.h"
@@ -171,6 +172,7 @@ static int fixture_big(struct db *db)
 	struct cpu_count *cpu = calloc(NADDR, sizeof(*cpu));
 	struct heap_count *hc = calloc(NADDR, sizeof(*hc));
 	int64_t live = 0;
+	double total_ms = 0, max_ms = 0;
 	int err = fixture_meta(db, "big", NCP);
 
 	if (!syms || !cpu || !hc)
@@ -186,6 +188,8 @@ static int fixture_big(struct db *db)
 	}
 	for (int c = 1; c <= NCP && !err; c++) {
 		struct checkpoint cp = { .timestamp_ms = c * 1000ULL };
+		struct timespec t0, t1;
+		double ms;
 
 		for (int i = 0; i < NADDR; i++) {
 			cpu[i].addr = 0x500000 + 16 * i;
@@ -207,7 +211,17 @@ static int fixture_big(struct db *db)
 			cp.symbols = (const struct symbol *const *)syms;
 			cp.n_symbols = 2 * NADDR;
 		}
+		clock_gettime(CLOCK_MONOTONIC, &t0);
 		err = db__write_checkpoint(db, &cp, NULL);
+		clock_gettime(CLOCK_MONOTONIC, &t1);
+		ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
+		total_ms += ms;
+		if (ms > max_ms)
+			max_ms = ms;
+		if (c == 1 || c == 60 || c == 600 || c == NCP)
+			fprintf(stderr, "checkpoint %4d (%d CPU + %d heap rows): %.1f ms;"
+				" mean so far %.1f ms, max %.1f ms\n", c, NADDR, NADDR, ms,
+				total_ms / c, max_ms);
 	}
 	if (!err)
 		err = db__meta_set(db, "heap_probes", "rust");
