@@ -19,6 +19,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <elfutils/libdwelf.h>
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
@@ -56,9 +57,72 @@ struct resolver {
 
 static char *debuginfo_path;
 
+/* Does the ELF file at fd carry the build-id bits? */
+static bool fd_has_build_id(int fd, const unsigned char *bits, int len)
+{
+	const void *id;
+	bool same = false;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf) {
+		same = dwelf_elf_gnu_build_id(elf, &id) == len && !memcmp(id, bits, len);
+		elf_end(elf);
+	}
+	return same;
+}
+
+/*
+ * Separate debug information, found on this machine only: by build-id
+ * under /usr/lib/debug/.build-id (libc6-dbg, *-dbgsym), then by
+ * .gnu_debuglink next to the file, in its .debug/ and under /usr/lib/debug.
+ * dwfl_standard_find_debuginfo() would do the same and then, when
+ * DEBUGINFOD_URLS is set, download from a debuginfod server: a profiler
+ * running as root must not make network requests (and wait up to 90 s per
+ * library) in the middle of a recording.
+ */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+				GElf_Addr base, const char *file_name, const char *debuglink,
+				GElf_Word crc, char **debuginfo_file_name)
+{
+	const unsigned char *bits = NULL;
+	char dir[PATH_MAX], cand[PATH_MAX * 2];
+	const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	GElf_Addr vaddr;
+	char *slash;
+	int fd, len;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					  crc, debuginfo_file_name);
+	if (fd >= 0 || !debuglink || !file_name)
+		return fd;
+	/* without a build-id to check the candidate by, take no chance */
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0)
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", file_name);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		snprintf(cand, sizeof(cand), fmts[i], dir, debuglink);
+		if (!strcmp(cand, file_name))
+			continue;
+		fd = open(cand, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fd_has_build_id(fd, bits, len)) {
+			*debuginfo_file_name = strdup(cand);
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.find_debuginfo = find_debuginfo_local,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
