@@ -25,7 +25,7 @@
 #include "util/symbol.h"
 
 #define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
-#define RESCAN_MS	200	/* new threads sampled within a second */
+#define RESCAN_MS	100	/* new threads sampled within a second */
 #define TICK_MS		250
 #define ALIVE_MS	50
 #define MAX_STACK	128
@@ -1038,7 +1038,8 @@ static int finish(struct recorder *r, int err)
 
 int recorder__run(struct recorder *r)
 {
-	uint64_t now = 0, next_rescan = RESCAN_MS, next_tick = TICK_MS, next_alive = 0;
+	/* the first rescan at once: a launched program starts its threads early */
+	uint64_t now = 0, next_rescan = 0, next_tick = TICK_MS, next_alive = 0;
 	uint64_t next_cp = r->o.interval_ms;
 	int err = 0;
 
