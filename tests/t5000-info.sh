@@ -89,6 +89,27 @@ test_expect_success 'no FILE: the newest rsprof.*.db here' '
 	grep -q "^file: *rsprof.b.261122050001.db" out
 '
 
+test_expect_success 'reading a finished profile leaves no -wal or -shm behind' '
+	mkdir clean && "$FIXTURE" --fixture clean/p.db &&
+	"$RSPROF" info clean/p.db >/dev/null &&
+	"$RSPROF" report clean/p.db >/dev/null &&
+	test "$(ls clean)" = p.db
+'
+
+if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
+	test_expect_success 'a profile in a directory the reader cannot write is readable' '
+		mkdir -m 755 ro && "$FIXTURE" --fixture ro/p.db cpu-only && chmod 644 ro/p.db &&
+		sqlite3 ro/p.db "DELETE FROM meta WHERE key = '\''end_time'\''" &&
+		chmod 755 "$TEST_DIR" &&
+		runuser -u nobody -- "$RSPROF" info ro/p.db >out &&
+		grep -q "^checkpoints: *10$" out &&
+		runuser -u nobody -- "$RSPROF" report ro/p.db | grep -q "hot_loop" &&
+		test "$(ls ro)" = p.db
+	'
+else
+	test_skip 'a profile in a read-only directory' 'needs root and runuser'
+fi
+
 test_expect_success 'errors: exit 6 and the file unchanged' '
 	expect_exit 6 "$RSPROF" info missing.db 2>err &&
 	grep -q "No such file" err &&

@@ -249,6 +249,103 @@ static int db_check_version(struct db *db)
 	return 0;
 }
 
+/* The path as a file: URI asking for an immutable read (no locks, no -wal/-shm). */
+static char *db_uri_immutable(const char *path)
+{
+	char *uri = malloc(3 * strlen(path) + 32);
+	size_t n;
+
+	if (!uri)
+		return NULL;
+	n = sprintf(uri, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			n += sprintf(uri + n, "%%%02X", (unsigned char)*p);
+		else
+			uri[n++] = *p;
+	}
+	strcpy(uri + n, "?immutable=1");
+	return uri;
+}
+
+static int db_sqlite_open(struct db *db, bool immutable)
+{
+	char *uri = immutable ? db_uri_immutable(db->path) : NULL;
+	int rc;
+
+	if (immutable && !uri)
+		return -ENOMEM;
+	rc = sqlite3_open_v2(immutable ? uri : db->path, &db->sq,
+			     SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		pr_err("cannot open '%s': %s", db->path,
+		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
+		return -RSPROF_EDB;
+	}
+	/* a live recorder holds the write lock for a moment per checkpoint */
+	sqlite3_busy_timeout(db->sq, 2000);
+	return 0;
+}
+
+static void db_sqlite_close(struct db *db)
+{
+	sqlite3_close(db->sq);
+	db->sq = NULL;
+}
+
+/* The primary result code of the first read of the schema. */
+static int db_probe(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sq, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc & 0xff;
+}
+
+/*
+ * A reader of a WAL database makes -shm (and -wal) files next to it and
+ * leaves them there, and cannot read at all where it may not create them (a
+ * profile attached to a bug report, another user's directory). A finished
+ * profile (meta.end_time, no WAL with data: no writer) cannot change, so it
+ * is read as immutable. A file being written, or one whose recorder died,
+ * gets a normal read-only connection, falling back to immutable when the
+ * directory is read-only and no WAL holds data.
+ */
+static int db_open_reader(struct db *db)
+{
+	char wal[4096];
+	struct stat st;
+	bool has_wal;
+	int err, rc;
+
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	has_wal = !stat(wal, &st) && st.st_size > 0;
+	if (!has_wal) {
+		err = db_sqlite_open(db, true);
+		if (err)
+			return err;
+		if (db_probe(db, "SELECT 1 FROM meta WHERE key = 'end_time'") == SQLITE_ROW) {
+			pr_debug(2, "%s: finished profile, read as immutable", db->path);
+			return 0;
+		}
+		db_sqlite_close(db);
+	}
+	err = db_sqlite_open(db, false);
+	if (err)
+		return err;
+	rc = db_probe(db, "SELECT COUNT(*) FROM sqlite_master");
+	if ((rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) && !has_wal) {
+		pr_debug(1, "%s: no -shm can be made here, read as immutable", db->path);
+		db_sqlite_close(db);
+		return db_sqlite_open(db, true);
+	}
+	return 0;
+}
+
 int db__open(const char *path, struct db **out)
 {
 	struct db *db;
@@ -288,15 +385,9 @@ int db__open(const char *path, struct db **out)
 		return -ENOMEM;
 	}
 	db->check_fd = fd;	/* closed by db__close(), after sqlite3_close() */
-	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READONLY, NULL) != SQLITE_OK) {
-		pr_err("cannot open '%s': %s", path,
-		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
-		db__close(db);
-		return -RSPROF_EDB;
-	}
-	/* a live recorder holds the write lock for a moment per checkpoint */
-	sqlite3_busy_timeout(db->sq, 2000);
-	err = db_check_version(db);
+	err = db_open_reader(db);
+	if (!err)
+		err = db_check_version(db);
 	if (err) {
 		db__close(db);
 		return err;
