@@ -41,6 +41,20 @@ test_expect_success 'SIGTERM also finalises' '
 	test "$(sql term.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = signal
 '
 
+test_expect_success 'SIGQUIT: rsprof exits at once, the checkpoints so far are readable' '
+	"$RSPROF" record -q --no-heap -p '"$pid"' -i 200ms -o quit.db &
+	rec=$! &&
+	wait_for_file quit.db 10 &&
+	sleep 0.7 &&
+	kill -QUIT $rec;
+	wait $rec; r=$?;
+	test $r != 0 &&
+	test "$(sql quit.db "PRAGMA integrity_check")" = ok &&
+	test "$(sql quit.db "SELECT COUNT(*) FROM checkpoints")" -ge 1 &&
+	test -z "$(sql quit.db "SELECT value FROM meta WHERE key = '\''end_time'\''")" &&
+	kill -0 '"$pid"'
+'
+
 test_expect_success 'an existing file is not overwritten' '
 	expect_exit 1 "$RSPROF" record -q --no-heap -p '"$pid"' -d 1 -o int.db 2>err &&
 	grep -q "exists" err && grep -q "^hint:" err

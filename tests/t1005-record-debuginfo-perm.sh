@@ -5,7 +5,14 @@
 
 if ! have_perf; then
 	test_skip 'record debug info and permissions' 'perf events not allowed here'
-	test_done
+	test_expect_success 'unprivileged --no-cpu: heap required, exit 4 naming CAP_BPF' '
+	expect_exit 4 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSPROF" record --no-cpu -o nobpf.db -- ./mine 0.2 2>err &&
+	cat err &&
+	grep -q "CAP_BPF" err && grep -q "^hint:" err && ! test -e nobpf.db
+'
+
+test_done
 fi
 
 cp "$TARGETS/cpu_split" nodebug && strip --strip-all nodebug
@@ -27,7 +34,14 @@ test_expect_success 'symbol table only: warning, function-level profile' '
 
 if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
 	test_skip 'permission errors' 'needs root to run a check as another user'
-	test_done
+	test_expect_success 'unprivileged --no-cpu: heap required, exit 4 naming CAP_BPF' '
+	expect_exit 4 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSPROF" record --no-cpu -o nobpf.db -- ./mine 0.2 2>err &&
+	cat err &&
+	grep -q "CAP_BPF" err && grep -q "^hint:" err && ! test -e nobpf.db
+'
+
+test_done
 fi
 
 "$TARGETS/cpu_split" 20 &
@@ -54,6 +68,13 @@ test_expect_success 'unprivileged, own process: heap unavailable warning, CPU re
 		test $r = 0 && grep -q "heap tracking unavailable: .*CAP_BPF" err &&
 		test "$(sql mine.db "SELECT SUM(count) FROM cpu_samples")" -gt 0
 	fi
+'
+
+test_expect_success 'unprivileged --no-cpu: heap required, exit 4 naming CAP_BPF' '
+	expect_exit 4 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSPROF" record --no-cpu -o nobpf.db -- ./mine 0.2 2>err &&
+	cat err &&
+	grep -q "CAP_BPF" err && grep -q "^hint:" err && ! test -e nobpf.db
 '
 
 test_done
