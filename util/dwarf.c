@@ -75,9 +75,10 @@ static int cu_index__add(struct cu_index *ci, Dwarf_Addr lo, Dwarf_Addr hi, Dwar
 }
 
 /*
- * Every function with code in the subtree of die: subprograms sit at unit
- * level (C), in namespaces and impl blocks (Rust), in classes (C++). Bodies
- * of functions are not entered.
+ * Every function with code in the subtree of die: subprograms with code sit
+ * at unit level (C, C++ members: the class holds only the declaration) or
+ * in namespaces (Rust puts every function in its module's and impl's
+ * namespace). Types and function bodies are not entered.
  */
 static int cu_index__scan(struct cu_index *ci, Dwarf_Die *die)
 {
@@ -100,10 +101,7 @@ static int cu_index__scan(struct cu_index *ci, Dwarf_Die *die)
 				if (err)
 					return err;
 			}
-		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module ||
-			   tag == DW_TAG_structure_type || tag == DW_TAG_class_type ||
-			   tag == DW_TAG_union_type || tag == DW_TAG_enumeration_type ||
-			   tag == DW_TAG_variant_part || tag == DW_TAG_variant) {
+		} else if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
 			err = cu_index__scan(ci, &child);
 			if (err)
 				return err;
