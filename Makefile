@@ -120,7 +120,7 @@ targets:
 test-unit: $(UNIT_BIN)
 	$(Q)prove $(UNIT_BIN)
 
-test: deps all $(UNIT_BIN) targets
+test: deps all $(UNIT_BIN) targets $(OUT)/demo
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		prove -j2 $(UNIT_BIN) tests/t*.sh
 
