@@ -90,7 +90,8 @@ int naming__newest(const char *dir, char **path)
 	}
 	closedir(d);
 	if (!*best) {
-		pr_err("no profile given and no rsprof.*.db in %s", dir ? dir : "the current directory");
+		pr_err("no profile given and no rsprof.*.db in %s",
+		       dir && strcmp(dir, ".") ? dir : "the current directory");
 		pr_hint("record one with 'rsprof record -p PID' or name the file");
 		return -ENOENT;
 	}
