@@ -14,4 +14,8 @@ if [ -x "$here/storage.sh" ]; then
 	echo
 	"$here/storage.sh" "$OUT" || status=1
 fi
+if [ -x "$here/timeline.sh" ]; then
+	echo
+	"$here/timeline.sh" "$OUT" || status=1
+fi
 exit $status

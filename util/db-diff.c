@@ -111,10 +111,13 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 {
 	struct sitemap *sm = sitemap__new();
 	struct side *loc = NULL;
+	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
 	int err;
 
 	if (!sm)
 		return -ENOMEM;
+	/* held for the whole pass: else every sqlite3_column_*() takes it */
+	sqlite3_mutex_enter(mx);
 	err = sitemap__load(sm, db, c->o->by);
 	if (!err) {
 		loc = calloc(sitemap__count(sm) + 1, sizeof(*loc));
@@ -151,6 +154,7 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 		c->total_live[side] += loc[i].live;
 		c->heap[side] |= loc[i].heap;
 	}
+	sqlite3_mutex_leave(mx);
 	free(loc);
 	sitemap__delete(sm);
 	return err;

@@ -22,12 +22,18 @@ struct sitemap {
 	/* key -> site index + 1 (0: empty slot), open addressing */
 	long *key_slots;
 	size_t key_cap;
-	/* loaded addresses, and addr -> index into them + 1 */
+	/* loaded addresses in load order */
 	int64_t *addrs;
 	long *addr_site;
 	size_t n_addrs, cap_addrs;
-	long *addr_slots;
+	/* addr -> site, open addressing with the key in the slot (site -1: empty) */
+	struct addr_slot *addr_slots;
 	size_t addr_cap;
+};
+
+struct addr_slot {
+	int64_t addr;
+	long site;
 };
 
 static uint64_t hash_str(const char *s)
@@ -175,16 +181,19 @@ long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int 
 static int addr_rehash(struct sitemap *sm)
 {
 	size_t cap = sm->addr_cap ? sm->addr_cap * 2 : 4096;
-	long *slots = calloc(cap, sizeof(*slots));
+	struct addr_slot *slots = malloc(cap * sizeof(*slots));
 
 	if (!slots)
 		return -ENOMEM;
+	for (size_t j = 0; j < cap; j++)
+		slots[j].site = -1;
 	for (size_t i = 0; i < sm->n_addrs; i++) {
 		size_t j = hash_u64((uint64_t)sm->addrs[i]) & (cap - 1);
 
-		while (slots[j])
+		while (slots[j].site >= 0)
 			j = (j + 1) & (cap - 1);
-		slots[j] = (long)i + 1;
+		slots[j].addr = sm->addrs[i];
+		slots[j].site = sm->addr_site[i];
 	}
 	free(sm->addr_slots);
 	sm->addr_slots = slots;
@@ -212,13 +221,14 @@ static int add_addr(struct sitemap *sm, int64_t addr, long site)
 		sm->addr_site = s;
 		sm->cap_addrs = nc;
 	}
-	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j];
+	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
 	     j = (j + 1) & (sm->addr_cap - 1))
-		if (sm->addrs[sm->addr_slots[j] - 1] == addr)
+		if (sm->addr_slots[j].addr == addr)
 			return 0;	/* symbols.addr is a primary key: cannot happen */
 	sm->addrs[sm->n_addrs] = addr;
 	sm->addr_site[sm->n_addrs] = site;
-	sm->addr_slots[j] = (long)sm->n_addrs + 1;
+	sm->addr_slots[j].addr = addr;
+	sm->addr_slots[j].site = site;
 	sm->n_addrs++;
 	return 0;
 }
@@ -266,10 +276,10 @@ long sitemap__find_addr(const struct sitemap *sm, int64_t addr)
 
 	if (!sm->addr_cap)
 		return -1;
-	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j];
+	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
 	     j = (j + 1) & (sm->addr_cap - 1))
-		if (sm->addrs[sm->addr_slots[j] - 1] == addr)
-			return sm->addr_site[sm->addr_slots[j] - 1];
+		if (sm->addr_slots[j].addr == addr)
+			return sm->addr_slots[j].site;
 	return -1;
 }
 
