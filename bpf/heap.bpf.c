@@ -198,14 +198,16 @@ static __always_inline void track(__u64 ptr, __u64 size, __u64 stack, __u64 w)
 		peak_bytes = now;	/* racy between CPUs: off by one allocation at most */
 }
 
-SEC("uprobe")
-int BPF_KPROBE(heap_alloc_enter, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+/*
+ * The allocator's entry. Returns 1 when the return needs no look (an
+ * untracked call with nothing to release): a session probe then skips the
+ * return, and its trap, altogether.
+ */
+static __always_inline int on_entry(struct pt_regs *ctx, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct heap_entry n = {}, *e;
 
-	if (!is_target())
-		return 0;
 	e = bpf_map_lookup_elem(&entries, &tid);
 	if (e && e->depth < HEAP_MAX_NEST) {
 		/* e.g. realloc(NULL, n) calling malloc: count the outer call only */
@@ -238,7 +240,7 @@ int BPF_KPROBE(heap_alloc_enter, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 		n.size = a4;
 		break;
 	default:
-		return 0;
+		return 1;
 	}
 	/*
 	 * Sampling: one small allocation in N, chosen at random per call, is
@@ -250,26 +252,28 @@ int BPF_KPROBE(heap_alloc_enter, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
 		n.weight = sample_every;
 	if (n.weight)
 		n.stack = capture_stack(ctx);
-	if (bpf_map_update_elem(&entries, &tid, &n, BPF_ANY))
+	/* untracked: only a realloc of a tracked block needs its return */
+	if (!n.stack && !(n.old_ptr && bpf_map_lookup_elem(&live, &n.old_ptr)))
+		return 1;
+	if (bpf_map_update_elem(&entries, &tid, &n, BPF_ANY)) {
 		stat_add(HEAP_STAT_DROP_ENTRY, 1);
+		return 1;
+	}
 	return 0;
 }
 
-SEC("uretprobe")
-int BPF_KRETPROBE(heap_alloc_return, __u64 rc)
+static __always_inline void on_return(struct pt_regs *ctx, __u64 rc)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct heap_entry *e, n;
 	__u64 ptr = rc;
 
-	if (!is_target())
-		return 0;
 	e = bpf_map_lookup_elem(&entries, &tid);
 	if (!e)
-		return 0;
+		return;
 	if (e->depth) {
 		e->depth--;
-		return 0;
+		return;
 	}
 	n = *e;
 	bpf_map_delete_elem(&entries, &tid);
@@ -285,18 +289,53 @@ int BPF_KRETPROBE(heap_alloc_return, __u64 rc)
 				stat_add(HEAP_STAT_NULL_RETURNS, 1);
 			else if (n.old_ptr)
 				release(n.old_ptr, false, 0, n.kind);
-			return 0;
+			return;
 		}
 		/* moved or in place, the old block goes and the new one comes */
 		if (n.old_ptr)
 			release(n.old_ptr, true, n.old_size, n.kind);
 	} else if (!ptr) {
 		stat_add(HEAP_STAT_NULL_RETURNS, 1);
-		return 0;
+		return;
 	}
 	if (n.stack)
 		track(ptr, n.size, n.stack, n.weight);
+}
+
+SEC("uprobe")
+int BPF_KPROBE(heap_alloc_enter, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	if (is_target())
+		on_entry(ctx, a1, a2, a3, a4);
 	return 0;
+}
+
+SEC("uretprobe")
+int BPF_KRETPROBE(heap_alloc_return, __u64 rc)
+{
+	if (is_target())
+		on_return(ctx, rc);
+	return 0;
+}
+
+/*
+ * The same as a session probe (kernel 6.13+, BPF_TRACE_UPROBE_SESSION; user
+ * space sets the attach type, libbpf 1.1 has no section name for it): one
+ * program at entry and return, and an entry that returns 1 has no return
+ * probe, so an untracked call under --heap-sample costs one trap, not two.
+ */
+extern bool bpf_session_is_return(void) __ksym __weak;
+
+SEC("uprobe")
+int BPF_KPROBE(heap_alloc_session, __u64 a1, __u64 a2, __u64 a3, __u64 a4)
+{
+	if (!is_target())
+		return 1;
+	if (bpf_session_is_return()) {
+		on_return(ctx, PT_REGS_RC(ctx));
+		return 0;
+	}
+	return on_entry(ctx, a1, a2, a3, a4);
 }
 
 SEC("uprobe")

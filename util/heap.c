@@ -16,6 +16,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/bpf.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -27,6 +29,9 @@
 #include "util/heap-attrib.h"
 #include "util/resolver.h"
 #include "util/symbol.h"
+
+/* enum bpf_attach_type in kernels since 6.13; not in Debian 12's headers */
+#define RSPROF_BPF_TRACE_UPROBE_SESSION 57
 
 /* Live allocations tracked at once; beyond that they are counted as dropped. */
 #define HEAP_LIVE_MAX	(1u << 20)
@@ -43,6 +48,9 @@ struct heap {
 	struct heap_bpf *skel;
 	struct bpf_link **links;
 	size_t n_links;
+	int *session_fds;		/* uprobe_multi session links */
+	size_t n_session_fds;
+	bool session;			/* allocation probes as one session program */
 	struct alloc_syms *syms;
 	enum heap_attribution attr;
 	unsigned int sample;
@@ -204,6 +212,110 @@ static int attach_one(struct heap *h, struct bpf_program *prog, const struct all
 	return 0;
 }
 
+/* Open the object and load it, with the session program or the pair. */
+static int load(struct heap *h, const struct heap_opts *o)
+{
+	struct heap_bpf *sk = heap_bpf__open();
+	int err;
+
+	if (!sk)
+		return -errno;
+	h->skel = sk;
+	sk->rodata->target_tgid = o->pid;
+	sk->rodata->sample_every = h->sample;
+	bpf_map__set_max_entries(sk->maps.live, HEAP_LIVE_MAX);
+	bpf_program__set_autoload(sk->progs.heap_alloc_session, h->session);
+	bpf_program__set_autoload(sk->progs.heap_alloc_enter, !h->session);
+	bpf_program__set_autoload(sk->progs.heap_alloc_return, !h->session);
+	if (h->session)
+		bpf_program__set_expected_attach_type(sk->progs.heap_alloc_session,
+						      RSPROF_BPF_TRACE_UPROBE_SESSION);
+	err = heap_bpf__load(sk);
+	return err < 0 ? err : (err ? -errno : 0);
+}
+
+/*
+ * BPF_LINK_CREATE of a uprobe_multi session link (kernel 6.13+): the
+ * union bpf_attr of Debian 12's headers and libbpf 1.1 predate it, so the
+ * layout is spelled out here, as the kernel defines it.
+ */
+struct link_create_uprobe_multi {
+	uint32_t prog_fd;
+	uint32_t target_fd;
+	uint32_t attach_type;
+	uint32_t flags;
+	uint64_t path;
+	uint64_t offsets;
+	uint64_t ref_ctr_offsets;
+	uint64_t cookies;
+	uint32_t cnt;
+	uint32_t uflags;
+	uint32_t pid;
+};
+
+/* One link per file for every allocation function in it. */
+static int attach_session(struct heap *h)
+{
+	size_t n = h->syms->n;
+	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
+	int err = 0;
+
+	if (!offs || !cookies) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		const struct alloc_probe *p = &h->syms->v[i];
+		union {
+			struct link_create_uprobe_multi lc;
+			char bytes[256];	/* the kernel wants the rest zero */
+		} attr;
+		uint32_t cnt = 0;
+		bool first = true;
+		int fd, *v;
+
+		if (p->is_free)
+			continue;
+		for (size_t j = 0; j < i; j++)
+			if (!h->syms->v[j].is_free && !strcmp(h->syms->v[j].path, p->path))
+				first = false;
+		if (!first)
+			continue;
+		for (size_t j = i; j < n; j++) {
+			if (h->syms->v[j].is_free || strcmp(h->syms->v[j].path, p->path))
+				continue;
+			offs[cnt] = h->syms->v[j].offset;
+			cookies[cnt++] = h->syms->v[j].kind;
+		}
+		memset(&attr, 0, sizeof(attr));
+		attr.lc.prog_fd = bpf_program__fd(h->skel->progs.heap_alloc_session);
+		attr.lc.attach_type = RSPROF_BPF_TRACE_UPROBE_SESSION;
+		attr.lc.path = (uint64_t)(uintptr_t)p->path;
+		attr.lc.offsets = (uint64_t)(uintptr_t)offs;
+		attr.lc.cookies = (uint64_t)(uintptr_t)cookies;
+		attr.lc.cnt = cnt;
+		attr.lc.pid = h->pid;
+		fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
+		if (fd < 0) {
+			err = -errno;
+			pr_err("cannot attach session uprobes to %s: %s", p->path, strerror(errno));
+			break;
+		}
+		v = realloc(h->session_fds, (h->n_session_fds + 1) * sizeof(*v));
+		if (!v) {
+			close(fd);
+			err = -ENOMEM;
+			break;
+		}
+		h->session_fds = v;
+		h->session_fds[h->n_session_fds++] = fd;
+	}
+out:
+	free(offs);
+	free(cookies);
+	return err;
+}
+
 int heap__new(const struct heap_opts *o, struct heap **out)
 {
 	struct heap *h;
@@ -227,18 +339,18 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		goto fail;
 
 	libbpf_set_print(libbpf_print);
-	h->skel = heap_bpf__open();
-	if (!h->skel) {
-		err = -errno;
-		pr_err("cannot open the heap BPF object: %s", strerror(-err));
-		goto fail;
+	/* sampling pays off with session probes: try them, fall back if old */
+	h->session = h->sample > 1;
+	err = load(h, o);
+	if (err && h->session) {
+		pr_debug(1, "heap: no session uprobes (%s), using uprobe + uretprobe",
+			 strerror(-err));
+		heap_bpf__destroy(h->skel);
+		h->skel = NULL;
+		h->session = false;
+		err = load(h, o);
 	}
-	h->skel->rodata->target_tgid = o->pid;
-	h->skel->rodata->sample_every = h->sample;
-	bpf_map__set_max_entries(h->skel->maps.live, HEAP_LIVE_MAX);
-	err = heap_bpf__load(h->skel);
 	if (err) {
-		err = err < 0 ? err : -errno;
 		if (err == -EPERM || err == -EACCES) {
 			pr_err("no permission to load BPF programs");
 			pr_hint("run as root or grant CAP_BPF and CAP_PERFMON, or record with --no-heap");
@@ -248,25 +360,27 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		}
 		goto fail;
 	}
-	for (size_t i = 0; i < h->syms->n; i++) {
+	err = h->session ? attach_session(h) : 0;
+	for (size_t i = 0; !err && i < h->syms->n; i++) {
 		const struct alloc_probe *p = &h->syms->v[i];
 
 		if (p->is_free) {
 			err = attach_one(h, h->skel->progs.heap_free_enter, p, false);
-		} else {
+		} else if (!h->session) {
 			/* the entry and the return probe share one breakpoint */
 			err = attach_one(h, h->skel->progs.heap_alloc_enter, p, false);
 			if (!err)
 				err = attach_one(h, h->skel->progs.heap_alloc_return, p, true);
 		}
-		if (err) {
-			if (err == -EPERM || err == -EACCES)
-				pr_hint("uprobes need CAP_PERFMON and CAP_SYS_ADMIN or root");
-			goto fail;
-		}
 	}
-	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u)",
-		 h->syms->n, h->syms->family, (int)o->pid, h->sample);
+	if (err) {
+		if (err == -EPERM || err == -EACCES)
+			pr_hint("uprobes need CAP_PERFMON and CAP_SYS_ADMIN or root");
+		goto fail;
+	}
+	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u%s)",
+		 h->syms->n, h->syms->family, (int)o->pid, h->sample,
+		 h->session ? ", session probes" : "");
 	*out = h;
 	return 0;
 fail:
@@ -479,6 +593,9 @@ void heap__delete(struct heap *h)
 	for (size_t i = 0; i < h->n_links; i++)
 		bpf_link__destroy(h->links[i]);
 	free(h->links);
+	for (size_t i = 0; i < h->n_session_fds; i++)
+		close(h->session_fds[i]);
+	free(h->session_fds);
 	heap_bpf__destroy(h->skel);
 	alloc_syms__delete(h->syms);
 	free_output(h);
