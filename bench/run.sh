@@ -1,21 +1,21 @@
 #!/bin/sh
-# `make bench`: the CPU benchmark, then the heap benchmark when present.
+# `make bench`: the CPU benchmark, the heap benchmark, then every other
+# bench/*.sh (storage, timeline, ...), each given the build directory.
 #   bench/run.sh [OUT]     OUT: the build directory (default ./out)
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 OUT=${1:-$(pwd)/out}
 status=0
-"$here/cpu.sh" "$OUT" || status=1
-if [ -x "$here/heap.sh" ]; then
-	echo
-	"$here/heap.sh" "$OUT" || status=1
-fi
-if [ -x "$here/storage.sh" ]; then
-	echo
-	"$here/storage.sh" "$OUT" || status=1
-fi
-if [ -x "$here/timeline.sh" ]; then
-	echo
-	"$here/timeline.sh" "$OUT" || status=1
-fi
+first=1
+for b in "$here/cpu.sh" "$here/heap.sh" "$here"/*.sh; do
+	case ${b##*/} in
+	run.sh) continue ;;
+	esac
+	[ -x "$b" ] || continue
+	case " ${done:-} " in *" $b "*) continue ;; esac
+	done="${done:-} $b"
+	[ $first = 1 ] || echo
+	first=0
+	"$b" "$OUT" || { echo "bench: ${b##*/} failed" >&2; status=1; }
+done
 exit $status
