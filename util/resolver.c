@@ -17,6 +17,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -215,6 +217,30 @@ static int open_mapped(const struct resolver *r, const struct map *m)
 	return fd < 0 ? -errno : fd;
 }
 
+/*
+ * The [vdso] as a file: the kernel maps the same image into every process,
+ * so our own copy (AT_SYSINFO_EHDR) goes into a memfd that libdwfl reads
+ * like any library; its .dynsym names clock_gettime & co (Rust's
+ * Instant::now() spends its time there).
+ */
+static int vdso_fd(const struct map *m)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t len = m->end - m->start;
+	int fd;
+
+	if (!image || len > (1 << 20))
+		return -ENOENT;
+	fd = memfd_create("rsprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, image, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
 static bool resolver__known(const struct resolver *r, const char *path, uint64_t bias)
 {
 	for (size_t i = 0; i < r->n_mods; i++)
@@ -245,9 +271,14 @@ static int resolver__report(struct resolver *r)
 		bool lines = false;
 		int fd, err;
 
-		if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
+		if (!m->path || m->perms[2] != 'x')
 			continue;
-		fd = open_mapped(r, m);
+		if (!strcmp(m->path, "[vdso]"))
+			fd = vdso_fd(m);
+		else if (m->path[0] == '/')
+			fd = open_mapped(r, m);
+		else
+			continue;
 		if (fd < 0) {
 			pr_debug(1, "cannot open %s: %s", m->path, strerror(-fd));
 			continue;
