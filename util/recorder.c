@@ -526,6 +526,8 @@ static int open_output(struct recorder *r)
 	err = db__create(r->path, r->o.append, &r->db);
 	if (err) {	/* printed by db__create(), -EEXIST with its hint */
 		r->db = NULL;
+		if (err == -ENOENT || err == -EACCES || err == -EROFS)
+			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
 		return err;
 	}
 	if (r->o.call_graph) {
@@ -534,6 +536,14 @@ static int open_output(struct recorder *r)
 			return err;
 	}
 	return write_meta_start(r);
+}
+
+/* What the kernel will call the launched program: the file name, 15 characters. */
+static void launch_comm(struct recorder *r)
+{
+	const char *base = strrchr(r->o.argv[0], '/');
+
+	snprintf(r->comm, 16, "%s", base ? base + 1 : r->o.argv[0]);
 }
 
 static void read_target(struct recorder *r)
@@ -630,6 +640,12 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		goto fail;
 
+	/* the file before the launch: a program is not run for nothing */
+	if (r->launched)
+		launch_comm(r);
+	err = open_output(r);
+	if (err)
+		goto fail;
 	if (r->launched) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
 		err = launch_go(r, go_fd, exec_fd);
@@ -639,21 +655,21 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (r->sampler)
 			sampler__exec_done(r->sampler);
 		read_target(r);
-		err = resolver__new(r->pid, &r->res);
+		err = db__meta_set(r->db, "process_name", r->comm);
+		if (!err)
+			err = resolver__new(r->pid, &r->res);
 		if (err) {
 			r->res = NULL;
 			pr_err("cannot read the mappings of '%s': %s", r->o.argv[0],
 			       rsprof_strerror(err));
-		} else
+		} else {
 			err = check_debuginfo(r);
+		}
 		if (err)
 			goto fail;
-	}
-	err = open_output(r);
-	if (err)
-		goto fail;
-	if (!r->launched)
+	} else {
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	}
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded();
