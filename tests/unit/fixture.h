@@ -167,7 +167,10 @@ static int fixture_small(struct db *db, bool heap)
 /* An hour at 1 s: 3,600 checkpoints, 1,000 CPU and 1,000 heap addresses each. */
 static int fixture_big(struct db *db)
 {
-	enum { NADDR = 1000, NCP = 3600 };
+	enum { NADDR = 1000 };
+	/* FIXTURE_CHECKPOINTS: a shorter run for quick measurements */
+	const char *env = getenv("FIXTURE_CHECKPOINTS");
+	const int NCP = env && atoi(env) > 0 ? atoi(env) : 3600;
 	struct symbol **syms = calloc(2 * NADDR, sizeof(*syms));
 	struct cpu_count *cpu = calloc(NADDR, sizeof(*cpu));
 	struct heap_count *hc = calloc(NADDR, sizeof(*hc));
