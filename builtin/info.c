@@ -131,7 +131,10 @@ static int print_text(const struct info *in)
 		     format__bytes(s->free_bytes, d, sizeof(d)));
 		LINE("heap dropped", "%llu", (unsigned long long)s->heap_dropped);
 		if (unknown)
-			LINE("unknown frees", "%s", unknown);
+			LINE("unknown frees", "%s (%s)", format__count(s->unknown_frees, a, sizeof(a)),
+			     format__bytes(s->unknown_free_bytes, b, sizeof(b)));
+		if (s->heap_sample > 1)
+			LINE("heap sampling", "1 in %u allocations, figures scaled", s->heap_sample);
 	} else {
 		LINE("heap", "not recorded");
 	}
@@ -169,6 +172,9 @@ static int print_json(const struct info *in)
 	json__int(&j, "alloc_count", s->alloc_count);
 	json__int(&j, "free_count", s->free_count);
 	json__uint(&j, "dropped", s->heap_dropped);
+	json__uint(&j, "unknown_frees", s->unknown_frees);
+	json__int(&j, "unknown_free_bytes", s->unknown_free_bytes);
+	json__uint(&j, "sample", s->heap_sample > 1 ? s->heap_sample : 1);
 	json__end_object(&j);
 	json__begin_object(&j, "meta");
 	for (int i = 0; i < in->meta.n; i++)

@@ -253,11 +253,20 @@ static void print_header(const struct report *rp)
 	       s->samples + s->lost_samples ?
 	       100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0.0,
 	       s->finished ? "" : "  (still recording or not finalised)");
-	if (s->has_heap)
-		printf("# heap:     live %s  peak %s  allocations %s\n",
+	if (s->has_heap) {
+		printf("# heap:     live %s  peak %s  allocations %s",
 		       format__bytes(s->live_bytes, a, sizeof(a)),
 		       format__bytes(s->peak_bytes, b, sizeof(b)),
 		       format__count(s->alloc_count, c, sizeof(c)));
+		if (s->heap_sample > 1)
+			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
+		putchar('\n');
+		/* never silent (issue 3): what the tracker could not count */
+		if (s->heap_dropped || s->unknown_frees)
+			printf("# heap:     %s events dropped, %s frees of memory allocated"
+			       " before attach\n", format__count(s->heap_dropped, a, sizeof(a)),
+			       format__count(s->unknown_frees, b, sizeof(b)));
+	}
 	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
 		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
 		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
@@ -431,6 +440,10 @@ static int print_json(const struct report *rp)
 	json__int(&j, "live_bytes", s->live_bytes);
 	json__int(&j, "peak_bytes", s->peak_bytes);
 	json__int(&j, "alloc_count", s->alloc_count);
+	json__int(&j, "free_count", s->free_count);
+	json__uint(&j, "heap_dropped", s->heap_dropped);
+	json__uint(&j, "unknown_frees", s->unknown_frees);
+	json__uint(&j, "heap_sample", s->heap_sample > 1 ? s->heap_sample : 1);
 	json__bool(&j, "finished", s->finished);
 	json__end_object(&j);
 	json__begin_object(&j, "query");

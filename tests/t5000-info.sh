@@ -27,7 +27,7 @@ test_expect_success 'info shows the summary of the profile' '
 	grep -q "^allocations: *1,660 (25.0 MB)$" out &&
 	grep -q "^frees: *1,500 (15.0 MB)$" out &&
 	grep -q "^heap dropped: *0$" out &&
-	grep -q "^unknown frees: *3$" out &&
+	grep -q "^unknown frees: *3 (300 B)$" out &&
 	grep -q "^symbols: *7$" out
 '
 

@@ -656,6 +656,17 @@ static int int_query(struct db *db, const char *what, const char *sql, int64_t *
 	return err;
 }
 
+/* An integer meta value; 0 when absent or not a number. */
+static int meta_int(struct db *db, const char *key, int64_t *v)
+{
+	char *val = NULL;
+	int err = db__meta_get(db, key, &val);
+
+	*v = val ? strtoll(val, NULL, 10) : 0;
+	free(val);
+	return err;
+}
+
 int db_query_summary(struct db *db, struct prof_summary *s)
 {
 	int64_t v[8] = { 0 };
@@ -728,6 +739,28 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 	if (val && *val && strcmp(val, "none") && strcmp(val, "off"))
 		s->has_heap = true;
 	free(val);
+	/* set when the recording starts: a live file has heap before its first row */
+	err = db__meta_get(db, "heap", &val);
+	if (err)
+		return err;
+	if (val && !strcmp(val, "on"))
+		s->has_heap = true;
+	free(val);
+	/* the tracker's own peak sees between checkpoints */
+	err = meta_int(db, "heap_peak_bytes", &v[0]);
+	if (!err && v[0] > s->peak_bytes)
+		s->peak_bytes = v[0];
+	if (!err)
+		err = meta_int(db, "unknown_frees", &v[0]);
+	if (!err)
+		s->unknown_frees = v[0] > 0 ? v[0] : 0;
+	if (!err)
+		err = meta_int(db, "unknown_free_bytes", &s->unknown_free_bytes);
+	if (!err)
+		err = meta_int(db, "heap_sample", &v[0]);
+	if (err)
+		return err;
+	s->heap_sample = v[0] > 1 && v[0] < UINT32_MAX ? (unsigned int)v[0] : 0;
 	err = db__meta_get(db, "end_time", &val);
 	if (err)
 		return err;

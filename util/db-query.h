@@ -68,6 +68,10 @@ struct prof_summary {
 	uint64_t heap_dropped;
 	bool has_heap;		/* heap tracking was on */
 	bool finished;		/* meta.end_time present: the recording ended */
+	/* from meta, 0 when absent */
+	uint64_t unknown_frees;		/* frees of memory allocated before attach */
+	int64_t unknown_free_bytes;
+	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);

@@ -158,6 +158,8 @@ static int fixture_small(struct db *db, bool heap)
 		err = db__meta_set(db, "heap_probes", "rust");
 		if (!err)
 			err = db__meta_set_int(db, "unknown_frees", 3);
+		if (!err)
+			err = db__meta_set_int(db, "unknown_free_bytes", 300);
 	}
 	for (int i = 0; i < FIXTURE_NSYMS; i++)
 		symbol__delete(syms[i]);

@@ -388,6 +388,8 @@ static void test_queries(void)
 	is_int(sum.live_bytes, 10 * FIX_MB, "live");
 	is_int(sum.peak_bytes, 15 * FIX_MB, "peak");
 	ok(sum.has_heap && sum.finished, "heap and finished");
+	is_int(sum.unknown_frees, 3, "unknown frees from meta");
+	is_int(sum.heap_sample, 0, "not sampled");
 	db__close(db);
 
 	p = tmp("q2.db");
