@@ -75,57 +75,55 @@ static int top_option(int val, const char *arg, void *ctx)
 
 /* --- the ranking once, on stdout --------------------------------------- */
 
-struct stdio_table {
-	struct table *t;
-	bool heap;
-};
-
-static int stdio_row(const struct prof_row *r, void *ctx)
-{
-	struct stdio_table *st = ctx;
-	char num[32], path[512], loc[600], fn[512];
-	const char *cells[3] = { num, loc, fn };
-
-	if (st->heap)
-		format__bytes(r->live_bytes, num, sizeof(num));
-	else
-		format__pct(r->pct, num, sizeof(num));
-	srcpath__display(r->file, r->module, path, sizeof(path));
-	if (r->file && r->line > 0)
-		snprintf(loc, sizeof(loc), "%s:%d", path, r->line);
-	else
-		snprintf(loc, sizeof(loc), "%s", path);
-	demangle__short(r->function, 60, fn, sizeof(fn));
-	return table__add_row(st->t, cells);
-}
-
+/* The columns of `rsprof report`'s tables, filled from the follower's rows. */
 static int stdio_print(struct follow *f, bool heap)
 {
-	struct table_col cols[3] = {
-		{ heap ? "Heap" : "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+	static const struct table_col cpu_cols[] = {
+		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
 	};
-	struct stdio_table st = { table__new(cols, 3), heap };
+	static const struct table_col heap_cols[] = {
+		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = heap ? table__new(heap_cols, 5) : table__new(cpu_cols, 3);
+	const struct live_table *tb = heap ? &f->heap : &f->cpu;
 	struct follow_query q = { .cpu_rows = heap ? 0 : STDIO_ROWS,
 				  .heap_rows = heap ? STDIO_ROWS : 0 };
 	int err;
 
-	if (!st.t)
+	if (!t)
 		return -ENOMEM;
 	err = follow__poll(f, &q);
-	for (int i = 0; err >= 0 && i < (heap ? f->heap.n : f->cpu.n); i++) {
-		const struct live_row *lr = heap ? &f->heap.rows[i] : &f->cpu.rows[i];
-		struct prof_row r = {
-			.file = lr->file, .line = lr->line, .function = lr->function,
-			.module = lr->module, .pct = lr->pct, .live_bytes = lr->live_bytes,
-		};
+	for (int i = 0; err >= 0 && i < tb->n; i++) {
+		const struct live_row *r = &tb->rows[i];
+		char a[32], b[32], c[32], path[512], loc[600], fn[1024];
+		const char *cpu_cells[3] = { a, loc, fn };
+		const char *heap_cells[5] = { a, b, c, loc, fn };
 
-		err = stdio_row(&r, &st);
+		srcpath__display(r->file, r->module, path, sizeof(path));
+		if (r->file && r->line > 0)
+			snprintf(loc, sizeof(loc), "%s:%d", path, r->line);
+		else
+			snprintf(loc, sizeof(loc), "%s", path);
+		demangle__short(r->function, 200, fn, sizeof(fn));
+		if (heap) {
+			format__bytes(r->live_bytes, a, sizeof(a));
+			format__bytes(r->peak_bytes, b, sizeof(b));
+			format__count(r->alloc_count, c, sizeof(c));
+			err = table__add_row(t, heap_cells);
+		} else {
+			format__pct(r->pct, a, sizeof(a));
+			err = table__add_row(t, cpu_cells);
+		}
 	}
 	if (err >= 0)
-		err = table__print(st.t, stdout, 0);
-	table__delete(st.t);
+		err = table__print(t, stdout, 0);
+	table__delete(t);
 	return err;
 }
 
@@ -202,10 +200,10 @@ static const char *heap_mode(const struct follow *f, const struct recorder_stats
 		return "off";
 	if (on && !strcmp(on, "off"))
 		return "off";
+	/* the allocator probed is known once the recording ended */
 	if (probes && *probes)
 		return probes;
-	probes = follow__meta(f, "heap_probes_requested");
-	return probes && *probes ? probes : (f->sum.has_heap ? "on" : "off");
+	return (on && !strcmp(on, "on")) || f->sum.has_heap ? "on" : "off";
 }
 
 static void fill_status(struct top_status *st, struct follow *f, struct sampler *s,
