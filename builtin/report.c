@@ -489,7 +489,7 @@ static int print_json(const struct report *rp)
 static int report_run(void)
 {
 	struct report rp = { 0 };
-	char *newest = NULL;
+	char *newest = NULL, *cpu_mode = NULL;
 	const char *path = opts.file;
 	int err;
 
@@ -511,7 +511,12 @@ static int report_run(void)
 		err = parse_window(&rp);
 	if (err)
 		goto out;
-	rp.show_cpu = opts.cpu || !opts.heap;
+	err = db__meta_get(rp.db, "cpu", &cpu_mode);
+	if (err)
+		goto out;
+	/* a --no-cpu recording shows its heap table alone by default */
+	rp.show_cpu = opts.cpu || (!opts.heap && !(cpu_mode && !strcmp(cpu_mode, "off") &&
+						   rp.sum.has_heap));
 	rp.show_heap = opts.heap || (!opts.cpu && rp.sum.has_heap);
 	if (opts.heap && !rp.sum.has_heap) {
 		pr_err("'%s' has no heap data", path);
@@ -544,6 +549,7 @@ out:
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);
+	free(cpu_mode);
 	db__close(rp.db);
 	free(newest);
 	if (err == -ENOMEM)

@@ -302,6 +302,13 @@ if have_bpf && [ -x "$TARGETS/heap_c" ]; then
 		live=$(sed -n 2p h.csv | cut -d, -f4) &&
 		test "$live" -ge $((38 << 20)) && test "$live" -le $((42 << 20))
 	'
+
+	test_expect_success 'a --no-cpu recording: the heap table alone' '
+		"$RSPROF" record -q --no-cpu -o nocpu.db -- "$TARGETS/heap_c" 1000 100 >/dev/null &&
+		"$RSPROF" report nocpu.db >out &&
+		grep -q Allocs out && ! grep -q "CPU%" out &&
+		"$RSPROF" report --cpu nocpu.db | grep -q "no CPU samples"
+	'
 else
 	test_skip 'a real heap recording' 'BPF not allowed or targets not built'
 fi
