@@ -26,6 +26,7 @@
 #include "util/error.h"
 #include "util/format.h"
 #include "util/options.h"
+#include "util/srcpath.h"
 
 static struct diff_args {
 	const char *by;
@@ -111,9 +112,7 @@ static const char *status_name(enum diff_status s)
 static char *location(const struct diff_row *r, char *buf, size_t len)
 {
 	if (!r->file) {
-		const char *base = r->module ? strrchr(r->module, '/') : NULL;
-
-		snprintf(buf, len, "[%s]", base ? base + 1 : r->module ? r->module : "unknown");
+		srcpath__display(NULL, r->module, buf, len);
 	} else if (r->line > 0) {
 		snprintf(buf, len, "%s:%d", r->file, r->line);
 	} else {
