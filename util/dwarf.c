@@ -42,6 +42,13 @@ struct dwarf_index {
 	struct cu_index *cus;
 	size_t n, alloc;
 	size_t last;		/* the unit of the previous lookup, tried first */
+	/*
+	 * Per module, the address ranges of its units (fn_range.off is the
+	 * unit DIE's offset), for DWARF without .debug_aranges: clang does
+	 * not write it, and libdwfl 0.188 then finds no unit for an address.
+	 */
+	struct cu_index *units;
+	size_t n_units, alloc_units;
 };
 
 struct dwarf_index *dwarf_index__new(void)
@@ -56,6 +63,9 @@ void dwarf_index__delete(struct dwarf_index *ix)
 	for (size_t i = 0; i < ix->n; i++)
 		free(ix->cus[i].v);
 	free(ix->cus);
+	for (size_t i = 0; i < ix->n_units; i++)
+		free(ix->units[i].v);
+	free(ix->units);
 	free(ix);
 }
 
@@ -176,6 +186,63 @@ static Dwarf_Off cu_index__find(const struct cu_index *ci, Dwarf_Addr pc)
 		if (pc >= ci->v[i - 1].lo && pc < ci->v[i - 1].hi)
 			return ci->v[i - 1].off;
 	return 0;
+}
+
+/* The ranges of every unit of mod (only unit DIEs are read). */
+static struct cu_index *dwarf_index__units(struct dwarf_index *ix, Dwfl_Module *mod, Dwarf *dbg)
+{
+	Dwarf_Off off = 0, next;
+	struct cu_index *u;
+	size_t hsize;
+
+	for (size_t i = 0; i < ix->n_units; i++)
+		if (ix->units[i].mod == mod)
+			return &ix->units[i];
+	if (ix->n_units == ix->alloc_units) {
+		size_t na = ix->alloc_units ? ix->alloc_units * 2 : 8;
+		struct cu_index *v = realloc(ix->units, na * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		ix->units = v;
+		ix->alloc_units = na;
+	}
+	u = &ix->units[ix->n_units];
+	memset(u, 0, sizeof(*u));
+	u->mod = mod;
+	while (dwarf_nextcu(dbg, off, &next, &hsize, NULL, NULL, NULL) == 0) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t r = 0;
+		Dwarf_Die cudie;
+
+		if (dwarf_offdie(dbg, off + hsize, &cudie)) {
+			while ((r = dwarf_ranges(&cudie, r, &base, &lo, &hi)) > 0) {
+				if (hi > lo && cu_index__add(u, lo, hi, off + hsize)) {
+					free(u->v);
+					return NULL;
+				}
+			}
+		}
+		off = next;
+	}
+	if (u->n)
+		qsort(u->v, u->n, sizeof(*u->v), fn_range__cmp);
+	ix->n_units++;
+	return u;
+}
+
+/* The unit DIE holding the runtime address addr, in *mem, or NULL. */
+static Dwarf_Die *dwarf_index__unit(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr,
+				    Dwarf_Die *mem, Dwarf_Addr *bias)
+{
+	Dwarf *dbg = dwfl_module_getdwarf(mod, bias);
+	struct cu_index *u;
+	Dwarf_Off off;
+
+	if (!dbg || !(u = dwarf_index__units(ix, mod, dbg)))
+		return NULL;
+	off = cu_index__find(u, addr - *bias);
+	return off ? dwarf_offdie(dbg, off, mem) : NULL;
 }
 
 #define MAX_DEPTH 64
@@ -317,7 +384,7 @@ static int symbol__choose(const struct symbol *sym)
 
 int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, struct symbol *sym)
 {
-	Dwarf_Die path[MAX_DEPTH], *fns[MAX_DEPTH], *cudie, fndie, cu;
+	Dwarf_Die path[MAX_DEPTH], *fns[MAX_DEPTH], *cudie, fndie, cu, cumem;
 	Dwarf_Addr bias = 0, pc, laddr;
 	Dwarf_Files *files = NULL;
 	struct cu_index *ci;
@@ -330,10 +397,19 @@ int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, stru
 	line = dwfl_module_getsrc(mod, addr);
 	if (line)
 		file = dwfl_lineinfo(line, &laddr, &lineno, NULL, NULL, NULL);
+	cudie = dwfl_module_addrdie(mod, addr, &bias);
+	if (!cudie)
+		cudie = dwarf_index__unit(ix, mod, addr, &cumem, &bias);
+	/* libdwfl finds lines through .debug_aranges too */
+	if (!file && cudie) {
+		Dwarf_Line *l = dwarf_getsrc_die(cudie, addr - bias);
+
+		if (l && (file = dwarf_linesrc(l, NULL, NULL)))
+			dwarf_lineno(l, &lineno);
+	}
 	if (!file)
 		return -ENOENT;
 
-	cudie = dwfl_module_addrdie(mod, addr, &bias);
 	if (cudie) {
 		Dwarf_Attribute mem;
 
