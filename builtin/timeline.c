@@ -10,11 +10,14 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <locale.h>
 #include <popt.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "util/chart.h"
 #include "util/db.h"
@@ -290,7 +293,9 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 	char (*labels)[768] = calloc(tl->n_sites + tl->n_cpu_sites + 1, sizeof(*labels));
 	struct svg_panel panels[2];
 	size_t np = 0, nl = 0;
-	char title[1024];
+	char title[1024], tmp[PATH_MAX];
+	struct stat stb;
+	bool direct;
 	FILE *f = NULL;
 	int err = 0;
 
@@ -318,18 +323,30 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 		panels[np++] = (struct svg_panel){ "CPU samples per interval", CHART_COUNT,
 						   CHART_RATE, cpu, tl->n_cpu_sites + 1 };
 
-	f = fopen(path, "w");
+	/* a regular file is written beside and renamed: never half a picture */
+	direct = !stat(path, &stb) && !S_ISREG(stb.st_mode);
+	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
+		pr_err("file name too long: '%s'", path);
+		err = -ENAMETOOLONG;
+		goto out;
+	}
+	f = fopen(direct ? path : tmp, "w");
 	if (!f) {
 		err = -errno;
 		pr_err("cannot write '%s': %s", path, strerror(errno));
+		pr_hint("give --svg a path in a directory you can write to");
 		goto out;
 	}
 	snprintf(title, sizeof(title), "rsprof timeline: %s", file);
 	err = svg__write(f, title, tl->t_ms, tl->n, panels, np);
 	if (fclose(f) && !err)
 		err = -EIO;
+	if (!err && !direct && rename(tmp, path))
+		err = -EIO;
 	if (err == -EIO)
 		pr_err("cannot write '%s': %s", path, strerror(errno));
+	if (err && !direct)
+		unlink(tmp);
 out:
 	if (err == -ENOMEM)
 		pr_err("out of memory");
