@@ -69,10 +69,11 @@ one() {
 		# the target waits 25 s before its loop: time for bcc to compile and attach
 		"$T/$tgt" "$n" 25000 >"$W/out" &
 		tp=$!
-		"$MEMLEAK" -p $tp 30 >"$W/ml.log" 2>&1 &
+		# a background job ignores SIGINT: stop it with TERM, and bound it
+		timeout 120 "$MEMLEAK" -p $tp 30 >"$W/ml.log" 2>&1 &
 		mp=$!
 		wait $tp
-		kill -INT $mp 2>/dev/null
+		kill -TERM $mp 2>/dev/null
 		wait $mp 2>/dev/null
 		if ! grep -q "Attaching to pid" "$W/ml.log" || grep -q "^Exception" "$W/ml.log"; then
 			memleak_note="memleak-bpfcc failed: $(grep -m1 -i -E "cannot|error|exception" "$W/ml.log")"
