@@ -585,9 +585,14 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 
 static int db_write_symbol(struct db *db, const struct symbol *s)
 {
-	const struct frame *f = symbol__frame(s);
+	static const struct frame none;
+	const struct frame *f = &none;
 	sqlite3_stmt *st = db->st[ST_SYMBOL];
 	int err;
+
+	/* symbol.h promises n_frames >= 1; a broken one is stored as unresolved */
+	if (s->frames && s->n_frames > 0 && s->chosen >= 0 && s->chosen < s->n_frames)
+		f = symbol__frame(s);
 
 	if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || bind_text(st, 2, f->file) ||
 	    (f->line > 0 ? sqlite3_bind_int(st, 3, f->line) : sqlite3_bind_null(st, 3)) ||
@@ -600,7 +605,7 @@ static int db_write_symbol(struct db *db, const struct symbol *s)
 	if (err)
 		return err;
 	st = db->st[ST_FRAME];
-	for (int d = 0; d < s->n_frames; d++) {
+	for (int d = 0; s->frames && d < s->n_frames; d++) {
 		f = &s->frames[d];
 		if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || sqlite3_bind_int(st, 2, d) ||
 		    bind_text(st, 3, f->file) ||
@@ -705,6 +710,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 	if (err)
 		return err;
 	for (size_t i = 0; i < cp->n_symbols; i++) {
+		if (!cp->symbols[i])
+			continue;
 		err = db_write_symbol(db, cp->symbols[i]);
 		if (err)
 			goto fail;
