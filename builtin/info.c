@@ -219,9 +219,13 @@ static int info_run(void)
 		err = info_check(in.db);
 		goto out;
 	}
-	err = db_query_summary(in.db, &in.sum);
+	err = db__snapshot_begin(in.db);
+	if (!err)
+		err = db_query_summary(in.db, &in.sum);
 	if (!err)
 		err = db_query_meta(in.db, meta_add, &in.meta);
+	if (!err)
+		err = db__snapshot_end(in.db);
 	if (!err)
 		err = db__file_size(in.db, &in.size, &in.wal_size);
 	if (err)

@@ -506,7 +506,10 @@ static int report_run(void)
 	err = db__open(path, &rp.db);
 	if (err)
 		goto out;
-	err = db_query_summary(rp.db, &rp.sum);
+	/* one snapshot: the header and the tables agree while a recorder writes */
+	err = db__snapshot_begin(rp.db);
+	if (!err)
+		err = db_query_summary(rp.db, &rp.sum);
 	if (!err)
 		err = parse_window(&rp);
 	if (err)
@@ -534,6 +537,8 @@ static int report_run(void)
 		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, collect_row, &rp.cpu);
 	if (!err && rp.show_heap)
 		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, collect_row, &rp.heap);
+	if (!err)
+		err = db__snapshot_end(rp.db);
 	if (err)
 		goto out;
 	/* all queries done before the first byte: --json is a whole document or nothing */

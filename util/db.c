@@ -795,6 +795,27 @@ fail:
 	return err;
 }
 
+int db__snapshot_begin(struct db *db)
+{
+	if (!sqlite3_get_autocommit(db->sq))
+		return 0;
+	/* BEGIN alone takes no snapshot; the first read does: read something now */
+	if (db_exec(db, "begin snapshot", "BEGIN") ||
+	    db_exec(db, "begin snapshot", "SELECT COUNT(*) FROM meta")) {
+		if (!sqlite3_get_autocommit(db->sq))
+			sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
+int db__snapshot_end(struct db *db)
+{
+	if (!db || sqlite3_get_autocommit(db->sq))
+		return 0;
+	return db_exec(db, "end snapshot", "COMMIT");
+}
+
 int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size)
 {
 	char wal[4096];

@@ -84,6 +84,14 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 /* Replace the `map` table's rows for pid with m. */
 int db__write_maps(struct db *db, const struct maps *m);
 
+/*
+ * Reader: hold one snapshot across several queries (a read transaction), so
+ * a header and its tables agree while a recorder keeps writing. 0 or
+ * -RSPROF_EDB; end is a no-op without a begin.
+ */
+int db__snapshot_begin(struct db *db);
+int db__snapshot_end(struct db *db);
+
 /* Sizes in bytes of the file and of its -wal (0 when there is none). 0 or -errno. */
 int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size);
 

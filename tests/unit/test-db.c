@@ -422,6 +422,14 @@ static void test_live_reader(void)
 	db_query_summary(r, &s);
 	is_int(s.checkpoints, 2, "the reader sees the new checkpoint");
 	is_int(s.samples, 6, "and its samples");
+	is_int(db__snapshot_begin(r), 0, "snapshot");
+	cp.timestamp_ms = 3000;
+	is_int(db__write_checkpoint(w, &cp, NULL), 0, "the writer is not blocked by it");
+	db_query_summary(r, &s);
+	is_int(s.checkpoints, 2, "inside the snapshot: still two");
+	is_int(db__snapshot_end(r), 0, "end of snapshot");
+	db_query_summary(r, &s);
+	is_int(s.checkpoints, 3, "after it: three");
 	db__close(r);
 	db__close(w);
 }
