@@ -5,12 +5,7 @@
 . "$(dirname "$0")/lib.sh"
 
 FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
-SRC=$TEST_SRC/targets/leak_steady.c
 MB=1048576
-
-line_of() {
-	grep -n "/\* $1 \*/" "$SRC" | cut -d: -f1
-}
 
 # csv_col FILE HEADER-SUBSTRING: the values of the first column whose header
 # contains the substring, one per line.
@@ -153,46 +148,53 @@ test_expect_success 'bad inputs: exit 6, clear error, nothing written' '
 	done
 '
 
-# --- a real recording ------------------------------------------------------
+# --- real recordings: C (libc malloc) and Rust (__rust_alloc) ------------------
 if ! have_perf || ! have_bpf; then
 	test_skip 'timeline of a leaking program' 'needs perf events and BPF (root)'
 	test_done
 fi
 
-test_expect_success 'record a program that leaks from one line (3 s, 250 ms checkpoints)' '
-	"$RSPROF" record -q -i 250ms -o leak.db -- "$TARGETS/leak_steady" 3 >/dev/null &&
-	test "$(sql leak.db "SELECT COUNT(*) FROM checkpoints")" -ge 8
-'
+leak_checks() {	# TARGET SOURCE
+	t=$1
+	src=$2
+	rising=$(grep -n -E "LEAK:rising( \*/)?$" "$TEST_SRC/targets/$2" | cut -d: -f1)
+	flat=$(grep -n -E "LEAK:flat( \*/)?$" "$TEST_SRC/targets/$2" | cut -d: -f1)
 
-RISING=$(line_of LEAK:rising)
-FLAT=$(line_of LEAK:flat)
+	test_expect_success "$t: record 3 s with 250 ms checkpoints" '
+		"$RSPROF" record -q -i 250ms -o $t.db -- "$TARGETS/$t" 3 >/dev/null &&
+		test "$(sql $t.db "SELECT COUNT(*) FROM checkpoints")" -ge 8
+	'
 
-test_expect_success 'timeline --csv: the leaking site rises, the other stays flat' '
-	"$RSPROF" timeline --csv -n 2 leak.db >out &&
-	cat out &&
-	csv_col out "leak_steady.c:$RISING " >rising &&
-	csv_col out "leak_steady.c:$FLAT " >flat &&
-	python3 - rising flat <<-\EOF_PY
-	import sys
-	r = [int(x) for x in open(sys.argv[1])]
-	f = [int(x) for x in open(sys.argv[2])]
-	assert all(b >= a for a, b in zip(r, r[1:])), ("not monotonic", r)
-	assert r[-1] - r[0] >= 2 * 1048576, ("did not rise", r)
-	steps = sum(1 for a, b in zip(r, r[1:]) if b > a)
-	assert steps >= len(r) * 2 // 3, ("rises in too few steps", r)
-	assert len(set(f)) == 1 and f[0] == 4 * 1048576, ("not flat at 4 MiB", f)
-	EOF_PY
-'
+	test_expect_success "$t: timeline --csv, the leaking site rises, the other is flat" '
+		"$RSPROF" timeline --csv -n 2 $t.db >$t.csv &&
+		cat $t.csv &&
+		csv_col $t.csv "$src:$rising " >rising &&
+		csv_col $t.csv "$src:$flat " >flat &&
+		python3 - rising flat <<-\EOF_PY
+		import sys
+		r = [int(x) for x in open(sys.argv[1])]
+		f = [int(x) for x in open(sys.argv[2])]
+		assert all(b >= a for a, b in zip(r, r[1:])), ("not monotonic", r)
+		assert r[-1] - r[0] >= 2 * 1048576, ("did not rise", r)
+		steps = sum(1 for a, b in zip(r, r[1:]) if b > a)
+		assert steps >= len(r) * 2 // 3, ("rises in too few steps", r)
+		assert len(set(f)) == 1 and f[0] == 4 * 1048576, ("not flat at 4 MiB", f)
+		EOF_PY
+	'
 
-test_expect_success 'the growth summary names the leaking line' '
-	"$RSPROF" timeline leak.db >out &&
-	tail -1 out &&
-	tail -1 out | grep -q "^growth: +.* MB in .*/min); grew most: .*leak_steady.c:$RISING leak_step (+"
-'
+	test_expect_success "$t: the growth summary names the leaking line" '
+		"$RSPROF" timeline $t.db >out &&
+		tail -1 out &&
+		tail -1 out | grep -q "^growth: +.* MB in .*/min); grew most: .*$src:$rising .*leak_step (+"
+	'
 
-test_expect_success '--svg of the recording holds both series' '
-	"$RSPROF" timeline -n 2 --svg leak.svg leak.db >/dev/null &&
-	svg_check leak.svg "leak_steady.c:$RISING leak_step" "leak_steady.c:$FLAT hold"
-'
+	test_expect_success "$t: --svg holds both series" '
+		"$RSPROF" timeline -n 2 --svg $t.svg $t.db >/dev/null &&
+		svg_check $t.svg "$src:$rising " "$src:$flat "
+	'
+}
+
+leak_checks leak_steady leak_steady.c
+leak_checks leak_steady_rs leak_steady_rs.rs
 
 test_done
