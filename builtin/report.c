@@ -346,13 +346,16 @@ static int print_text(const struct report *rp)
 		if (!rp->cpu_total)
 			printf("# no CPU samples%s\n", rp->f.from_ms != TIME_NONE ||
 			       rp->f.to_ms != TIME_NONE ? " in the window" : "");
+		else if (!rp->cpu.n)
+			printf("# no CPU location passes the filter and threshold\n");
 		else
 			err = print_cpu_table(rp, width);
 	}
 	if (!err && rp->show_heap) {
 		putchar('\n');
 		if (!rp->heap.n)
-			printf("# no live heap%s\n", rp->f.pattern ? " matching the filter" : "");
+			printf("# no live heap%s\n", rp->f.pattern || rp->f.threshold_pct > 0 ?
+			       " passing the filter and threshold" : "");
 		else
 			err = print_heap_table(rp, width);
 	}

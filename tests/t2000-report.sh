@@ -130,6 +130,12 @@ test_expect_success '--filter: case-insensitive substring of path or function' '
 	test "$(rows heap --filter cache:: fix.db | wc -l)" = 1
 '
 
+test_expect_success 'nothing passes the filter: said so, exit 0' '
+	"$RSPROF" report --filter no-such-thing fix.db >out &&
+	grep -q "^# no CPU location passes the filter" out &&
+	grep -q "^# no live heap passing the filter" out
+'
+
 test_expect_success '-s function, file, module aggregate' '
 	rows cpu -s file fix.db | short >got &&
 	printf "%s\n" "hot.c,85.0000" "cold.c,10.0000" "[libc.so.6],5.0000" >want &&
