@@ -20,6 +20,20 @@ if ! have_perf; then
 	done
 '
 
+test_expect_success 'thread churn: new threads followed, dead ones closed' '
+	"$TARGETS/cpu_churn" 3 & churn=$! &&
+	"$RSPROF" record -q --no-heap -F 499 -p $churn -o churn.db &
+	rec=$! &&
+	sleep 1.5 &&
+	fds=$(ls /proc/$rec/fd | wc -l) &&
+	wait $rec &&
+	seen=$(sql churn.db "SELECT value FROM meta WHERE key = '\''threads'\''") &&
+	n=$(sql churn.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
+		JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''churn'\''") &&
+	say "$fds open fds at 1.5 s, $seen threads followed, $n samples in churn" &&
+	test "$fds" -lt 30 && test "$seen" -ge 10 && test "$n" -ge 100
+'
+
 test_done
 fi
 
@@ -60,6 +74,20 @@ test_expect_success 'record -- CMD: threads started after exec are sampled too' 
 		say "$f: $n samples" &&
 		test "$n" -ge 30 || exit 1
 	done
+'
+
+test_expect_success 'thread churn: new threads followed, dead ones closed' '
+	"$TARGETS/cpu_churn" 3 & churn=$! &&
+	"$RSPROF" record -q --no-heap -F 499 -p $churn -o churn.db &
+	rec=$! &&
+	sleep 1.5 &&
+	fds=$(ls /proc/$rec/fd | wc -l) &&
+	wait $rec &&
+	seen=$(sql churn.db "SELECT value FROM meta WHERE key = '\''threads'\''") &&
+	n=$(sql churn.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
+		JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''churn'\''") &&
+	say "$fds open fds at 1.5 s, $seen threads followed, $n samples in churn" &&
+	test "$fds" -lt 30 && test "$seen" -ge 10 && test "$n" -ge 100
 '
 
 test_done

@@ -1107,15 +1107,16 @@ int recorder__run(struct recorder *r)
 			r->maps_read_ms = now;
 		}
 		if (now >= next_rescan && r->sampler) {
-			err = sampler__rescan(r->sampler);
-			if (err == -ESRCH) {
-				err = 0;	/* gone: the next round sees it */
-			} else if (err) {
+			int changes = sampler__rescan(r->sampler);
+
+			if (changes < 0 && changes != -ESRCH) {	/* -ESRCH: the next round sees it */
+				err = changes;
 				pr_err("cannot follow the threads of process %d: %s", (int)r->pid,
 				       strerror(-err));
 				break;
 			}
-			next_rescan = now + RESCAN_MS;
+			/* threads come and go: look again soon, short-lived ones count too */
+			next_rescan = now + (changes > 0 ? DRAIN_MS : RESCAN_MS);
 		}
 		if (now >= next_tick) {
 			if (r->o.tick)

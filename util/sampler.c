@@ -109,9 +109,10 @@ static int cmp_pid(const void *a, const void *b)
 	return (x > y) - (x < y);
 }
 
-static struct thread_ev *find_thread(struct sampler *s, pid_t tid)
+/* The thread among the first n (sorted) entries. */
+static struct thread_ev *find_thread(struct sampler *s, size_t n, pid_t tid)
 {
-	size_t lo = 0, hi = s->n;
+	size_t lo = 0, hi = n;
 
 	while (lo < hi) {
 		size_t mid = (lo + hi) / 2;
@@ -156,8 +157,8 @@ static void report_open_error(const struct sampler *s, int err)
 
 int sampler__rescan(struct sampler *s)
 {
-	size_t i, j;
-	int err;
+	size_t i, j, sorted = s->n;
+	int err, changes = 0;
 
 	err = proc__threads(s->o.pid, &s->scan, &s->scan_n, &s->scan_cap);
 	if (err)
@@ -166,7 +167,7 @@ int sampler__rescan(struct sampler *s)
 	for (i = 0; i < s->n; i++)
 		s->t[i].seen = false;
 	for (j = 0; j < s->scan_n; j++) {
-		struct thread_ev *t = find_thread(s, s->scan[j]);
+		struct thread_ev *t = find_thread(s, sorted, s->scan[j]);
 
 		if (t) {
 			t->seen = true;
@@ -187,13 +188,17 @@ int sampler__rescan(struct sampler *s)
 		if (err)
 			return err;
 		s->n++;
+		changes++;
 	}
 	/* Threads that are gone are closed by the next drain, after a last look at their rings. */
-	for (i = 0; i < s->n; i++)
-		if (!s->t[i].seen)
+	for (i = 0; i < s->n; i++) {
+		if (!s->t[i].seen && !s->t[i].gone) {
 			s->t[i].gone = true;
+			changes++;
+		}
+	}
 	qsort(s->t, s->n, sizeof(*s->t), cmp_pid);
-	return 0;
+	return changes;
 }
 
 int sampler__new(const struct sampler_opts *o, struct sampler **out)
@@ -228,6 +233,8 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 	err = proc__exists(o->pid);
 	if (!err)
 		err = sampler__rescan(s);
+	if (err > 0)
+		err = 0;
 	if (!err && !s->n)
 		err = -ESRCH;
 	if (err) {

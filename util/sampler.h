@@ -35,7 +35,10 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out);
  */
 void sampler__exec_done(struct sampler *s);
 
-/* Pick up new threads, close exited ones. 0, -ESRCH when the process is gone. */
+/*
+ * Pick up new threads, mark exited ones (closed by the next drain). Returns
+ * how many threads appeared or exited, -ESRCH when the process is gone.
+ */
 int sampler__rescan(struct sampler *s);
 
 /*
