@@ -353,8 +353,86 @@ out:
 	resolver__delete(r);
 }
 
-int main(void)
+static double ms_since(const struct timespec *t0, clockid_t clk)
 {
+	struct timespec t;
+
+	clock_gettime(clk, &t);
+	return (t.tv_sec - t0->tv_sec) * 1e3 + (t.tv_nsec - t0->tv_nsec) / 1e6;
+}
+
+/* Resolve n addresses spread over the first executable mapping whose path holds pat. */
+static int bench_spread(struct resolver *r, const char *pat, int n, const char *what)
+{
+	const struct maps *m = resolver__maps(r);
+	struct timespec w0, c0;
+	int lines = 0;
+
+	for (size_t i = 0; m && i < m->n; i++) {
+		const struct map *e = &m->v[i];
+
+		if (!e->path || e->perms[2] != 'x' || !strstr(e->path, pat))
+			continue;
+		clock_gettime(CLOCK_MONOTONIC, &w0);
+		clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
+		for (int k = 0; k < n; k++) {
+			const struct symbol *s;
+
+			s = resolver__resolve(r, e->start + (e->end - e->start) / n * k);
+			if (!s)
+				return 1;
+			lines += s->has_debuginfo;
+		}
+		printf("%-34s %5d addresses  %8.1f ms  (%.1f ms CPU)  %d with lines\n", what, n,
+		       ms_since(&w0, CLOCK_MONOTONIC), ms_since(&c0, CLOCK_PROCESS_CPUTIME_ID),
+		       lines);
+		return 0;
+	}
+	printf("%-34s no executable mapping of %s\n", what, pat);
+	return 0;
+}
+
+/*
+ * test-resolver --bench EXE [N]: timings for bench/symbols.sh (never in a
+ * test): resolver__new on a running EXE, then N distinct addresses spread
+ * over its code (a cold cache each time: every unit they fall in is read),
+ * again (the cache), and N over libc.
+ */
+static int bench(const char *exe, int n)
+{
+	struct resolver *r = NULL;
+	struct timespec w0;
+	int status, err;
+	const char *base = strrchr(exe, '/') ? strrchr(exe, '/') + 1 : exe;
+	pid_t pid;
+
+	pid = fork();
+	if (pid == 0) {
+		if (!freopen("/dev/null", "w", stdout))
+			_exit(126);
+		execl(exe, exe, "30", (char *)NULL);
+		_exit(127);
+	}
+	usleep(200 * 1000);
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	err = resolver__new(pid, &r);
+	printf("%-34s %8.2f ms\n", "resolver__new", ms_since(&w0, CLOCK_MONOTONIC));
+	if (!err) {
+		err = bench_spread(r, base, n, "spread over the executable") ||
+		      bench_spread(r, base, n, "the same again (cached)") ||
+		      bench_spread(r, "libc.so", n, "spread over libc (symbol table)");
+	}
+	resolver__delete(r);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	return err ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 3 && !strcmp(argv[1], "--bench"))
+		return bench(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
+
 	test_maps();
 	test_self();
 	test_dlopen();
