@@ -14,6 +14,30 @@ static bool starts_with(const char *s, const char *prefix)
 	return !strncmp(s, prefix, strlen(prefix));
 }
 
+/*
+ * A distribution's rustc source tree: "/usr/src/rustc-1.63.0/library/..."
+ * (Debian), ".../rustc-1.79.0-src/library/..." (Fedora), and the crates it
+ * vendors for std ("/usr/src/rustc-1.63.0/vendor/hashbrown/..."). Returns
+ * what follows "library/" or "vendor/", or NULL.
+ */
+static const char *rustc_src_tree(const char *file)
+{
+	const char *p = file;
+
+	while ((p = strstr(p, "/rustc-"))) {
+		const char *slash = strchr(p + 1, '/');
+
+		if (!slash)
+			return NULL;
+		if (starts_with(slash, "/library/"))
+			return slash + strlen("/library/");
+		if (starts_with(slash, "/vendor/"))
+			return slash + strlen("/vendor/");
+		p = slash;
+	}
+	return NULL;
+}
+
 bool srcpath__is_toolchain(const char *file)
 {
 	static const char *const prefixes[] = {
@@ -26,7 +50,7 @@ bool srcpath__is_toolchain(const char *file)
 	for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++)
 		if (starts_with(file, prefixes[i]))
 			return true;
-	return strstr(file, "/lib/rustlib/src/rust/") != NULL;
+	return strstr(file, "/lib/rustlib/src/rust/") != NULL || rustc_src_tree(file) != NULL;
 }
 
 /* After "<dir>/<one component>/" following marker, or NULL. */
@@ -88,6 +112,8 @@ static const char *display_file(const char *file)
 	const char *p;
 
 	if (srcpath__is_toolchain(file)) {
+		if ((p = rustc_src_tree(file)))
+			return p;
 		if ((p = strstr(file, "/library/")))
 			return p + strlen("/library/");
 		if (starts_with(file, "/rust/deps/"))

@@ -36,6 +36,10 @@ int main(void)
 	tc("/rust/deps/memchr-2.7.6/src/lib.rs", true);
 	tc("/home/u/.rustup/toolchains/stable-x86_64-unknown-linux-gnu/lib/rustlib/src/rust/"
 	   "library/core/src/iter/range.rs", true);
+	tc("/usr/src/rustc-1.63.0/library/core/src/iter/range.rs", true);
+	tc("/usr/src/rustc-1.63.0/vendor/hashbrown/src/map.rs", true);
+	tc("/builddir/build/BUILD/rustc-1.79.0-src/library/alloc/src/vec/mod.rs", true);
+	tc("/home/u/rustc-notes/src/main.rs", false);
 	tc("/usr/include/x86_64-linux-gnu/bits/stdio2.h", true);
 	tc("/usr/include/c++/12/bits/stl_vector.h", true);
 	tc("/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h", true);
@@ -51,6 +55,9 @@ int main(void)
 	disp(RUSTC "std/src/io/mod.rs", NULL, "std/src/io/mod.rs");
 	disp(RUSTC "core/src/num/uint_macros.rs", "/x/app", "core/src/num/uint_macros.rs");
 	disp("/rust/deps/memchr-2.7.6/src/lib.rs", NULL, "memchr-2.7.6/src/lib.rs");
+	disp("/usr/src/rustc-1.63.0/library/core/src/iter/range.rs", NULL,
+	     "core/src/iter/range.rs");
+	disp("/usr/src/rustc-1.63.0/vendor/hashbrown/src/map.rs", NULL, "hashbrown/src/map.rs");
 	disp("/home/u/.cargo/registry/src/index.crates.io-6f17d22bba15001f/serde-1.0.197/src/de/"
 	     "mod.rs", NULL, "serde-1.0.197/src/de/mod.rs");
 	disp("/home/u/.cargo/git/checkouts/tokio-0123abcd/8a1b2c3/tokio/src/runtime/mod.rs", NULL,
