@@ -478,6 +478,8 @@ int resolver__refresh_maps(struct resolver *r)
 	ssize_t n;
 	int err;
 
+	if (!r->dwfl)		/* a reset after an exec ran out of memory */
+		return -ENOMEM;
 	err = maps__load(r->pid, &m);
 	if (err)
 		return err;
@@ -550,7 +552,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	if (!s)
 		return NULL;
 	s->addr = addr;
-	mod = dwfl_addrmodule(r->dwfl, addr);
+	mod = r->dwfl ? dwfl_addrmodule(r->dwfl, addr) : NULL;
 	if (!mod) {
 		const struct map *map = maps__find(r->maps, addr);
 
@@ -567,7 +569,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
-	err = m && m->dwarf ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
+	err = m && m->dwarf && r->index ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
 	if (err == -ENOENT) {
 		/* no DWARF: one frame, the function from the symbol table */
 		s->frames = calloc(1, sizeof(*s->frames));
