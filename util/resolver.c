@@ -520,8 +520,11 @@ static struct module *resolver__module(struct resolver *r, Dwfl_Module *mod)
 	return NULL;
 }
 
-/* The symbol table name of the function at addr, or NULL. */
-static const char *module__symname(struct module *m, uint64_t addr)
+/*
+ * The function symbols of m, loaded at the first use; NULL when there are
+ * none (a stripped executable's .dynsym holds only imports).
+ */
+static const struct symtab *module__symtab(struct module *m)
 {
 	if (!m)
 		return NULL;
@@ -529,7 +532,13 @@ static const char *module__symname(struct module *m, uint64_t addr)
 		m->symtab = symtab__new(m->mod);
 		m->symtab_loaded = true;
 	}
-	return symtab__find(m->symtab, addr);
+	return m->symtab;
+}
+
+/* The symbol table name of the function at addr, or NULL. */
+static const char *module__symname(struct module *m, uint64_t addr)
+{
+	return symtab__find(module__symtab(m), addr);
 }
 
 /* frame->function from a symbol table name: demangled, or as is. */
@@ -617,25 +626,6 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 	return s;
 }
 
-/*
- * A stripped executable keeps .dynsym, whose entries are mostly imports
- * (undefined): only a function defined in the module gives names.
- */
-static bool has_defined_function(Dwfl_Module *mod)
-{
-	int n = dwfl_module_getsymtab(mod);
-
-	for (int i = 1; i < n; i++) {
-		GElf_Sym sym;
-		const char *name = dwfl_module_getsym(mod, i, &sym, NULL);
-
-		if (name && GELF_ST_TYPE(sym.st_info) == STT_FUNC && sym.st_shndx != SHN_UNDEF &&
-		    sym.st_value)
-			return true;
-	}
-	return false;
-}
-
 int resolver__check_debuginfo(struct resolver *r)
 {
 	Dwfl_Module *main_mod = NULL;
@@ -652,7 +642,7 @@ int resolver__check_debuginfo(struct resolver *r)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
 		return 0;
-	if (has_defined_function(main_mod))
+	if (module__symtab(resolver__module(r, main_mod)))
 		return 1;
 	return -RSPROF_ENODEBUG;
 }
