@@ -88,6 +88,29 @@ static char *site_label(const struct timeline_site *s, char *buf, size_t len)
 	return timeline__site_label(s, buf, len);
 }
 
+/*
+ * The label for a chart row of w columns: when the whole one is too long,
+ * the file's directories go first ("cache.rs:42 app::cache::insert"), so
+ * the file, the line and the function stay readable.
+ */
+static char *chart_label(const struct timeline_site *s, int w, char *buf, size_t len)
+{
+	char *space, *slash;
+
+	site_label(s, buf, len);
+	if (format__width(buf) <= w)
+		return buf;
+	space = strchr(buf, ' ');
+	if (space)
+		*space = '\0';
+	slash = strrchr(buf, '/');
+	if (space)
+		*space = ' ';
+	if (slash && (!space || slash < space))
+		memmove(buf, slash + 1, strlen(slash + 1) + 1);
+	return buf;
+}
+
 /* Growth from the first to the last checkpoint. */
 static void growth(const struct timeline *tl, double *bytes, double *per_min, uint64_t *span)
 {
@@ -126,12 +149,17 @@ static int label_width(const struct timeline_site *s, size_t n, int width)
 	char lab[768];
 
 	for (size_t i = 0; i < n; i++) {
-		int l = format__width(site_label(&s[i], lab, sizeof(lab)));
+		int l = format__width(chart_label(&s[i], max, lab, sizeof(lab)));
 
 		if (l > w)
 			w = l;
 	}
-	return w > max && max > LABEL_W ? max : w;
+	if (max < LABEL_W)
+		max = LABEL_W;
+	/* leave a narrow sparkline row its 10 columns and its note */
+	if (max > width - 27)
+		max = width - 27 > 8 ? width - 27 : 8;
+	return w > max ? max : w;
 }
 
 static int print_chart(FILE *f, const char *file, const struct timeline *tl)
@@ -156,11 +184,14 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		return err;
 	fputc('\n', f);
 	if (tl->has_heap) {
-		chart__sparkline(f, &st, "allocated per interval", LABEL_W, tl->alloc, tl->n,
+		/* the totals' labels: 24 columns, fewer on a narrow terminal */
+		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
+
+		chart__sparkline(f, &st, "allocated per interval", tw, tl->alloc, tl->n,
 				 CHART_RATE, CHART_BYTES);
-		chart__sparkline(f, &st, "freed per interval", LABEL_W, tl->freed, tl->n,
+		chart__sparkline(f, &st, "freed per interval", tw, tl->freed, tl->n,
 				 CHART_RATE, CHART_BYTES);
-		chart__sparkline(f, &st, "CPU samples per interval", LABEL_W, tl->cpu, tl->n,
+		chart__sparkline(f, &st, "CPU samples per interval", tw, tl->cpu, tl->n,
 				 CHART_RATE, CHART_COUNT);
 	}
 	if (tl->n_sites) {
@@ -169,7 +200,7 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		fprintf(f, "\nlive bytes of the top %zu site%s (by %s):\n", tl->n_sites,
 			tl->n_sites > 1 ? "s" : "", args.rank ? args.rank : "final");
 		for (size_t i = 0; i < tl->n_sites; i++)
-			chart__sparkline(f, &st, site_label(&tl->sites[i], lab, sizeof(lab)),
+			chart__sparkline(f, &st, chart_label(&tl->sites[i], lw, lab, sizeof(lab)),
 					 lw, tl->sites[i].values, tl->n, CHART_LEVEL, CHART_BYTES);
 	}
 	if (tl->n_cpu_sites) {
@@ -178,7 +209,7 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		fprintf(f, "\nCPU samples per interval of the top %zu site%s:\n", tl->n_cpu_sites,
 			tl->n_cpu_sites > 1 ? "s" : "");
 		for (size_t i = 0; i < tl->n_cpu_sites; i++)
-			chart__sparkline(f, &st, site_label(&tl->cpu_sites[i], lab, sizeof(lab)),
+			chart__sparkline(f, &st, chart_label(&tl->cpu_sites[i], lw, lab, sizeof(lab)),
 					 lw, tl->cpu_sites[i].values, tl->n, CHART_RATE, CHART_COUNT);
 	}
 	fputc('\n', f);

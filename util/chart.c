@@ -116,16 +116,17 @@ static void put_cols(FILE *f, const char *s, int w, bool right)
 	/* end is past the last counted start byte; include its continuation bytes */
 	while (*end && ((unsigned char)*end & 0xc0) == 0x80)
 		end++;
-	if (cols == w && *end) {
-		/* too long: keep the tail, which names the line ("...file.c:12") */
-		size_t len = strlen(s);
-		int skip = 0;
+	if (cols == w && *end && w > 1) {
+		/* too long: keep the head (the location comes first), mark the cut */
+		const char *q = s;
+		int c = 0;
 
-		for (p = s + len; p > s && skip < w - 1; p--)
-			if (((unsigned char)p[-1] & 0xc0) != 0x80)
-				skip++;
-		fputs(w > 1 ? "~" : "", f);
-		fputs(p, f);
+		for (; *q; q++) {
+			if (((unsigned char)*q & 0xc0) != 0x80 && ++c == w)
+				break;
+		}
+		fwrite(s, 1, (size_t)(q - s), f);
+		fputc('~', f);
 		return;
 	}
 	if (right)
@@ -208,8 +209,9 @@ int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 		     int label_width, const double *values, size_t n,
 		     enum chart_kind kind, enum chart_unit unit)
 {
-	/* note: "  last 123.4 MB  max 123.4 MB" */
-	const int note_w = 30;
+	/* note: "  last 123.4 MB  max 123.4 MB", or only "  last 123.4 MB" when narrow */
+	const bool narrow = st->width < 80;
+	const int note_w = narrow ? 16 : 30;
 	int w = st->width - label_width - 1 - note_w;
 	double *col, max;
 	size_t ncol;
@@ -236,7 +238,11 @@ int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 			fputc(ascii_spark[e], f);
 	}
 	fprintf(f, "%*s", (int)((size_t)w - ncol), "");
-	if (kind == CHART_LEVEL)
+	if (narrow)
+		fprintf(f, "  %s %s\n", kind == CHART_LEVEL ? "last" : "mean",
+			chart__fmt_value(kind == CHART_LEVEL ? (n ? values[n - 1] : 0)
+					 : series_mean(values, n), unit, last, sizeof(last)));
+	else if (kind == CHART_LEVEL)
 		fprintf(f, "  last %-9s max %s\n",
 			chart__fmt_value(n ? values[n - 1] : 0, unit, last, sizeof(last)),
 			chart__fmt_value(series_max(values, n), unit, hi, sizeof(hi)));

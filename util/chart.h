@@ -46,7 +46,8 @@ int chart__area(FILE *f, const struct chart_style *st, const char *title,
 		const double *values, size_t n, uint64_t t_end_ms, enum chart_unit unit);
 
 /*
- * One sparkline row: `label` cut or padded to label_width columns, the line,
+ * One sparkline row: `label` padded to label_width columns (or cut, with a
+ * '~' in its last column), the line,
  * then a short note (the series' last and highest value). Returns 0, or
  * -ENOMEM / -EIO.
  */
