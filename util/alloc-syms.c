@@ -24,6 +24,7 @@ struct want {
 	const char *name;
 	unsigned int kind;
 	bool is_free;
+	bool optional;		/* rarely used: the recording goes on without it */
 };
 
 static const struct want rust_wants[] = {
@@ -39,9 +40,24 @@ static const struct want libc_wants[] = {
 	{ "calloc", HEAP_KIND_CALLOC, false },
 	{ "realloc", HEAP_KIND_REALLOC, false },
 	{ "free", HEAP_KIND_FREE, true },
-	{ "posix_memalign", HEAP_KIND_POSIX_MEMALIGN, false },
-	{ "aligned_alloc", HEAP_KIND_ALIGNED, false },
-	{ "memalign", HEAP_KIND_ALIGNED, false },	/* an alias of aligned_alloc in glibc */
+	{ "posix_memalign", HEAP_KIND_POSIX_MEMALIGN, false, true },
+	{ "aligned_alloc", HEAP_KIND_ALIGNED, false, true },
+	{ "memalign", HEAP_KIND_ALIGNED, false, true },	/* an alias of aligned_alloc in glibc */
+};
+
+/*
+ * C++: operator new calls malloc from libstdc++, which keeps no frame
+ * pointer, so at malloc the user's call site is not in the chain; probed
+ * itself, its caller is. Nested, the malloc inside counts nothing more.
+ * operator delete needs nothing: the free inside it is seen.
+ */
+static const struct want cxx_wants[] = {
+	{ "_Znwm", HEAP_KIND_MALLOC, false, true },			/* new(size_t) */
+	{ "_ZnwmRKSt9nothrow_t", HEAP_KIND_MALLOC, false, true },
+	{ "_ZnwmSt11align_val_t", HEAP_KIND_MALLOC, false, true },
+	{ "_Znam", HEAP_KIND_MALLOC, false, true },			/* new[](size_t) */
+	{ "_ZnamRKSt9nothrow_t", HEAP_KIND_MALLOC, false, true },
+	{ "_ZnamSt11align_val_t", HEAP_KIND_MALLOC, false, true },
 };
 
 #define N_WANTS(a) (sizeof(a) / sizeof((a)[0]))
@@ -57,19 +73,31 @@ unsigned int alloc_syms__prologue_skip(const uint8_t *c, size_t len, bool is_fre
 {
 	size_t i = 0;
 
-	if (len >= 4 && c[0] == 0xf3 && c[1] == 0x0f && c[2] == 0x1e && c[3] == 0xfa)
-		i = 4;				/* endbr64 */
-	if (is_free && i + 3 <= len && c[i] == 0x48 && c[i + 1] == 0x85 && c[i + 2] == 0xff) {
-		size_t j = i + 3;		/* test %rdi,%rdi */
-
-		if (j + 6 <= len && c[j] == 0x0f && c[j + 1] == 0x84)
-			i = j + 6;		/* je rel32: the NULL case leaves */
-		else if (j + 2 <= len && c[j] == 0x74)
-			i = j + 2;		/* je rel8 */
+	/*
+	 * Instructions that change neither %rsp nor an argument register and
+	 * do not branch (but free's NULL check): the probe may go after them.
+	 */
+	for (int n = 0; n < 4; n++) {
+		if (i + 4 <= len && c[i] == 0xf3 && c[i + 1] == 0x0f && c[i + 2] == 0x1e &&
+		    c[i + 3] == 0xfa) {
+			i += 4;				/* endbr64 */
+		} else if (i + 3 <= len && c[i] == 0x48 && c[i + 1] == 0x85 && c[i + 2] == 0xff) {
+			i += 3;				/* test %rdi,%rdi */
+			if (!is_free)
+				continue;
+			if (i + 6 <= len && c[i] == 0x0f && c[i + 1] == 0x84)
+				i += 6;			/* je rel32: a NULL free leaves */
+			else if (i + 2 <= len && c[i] == 0x74)
+				i += 2;			/* je rel8 */
+		} else if (i + 5 <= len && c[i] == 0xb8) {
+			i += 5;				/* mov $imm32,%eax */
+		} else if (i + 7 <= len && c[i] == 0x80 && c[i + 1] == 0x3d) {
+			i += 7;				/* cmpb $imm8,disp32(%rip) */
+		} else {
+			break;
+		}
 	}
-	if (i + 7 <= len && c[i] == 0x80 && c[i + 1] == 0x3d)
-		i += 7;				/* cmpb $imm8,disp32(%rip): flags only */
-	if (i && is_push(c + i, len - i))
+	if (i && i < len && is_push(c + i, len - i))
 		return i;
 	return 0;
 }
@@ -112,7 +140,7 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 }
 
 static int add_probe(struct alloc_syms *s, const char *path, const char *name,
-		     uint64_t off, const struct want *w, int fd)
+		     uint64_t off, const struct want *w, int fd, bool push_only)
 {
 	struct alloc_probe *v, *p;
 	uint8_t code[16];
@@ -137,9 +165,17 @@ static int add_probe(struct alloc_syms *s, const char *path, const char *name,
 	got = pread(fd, code, sizeof(code), off);
 	if (got > 0)
 		p->skip = alloc_syms__prologue_skip(code, got, w->is_free);
+	if (push_only && !(got > 0 && (p->skip || is_push(code, got)))) {
+		/* a trap it would single-step (≈11 µs): the malloc inside will do */
+		pr_debug(1, "heap: %s in %s not probed (no push to probe)", name, path);
+		free(p->path);
+		free(p->name);
+		return 0;
+	}
 	p->offset = off + p->skip;
 	p->kind = w->kind;
 	p->is_free = w->is_free;
+	p->optional = w->optional;
 	s->n++;
 	pr_debug(1, "heap: %s in %s at %#llx (+%u)", name, path,
 		 (unsigned long long)off, p->skip);
@@ -152,9 +188,10 @@ static int add_probe(struct alloc_syms *s, const char *path, const char *name,
  * names libc.so.6 in DT_NEEDED.
  */
 static int scan_elf(const char *path, const struct want *wants, size_t n_wants, bool rust,
-		    struct alloc_syms *s, bool *needs_libc)
+		    struct alloc_syms *s, bool *needs_libc, bool *needs_cxx)
 {
 	bool found[8] = { false };
+	bool push_only = wants == cxx_wants;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *dynamic = NULL;
 	Elf *elf;
 	int fd, err = 0;
@@ -197,6 +234,8 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
 			if (lib && !strncmp(lib, "libc.so", 7))
 				*needs_libc = true;
+			if (lib && needs_cxx && !strncmp(lib, "libstdc++.so", 12))
+				*needs_cxx = true;
 		}
 	}
 	for (int pass = 0; pass < 2; pass++) {
@@ -226,7 +265,7 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 				if (vaddr_to_offset(elf, sym.st_value, &off))
 					continue;
 				found[w] = true;
-				err = add_probe(s, path, name, off, &wants[w], fd);
+				err = add_probe(s, path, name, off, &wants[w], fd, push_only);
 				if (err)
 					goto out;
 			}
@@ -250,8 +289,8 @@ static int own_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 0;
 }
 
-/* The libc of a running target, from its mappings. */
-static int target_libc(pid_t pid, char *path)
+/* A library of a running target (libc, libstdc++), from its mappings. */
+static int target_lib(pid_t pid, const char *prefix, char *path)
 {
 	struct maps *m = NULL;
 	int err = maps__load(pid, &m);
@@ -264,7 +303,8 @@ static int target_libc(pid_t pid, char *path)
 
 		if (!p || m->v[i].perms[2] != 'x' || !(base = strrchr(p, '/')))
 			continue;
-		if (!strncmp(base + 1, "libc.so", 7) || !strncmp(base + 1, "libc-", 5)) {
+		if (!strncmp(base + 1, prefix, strlen(prefix)) ||
+		    (!strcmp(prefix, "libc.so") && !strncmp(base + 1, "libc-", 5))) {
 			snprintf(path, PATH_MAX, "%s", p);
 			err = 0;
 			break;
@@ -272,6 +312,18 @@ static int target_libc(pid_t pid, char *path)
 	}
 	maps__delete(m);
 	return err;
+}
+
+/* Before exec: libstdc++.so.6 where the libc is (the same multiarch directory). */
+static void cxx_beside_libc(const char *libc, char *path, bool *found)
+{
+	const char *slash = strrchr(libc, '/');
+
+	*found = false;
+	if (!slash)
+		return;
+	snprintf(path, PATH_MAX, "%.*s/libstdc++.so.6", (int)(slash - libc), libc);
+	*found = !access(path, R_OK);
 }
 
 static size_t count_kind(const struct alloc_syms *s, bool is_free)
@@ -298,8 +350,8 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 		     struct alloc_syms **out)
 {
 	struct alloc_syms *s;
-	bool needs_libc = false;
-	char libc[PATH_MAX];
+	bool needs_libc = false, needs_cxx = false;
+	char libc[PATH_MAX], cxx[PATH_MAX];
 	int err;
 
 	*out = NULL;
@@ -309,7 +361,7 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 	if (!s)
 		return -ENOMEM;
 	if (which != HEAP_PROBES_LIBC) {
-		err = scan_elf(exe, rust_wants, N_WANTS(rust_wants), true, s, NULL);
+		err = scan_elf(exe, rust_wants, N_WANTS(rust_wants), true, s, NULL, NULL);
 		if (err)
 			goto fail;
 		/* both sides are needed: allocations without frees would all look live */
@@ -328,18 +380,18 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 	}
 	s->family = "libc";
 	/* a static executable carries its own malloc */
-	err = scan_elf(exe, libc_wants, N_WANTS(libc_wants), false, s, &needs_libc);
+	err = scan_elf(exe, libc_wants, N_WANTS(libc_wants), false, s, &needs_libc, &needs_cxx);
 	if (err)
 		goto fail;
 	if (!(count_kind(s, false) && count_kind(s, true))) {
 		clear(s);
 		err = -ENOENT;
 		if (pid > 0 && !before_exec)
-			err = target_libc(pid, libc);
+			err = target_lib(pid, "libc.so", libc);
 		if (err && (needs_libc || pid > 0))
 			err = dl_iterate_phdr(own_libc_cb, libc) ? 0 : -ENOENT;
 		if (!err)
-			err = scan_elf(libc, libc_wants, N_WANTS(libc_wants), false, s, NULL);
+			err = scan_elf(libc, libc_wants, N_WANTS(libc_wants), false, s, NULL, NULL);
 		if (!err && !(count_kind(s, false) && count_kind(s, true)))
 			err = -ENOENT;
 		if (err) {
@@ -351,6 +403,16 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 			}
 			goto fail;
 		}
+	}
+	/* C++: operator new in the libstdc++ the target maps or will load */
+	if (pid > 0 && !before_exec)
+		needs_cxx = !target_lib(pid, "libstdc++.so", cxx);
+	else if (needs_cxx && s->n)
+		cxx_beside_libc(s->v[0].path, cxx, &needs_cxx);
+	if (needs_cxx) {
+		err = scan_elf(cxx, cxx_wants, N_WANTS(cxx_wants), false, s, NULL, NULL);
+		if (err)
+			goto fail;
 	}
 	*out = s;
 	return 0;

@@ -18,7 +18,10 @@
  *        i.e. __rustc::__rust_alloc);
  *  libc: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
  *        memalign in the executable when it has its own (static build),
- *        else in the libc it maps (or, before exec, the one it will load).
+ *        else in the libc it maps (or, before exec, the one it will load);
+ *        and C++'s operator new in libstdc++ when the target uses it
+ *        (libstdc++ keeps no frame pointers: probed there, the caller of
+ *        new is the user's line; the malloc inside counts nothing more).
  *
  * A Rust program's allocator ends in malloc: only one family is probed, so
  * no allocation is counted twice.
@@ -36,6 +39,7 @@ struct alloc_probe {
 	unsigned int skip;	/* bytes skipped from the function's entry */
 	unsigned int kind;	/* enum heap_kind (bpf/heap.h) */
 	bool is_free;		/* entry probe only; else entry + return */
+	bool optional;		/* aligned allocation, C++ new: may fail to attach */
 };
 
 struct alloc_syms {

@@ -205,7 +205,12 @@ static int attach_one(struct heap *h, struct bpf_program *prog, const struct all
 	l = bpf_program__attach_uprobe_opts(prog, h->pid, p->path, p->offset, &uo);
 	if (!l) {
 		err = -errno;
-		pr_err("cannot attach a uprobe to %s in %s: %s", p->name, p->path, strerror(-err));
+		if (p->optional)
+			pr_debug(1, "heap: cannot attach a uprobe to %s in %s: %s", p->name,
+				 p->path, strerror(-err));
+		else
+			pr_err("cannot attach a uprobe to %s in %s: %s", p->name, p->path,
+			       strerror(-err));
 		return err;
 	}
 	h->links[h->n_links++] = l;
@@ -363,6 +368,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	err = h->session ? attach_session(h) : 0;
 	for (size_t i = 0; !err && i < h->syms->n; i++) {
 		const struct alloc_probe *p = &h->syms->v[i];
+		size_t n_links = h->n_links;
 
 		if (p->is_free) {
 			err = attach_one(h, h->skel->progs.heap_free_enter, p, false);
@@ -372,10 +378,20 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 			if (!err)
 				err = attach_one(h, h->skel->progs.heap_alloc_return, p, true);
 		}
+		if (err && p->optional) {
+			/* e.g. another tool's probe on the same instruction */
+			pr_warn("heap: %s not tracked", p->name);
+			while (h->n_links > n_links)
+				bpf_link__destroy(h->links[--h->n_links]);
+			err = 0;
+		}
 	}
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
 			pr_hint("uprobes need CAP_PERFMON and CAP_SYS_ADMIN or root");
+		else if (err == -EINVAL)
+			pr_hint("another tracer may hold a different probe on the same instruction "
+				"(bcc's memleak does); stop it, or record with --no-heap");
 		goto fail;
 	}
 	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u%s)",

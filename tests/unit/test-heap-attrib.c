@@ -136,6 +136,18 @@ int main(void)
 		is_int(alloc_syms__prologue_skip(cet_free, sizeof(cet_free), true), 9,
 		       "endbr64; test; je rel8; push");
 		is_int(alloc_syms__prologue_skip(glibc_free, 3, true), 0, "short code: entry");
+		{
+			/* libstdc++ 12: operator new(size_t), operator new[](size_t) */
+			static const uint8_t znwm[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x85, 0xff,
+							0xb8, 0x01, 0, 0, 0, 0x53, 0x48 };
+			static const uint8_t znam[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec,
+							0x08, 0xe8, 0x13, 0x03, 0xff, 0xff };
+
+			is_int(alloc_syms__prologue_skip(znwm, sizeof(znwm), false), 12,
+			       "operator new: past endbr64, test, mov $1,%%eax to push %%rbx");
+			is_int(alloc_syms__prologue_skip(znam, sizeof(znam), false), 0,
+			       "operator new[]: no push, stay at the entry");
+		}
 	}
 	return done_testing();
 }
