@@ -257,18 +257,35 @@ static bool same_query(const struct follow *f, const struct follow_query *q)
 	       table_ok(q->heap_rows, f->q.heap_rows, &f->heap);
 }
 
+static uint64_t mono_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+uint64_t follow__delay_ms(const struct follow *f)
+{
+	return f->cost_ms * (100 / FOLLOW_BUDGET_PCT - 1);
+}
+
 int follow__poll(struct follow *f, const struct follow_query *q)
 {
 	int changed = db_live__changed(f->live);
+	uint64_t t0;
 	int err;
 
 	f->polls++;
 	if (changed < 0)
 		return changed;
-	if (!changed && same_query(f, q))
+	if (changed)
+		f->stale = true;
+	t0 = mono_ms();
+	if (same_query(f, q) && (!f->stale || t0 < f->next_ms))
 		return 0;
 	f->reloads++;
-	if (changed || !f->loaded) {
+	if (f->stale || !f->loaded) {
 		meta_clear(f);
 		err = db_query_meta(f->db, meta_cb, f);
 		if (err < 0)
@@ -280,6 +297,7 @@ int follow__poll(struct follow *f, const struct follow_query *q)
 	err = load_tables(f, q);
 	if (err < 0)
 		return err;
+	f->stale = false;
 	f->q = *q;
 	if (!f->pattern || strcmp(f->pattern, q->pattern ? q->pattern : "")) {
 		free(f->pattern);
@@ -289,6 +307,8 @@ int follow__poll(struct follow *f, const struct follow_query *q)
 	}
 	f->q.pattern = NULL;
 	f->loaded = true;
+	f->cost_ms = mono_ms() - t0;
+	f->next_ms = t0 + f->cost_ms + follow__delay_ms(f);
 	return 1;
 }
 

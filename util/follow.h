@@ -41,6 +41,8 @@ struct follow_query {
 	int heap_rows;
 };
 
+#define FOLLOW_BUDGET_PCT 4
+
 struct follow {
 	struct db *db;
 	struct db_live *live;
@@ -49,6 +51,15 @@ struct follow {
 	char **meta_key, **meta_val;
 	int n_meta;
 	uint64_t polls, reloads;	/* for -v: how often the file was really read */
+	/*
+	 * The CPU budget: reading a large profile again can take a second.
+	 * After a read that took cost_ms, new data is read no sooner than
+	 * cost_ms * (100 / FOLLOW_BUDGET_PCT - 1) later, so following a file
+	 * never takes more than FOLLOW_BUDGET_PCT of a core; a question of the
+	 * user (filter, scrolling) is answered at once.
+	 */
+	uint64_t cost_ms, next_ms;
+	bool stale;			/* the file changed since the last read */
 	/* the last question, to tell when to ask again */
 	struct follow_query q;
 	char *pattern;
@@ -64,6 +75,9 @@ void follow__delete(struct follow *f);	/* NULL ok */
  * 0 when the file and the question are unchanged, <0 on a database error.
  */
 int follow__poll(struct follow *f, const struct follow_query *q);
+
+/* How long new data waits to be read at most (0 when it is read at once). */
+uint64_t follow__delay_ms(const struct follow *f);
 
 /* A meta value of the file, NULL when absent. */
 const char *follow__meta(const struct follow *f, const char *key);

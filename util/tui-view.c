@@ -451,6 +451,13 @@ static void draw_header(struct tui *t, const struct top_view *v, const struct fo
 		snprintf(win, sizeof(win), "whole run");
 	snprintf(line, sizeof(line), " file %s   window %s%s%s%s", st->output ? st->output : "?",
 		 win, v->filter[0] ? "   filter \"" : "", v->filter, v->filter[0] ? "\"" : "");
+	/* a large profile is read less often (util/follow.h, the CPU budget) */
+	if (f && follow__delay_ms(f) >= 2000) {
+		size_t l = strlen(line);
+
+		snprintf(line + l, sizeof(line) - l, "   large file: updated every %s",
+			 duration__format(follow__delay_ms(f) + f->cost_ms, el, sizeof(el)));
+	}
 	tui__text(t, 1, 0, cols, TUI_NORMAL, line);
 }
 
