@@ -490,10 +490,16 @@ static void draw_footer(struct tui *t, const struct top_view *v, const struct fo
 		tui__text(t, rows - 1, cols - 28, 28, TUI_DIM, "Enter apply  Esc clear ");
 		return;
 	}
-	tui__text(t, rows - 1, 0, cols, TUI_DIM,
-		  v->detail ? " q quit  Esc/Enter close  p pause  w window"
-			    : " q quit  1 cpu  2 heap  3 both  / filter  Esc clear  p pause"
-			      "  w window  Enter detail");
+	if (v->detail)
+		tui__text(t, rows - 1, 0, cols, TUI_DIM, " q quit  Esc/Enter close  p pause  w window");
+	else if (cols >= 120)
+		tui__text(t, rows - 1, 0, cols, TUI_DIM,
+			  " q quit  1 cpu  2 heap  3 both  / filter  Esc clear  p pause  w window"
+			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail");
+	else
+		tui__text(t, rows - 1, 0, cols, TUI_DIM,
+			  " q quit 1 cpu 2 heap 3 both / filter Esc clear p pause w window"
+			  " Enter detail");
 }
 
 static void draw_spark(struct tui *t, int y, int x, int w, int h, const int64_t *vals, int n)
