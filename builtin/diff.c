@@ -364,8 +364,17 @@ static int diff_run(const char *fa, const char *fb)
 	err = db__open(fa, &a);
 	if (!err)
 		err = db__open(fb, &b);
+	/* one snapshot each: header and tables agree while a recorder writes */
+	if (!err)
+		err = db__snapshot_begin(a);
+	if (!err)
+		err = db__snapshot_begin(b);
 	if (!err)
 		err = diff__compute(a, b, &o, &d);
+	if (a)
+		db__snapshot_end(a);
+	if (b)
+		db__snapshot_end(b);
 	if (err)
 		goto out;
 

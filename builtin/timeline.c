@@ -409,7 +409,11 @@ static int timeline_run(const char *file)
 	err = db__open(file, &db);
 	if (err)
 		return exit_from_err(err);
-	err = timeline__load(db, &o, &tl);
+	/* one snapshot: totals and sites agree while a recorder keeps writing */
+	err = db__snapshot_begin(db);
+	if (!err)
+		err = timeline__load(db, &o, &tl);
+	db__snapshot_end(db);
 	if (!err && !tl->n) {
 		pr_err("'%s' has no checkpoints yet", file);
 		pr_hint("a recording writes one per interval (-i); wait for the first one");
