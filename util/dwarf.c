@@ -433,6 +433,18 @@ int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, stru
 	}
 	if (nfn > 1 && dwarf_diecu(fns[0], &cu, NULL, NULL))
 		dwarf_getsrcfiles(&cu, &files, NULL);
+	/*
+	 * Line 0 is the compiler's "no line", and the file of such a row is
+	 * whatever came before it (core/src/iter/range.rs:0 on code that the
+	 * inline tree puts in the user's own function): the innermost
+	 * function's own file is the truth we have.
+	 */
+	if (lineno == 0 && nfn) {
+		const char *decl = dwarf_decl_file(fns[0]);
+
+		if (decl)
+			file = decl;
+	}
 
 	frames = calloc(nfn ? nfn : 1, sizeof(*frames));
 	if (!frames)
