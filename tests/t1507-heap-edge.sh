@@ -1,0 +1,65 @@
+#!/bin/sh
+# The allocator's corner cases (issue 3, "Correctness"): realloc(NULL, n)
+# counts once, realloc in place and moved, realloc(p, 0) frees, failed
+# allocations (NULL) count nothing and a failed realloc keeps the old
+# block, posix_memalign, aligned_alloc, calloc, free(NULL).
+. "$(dirname "$0")/lib.sh"
+. "$TEST_SRC/heap-lib.sh"
+
+if ! have_bpf; then
+	test_skip 'allocator corner cases' 'needs root and kernel BTF'
+	test_done
+fi
+
+SRC=$TEST_SRC/targets/heap_edge.c
+
+test_expect_success 'record -- heap_edge' '
+	"$RSPROF" record -q --no-cpu -o edge.db -- "$TARGETS/heap_edge" 100 &&
+	sql edge.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			    SUM(h.free_count)
+		     FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
+	cat got
+'
+
+# expect MARKER LIVE ALLOCS FREES
+expect() {
+	l=$(line_of "$1" "$SRC") &&
+	grep -qx "$l|$2|$3|$4" got || { echo "$1 (line $l): want $2|$3|$4" >&2; return 1; }
+}
+
+# absent MARKER: no row (nothing counted)
+absent() {
+	l=$(line_of "$1" "$SRC") &&
+	! grep -q "^$l|" got || { echo "$1 (line $l) should count nothing" >&2; return 1; }
+}
+
+test_expect_success 'realloc(NULL, n) is one allocation, not two' '
+	expect EDGE_REALLOC_NULL 3000 1 0
+'
+
+test_expect_success 'realloc shrinking and growing: old block freed, new one counted' '
+	expect EDGE_SHRINK_FROM 0 1 1 && expect EDGE_SHRINK 50000 1 0 &&
+	expect EDGE_GROW_FROM 0 1 1 && expect EDGE_GROW_MOVE 300000 1 0
+'
+
+test_expect_success 'posix_memalign, aligned_alloc, calloc' '
+	expect EDGE_MEMALIGN 4096 1 0 && expect EDGE_ALIGNED 8192 1 0 &&
+	expect EDGE_CALLOC 6000 1 0
+'
+
+test_expect_success 'realloc(p, 0) and free free' '
+	expect EDGE_REALLOC_ZERO_FROM 0 1 1 && absent EDGE_REALLOC_ZERO &&
+	expect EDGE_FREED 0 1 1
+'
+
+test_expect_success 'failed allocations count nothing; a failed realloc keeps the old block' '
+	absent EDGE_FAIL_MALLOC && absent EDGE_FAIL_CALLOC && absent EDGE_FAIL_REALLOC &&
+	expect EDGE_KEEP_OLD 1000 1 0
+'
+
+test_expect_success 'nothing unknown, nothing below zero' '
+	test "$(meta edge.db unknown_frees)" = 0 && no_negative_site edge.db
+'
+
+test_done
