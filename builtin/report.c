@@ -12,6 +12,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+#include <unistd.h>
 
 #include "util/db.h"
 #include "util/db-query.h"
@@ -21,7 +23,9 @@
 #include "util/format.h"
 #include "util/naming.h"
 #include "util/options.h"
+#include "util/pprof.h"
 #include "util/srcpath.h"
+#include "util/symbol.h"
 
 static struct report_opts {
 	int cpu, heap;
@@ -30,8 +34,11 @@ static struct report_opts {
 	const char *filter;
 	const char *sort;
 	int full_paths;
+	const char *format;
 	const char *file;
 } opts;
+
+enum report_format { FMT_TEXT, FMT_FOLDED, FMT_PPROF };
 
 static const char report_usage[] = "[OPTION...] [FILE]";
 
@@ -54,6 +61,8 @@ static struct poptOption report_options[] = {
 	  "aggregate by line, function, file or module (default: line)", "KEY" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
+	{ "format", 0, POPT_ARG_STRING, &opts.format, 0,
+	  "text (default), folded (flame graph stacks) or pprof (gzipped protobuf)", "FMT" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -152,6 +161,7 @@ struct report {
 	int64_t heap_total;
 	struct rtable cpu, heap;
 	char *meta_pid, *meta_comm, *meta_exe;
+	enum report_format format;
 };
 
 static const char *const group_names[] = { "line", "function", "file", "module" };
@@ -229,6 +239,25 @@ static int parse_opts(struct report *rp)
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.group = (enum group_by)i;
+	}
+	rp->format = FMT_TEXT;
+	if (opts.format && !strcmp(opts.format, "folded")) {
+		rp->format = FMT_FOLDED;
+	} else if (opts.format && !strcmp(opts.format, "pprof")) {
+		rp->format = FMT_PPROF;
+	} else if (opts.format && strcmp(opts.format, "text")) {
+		pr_err("--format: unknown format '%s'", opts.format);
+		pr_hint("use text, folded or pprof");
+		return -RSPROF_EUSAGE;
+	}
+	if (rp->format != FMT_TEXT && (output_args.json || output_args.csv)) {
+		pr_err("--format %s cannot be combined with --json or --csv", opts.format);
+		return -RSPROF_EUSAGE;
+	}
+	if (rp->format == FMT_PPROF && isatty(STDOUT_FILENO)) {
+		pr_err("--format pprof writes a binary file, not for a terminal");
+		pr_hint("redirect it: rsprof report --format pprof > cpu.pb.gz");
+		return -RSPROF_EUSAGE;
 	}
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
@@ -489,6 +518,98 @@ static int print_json(const struct report *rp)
 	return json__finish(&j);
 }
 
+/* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
+
+static const char *frame_name(const struct prof_frame *f, int k, char *buf, size_t len)
+{
+	const char *fn = f->lines[k].function;
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+
+	if (fn)
+		return fn;
+	snprintf(buf, len, "[%s]", base ? base + 1 : f->module ? f->module : "unknown");
+	return buf;
+}
+
+/* One line of Brendan Gregg's folded format: outermost;...;innermost value */
+static int folded_cb(const struct prof_stack *s, void *ctx)
+{
+	FILE *f = ctx;
+	char buf[256];
+	bool first = true;
+
+	for (int i = s->depth - 1; i >= 0; i--) {
+		for (int k = s->frames[i].n_lines - 1; k >= 0; k--) {
+			const char *name = frame_name(&s->frames[i], k, buf, sizeof(buf));
+
+			if (!first)
+				fputc(';', f);
+			first = false;
+			for (const char *c = name; *c; c++)	/* ';' separates frames */
+				fputc(*c == ';' ? ',' : *c, f);
+		}
+	}
+	fprintf(f, " %lld\n", (long long)s->value);
+	return ferror(f) ? -EIO : 0;
+}
+
+static int pprof_cb(const struct prof_stack *s, void *ctx)
+{
+	return pprof__add(ctx, s);
+}
+
+/* Unix nanoseconds of an ISO 8601 UTC time as the recorder writes it, 0 if unknown. */
+static int64_t iso_ns(const char *s)
+{
+	struct tm tm = { 0 };
+	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
+
+	return end ? (int64_t)timegm(&tm) * 1000000000LL : 0;
+}
+
+static int export_stacks(struct report *rp, bool heap)
+{
+	char *freq = NULL, *start = NULL, *buf = NULL;
+	struct pprof *pp = NULL;
+	size_t len = 0;
+	FILE *mem;
+	int err;
+
+	if (rp->format == FMT_FOLDED) {
+		/* all or nothing on stdout, as for --json */
+		mem = open_memstream(&buf, &len);
+		if (!mem)
+			return -ENOMEM;
+		err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem);
+		if (fclose(mem) && !err)
+			err = -ENOMEM;
+		if (!err && len && fwrite(buf, 1, len, stdout) != len)
+			err = -EIO;
+		free(buf);
+		return err;
+	}
+	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
+	if (!err)
+		err = db__meta_get(rp->db, "start_time", &start);
+	if (!err) {
+		long hz = freq ? atol(freq) : 0;
+
+		pp = pprof__new(heap ? PPROF_HEAP : PPROF_CPU,
+				1000000000ULL / (uint64_t)(hz > 0 ? hz : 99), iso_ns(start),
+				(int64_t)rp->sum.duration_ms * 1000000LL);
+		if (!pp)
+			err = -ENOMEM;
+	}
+	if (!err)
+		err = db_query_stacks(rp->db, &rp->f, heap, pprof_cb, pp);
+	if (!err)
+		err = pprof__write(pp, stdout);
+	pprof__delete(pp);
+	free(freq);
+	free(start);
+	return err;
+}
+
 static int report_run(void)
 {
 	struct report rp = { 0 };
@@ -536,6 +657,10 @@ static int report_run(void)
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
 	rp.cpu.group = rp.heap.group = rp.f.group;
+	if (!err && rp.format != FMT_TEXT) {
+		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
+		goto out;
+	}
 	if (!err && rp.show_cpu)
 		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, collect_row, &rp.cpu);
 	if (!err && rp.show_heap)

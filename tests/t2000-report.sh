@@ -191,6 +191,36 @@ test_expect_success '--csv: header and one row per location' '
 	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 14 for r in rows)"
 '
 
+test_expect_success '--format folded: flame graph stacks' '
+	"$RSPROF" report --format folded fix.db >f.txt &&
+	cat f.txt &&
+	grep -q "^hot_loop 300$" f.txt && grep -q "^warm 250$" f.txt &&
+	grep -q "^memcpy 50$" f.txt &&
+	test "$(awk "{ s += \$NF } END { print s }" f.txt)" = 1000 &&
+	"$RSPROF" report --format folded --heap fix.db >h.txt &&
+	test "$(cat h.txt)" = "app::cache::insert 10485760" &&
+	"$RSPROF" report --format folded --since 4s fix.db | grep -q "^warm 140$"
+'
+
+test_expect_success '--format pprof: a gzipped profile.proto' '
+	"$RSPROF" report --format pprof fix.db >cpu.pb.gz &&
+	gzip -t cpu.pb.gz &&
+	python3 "$TOP/tests/pprof-dump.py" cpu.pb.gz >dump &&
+	cat dump &&
+	grep -q "^sample_type \[\[.samples., .count.\], \[.cpu., .nanoseconds.\]\]" dump &&
+	grep -q "^\[250, [0-9]*\] warm:20$" dump &&
+	"$RSPROF" report --format pprof --heap fix.db >heap.pb.gz &&
+	python3 "$TOP/tests/pprof-dump.py" heap.pb.gz >dump &&
+	grep -q "inuse_space" dump &&
+	grep -q "^\[160, 10485760\] app::cache::insert:42$" dump
+'
+
+test_expect_success '--format: bad values and combinations are usage errors' '
+	expect_exit 2 "$RSPROF" report --format svg fix.db 2>err &&
+	grep -q "text, folded or pprof" err &&
+	expect_exit 2 "$RSPROF" report --format folded --json fix.db 2>/dev/null
+'
+
 test_expect_success 'the table fits $COLUMNS, 100 columns when not a terminal' '
 	COLUMNS=60 "$RSPROF" report fix.db >out &&
 	awk "!/^#/ && length(\$0) > 60 { bad = 1 } END { exit bad }" out &&
@@ -291,6 +321,20 @@ if have_perf && [ -x "$TARGETS/cpu_split" ]; then
 	'
 else
 	test_skip 'a real recording' 'perf events not allowed or targets not built'
+fi
+
+if have_perf && [ -x "$TARGETS/cpu_split" ]; then
+	test_expect_success 'a real -g recording: stacks in folded and pprof form' '
+		"$RSPROF" record -q -g --no-heap -F 499 -o g.db -- "$TARGETS/cpu_split" 1 &&
+		"$RSPROF" report --format folded g.db >g.txt &&
+		cat g.txt &&
+		grep -q "work_a [0-9]*$" g.txt &&
+		test "$(grep -c ";" g.txt)" -ge 1 &&
+		"$RSPROF" report --format pprof g.db >g.pb.gz &&
+		python3 "$TOP/tests/pprof-dump.py" g.pb.gz | grep -q "work_a:"
+	'
+else
+	test_skip 'a real -g recording' 'perf events not allowed or targets not built'
 fi
 
 if have_bpf && [ -x "$TARGETS/heap_c" ]; then

@@ -55,6 +55,36 @@ int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
 int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_live,
 		  prof_row_cb cb, void *ctx);
 
+/*
+ * Call stacks with a weight, for flame graphs and pprof (SPEC §8): CPU
+ * samples per stack of a `record -g` profile (table cpu_stacks), or live heap
+ * bytes per allocation stack (heap_events.stack_id). Without stacks in the
+ * file, each sampled address is a stack of one frame. The filter's window,
+ * at_ms and pattern apply (a stack is kept when one of its frames matches).
+ */
+struct frame;
+
+struct prof_frame {
+	uint64_t addr;
+	const char *module;		/* NULL when unknown */
+	const struct frame *lines;	/* the inline chain from the reported frame out to
+					 * the real function, innermost first (util/symbol.h) */
+	int n_lines;			/* >= 1 */
+};
+
+struct prof_stack {
+	const struct prof_frame *frames;	/* innermost first */
+	int depth;
+	int64_t value;		/* CPU: samples; heap: live bytes */
+	int64_t count;		/* CPU: samples; heap: live allocations */
+};
+
+typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
+
+/* Everything passed to cb lives until cb returns. */
+int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
+		    prof_stack_cb cb, void *ctx);
+
 /* What a profile holds, for headers, info and the live view's footer. */
 struct prof_summary {
 	uint64_t duration_ms;	/* last checkpoint's timestamp */
