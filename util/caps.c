@@ -87,7 +87,9 @@ int caps__check_bpf(const char **why)
 
 int caps__drop_unneeded(void)
 {
-	static const cap_value_t keep[] = { CAP_PERFMON, CAP_SYS_PTRACE, CAP_SYS_ADMIN };
+	/* CAP_IPC_LOCK: the rings of threads found later go past perf_event_mlock_kb */
+	static const cap_value_t keep[] = { CAP_PERFMON, CAP_SYS_PTRACE, CAP_IPC_LOCK,
+					    CAP_SYS_ADMIN };
 	cap_t now = cap_get_proc(), next = cap_init();
 	int err = 0;
 

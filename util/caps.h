@@ -30,7 +30,8 @@ int caps__perf_paranoid(void);
 /*
  * Drop every capability except the ones still needed to open perf events on
  * threads that start later and read the target's /proc files
- * (CAP_PERFMON, CAP_SYS_PTRACE, CAP_SYS_ADMIN when perf needs it).
+ * and map their rings (CAP_PERFMON, CAP_SYS_PTRACE, CAP_IPC_LOCK, CAP_SYS_ADMIN
+ * when perf needs it).
  * Affects the calling thread. 0 or -errno.
  */
 int caps__drop_unneeded(void);

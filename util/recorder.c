@@ -222,6 +222,7 @@ struct recorder {
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
 	bool sample_err;
+	bool warned_rescan;
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -1109,11 +1110,15 @@ int recorder__run(struct recorder *r)
 		if (now >= next_rescan && r->sampler) {
 			int changes = sampler__rescan(r->sampler);
 
-			if (changes < 0 && changes != -ESRCH) {	/* -ESRCH: the next round sees it */
+			if (changes == -ENOMEM) {
 				err = changes;
-				pr_err("cannot follow the threads of process %d: %s", (int)r->pid,
-				       strerror(-err));
 				break;
+			}
+			/* -ESRCH: the next round sees the end; others: try again later */
+			if (changes < 0 && changes != -ESRCH && !r->warned_rescan) {
+				pr_warn("cannot list the threads of process %d: %s", (int)r->pid,
+					strerror(-changes));
+				r->warned_rescan = true;
 			}
 			/* threads come and go: look again soon, short-lived ones count too */
 			next_rescan = now + (changes > 0 ? DRAIN_MS : RESCAN_MS);

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
@@ -21,6 +22,7 @@
 #define RING_PAGES	8
 #define RING_PAGES_CG	32
 #define MAX_CHAIN	127
+#define FD_HEADROOM	64
 
 struct thread_ev {
 	pid_t tid;
@@ -43,6 +45,9 @@ struct sampler {
 	uint64_t chain[MAX_CHAIN + 1];
 	unsigned char tmp[65536];	/* a record wrapping around the ring end (u16 size) */
 	bool warned_mlock;
+	bool warned_open;
+	size_t max_threads;	/* descriptors we may use */
+	uint64_t failed_opens;
 };
 
 static int perf_event_open(struct perf_event_attr *attr, pid_t tid)
@@ -69,6 +74,8 @@ static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 	t->base = NULL;
 	t->seen = true;
 	t->gone = false;
+	if (s->n >= s->max_threads)
+		return -EMFILE;
 	t->fd = perf_event_open(&s->attr, tid);
 	if (t->fd < 0)
 		return -errno;
@@ -185,6 +192,18 @@ int sampler__rescan(struct sampler *s)
 		err = thread_open(s, s->scan[j], &s->t[s->n]);
 		if (err == -ESRCH)	/* exited between the scan and the open */
 			continue;
+		if (err && s->n) {
+			/* one thread we cannot sample does not end the recording */
+			if (!s->warned_open) {
+				pr_warn("cannot sample thread %d of process %d: %s",
+					(int)s->scan[j], (int)s->o.pid, strerror(-err));
+				if (err == -EMFILE || err == -ENFILE)
+					pr_hint("raise the open files limit (ulimit -n): one per thread");
+				s->warned_open = true;
+			}
+			s->failed_opens++;
+			continue;
+		}
 		if (err)
 			return err;
 		s->n++;
@@ -201,6 +220,27 @@ int sampler__rescan(struct sampler *s)
 	return changes;
 }
 
+/*
+ * One descriptor per thread: a big server has more threads than the soft
+ * limit. Returns how many thread events may be open while leaving room for
+ * the rest of rsprof (the profile, /proc files, libraries being read).
+ */
+static size_t raise_nofile(void)
+{
+	struct rlimit rl;
+
+	if (getrlimit(RLIMIT_NOFILE, &rl))
+		return 1024 - FD_HEADROOM;
+	if (rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		if (setrlimit(RLIMIT_NOFILE, &rl))
+			getrlimit(RLIMIT_NOFILE, &rl);
+	}
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > 1 << 20)
+		return 1 << 20;
+	return rl.rlim_cur > 2 * FD_HEADROOM ? (size_t)rl.rlim_cur - FD_HEADROOM : FD_HEADROOM;
+}
+
 int sampler__new(const struct sampler_opts *o, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -211,6 +251,7 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 		return -ENOMEM;
 	s->o = *o;
 	s->page = (size_t)sysconf(_SC_PAGESIZE);
+	s->max_threads = raise_nofile();
 	s->attr.size = sizeof(s->attr);
 	s->attr.type = PERF_TYPE_SOFTWARE;
 	s->attr.config = PERF_COUNT_SW_CPU_CLOCK;
