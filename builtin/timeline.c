@@ -89,16 +89,16 @@ static char *site_label(const struct timeline_site *s, char *buf, size_t len)
 }
 
 /*
- * The label for a chart row of w columns: when the whole one is too long,
- * the file's directories go first ("cache.rs:42 app::cache::insert"), so
- * the file, the line and the function stay readable.
+ * The label of a chart row: "file:line function", or without the file's
+ * directories ("cache.rs:42 app::cache::insert") when short, so that the
+ * file, the line and the function stay readable in a narrow column.
  */
-static char *chart_label(const struct timeline_site *s, int w, char *buf, size_t len)
+static char *chart_label(const struct timeline_site *s, bool short_form, char *buf, size_t len)
 {
 	char *space, *slash;
 
 	site_label(s, buf, len);
-	if (format__width(buf) <= w)
+	if (!short_form)
 		return buf;
 	space = strchr(buf, ' ');
 	if (space)
@@ -142,23 +142,34 @@ static void print_growth(FILE *f, const struct timeline *tl)
 	fputc('\n', f);
 }
 
-/* Room for the longest label, within 24 columns and 40 % of the width. */
-static int label_width(const struct timeline_site *s, size_t n, int width)
+/*
+ * Room for the labels of n sites: the longest label, within 40 % of the
+ * width (at least 24 columns) and what a narrow terminal leaves. When one
+ * full label does not fit, all take the short form (*short_form).
+ */
+static int label_width(const struct timeline_site *s, size_t n, int width, bool *short_form)
 {
 	int w = LABEL_W, max = width * 2 / 5;
 	char lab[768];
 
-	for (size_t i = 0; i < n; i++) {
-		int l = format__width(chart_label(&s[i], max, lab, sizeof(lab)));
-
-		if (l > w)
-			w = l;
-	}
 	if (max < LABEL_W)
 		max = LABEL_W;
 	/* leave a narrow sparkline row its 10 columns and its note */
 	if (max > width - 27)
 		max = width - 27 > 8 ? width - 27 : 8;
+	*short_form = false;
+	for (int pass = 0; pass < 2; pass++) {
+		w = LABEL_W;
+		for (size_t i = 0; i < n; i++) {
+			int l = format__width(chart_label(&s[i], *short_form, lab, sizeof(lab)));
+
+			if (l > w)
+				w = l;
+		}
+		if (w <= max || *short_form)
+			break;
+		*short_form = true;
+	}
 	return w > max ? max : w;
 }
 
@@ -187,31 +198,40 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		/* the totals' labels: 24 columns, fewer on a narrow terminal */
 		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
 
-		chart__sparkline(f, &st, "allocated per interval", tw, tl->alloc, tl->n,
-				 CHART_RATE, CHART_BYTES);
-		chart__sparkline(f, &st, "freed per interval", tw, tl->freed, tl->n,
-				 CHART_RATE, CHART_BYTES);
-		chart__sparkline(f, &st, "CPU samples per interval", tw, tl->cpu, tl->n,
-				 CHART_RATE, CHART_COUNT);
+		err = chart__sparkline(f, &st, "allocated per interval", tw, tl->alloc, tl->n,
+				       CHART_RATE, CHART_BYTES);
+		if (!err)
+			err = chart__sparkline(f, &st, "freed per interval", tw, tl->freed, tl->n,
+					       CHART_RATE, CHART_BYTES);
+		if (!err)
+			err = chart__sparkline(f, &st, "CPU samples per interval", tw, tl->cpu,
+					       tl->n, CHART_RATE, CHART_COUNT);
 	}
-	if (tl->n_sites) {
-		int lw = label_width(tl->sites, tl->n_sites, st.width);
+	if (!err && tl->n_sites) {
+		bool sf;
+		int lw = label_width(tl->sites, tl->n_sites, st.width, &sf);
 
 		fprintf(f, "\nlive bytes of the top %zu site%s (by %s):\n", tl->n_sites,
 			tl->n_sites > 1 ? "s" : "", args.rank ? args.rank : "final");
-		for (size_t i = 0; i < tl->n_sites; i++)
-			chart__sparkline(f, &st, chart_label(&tl->sites[i], lw, lab, sizeof(lab)),
-					 lw, tl->sites[i].values, tl->n, CHART_LEVEL, CHART_BYTES);
+		for (size_t i = 0; i < tl->n_sites && !err; i++)
+			err = chart__sparkline(f, &st,
+					       chart_label(&tl->sites[i], sf, lab, sizeof(lab)), lw,
+					       tl->sites[i].values, tl->n, CHART_LEVEL, CHART_BYTES);
 	}
-	if (tl->n_cpu_sites) {
-		int lw = label_width(tl->cpu_sites, tl->n_cpu_sites, st.width);
+	if (!err && tl->n_cpu_sites) {
+		bool sf;
+		int lw = label_width(tl->cpu_sites, tl->n_cpu_sites, st.width, &sf);
 
 		fprintf(f, "\nCPU samples per interval of the top %zu site%s:\n", tl->n_cpu_sites,
 			tl->n_cpu_sites > 1 ? "s" : "");
-		for (size_t i = 0; i < tl->n_cpu_sites; i++)
-			chart__sparkline(f, &st, chart_label(&tl->cpu_sites[i], lw, lab, sizeof(lab)),
-					 lw, tl->cpu_sites[i].values, tl->n, CHART_RATE, CHART_COUNT);
+		for (size_t i = 0; i < tl->n_cpu_sites && !err; i++)
+			err = chart__sparkline(f, &st,
+					       chart_label(&tl->cpu_sites[i], sf, lab, sizeof(lab)),
+					       lw, tl->cpu_sites[i].values, tl->n, CHART_RATE,
+					       CHART_COUNT);
 	}
+	if (err)
+		return err;
 	fputc('\n', f);
 	print_growth(f, tl);
 	return ferror(f) ? -EIO : 0;

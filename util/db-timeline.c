@@ -329,7 +329,9 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 		return -RSPROF_EDB;
 	for (size_t i = 0; i < a->n_addrs; i++) {
 		sqlite3_reset(st);
-		sqlite3_bind_int64(st, 1, a->addrs[i]);
+		rc = sqlite3_bind_int64(st, 1, a->addrs[i]);
+		if (rc != SQLITE_OK)
+			break;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			long k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
 

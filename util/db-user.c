@@ -101,7 +101,8 @@ static bool only_comments(sqlite3 *conn, const char *s)
 	return true;
 }
 
-static void value_of(sqlite3_stmt *st, int c, struct user_value *v, char **blob_hex)
+/* The cell of column c; 0 or -ENOMEM (a blob's hex form). */
+static int value_of(sqlite3_stmt *st, int c, struct user_value *v, char **blob_hex)
 {
 	memset(v, 0, sizeof(*v));
 	switch (sqlite3_column_type(st, c)) {
@@ -136,7 +137,9 @@ static void value_of(sqlite3_stmt *st, int c, struct user_value *v, char **blob_
 			*p = '\0';
 		}
 		*blob_hex = hex;
-		v->text = hex ? hex : "x''";
+		v->text = hex;
+		if (!hex)
+			return -ENOMEM;
 		break;
 	}
 	default:
@@ -144,6 +147,7 @@ static void value_of(sqlite3_stmt *st, int c, struct user_value *v, char **blob_
 		v->text = NULL;
 		break;
 	}
+	return 0;
 }
 
 static int run_stmt(sqlite3 *conn, sqlite3_stmt *st, long limit, const struct user_cbs *cbs,
@@ -154,7 +158,7 @@ static int run_stmt(sqlite3 *conn, sqlite3_stmt *st, long limit, const struct us
 	struct user_value *vals = calloc((size_t)ncol + 1, sizeof(*vals));
 	char **blobs = calloc((size_t)ncol + 1, sizeof(*blobs));
 	long rows = 0;
-	int rc, ret = 0;
+	int rc = SQLITE_DONE, ret = 0;
 
 	if (!names || !vals || !blobs) {
 		ret = -ENOMEM;
@@ -168,9 +172,10 @@ static int run_stmt(sqlite3 *conn, sqlite3_stmt *st, long limit, const struct us
 			goto out;
 	}
 	while ((limit <= 0 || rows < limit) && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int c = 0; c < ncol; c++)
-			value_of(st, c, &vals[c], &blobs[c]);
-		ret = cbs->row ? cbs->row(ncol, vals, ctx) : 0;
+		for (int c = 0; c < ncol && !ret; c++)
+			ret = value_of(st, c, &vals[c], &blobs[c]);
+		if (!ret)
+			ret = cbs->row ? cbs->row(ncol, vals, ctx) : 0;
 		for (int c = 0; c < ncol; c++) {
 			free(blobs[c]);
 			blobs[c] = NULL;
