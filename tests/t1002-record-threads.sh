@@ -9,32 +9,7 @@ line_of() {
 
 if ! have_perf; then
 	test_skip 'record threads started late' 'perf events not allowed here'
-	test_expect_success 'record -- CMD: threads started after exec are sampled too' '
-	touch go-now &&
-	"$RSPROF" record -q --no-heap -F 499 -o launched.db -- "$TARGETS/cpu_threads" go-now 1.5 &&
-	for f in thread_one thread_two thread_three; do
-		n=$(sql launched.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
-			JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''$f'\''") &&
-		say "$f: $n samples" &&
-		test "$n" -ge 30 || exit 1
-	done
-'
-
-test_expect_success 'thread churn: new threads followed, dead ones closed' '
-	"$TARGETS/cpu_churn" 3 & churn=$! &&
-	"$RSPROF" record -q --no-heap -F 499 -p $churn -o churn.db &
-	rec=$! &&
-	sleep 1.5 &&
-	fds=$(ls /proc/$rec/fd | wc -l) &&
-	wait $rec &&
-	seen=$(sql churn.db "SELECT value FROM meta WHERE key = '\''threads'\''") &&
-	n=$(sql churn.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
-		JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''churn'\''") &&
-	say "$fds open fds at 1.5 s, $seen threads followed, $n samples in churn" &&
-	test "$fds" -lt 30 && test "$seen" -ge 10 && test "$n" -ge 100
-'
-
-test_done
+	test_done
 fi
 
 "$TARGETS/cpu_threads" "$TEST_DIR/go" 2 &
@@ -87,7 +62,7 @@ test_expect_success 'thread churn: new threads followed, dead ones closed' '
 	n=$(sql churn.db "SELECT COALESCE(SUM(c.count), 0) FROM cpu_samples c
 		JOIN symbols s ON c.addr = s.addr WHERE s.function = '\''churn'\''") &&
 	say "$fds open fds at 1.5 s, $seen threads followed, $n samples in churn" &&
-	test "$fds" -lt 30 && test "$seen" -ge 10 && test "$n" -ge 100
+	test "$fds" -lt 30 && test "$seen" -ge 10 && test "$n" -ge 20
 '
 
 test_done
