@@ -38,8 +38,18 @@ test_cleanup() {
 trap test_cleanup EXIT
 
 # Remember a background PID so it is killed at the end: bg_pid $!
+# It also waits (up to 5 s) until that child of the shell has run its
+# exec: before, /proc/PID/exe is the shell, and `record -p PID` would
+# profile /bin/dash (exit 5, "no debug information").
 bg_pid() {
 	test_bg_pids="$test_bg_pids $1"
+	bg_sh=$(readlink /proc/$$/exe)
+	bg_i=0
+	while [ $bg_i -lt 100 ] && bg_exe=$(readlink /proc/$1/exe 2>/dev/null) &&
+	      [ "$bg_exe" = "$bg_sh" ]; do
+		sleep 0.05
+		bg_i=$((bg_i + 1))
+	done
 }
 
 say() {
