@@ -38,8 +38,10 @@ static int sym_ent__cmp(const void *a, const void *b)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)
 		return x->rank - y->rank;
-	/* sized before sizeless */
-	return (y->size > 0) - (x->size > 0);
+	/* sized before sizeless, then by name: the same choice on every run */
+	if ((x->size > 0) != (y->size > 0))
+		return (y->size > 0) - (x->size > 0);
+	return strcmp(x->name, y->name);
 }
 
 struct symtab *symtab__new(Dwfl_Module *mod)
