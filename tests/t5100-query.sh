@@ -105,6 +105,28 @@ test_expect_success 'bad SQL: exit 1 with the message of SQLite' '
 	grep -q "no such column" err
 '
 
+test_expect_success 'every example query of rsprof-files(5) runs through query' '
+	python3 - "$TOP/Documentation/rsprof-files.txt" <<-\EOF_PY >queries &&
+	import sys
+	text = open(sys.argv[1]).read()
+	ex = text[text.index("\nEXAMPLES\n"):text.index("\nFILES\n")]
+	block = []
+	for line in ex.split("\n"):
+	    if line.startswith("\t"):
+	        block.append(line[1:])
+	        if line.rstrip().endswith(";"):
+	            print(" ".join(l.strip() for l in block).replace("\x00", ""))
+	            block = []
+	    elif line.strip():
+	        block = []
+	EOF_PY
+	test "$(wc -l <queries)" -ge 8 &&
+	while read -r q; do
+		case $q in *cpu_stacks*) continue ;; esac	# only in -g recordings
+		"$RSPROF" query --csv p.db "$q" >out 2>err || { echo "$q"; cat err; exit 1; }
+	done <queries
+'
+
 test_expect_success 'missing arguments: exit 2' '
 	expect_exit 2 "$RSPROF" query p.db 2>err &&
 	grep -q "hint:" err &&
