@@ -62,4 +62,17 @@ test_expect_success 'nothing unknown, nothing below zero' '
 	test "$(meta edge.db unknown_frees)" = 0 && no_negative_site edge.db
 '
 
+# Kernels before 6.13 have no session uprobes: the same with the
+# uprobe + uretprobe pairs rsprof falls back to.
+test_expect_success 'the same through the uprobe + uretprobe fallback' '
+	RSPROF_HEAP_CLASSIC=1 "$RSPROF" record -q --no-cpu -o classic.db -- "$TARGETS/heap_edge" 100 &&
+	a=$(sql edge.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			    SUM(h.free_count) FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line") &&
+	b=$(sql classic.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			    SUM(h.free_count) FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line") &&
+	test "$a" = "$b"
+'
+
 test_done

@@ -31,6 +31,7 @@
 #include "util/symbol.h"
 
 /* enum bpf_attach_type in kernels since 6.13; not in Debian 12's headers */
+#define RSPROF_BPF_TRACE_UPROBE_MULTI	48
 #define RSPROF_BPF_TRACE_UPROBE_SESSION 57
 
 /* Live allocations tracked at once; beyond that they are counted as dropped. */
@@ -48,9 +49,9 @@ struct heap {
 	struct heap_bpf *skel;
 	struct bpf_link **links;
 	size_t n_links;
-	int *session_fds;		/* uprobe_multi session links */
-	size_t n_session_fds;
-	bool session;			/* allocation probes as one session program */
+	int *multi_fds;			/* uprobe_multi links */
+	size_t n_multi_fds;
+	bool multi;			/* session + uprobe_multi programs, not pairs */
 	struct alloc_syms *syms;
 	enum heap_attribution attr;
 	unsigned int sample;
@@ -217,7 +218,11 @@ static int attach_one(struct heap *h, struct bpf_program *prog, const struct all
 	return 0;
 }
 
-/* Open the object and load it, with the session program or the pair. */
+/*
+ * Open the object and load it: multi (the allocation functions as one
+ * session program, the frees as one uprobe_multi program, kernel 6.13+)
+ * or classic (uprobe + uretprobe per function, one perf event each).
+ */
 static int load(struct heap *h, const struct heap_opts *o)
 {
 	struct heap_bpf *sk = heap_bpf__open();
@@ -229,20 +234,23 @@ static int load(struct heap *h, const struct heap_opts *o)
 	sk->rodata->target_tgid = o->pid;
 	sk->rodata->sample_every = h->sample;
 	bpf_map__set_max_entries(sk->maps.live, HEAP_LIVE_MAX);
-	bpf_program__set_autoload(sk->progs.heap_alloc_session, h->session);
-	bpf_program__set_autoload(sk->progs.heap_alloc_enter, !h->session);
-	bpf_program__set_autoload(sk->progs.heap_alloc_return, !h->session);
-	if (h->session)
+	bpf_program__set_autoload(sk->progs.heap_alloc_session, h->multi);
+	bpf_program__set_autoload(sk->progs.heap_alloc_enter, !h->multi);
+	bpf_program__set_autoload(sk->progs.heap_alloc_return, !h->multi);
+	if (h->multi) {
 		bpf_program__set_expected_attach_type(sk->progs.heap_alloc_session,
 						      RSPROF_BPF_TRACE_UPROBE_SESSION);
+		bpf_program__set_expected_attach_type(sk->progs.heap_free_enter,
+						      RSPROF_BPF_TRACE_UPROBE_MULTI);
+	}
 	err = heap_bpf__load(sk);
 	return err < 0 ? err : (err ? -errno : 0);
 }
 
 /*
- * BPF_LINK_CREATE of a uprobe_multi session link (kernel 6.13+): the
- * union bpf_attr of Debian 12's headers and libbpf 1.1 predate it, so the
- * layout is spelled out here, as the kernel defines it.
+ * BPF_LINK_CREATE of a uprobe_multi link (kernel 6.6+; sessions 6.13+):
+ * the union bpf_attr of Debian 12's headers and libbpf 1.1 predate it, so
+ * the layout is spelled out here, as the kernel defines it.
  */
 struct link_create_uprobe_multi {
 	uint32_t prog_fd;
@@ -258,8 +266,13 @@ struct link_create_uprobe_multi {
 	uint32_t pid;
 };
 
-/* One link per file for every allocation function in it. */
-static int attach_session(struct heap *h)
+/*
+ * One link per file for every probe of one side (allocations or frees):
+ * a few file descriptors instead of one perf event per probe, which also
+ * makes the detach at the end fast (each perf event waits for an RCU
+ * grace period when it goes).
+ */
+static int attach_multi(struct heap *h, struct bpf_program *prog, uint32_t type, bool frees)
 {
 	size_t n = h->syms->n;
 	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
@@ -279,22 +292,22 @@ static int attach_session(struct heap *h)
 		bool first = true;
 		int fd, *v;
 
-		if (p->is_free)
+		if (p->is_free != frees)
 			continue;
 		for (size_t j = 0; j < i; j++)
-			if (!h->syms->v[j].is_free && !strcmp(h->syms->v[j].path, p->path))
+			if (h->syms->v[j].is_free == frees && !strcmp(h->syms->v[j].path, p->path))
 				first = false;
 		if (!first)
 			continue;
 		for (size_t j = i; j < n; j++) {
-			if (h->syms->v[j].is_free || strcmp(h->syms->v[j].path, p->path))
+			if (h->syms->v[j].is_free != frees || strcmp(h->syms->v[j].path, p->path))
 				continue;
 			offs[cnt] = h->syms->v[j].offset;
 			cookies[cnt++] = h->syms->v[j].kind;
 		}
 		memset(&attr, 0, sizeof(attr));
-		attr.lc.prog_fd = bpf_program__fd(h->skel->progs.heap_alloc_session);
-		attr.lc.attach_type = RSPROF_BPF_TRACE_UPROBE_SESSION;
+		attr.lc.prog_fd = bpf_program__fd(prog);
+		attr.lc.attach_type = type;
 		attr.lc.path = (uint64_t)(uintptr_t)p->path;
 		attr.lc.offsets = (uint64_t)(uintptr_t)offs;
 		attr.lc.cookies = (uint64_t)(uintptr_t)cookies;
@@ -303,21 +316,57 @@ static int attach_session(struct heap *h)
 		fd = syscall(__NR_bpf, BPF_LINK_CREATE, &attr, sizeof(attr));
 		if (fd < 0) {
 			err = -errno;
-			pr_err("cannot attach session uprobes to %s: %s", p->path, strerror(errno));
+			pr_debug(1, "heap: cannot attach uprobe_multi to %s: %s", p->path,
+				 strerror(errno));
 			break;
 		}
-		v = realloc(h->session_fds, (h->n_session_fds + 1) * sizeof(*v));
+		v = realloc(h->multi_fds, (h->n_multi_fds + 1) * sizeof(*v));
 		if (!v) {
 			close(fd);
 			err = -ENOMEM;
 			break;
 		}
-		h->session_fds = v;
-		h->session_fds[h->n_session_fds++] = fd;
+		h->multi_fds = v;
+		h->multi_fds[h->n_multi_fds++] = fd;
 	}
 out:
 	free(offs);
 	free(cookies);
+	return err;
+}
+
+static void detach_multi(struct heap *h)
+{
+	for (size_t i = 0; i < h->n_multi_fds; i++)
+		close(h->multi_fds[i]);
+	h->n_multi_fds = 0;
+}
+
+/* The classic way: a perf event per probe; optional probes may fail. */
+static int attach_classic(struct heap *h)
+{
+	int err = 0;
+
+	for (size_t i = 0; !err && i < h->syms->n; i++) {
+		const struct alloc_probe *p = &h->syms->v[i];
+		size_t n_links = h->n_links;
+
+		if (p->is_free) {
+			err = attach_one(h, h->skel->progs.heap_free_enter, p, false);
+		} else {
+			/* the entry and the return probe share one breakpoint */
+			err = attach_one(h, h->skel->progs.heap_alloc_enter, p, false);
+			if (!err)
+				err = attach_one(h, h->skel->progs.heap_alloc_return, p, true);
+		}
+		if (err && p->optional) {
+			/* e.g. another tool's probe on the same instruction */
+			pr_warn("heap: %s not tracked", p->name);
+			while (h->n_links > n_links)
+				bpf_link__destroy(h->links[--h->n_links]);
+			err = 0;
+		}
+	}
 	return err;
 }
 
@@ -344,47 +393,38 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		goto fail;
 
 	libbpf_set_print(libbpf_print);
-	/* sampling pays off with session probes: try them, fall back if old */
-	h->session = h->sample > 1;
-	err = load(h, o);
-	if (err && h->session) {
-		pr_debug(1, "heap: no session uprobes (%s), using uprobe + uretprobe",
-			 strerror(-err));
+	/*
+	 * Session probes where the kernel has them, else uprobe + uretprobe
+	 * (RSPROF_HEAP_CLASSIC=1 forces the latter: for tests of the fallback).
+	 */
+	h->multi = !getenv("RSPROF_HEAP_CLASSIC");
+	err = h->multi ? load(h, o) : -ENOTSUP;
+	if (!err)
+		err = attach_multi(h, h->skel->progs.heap_alloc_session,
+				   RSPROF_BPF_TRACE_UPROBE_SESSION, false);
+	if (!err)
+		err = attach_multi(h, h->skel->progs.heap_free_enter,
+				   RSPROF_BPF_TRACE_UPROBE_MULTI, true);
+	if (err) {
+		if (h->multi)
+			pr_debug(1, "heap: no session uprobes here (%s): uprobe + uretprobe",
+				 strerror(-err));
+		detach_multi(h);
 		heap_bpf__destroy(h->skel);
 		h->skel = NULL;
-		h->session = false;
+		h->multi = false;
 		err = load(h, o);
-	}
-	if (err) {
-		if (err == -EPERM || err == -EACCES) {
-			pr_err("no permission to load BPF programs");
-			pr_hint("run as root or grant CAP_BPF and CAP_PERFMON, or record with --no-heap");
-		} else {
-			pr_err("cannot load the heap BPF programs: %s", strerror(-err));
-			pr_hint("run with -vv to see the verifier's log, or record with --no-heap");
+		if (err) {
+			if (err == -EPERM || err == -EACCES) {
+				pr_err("no permission to load BPF programs");
+				pr_hint("run as root or grant CAP_BPF and CAP_PERFMON, or record with --no-heap");
+			} else {
+				pr_err("cannot load the heap BPF programs: %s", strerror(-err));
+				pr_hint("run with -vv to see the verifier's log, or record with --no-heap");
+			}
+			goto fail;
 		}
-		goto fail;
-	}
-	err = h->session ? attach_session(h) : 0;
-	for (size_t i = 0; !err && i < h->syms->n; i++) {
-		const struct alloc_probe *p = &h->syms->v[i];
-		size_t n_links = h->n_links;
-
-		if (p->is_free) {
-			err = attach_one(h, h->skel->progs.heap_free_enter, p, false);
-		} else if (!h->session) {
-			/* the entry and the return probe share one breakpoint */
-			err = attach_one(h, h->skel->progs.heap_alloc_enter, p, false);
-			if (!err)
-				err = attach_one(h, h->skel->progs.heap_alloc_return, p, true);
-		}
-		if (err && p->optional) {
-			/* e.g. another tool's probe on the same instruction */
-			pr_warn("heap: %s not tracked", p->name);
-			while (h->n_links > n_links)
-				bpf_link__destroy(h->links[--h->n_links]);
-			err = 0;
-		}
+		err = attach_classic(h);
 	}
 	if (err) {
 		if (err == -EPERM || err == -EACCES)
@@ -394,9 +434,9 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 				"(bcc's memleak does); stop it, or record with --no-heap");
 		goto fail;
 	}
-	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u%s)",
+	pr_debug(1, "heap: %zu %s allocator probes attached to pid %d (sample 1/%u, %s)",
 		 h->syms->n, h->syms->family, (int)o->pid, h->sample,
-		 h->session ? ", session probes" : "");
+		 h->multi ? "session probes" : "uprobe + uretprobe");
 	*out = h;
 	return 0;
 fail:
@@ -609,9 +649,8 @@ void heap__delete(struct heap *h)
 	for (size_t i = 0; i < h->n_links; i++)
 		bpf_link__destroy(h->links[i]);
 	free(h->links);
-	for (size_t i = 0; i < h->n_session_fds; i++)
-		close(h->session_fds[i]);
-	free(h->session_fds);
+	detach_multi(h);
+	free(h->multi_fds);
 	heap_bpf__destroy(h->skel);
 	alloc_syms__delete(h->syms);
 	free_output(h);
