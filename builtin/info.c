@@ -139,6 +139,8 @@ static int print_text(const struct info *in)
 		LINE("heap", "not recorded");
 	}
 	LINE("symbols", "%s", format__count(s->symbols, a, sizeof(a)));
+	LINE("call stacks", "%s", format__count(s->stacks, a, sizeof(a)));
+	LINE("mappings", "%s", format__count(s->mappings, a, sizeof(a)));
 	puts("\nmeta:");
 	for (int i = 0; i < m->n; i++)
 		printf("  %-24s %s\n", m->kv[2 * i], m->kv[2 * i + 1]);
@@ -163,6 +165,8 @@ static int print_json(const struct info *in)
 	json__uint(&j, "lost_samples", s->lost_samples);
 	json__double(&j, "lost_pct", lost_pct(s));
 	json__uint(&j, "symbols", s->symbols);
+	json__uint(&j, "stacks", s->stacks);
+	json__uint(&j, "mappings", s->mappings);
 	json__begin_object(&j, "heap");
 	json__bool(&j, "recorded", s->has_heap);
 	json__int(&j, "live_bytes", s->live_bytes);

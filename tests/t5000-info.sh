@@ -28,7 +28,9 @@ test_expect_success 'info shows the summary of the profile' '
 	grep -q "^frees: *1,500 (15.0 MB)$" out &&
 	grep -q "^heap dropped: *0$" out &&
 	grep -q "^unknown frees: *3 (300 B)$" out &&
-	grep -q "^symbols: *7$" out
+	grep -q "^symbols: *7$" out &&
+	grep -q "^call stacks: *0$" out &&
+	grep -q "^mappings: *0$" out
 '
 
 test_expect_success 'info lists every meta key' '

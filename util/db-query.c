@@ -1076,6 +1076,14 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		return err;
 	s->symbols = v[0];
 	s->has_heap = v[1];
+	if (db__version(db) >= 2) {
+		err = int_query(db, "read stacks", "SELECT (SELECT COUNT(*) FROM stacks),"
+				" (SELECT COUNT(*) FROM map)", v, 2);
+		if (err)
+			return err;
+		s->stacks = v[0];
+		s->mappings = v[1];
+	}
 	err = db__meta_get(db, "heap_probes", &val);
 	if (err)
 		return err;

@@ -102,6 +102,8 @@ struct prof_summary {
 	uint64_t unknown_frees;		/* frees of memory allocated before attach */
 	int64_t unknown_free_bytes;
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
+	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
+	uint64_t mappings;		/* rows of the `map` table */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);
