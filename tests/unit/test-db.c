@@ -434,6 +434,92 @@ static void test_live_reader(void)
 	db__close(w);
 }
 
+struct stacks_seen {
+	int n;
+	char line[4][256];
+	int64_t value[4], count[4];
+};
+
+static int stack_cb(const struct prof_stack *ps, void *ctx)
+{
+	struct stacks_seen *ss = ctx;
+	size_t o = 0;
+
+	if (ss->n >= 4)
+		return 0;
+	/* innermost first: "fn:line<fn:line|..." ('<' inline caller, '|' next frame) */
+	for (int i = 0; i < ps->depth; i++)
+		for (int k = 0; k < ps->frames[i].n_lines; k++)
+			o += snprintf(ss->line[ss->n] + o, sizeof(ss->line[0]) - o, "%s%s:%d",
+				      i || k ? (k ? "<" : "|") : "",
+				      ps->frames[i].lines[k].function ?
+				      ps->frames[i].lines[k].function : "?",
+				      ps->frames[i].lines[k].line);
+	ss->value[ss->n] = ps->value;
+	ss->count[ss->n] = ps->count;
+	ss->n++;
+	return 0;
+}
+
+/* Heap stacks with inline chains; CPU stacks of a -g profile (cpu_stacks). */
+static void test_stacks(void)
+{
+	const char *p = tmp("stacks.db");
+	struct symbol *leaf = fixture_symbol(0x1000, "/src/cache.rs", 42, "app::insert", "/bin/app");
+	struct symbol *caller = fixture_symbol(0x2000, "/src/main.rs", 7, "app::main", "/bin/app");
+	const struct symbol *syms[] = { leaf, caller };
+	uint64_t addrs[] = { 0x1000, 0x2000 };
+	struct stack_rec stk = { 5, 0x55, addrs, 2 };
+	struct heap_count hc[] = { { 0x1000, 5, 4096, 1024, 4, 1 } };
+	struct cpu_count cpu[] = { { 0x1000, 7 } };
+	struct checkpoint cp = {
+		.timestamp_ms = 1000, .cpu = cpu, .n_cpu = 1, .heap = hc, .n_heap = 1,
+		.symbols = syms, .n_symbols = 2, .stacks = &stk, .n_stacks = 1,
+	};
+	struct query_filter f;
+	struct stacks_seen ss;
+	struct db *db;
+
+	/* leaf: inlined app::helper (frame 1) into app::insert (frame 2) */
+	free(leaf->frames[1].function);
+	leaf->frames = realloc(leaf->frames, 3 * sizeof(*leaf->frames));
+	leaf->frames[1].function = strdup("app::helper");
+	leaf->frames[2].file = strdup("/src/cache.rs");
+	leaf->frames[2].line = 40;
+	leaf->frames[2].function = strdup("app::insert");
+	leaf->n_frames = 3;
+	if (db__create(p, false, &db) || db__write_checkpoint(db, &cp, NULL)) {
+		ok(0, "stacks fixture");
+		return;
+	}
+	sqlite3_exec(db__sqlite(db), "CREATE TABLE cpu_stacks (checkpoint_id, stack_id, count);"
+		     "INSERT INTO cpu_stacks VALUES (1, 5, 7)", NULL, NULL, NULL);
+	db__close(db);
+	if (db__open(p, &db)) {
+		ok(0, "open stacks fixture");
+		return;
+	}
+	query_filter__init(&f);
+	memset(&ss, 0, sizeof(ss));
+	is_int(db_query_stacks(db, &f, true, stack_cb, &ss), 0, "heap stacks");
+	is_int(ss.n, 1, "one heap stack");
+	is_str(ss.line[0], "app::helper:42<app::insert:40|app::main:7",
+	       "frames innermost first, inline chain from the reported frame out");
+	is_int(ss.value[0], 3072, "live bytes");
+	is_int(ss.count[0], 3, "live allocations");
+	memset(&ss, 0, sizeof(ss));
+	is_int(db_query_stacks(db, &f, false, stack_cb, &ss), 0, "cpu stacks");
+	is_int(ss.n, 1, "one cpu stack");
+	is_int(ss.value[0], 7, "its samples");
+	f.pattern = "nothing-like-this";
+	memset(&ss, 0, sizeof(ss));
+	db_query_stacks(db, &f, false, stack_cb, &ss);
+	is_int(ss.n, 0, "the pattern filters stacks");
+	db__close(db);
+	symbol__delete(leaf);
+	symbol__delete(caller);
+}
+
 static void cleanup(void)
 {
 	char cmd[600];
@@ -465,6 +551,7 @@ int main(int argc, char **argv)
 	test_open_errors();
 	test_queries();
 	test_live_reader();
+	test_stacks();
 	cleanup();
 	return done_testing();
 }
