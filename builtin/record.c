@@ -10,6 +10,7 @@
 #include <popt.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -67,6 +68,26 @@ static void status_tick(struct recorder *r, void *ctx)
 	status__line(stderr, &st);
 }
 
+/* "rsprof record ARGS..." (argv[0] is "rsprof record"), for the file's meta. */
+static char *command_line(int argc, const char **argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; i < argc; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; i < argc; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
 static int record_run(struct record_opts *o)
 {
 	bool live = !record_args.quiet && status__is_live(stderr);
@@ -111,8 +132,12 @@ int cmd_record(int argc, const char **argv)
 		int n;
 		const char **cmd = options_args(pc, &n);
 
+		char *line = command_line(argc, argv);
+
 		ret = record_opts__from_args(&o, cmd);
+		o.rsprof_cmdline = line;
 		ret = ret ? EXIT_USAGE : record_run(&o);
+		free(line);
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

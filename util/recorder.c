@@ -498,6 +498,8 @@ static int write_meta_start(struct recorder *r)
 		err = db__meta_set(r->db, "rsprof_version", RSPROF_VERSION);
 	if (!err)
 		err = db__meta_set(r->db, "command", r->cmdline ? r->cmdline : "");
+	if (!err && r->o.rsprof_cmdline)
+		err = db__meta_set(r->db, "rsprof_command", r->o.rsprof_cmdline);
 	if (!err)
 		err = db__meta_set(r->db, "target", r->launched ? "launched" : "attached");
 	if (!err)
