@@ -33,10 +33,11 @@ static struct timeline_args {
 	const char *rank;
 	const char *filter;
 	const char *svg;
+	const char *since, *until, *window;
 	int cpu;
 } args;
 
-enum { OPT_RANK = OPT_VAL_BUILTIN };
+enum { OPT_RANK = OPT_VAL_BUILTIN, OPT_SINCE, OPT_UNTIL, OPT_WINDOW };
 
 #define DEFAULT_SITES	5
 #define CHART_HEIGHT	12
@@ -51,6 +52,12 @@ static struct poptOption timeline_options[] = {
 	  "PAT" },
 	{ "cpu", 0, POPT_ARG_NONE, &args.cpu, 0,
 	  "series of the top CPU sites (samples per interval) instead of heap sites", NULL },
+	{ "since", 0, POPT_ARG_STRING, &args.since, OPT_SINCE,
+	  "only the last DUR of the recording", "DUR" },
+	{ "until", 0, POPT_ARG_STRING, &args.until, OPT_UNTIL,
+	  "only the first DUR of the recording", "DUR" },
+	{ "window", 0, POPT_ARG_STRING, &args.window, OPT_WINDOW,
+	  "only from A to B after the start (either may be left out)", "A..B" },
 	{ "svg", 0, POPT_ARG_STRING, &args.svg, 0,
 	  "write a standalone SVG line chart to FILE instead of the terminal chart", "FILE" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0,
@@ -75,10 +82,44 @@ static int parse_rank(const char *s, enum timeline_rank *r)
 static int option_cb(int val, const char *arg, void *ctx)
 {
 	enum timeline_rank r;
+	uint64_t a, b;
 
 	if (val == OPT_RANK && parse_rank(arg, &r)) {
 		pr_err("--rank wants final, peak or growth, not '%s'", arg);
 		return -EINVAL;
+	}
+	if ((val == OPT_SINCE || val == OPT_UNTIL) && (duration__parse(arg, &a) || !a)) {
+		pr_err("--%s: '%s' is not a duration", val == OPT_SINCE ? "since" : "until", arg);
+		pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
+		return -EINVAL;
+	}
+	if (val == OPT_WINDOW && duration__parse_range(arg, &a, &b)) {
+		pr_err("--window: '%s' is not a range A..B of durations", arg);
+		pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/* --since, --until, --window into the options (checked by option_cb). */
+static int set_window(struct timeline_opts *o)
+{
+	uint64_t a, b;
+
+	if (args.window && (args.since || args.until)) {
+		pr_err("--window cannot be combined with --since or --until");
+		return -RSPROF_EUSAGE;
+	}
+	if (args.since)
+		duration__parse(args.since, &o->since_ms);
+	if (args.until)
+		duration__parse(args.until, &o->to_ms);
+	if (args.window && !duration__parse_range(args.window, &a, &b)) {
+		/* as in report: from A (exclusive) to B (inclusive) */
+		if (a != UINT64_MAX)
+			o->from_ms = a + 1;
+		if (b != UINT64_MAX)
+			o->to_ms = b ? b : 1;
 	}
 	return 0;
 }
@@ -421,6 +462,9 @@ static int timeline_run(const char *file)
 
 	if (args.rank)
 		parse_rank(args.rank, &o.rank);
+	err = set_window(&o);
+	if (err)
+		return exit_from_err(err);
 	if (args.cpu)
 		o.cpu_top = n;
 	else

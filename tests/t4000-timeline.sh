@@ -70,6 +70,31 @@ test_expect_success '--rank peak and --rank growth choose other sites' '
 	grep -q "final, peak or growth" err
 '
 
+test_expect_success '--since, --until, --window: the checkpoints in the window' '
+	"$RSPROF" timeline --csv -n 2 --since 3s p.db >out &&
+	test "$(sed 1d out | cut -d, -f1 | tr "\n" " ")" = "8000 9000 10000 " &&
+	"$RSPROF" timeline --csv --until 2s p.db | sed 1d | cut -d, -f1 >out &&
+	test "$(tr "\n" " " <out)" = "1000 2000 " &&
+	"$RSPROF" timeline --csv --window 4s..6s p.db | sed 1d | cut -d, -f1 >out &&
+	test "$(tr "\n" " " <out)" = "5000 6000 " &&
+	"$RSPROF" timeline --since 3s p.db | tail -1 >out &&
+	cat out &&
+	grep -q "^growth: -2.00 MB in 2.0s (-60.0 MB/min); grew most: .*cache.rs:42 .*(+2.00 MB)$" out &&
+	"$RSPROF" timeline --json -n 2 --rank growth --window 5s.. p.db | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert [p[\"time_ms\"] for p in d[\"series\"]] == [6000, 7000, 8000, 9000, 10000], d[\"series\"]
+s = {x[\"line\"]: x for x in d[\"sites\"]}
+assert s[77][\"peak_bytes\"] == 8 * 1048576 and s[77][\"growth_bytes\"] == -8 * 1048576, s[77]
+assert s[42][\"growth_bytes\"] == 4 * 1048576, s[42]
+assert [x[\"line\"] for x in d[\"sites\"]] == [42, 77]
+" &&
+	expect_exit 2 "$RSPROF" timeline --window 20s.. p.db 2>err &&
+	grep -q "no checkpoint" err &&
+	expect_exit 2 "$RSPROF" timeline --since 1s --window ..2s p.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" timeline --until soon p.db 2>/dev/null
+'
+
 test_expect_success '--cpu: per-site CPU series' '
 	"$RSPROF" timeline --csv --cpu -n 2 p.db >out &&
 	head -1 out | grep -q ",cpu .*hot.c:10 hot_loop,cpu .*hot.c:20 warm$" &&

@@ -9,6 +9,7 @@
 #include "util/db.h"
 #include "util/error.h"
 #include "util/db-site.h"
+#include "util/duration.h"
 #include "util/srcpath.h"
 
 /* What the ranking pass keeps per site. */
@@ -173,33 +174,44 @@ static int load_sites(struct tl_ctx *c)
 	return 0;
 }
 
-/* The end of checkpoint `id`: peaks and first-checkpoint values of the touched sites. */
-static void close_checkpoint(struct tl_ctx *c, long *touched, size_t *n_touched, int64_t id,
-			     int64_t first_id)
+/* The end of checkpoint `id`: the peaks of the sites it touched. */
+static void close_checkpoint(struct tl_ctx *c, long *touched, size_t *n_touched)
 {
 	for (size_t i = 0; i < *n_touched; i++) {
 		struct site_acc *a = &c->acc[touched[i]];
 
 		if (a->live > a->peak)
 			a->peak = a->live;
-		if (id == first_id)
-			a->first = a->live;
 	}
 	*n_touched = 0;
 }
 
 /*
- * One pass over heap_events: per site the final live bytes, the peak at a
- * checkpoint's end and the live bytes after the first checkpoint. Rows come
- * in insertion (= checkpoint) order; if they do not, the pass is redone
- * sorted.
+ * The end of the window's first checkpoint: every site's live bytes then
+ * are its start (growth is measured from there) and the start of its peak.
  */
-static int heap_pass(struct tl_ctx *c, int64_t first_id, bool sorted)
+static void window_start(struct tl_ctx *c)
+{
+	for (size_t i = 0; i < sitemap__count(c->sm); i++) {
+		c->acc[i].first = c->acc[i].live;
+		c->acc[i].peak = c->acc[i].live;
+	}
+}
+
+/*
+ * One pass over heap_events: per site the live bytes at the end of the
+ * window (checkpoint last_id), the peak at a checkpoint's end within the
+ * window, and the live bytes at the end of its first checkpoint (first_id).
+ * Rows come in insertion (= checkpoint) order; if they do not, the pass is
+ * redone sorted.
+ */
+static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool sorted)
 {
 	sqlite3_stmt *st = NULL;
 	long *touched = malloc((sitemap__count(c->sm) + 1) * sizeof(*touched));
 	size_t n_touched = 0;
 	int64_t cur = INT64_MIN;
+	bool started = false;
 	int rc, err = 0;
 
 	if (!touched)
@@ -214,7 +226,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, bool sorted)
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
-		long s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
+		long s;
 		struct site_acc *a;
 
 		if (id != cur) {
@@ -222,9 +234,18 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, bool sorted)
 				err = 1;	/* out of order: redo sorted */
 				break;
 			}
-			close_checkpoint(c, touched, &n_touched, cur, first_id);
+			close_checkpoint(c, touched, &n_touched);
+			if (!started && id > first_id) {
+				window_start(c);
+				started = true;
+			}
+			if (id > last_id) {
+				rc = SQLITE_DONE;	/* past the window */
+				break;
+			}
 			cur = id;
 		}
+		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
 		if (s < 0)
 			continue;
 		a = &c->acc[s];
@@ -237,8 +258,11 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, bool sorted)
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = db_fail(c->conn, "cannot read the heap events");
-	if (!err)
-		close_checkpoint(c, touched, &n_touched, cur, first_id);
+	if (!err) {
+		close_checkpoint(c, touched, &n_touched);
+		if (!started)
+			window_start(c);
+	}
 	sqlite3_finalize(st);
 	free(touched);
 	if (err == 1) {
@@ -246,25 +270,31 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, bool sorted)
 		for (size_t i = 0; i < sitemap__count(c->sm); i++) {
 			c->acc[i].live = c->acc[i].peak = c->acc[i].first = 0;
 			c->acc[i].touched = -1;
+			c->acc[i].heap = false;
 		}
-		return heap_pass(c, first_id, true);
+		return heap_pass(c, first_id, last_id, true);
 	}
 	return err;
 }
 
-static int cpu_pass(struct tl_ctx *c)
+/* Samples per site in the window's checkpoints (first_id..last_id). */
+static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (prepare(c->conn, "SELECT addr, count FROM cpu_samples", &st,
+	if (prepare(c->conn, "SELECT checkpoint_id, addr, count FROM cpu_samples", &st,
 		    "cannot read the CPU samples"))
 		return -RSPROF_EDB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 0));
+		int64_t id = sqlite3_column_int64(st, 0);
+		long s;
 
+		if (id < first_id || id > last_id)
+			continue;
+		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
 		if (s >= 0)
-			c->acc[s].cpu_total += sqlite3_column_int64(st, 1);
+			c->acc[s].cpu_total += sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -452,6 +482,56 @@ static void site_free(struct timeline_site *s)
 	free(s->values);
 }
 
+/*
+ * The checkpoints in the window: indexes lo..hi of tl's arrays. A
+ * checkpoint counts when the end of its interval falls in the window (as
+ * in report). -RSPROF_EUSAGE when none does.
+ */
+static int window(const struct timeline *tl, const struct timeline_opts *o, size_t *lo,
+		  size_t *hi)
+{
+	uint64_t last = tl->t_ms[tl->n - 1], from = o->from_ms, to = o->to_ms ? o->to_ms : UINT64_MAX;
+	char a[32], b[32];
+
+	if (o->since_ms && o->since_ms < last && last - o->since_ms + 1 > from)
+		from = last - o->since_ms + 1;
+	for (*lo = 0; *lo < tl->n && tl->t_ms[*lo] < from; (*lo)++)
+		;
+	for (*hi = tl->n; *hi > 0 && tl->t_ms[*hi - 1] > to; (*hi)--)
+		;
+	if (*lo >= *hi) {
+		pr_err("no checkpoint between %s and %s; the recording has %s",
+		       duration__format(from, a, sizeof(a)),
+		       to == UINT64_MAX ? "the end" : duration__format(to, b, sizeof(b)),
+		       duration__format(last, b, sizeof(b)));
+		pr_hint("choose a window within the recording");
+		return -RSPROF_EUSAGE;
+	}
+	(*hi)--;
+	return 0;
+}
+
+/* Keep checkpoints lo..hi of every series. */
+static void slice(struct timeline *tl, size_t lo, size_t hi)
+{
+	size_t n = hi - lo + 1;
+
+	if (lo == 0 && n == tl->n)
+		return;
+	memmove(tl->t_ms, tl->t_ms + lo, n * sizeof(*tl->t_ms));
+	memmove(tl->live, tl->live + lo, n * sizeof(*tl->live));
+	memmove(tl->alloc, tl->alloc + lo, n * sizeof(*tl->alloc));
+	memmove(tl->freed, tl->freed + lo, n * sizeof(*tl->freed));
+	memmove(tl->cpu, tl->cpu + lo, n * sizeof(*tl->cpu));
+	for (size_t i = 0; i < tl->n_sites; i++)
+		memmove(tl->sites[i].values, tl->sites[i].values + lo, n * sizeof(double));
+	for (size_t i = 0; i < tl->n_cpu_sites; i++)
+		memmove(tl->cpu_sites[i].values, tl->cpu_sites[i].values + lo, n * sizeof(double));
+	if (tl->grew_most)
+		memmove(tl->grew_most->values, tl->grew_most->values + lo, n * sizeof(double));
+	tl->n = n;
+}
+
 void timeline__delete(struct timeline *tl)
 {
 	if (!tl)
@@ -477,6 +557,7 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	struct tl_ctx c = { .db = db, .conn = db__sqlite(db) };
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	bool need_sites = o->top > 0 || o->cpu_top > 0 || o->need_growth;
+	size_t lo = 0, hi = 0;
 	int err;
 
 	*out = NULL;
@@ -493,6 +574,8 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	 */
 	sqlite3_mutex_enter(sqlite3_db_mutex(c.conn));
 	err = load_checkpoints(&c, tl);
+	if (!err && tl->n)
+		err = window(tl, o, &lo, &hi);
 	if (err || !need_sites || !tl->n)
 		goto out;
 	c.sm = sitemap__new();
@@ -502,9 +585,9 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	}
 	err = load_sites(&c);
 	if (!err && tl->has_heap && (o->top > 0 || o->need_growth))
-		err = heap_pass(&c, c.cp_ids[0], false);
+		err = heap_pass(&c, c.cp_ids[lo], c.cp_ids[hi], false);
 	if (!err && o->cpu_top > 0)
-		err = cpu_pass(&c);
+		err = cpu_pass(&c, c.cp_ids[lo], c.cp_ids[hi]);
 	if (!err && tl->has_heap && o->top > 0)
 		err = choose(&c, tl, o, true, o->top, &tl->sites, &tl->n_sites);
 	if (!err && o->cpu_top > 0)
@@ -512,6 +595,8 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	if (!err && tl->has_heap && o->need_growth)
 		err = grew_most(&c, tl, o, &tl->grew_most);
 out:
+	if (!err && tl->n)
+		slice(tl, lo, hi);
 	sqlite3_mutex_leave(sqlite3_db_mutex(c.conn));
 	if (c.acc)
 		for (size_t i = 0; i < sitemap__count(c.sm); i++)

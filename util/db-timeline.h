@@ -35,6 +35,13 @@ struct timeline_opts {
 	enum timeline_rank rank;
 	const char *pattern;	/* sites whose file or function contains it (any case); NULL: all */
 	bool need_growth;	/* find the site that grew most */
+	/*
+	 * The window: checkpoints whose time is >= from_ms and <= to_ms (0: to
+	 * the end), and with since_ms (0: none) within the last since_ms of the
+	 * recording. Series, ranks and growth cover the window only; live bytes
+	 * still count what was allocated before it.
+	 */
+	uint64_t from_ms, to_ms, since_ms;
 };
 
 struct timeline_site {
@@ -61,7 +68,10 @@ struct timeline {
 	struct timeline_site *grew_most;	/* NULL when need_growth was false or no site grew */
 };
 
-/* Loads the series; *out is freed with timeline__delete(). 0, -ENOMEM or -RSPROF_EDB. */
+/*
+ * Loads the series; *out is freed with timeline__delete(). 0, -ENOMEM,
+ * -RSPROF_EDB, or -RSPROF_EUSAGE when no checkpoint is in the window.
+ */
 int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline **out);
 void timeline__delete(struct timeline *tl);	/* NULL ok */
 
