@@ -46,9 +46,41 @@ wait_screen() {
 	return 1
 }
 
-# The first data row of the CPU table (line 4 of the screen).
-first_row() {
-	screen "$1" | sed -n 4p
+# wait_row NAME SECONDS PATTERN: until the first data row of the table
+# (line 4 of the screen) matches.
+wait_row() {
+	_i=0
+	while [ $_i -le $(( $2 * 10 )) ]; do
+		screen "$1" >screen.txt
+		sed -n 4p screen.txt | grep -q "$3" && return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "first row of $1 did not match: $3" >&2
+	cat screen.txt >&2
+	return 1
+}
+
+# wait_gone NAME SECONDS PATTERN: until the screen does not show PATTERN
+# (a capture may catch a frame half drawn).
+wait_gone() {
+	_i=0
+	while [ $_i -le $(( $2 * 10 )) ]; do
+		screen "$1" >screen.txt
+		grep -q "$3" screen.txt || return 0
+		sleep 0.1
+		_i=$((_i + 1))
+	done
+	echo "screen of $1 still shows: $3" >&2
+	cat screen.txt >&2
+	return 1
+}
+
+# fail_screen NAME MESSAGE: say what was wrong, show the screen, fail.
+fail_screen() {
+	echo "$2" >&2
+	screen "$1" >&2
+	return 1
 }
 
 # rsprof info --check; the sqlite3 shell while info has no --check yet.
@@ -75,9 +107,10 @@ fi
 
 test_expect_success 'top -- CMD: header and the hottest line on top within 3 s' '
 	start live 120 30 "$RSPROF top -o live.db -- $TARGETS/cpu_split 20" &&
-	wait_screen live 3 "cpu_split.c:$LINE_A" &&
-	first_row live | grep -q "cpu_split.c:$LINE_A" &&
+	wait_row live 3 "cpu_split.c:$LINE_A" &&
 	wait_screen live 1 "PID [0-9][0-9]*  cpu_split  99 Hz  heap [a-z]*  elapsed [0-9]" &&
+	{ tm capture-pane -e -p -t live | grep -q "$(printf "\033")\[3[0-7]m" ||
+		fail_screen live "no colours"; } &&
 	grep -q "file live.db" screen.txt &&
 	grep -q "samples [0-9,]*  lost [0-9,]* (.*)  live heap .*  peak .*  checkpoints [1-9]" screen.txt &&
 	grep -q "q quit" screen.txt
@@ -86,13 +119,13 @@ test_expect_success 'top -- CMD: header and the hottest line on top within 3 s' 
 test_expect_success 'key 2: heap table alone' '
 	key live 2 &&
 	wait_screen live 2 "Live *Peak *Allocs" &&
-	! grep -q "CPU%" screen.txt
+	wait_gone live 1 "CPU%"
 '
 
 test_expect_success 'key 1: CPU table alone, wide' '
 	key live 1 &&
 	wait_screen live 2 "CPU% *Samples *Share" &&
-	! grep -q "Live" screen.txt
+	wait_gone live 1 "Live"
 '
 
 test_expect_success 'key 3: both tables side by side' '
@@ -105,11 +138,11 @@ test_expect_success '/ + pattern + Enter filters, Esc clears' '
 	wait_screen live 2 "filter (path or function): work_b" &&
 	key live Enter &&
 	wait_screen live 2 "filter \"work_b\"" &&
-	first_row live | grep -q "cpu_split.c:$LINE_B" &&
-	! screen live | grep -q "cpu_split.c:$LINE_A" &&
+	wait_row live 2 "cpu_split.c:$LINE_B" &&
+	wait_gone live 1 "cpu_split.c:$LINE_A" &&
 	key live Escape &&
-	wait_screen live 2 "cpu_split.c:$LINE_A" &&
-	! grep -q "filter \"" screen.txt
+	wait_row live 2 "cpu_split.c:$LINE_A" &&
+	wait_gone live 1 "filter \""
 '
 
 test_expect_success 'p pauses the display, the recording goes on' '
@@ -133,12 +166,16 @@ test_expect_success 'Enter shows the row detail with its chart, Esc closes it' '
 '
 
 test_expect_success 'q quits, restores the terminal, and the file is complete' '
+	wait_screen live 1 "checkpoints [0-9]" &&
+	shown=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
 	key live q &&
 	wait_for_file live.status 5 &&
 	test "$(cat live.status)" = 0 &&
-	! screen live | grep -q "CPU%" &&
+	wait_gone live 1 "CPU%" &&
 	check_file live.db &&
-	test -n "$(sql live.db "SELECT value FROM meta WHERE key = '\''end_time'\''")"
+	test -n "$(sql live.db "SELECT value FROM meta WHERE key = '\''end_time'\''")" &&
+	echo "checkpoints on screen $shown, in the file $(sql live.db "SELECT COUNT(*) FROM checkpoints")" &&
+	test "$(sql live.db "SELECT COUNT(*) FROM checkpoints")" -ge "$shown"
 '
 
 test_expect_success 'a terminal below 80x24 says so; resizing brings the view back' '
@@ -165,7 +202,7 @@ test_expect_success 'following a file that rsprof record writes: checkpoints ris
 	c1=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
 	grep -q "following" screen.txt &&
 	sleep 2.5 &&
-	screen follow >screen.txt &&
+	wait_screen follow 1 "checkpoints [0-9]" &&
 	c2=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
 	echo "checkpoints $c1 then $c2" &&
 	test "$c2" -gt "$c1" &&
@@ -175,11 +212,12 @@ test_expect_success 'following a file that rsprof record writes: checkpoints ris
 	test "$(cat follow.status)" = 0
 '
 
-test_expect_success 'ASCII lines when the locale is not UTF-8; NO_COLOR' '
+test_expect_success 'ASCII lines when the locale is not UTF-8; no colours with NO_COLOR' '
 	tm new-session -d -s ascii -x 100 -y 30 \
 		"cd $TEST_DIR && LANG=C LC_ALL=C NO_COLOR=1 $RSPROF top live.db; sleep 30" &&
 	wait_screen ascii 3 "CPU%.*| *Live" &&
 	! grep -q "│" screen.txt &&
+	! tm capture-pane -e -p -t ascii | grep -q "$(printf "\033")\[[34][0-7]m" &&
 	key ascii q
 '
 
