@@ -38,9 +38,14 @@ struct {
 	__type(value, struct heap_entry);
 } entries SEC(".maps");
 
+/*
+ * Not preallocated: a million live allocations would hold ~100 MB of
+ * kernel memory from the start for a program that has a few thousand.
+ */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 20);	/* set by user space */
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct heap_live);
 } live SEC(".maps");
@@ -48,6 +53,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct heap_site);
 } sites SEC(".maps");
@@ -55,6 +61,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 1 << 16);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, __u64);
 	__type(value, struct heap_stack);
 } stacks SEC(".maps");
