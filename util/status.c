@@ -40,8 +40,9 @@ void status__line(FILE *f, const struct recorder_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 	if (st->heap_on)
 		fprintf(f, ", heap %s live", status__bytes(st->live_bytes, live, sizeof(live)));
-	fprintf(f, ", %llu checkpoints, %llu threads ]\033[K",
-		(unsigned long long)st->checkpoints, (unsigned long long)st->threads);
+	fprintf(f, ", %llu checkpoint%s, %llu thread%s ]\033[K",
+		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s",
+		(unsigned long long)st->threads, st->threads == 1 ? "" : "s");
 	fflush(f);
 }
 
@@ -57,8 +58,9 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 	char el[32], b1[32], b2[32];
 
 	duration__format(st->elapsed_ms, el, sizeof(el));
-	fprintf(f, "[ rsprof record: %s recorded, %llu samples, %llu checkpoints",
-		el, (unsigned long long)st->samples, (unsigned long long)st->checkpoints);
+	fprintf(f, "[ rsprof record: %s recorded, %llu sample%s, %llu checkpoint%s",
+		el, (unsigned long long)st->samples, st->samples == 1 ? "" : "s",
+		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s");
 	if (stop_reason)
 		fprintf(f, ", stopped by %s", stop_reason);
 	fputs(" ]\n", f);
