@@ -93,7 +93,8 @@ static int stdio_print(struct follow *f, bool heap)
 	struct table *t = heap ? table__new(heap_cols, 5) : table__new(cpu_cols, 3);
 	const struct live_table *tb = heap ? &f->heap : &f->cpu;
 	struct follow_query q = { .cpu_rows = heap ? 0 : STDIO_ROWS,
-				  .heap_rows = heap ? STDIO_ROWS : 0 };
+				  .heap_rows = heap ? STDIO_ROWS : 0,
+				  .window_ms = opts.window_ms };
 	int err;
 
 	if (!t)
