@@ -109,6 +109,12 @@ static const char *status_name(enum diff_status s)
 	}
 }
 
+/* The mark in the tables: only new and gone are worth a word. */
+static const char *marker(enum diff_status s)
+{
+	return s == DIFF_NEW || s == DIFF_GONE ? status_name(s) : "";
+}
+
 static char *location(const struct diff_row *r, char *buf, size_t len)
 {
 	if (!r->file) {
@@ -166,7 +172,7 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 		cells[0] = r->status == DIFF_NEW ? "-" : a;
 		cells[1] = r->status == DIFF_GONE ? "-" : b;
 		cells[2] = dl;
-		cells[3] = r->status == DIFF_NEW || r->status == DIFF_GONE ? status_name(r->status) : "";
+		cells[3] = marker(r->status);
 		cells[4] = location(r, loc, sizeof(loc));
 		cells[5] = demangle__short(r->function, 80, fn, sizeof(fn));
 		err = table__add_row(t, cells);
@@ -207,7 +213,7 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 		cells[2] = format__bytes_delta(r->delta_bytes, dl, sizeof(dl));
 		cells[3] = format__count((uint64_t)r->allocs_a, ca, sizeof(ca));
 		cells[4] = format__count((uint64_t)r->allocs_b, cb, sizeof(cb));
-		cells[5] = r->status == DIFF_NEW || r->status == DIFF_GONE ? status_name(r->status) : "";
+		cells[5] = marker(r->status);
 		cells[6] = location(r, loc, sizeof(loc));
 		cells[7] = demangle__short(r->function, 80, fn, sizeof(fn));
 		err = table__add_row(t, cells);

@@ -197,6 +197,11 @@ static enum diff_status status_of(bool in_a, bool in_b, bool changed)
 	return changed ? DIFF_CHANGED : DIFF_SAME;
 }
 
+static double share(uint64_t n, uint64_t total)
+{
+	return total ? 100.0 * (double)n / (double)total : 0;
+}
+
 static void row_init(struct diff_ctx *c, long k, struct diff_row *r)
 {
 	const struct pair *p = &c->pairs[k];
@@ -205,8 +210,8 @@ static void row_init(struct diff_ctx *c, long k, struct diff_row *r)
 	sitemap__site(c->shared, k, &r->file, &r->line, &r->function, &r->module);
 	r->samples_a = p->s[0].samples;
 	r->samples_b = p->s[1].samples;
-	r->pct_a = c->total_samples[0] ? 100.0 * (double)r->samples_a / (double)c->total_samples[0] : 0;
-	r->pct_b = c->total_samples[1] ? 100.0 * (double)r->samples_b / (double)c->total_samples[1] : 0;
+	r->pct_a = share(r->samples_a, c->total_samples[0]);
+	r->pct_b = share(r->samples_b, c->total_samples[1]);
 	r->delta_pct = r->pct_b - r->pct_a;
 	r->live_a = p->s[0].live;
 	r->live_b = p->s[1].live;
@@ -248,7 +253,9 @@ static int build_rows(struct diff_ctx *c, struct diff *d)
 				d->identical = false;
 			d->n_heap_all++;
 			if (p->s[0].matched || p->s[1].matched) {
-				if ((double)llabs(r.delta_bytes) >= o->threshold / 100.0 * (double)big)
+				double min = o->threshold / 100.0 * (double)big;
+
+				if ((double)llabs(r.delta_bytes) >= min)
 					d->heap[d->n_heap++] = r;
 			}
 		}

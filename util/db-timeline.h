@@ -33,7 +33,7 @@ struct timeline_opts {
 	int top;		/* heap sites with a series; 0: none */
 	int cpu_top;		/* CPU sites with a series; 0: none */
 	enum timeline_rank rank;
-	const char *pattern;	/* sites whose file or function contains it (any case); NULL: all */
+	const char *pattern;	/* file or function contains it (any case); NULL: all sites */
 	bool need_growth;	/* find the site that grew most */
 	/*
 	 * The window: checkpoints whose time is >= from_ms and <= to_ms (0: to
@@ -50,7 +50,7 @@ struct timeline_site {
 	char *function;		/* NULL when unknown */
 	char *module;
 	int64_t final, peak, growth;	/* heap; for CPU sites final = total samples */
-	double *values;		/* n values: live bytes per checkpoint, or samples per interval */
+	double *values;		/* n values: live bytes at each checkpoint, or samples */
 };
 
 struct timeline {

@@ -240,7 +240,8 @@ int db_user__run(struct db *db, const char *sql, long limit, const struct user_c
 		goto out;
 	}
 	if (!sqlite3_stmt_readonly(st)) {
-		pr_err("refused: a statement that writes is not allowed, profiles are opened read-only");
+		pr_err("refused: a statement that writes is not allowed, "
+		       "profiles are opened read-only");
 		pr_hint("query only reads; to change a profile, copy it and use the sqlite3 shell");
 		ret = -EROFS;
 		goto out;

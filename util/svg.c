@@ -102,11 +102,11 @@ static int panel_write(FILE *f, int y0, const struct svg_panel *p, const uint64_
 	for (double v = 0; v <= ymax + ystep / 2; v += ystep) {
 		double y = bottom - v / ymax * PLOT_H;
 
-		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" stroke=\"#e0e0e0\"/>\n",
-			PLOT_L, y, PLOT_L + plot_w, y);
+		fprintf(f, "<line x1=\"%d\" y1=\"%.1f\" x2=\"%d\" y2=\"%.1f\" "
+			"stroke=\"#e0e0e0\"/>\n", PLOT_L, y, PLOT_L + plot_w, y);
 		fmt_tick(lab, sizeof(lab), v, ystep);
-		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" text-anchor=\"end\">%s</text>\n",
-			PLOT_L - 6, y + 4, lab);
+		fprintf(f, "<text x=\"%d\" y=\"%.1f\" font-size=\"12\" "
+			"text-anchor=\"end\">%s</text>\n", PLOT_L - 6, y + 4, lab);
 	}
 	/* x ticks */
 	for (double t = 0; t <= t_end + xstep / 1000; t += xstep) {
@@ -115,8 +115,8 @@ static int panel_write(FILE *f, int y0, const struct svg_panel *p, const uint64_
 		fprintf(f, "<line x1=\"%.1f\" y1=\"%d\" x2=\"%.1f\" y2=\"%d\" stroke=\"#000\"/>\n",
 			x, bottom, x, bottom + 5);
 		fmt_tick(lab, sizeof(lab), t, xstep);
-		fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\">%s</text>\n",
-			x, bottom + 20, lab);
+		fprintf(f, "<text x=\"%.1f\" y=\"%d\" font-size=\"12\" "
+			"text-anchor=\"middle\">%s</text>\n", x, bottom + 20, lab);
 	}
 	/* axes and their titles */
 	fprintf(f, "<line x1=\"%d\" y1=\"%d\" x2=\"%d\" y2=\"%d\" stroke=\"#000\"/>\n",
