@@ -416,7 +416,8 @@ static int top_record(bool screen)
 
 static int top_run(void)
 {
-	bool screen = !opts.stdio && isatty(STDOUT_FILENO);
+	/* keys come from stdin: without a terminal on both, print once */
+	bool screen = !opts.stdio && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
 	bool target = target_args.pid || target_args.process || opts.cmd;
 	char *newest = NULL;
 	int ret;

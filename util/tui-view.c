@@ -577,7 +577,8 @@ static void draw_detail(struct tui *t, const struct top_view *v, const struct fo
 	y++;
 	if (!v->series_valid)
 		return;
-	h = rows - FOOT_ROWS - y - 1;
+	/* label, chart, time axis: between the counts and the footer */
+	h = rows - FOOT_ROWS - y - 2;
 	if (h > 8)
 		h = 8;
 	if (h < 1)
@@ -591,6 +592,15 @@ static void draw_detail(struct tui *t, const struct top_view *v, const struct fo
 	tui__text(t, y++, 1, cols - 2, TUI_DIM, line);
 	draw_spark(t, y, 2, cols - 4, h, kind == SERIES_CPU ? v->cpu_series : v->heap_series,
 		   TOP_SERIES);
+	/* the time axis: the oldest checkpoint shown at the left, the last at the right */
+	if (cols - 4 >= TOP_SERIES) {
+		const char *iv = f ? follow__meta(f, "checkpoint_interval_ms") : NULL;
+		uint64_t span = (iv ? strtoull(iv, NULL, 10) : 1000) * (TOP_SERIES - 1);
+
+		snprintf(line, sizeof(line), "-%s", duration__format(span, a, sizeof(a)));
+		tui__text(t, y + h, 2, 12, TUI_DIM, line);
+		tui__text_right(t, y + h, 2, TOP_SERIES, TUI_DIM, "last checkpoint");
+	}
 }
 
 static void draw_small(struct tui *t, int rows, int cols)
