@@ -1,7 +1,6 @@
 #include "util/recorder.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -13,10 +12,12 @@
 #include <unistd.h>
 
 #include "util/caps.h"
+#include "util/count-map.h"
 #include "util/db-query.h"
 #include "util/db.h"
 #include "util/db-stacks.h"
 #include "util/error.h"
+#include "util/launch.h"
 #include "util/maps.h"
 #include "util/naming.h"
 #include "util/proc.h"
@@ -31,124 +32,6 @@
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
 #define CPU_STACK_ID0	(1LL << 40)
-
-/*
- * An open-addressing hash map u64 -> u64 count (ip -> samples, stack hash
- * -> samples). Key 0 is the empty slot; a real 0 is counted apart. Grown
- * at half load, cleared (not freed) at every checkpoint: no allocation per
- * sample once it has reached the working set's size.
- */
-struct count_map {
-	uint64_t *keys, *vals;
-	size_t cap, n;
-	uint64_t zero;
-	bool has_zero;
-};
-
-static inline size_t hash64(uint64_t k, size_t mask)
-{
-	k ^= k >> 33;
-	k *= 0xff51afd7ed558ccdULL;
-	k ^= k >> 33;
-	return (size_t)k & mask;
-}
-
-static int count_map__grow(struct count_map *m)
-{
-	size_t ncap = m->cap ? m->cap * 2 : 1024;
-	uint64_t *nk = calloc(ncap, sizeof(*nk)), *nv = calloc(ncap, sizeof(*nv));
-
-	if (!nk || !nv) {
-		free(nk);
-		free(nv);
-		return -ENOMEM;
-	}
-	for (size_t i = 0; i < m->cap; i++) {
-		size_t j;
-
-		if (!m->keys[i])
-			continue;
-		for (j = hash64(m->keys[i], ncap - 1); nk[j]; j = (j + 1) & (ncap - 1))
-			;
-		nk[j] = m->keys[i];
-		nv[j] = m->vals[i];
-	}
-	free(m->keys);
-	free(m->vals);
-	m->keys = nk;
-	m->vals = nv;
-	m->cap = ncap;
-	return 0;
-}
-
-/* Adds v to key's count; *fresh tells whether the key was new. */
-static int count_map__add(struct count_map *m, uint64_t key, uint64_t v, bool *fresh)
-{
-	size_t i;
-
-	*fresh = false;
-	if (!key) {
-		*fresh = !m->has_zero;
-		m->has_zero = true;
-		m->zero += v;
-		return 0;
-	}
-	if ((m->n + 1) * 2 > m->cap && count_map__grow(m))
-		return -ENOMEM;
-	for (i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1)) {
-		if (m->keys[i] == key) {
-			m->vals[i] += v;
-			return 0;
-		}
-	}
-	m->keys[i] = key;
-	m->vals[i] = v;
-	m->n++;
-	*fresh = true;
-	return 0;
-}
-
-static bool count_map__has(const struct count_map *m, uint64_t key)
-{
-	if (!key)
-		return m->has_zero;
-	if (!m->cap)
-		return false;
-	for (size_t i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return true;
-	return false;
-}
-
-/* The count of key, 0 when absent. */
-static uint64_t count_map__get(const struct count_map *m, uint64_t key)
-{
-	if (!key)
-		return m->has_zero ? m->zero : 0;
-	if (!m->cap)
-		return 0;
-	for (size_t i = hash64(key, m->cap - 1); m->keys[i]; i = (i + 1) & (m->cap - 1))
-		if (m->keys[i] == key)
-			return m->vals[i];
-	return 0;
-}
-
-static void count_map__clear(struct count_map *m)
-{
-	if (m->n) {
-		memset(m->keys, 0, m->cap * sizeof(*m->keys));
-		m->n = 0;
-	}
-	m->has_zero = false;
-	m->zero = 0;
-}
-
-static void count_map__free(struct count_map *m)
-{
-	free(m->keys);
-	free(m->vals);
-	memset(m, 0, sizeof(*m));
-}
 
 /* A growable array of elements of one size. */
 struct vec {
@@ -187,7 +70,7 @@ struct recorder {
 	char *cmdline;
 
 	bool launched;
-	pid_t child;		/* launched: not yet reaped */
+	struct launch child;	/* launched: pid 0 once reaped */
 	int exit_status;	/* from waitpid(), -1 unknown */
 
 	struct sampler *sampler;
@@ -300,108 +183,16 @@ static char *join_argv(const char *const *argv)
 	return s;
 }
 
-/*
- * Launch: the child waits on a pipe until the parent has opened its perf
- * events (enable_on_exec) and attached the heap probes, then execs; a
- * second, close-on-exec pipe tells the parent that exec happened (EOF) or
- * why it failed (the errno). The whole run of the program is profiled.
- */
-static int launch_fork(struct recorder *r, int *go_fd, int *exec_fd)
-{
-	int go[2], ex[2];
-	pid_t pid;
-
-	if (pipe2(go, O_CLOEXEC) || pipe2(ex, O_CLOEXEC)) {
-		pr_err("cannot create a pipe: %s", strerror(errno));
-		return -errno;
-	}
-	pid = fork();
-	if (pid < 0) {
-		int err = -errno;
-
-		pr_err("cannot fork: %s", strerror(errno));
-		close(go[0]);
-		close(go[1]);
-		close(ex[0]);
-		close(ex[1]);
-		return err;
-	}
-	if (pid == 0) {
-		char c;
-		int e;
-
-		close(go[1]);
-		close(ex[0]);
-		signal(SIGINT, SIG_DFL);
-		signal(SIGTERM, SIG_DFL);
-		signal(SIGQUIT, SIG_DFL);
-		if (read(go[0], &c, 1) != 1)
-			_exit(127);	/* the parent gave up */
-		execvp(r->o.argv[0], (char *const *)r->o.argv);
-		e = errno;
-		if (write(ex[1], &e, sizeof(e)) < 0)
-			_exit(127);
-		_exit(127);
-	}
-	close(go[0]);
-	close(ex[1]);
-	r->child = pid;
-	r->pid = pid;
-	r->launched = true;
-	*go_fd = go[1];
-	*exec_fd = ex[0];
-	return 0;
-}
-
-/* Let the child exec; 0 once it has, else -errno of the failed exec. */
-static int launch_go(struct recorder *r, int go_fd, int exec_fd)
-{
-	ssize_t n;
-	int e = 0;
-
-	n = write(go_fd, "g", 1);
-	close(go_fd);
-	if (n != 1) {
-		close(exec_fd);
-		return -EPIPE;
-	}
-	do
-		n = read(exec_fd, &e, sizeof(e));
-	while (n < 0 && errno == EINTR);
-	close(exec_fd);
-	if (n == (ssize_t)sizeof(e)) {
-		pr_err("cannot run '%s': %s", r->o.argv[0], strerror(e));
-		if (e == ENOENT)
-			pr_hint("check the command name and PATH");
-		waitpid(r->child, NULL, 0);
-		r->child = 0;
-		return -e;
-	}
-	return 0;
-}
-
 /* Stop and reap a launched target that is still running (signal, duration, error). */
 static void launch_kill(struct recorder *r)
 {
 	int status;
 
-	if (r->child <= 0)
+	if (r->child.pid <= 0)
 		return;
-	kill(r->child, SIGTERM);
-	for (int i = 0; i < 50; i++) {
-		pid_t w = waitpid(r->child, &status, WNOHANG);
-
-		if (w == r->child) {
-			r->exit_status = status;
-			r->child = 0;
-			return;
-		}
-		usleep(10000);
-	}
-	kill(r->child, SIGKILL);
-	if (waitpid(r->child, &status, 0) == r->child)
+	launch__kill(&r->child, &status);
+	if (status != -1)
 		r->exit_status = status;
-	r->child = 0;
 }
 
 static int check_debuginfo(struct recorder *r)
@@ -564,7 +355,7 @@ static void read_target(struct recorder *r)
 int recorder__new(const struct record_opts *o, struct recorder **out)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
-	int go_fd = -1, exec_fd = -1, err;
+	int err;
 	const char *why;
 
 	*out = NULL;
@@ -572,6 +363,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		return -ENOMEM;
 	r->o = *o;
 	r->exit_status = -1;
+	r->child.go_fd = r->child.exec_fd = -1;
 	r->cpu_rows.elem = sizeof(struct cpu_count);
 	r->syms.elem = sizeof(const struct symbol *);
 	r->stacks.elem = sizeof(struct stack_ent);
@@ -589,7 +381,11 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		r->cmdline = join_argv(o->argv);
 		err = caps__check_perf(0);
 		if (!err)
-			err = launch_fork(r, &go_fd, &exec_fd);
+			err = launch__fork(o->argv, &r->child);
+		if (!err) {
+			r->pid = r->child.pid;
+			r->launched = true;
+		}
 	} else {
 		if (o->process) {
 			err = find_by_name(o->process, &r->pid);
@@ -651,8 +447,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		goto fail;
 	if (r->launched) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
-		err = launch_go(r, go_fd, exec_fd);
-		go_fd = exec_fd = -1;
+		err = launch__go(&r->child, o->argv[0]);
 		if (err)
 			goto fail;
 		if (r->sampler)
@@ -685,17 +480,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	*out = r;
 	return 0;
 fail:
-	if (go_fd >= 0)
-		close(go_fd);	/* the child reads EOF and exits */
-	if (exec_fd >= 0)
-		close(exec_fd);
-	if (r->child > 0) {
-		if (go_fd >= 0 || exec_fd >= 0)
-			waitpid(r->child, NULL, 0);
-		else
-			launch_kill(r);
-		r->child = 0;
-	}
+	if (r->child.go_fd >= 0)
+		launch__abort(&r->child);	/* never ran: it exits at once */
+	else
+		launch_kill(r);
 	if (r->db) {
 		db_stacks__delete(r->dbst);
 		r->dbst = NULL;
@@ -953,12 +741,12 @@ static bool target_exited(struct recorder *r)
 		int status;
 		pid_t w;
 
-		if (r->child <= 0)
+		if (r->child.pid <= 0)
 			return true;
-		w = waitpid(r->child, &status, WNOHANG);
-		if (w == r->child) {
+		w = waitpid(r->child.pid, &status, WNOHANG);
+		if (w == r->child.pid) {
 			r->exit_status = status;
-			r->child = 0;
+			r->child.pid = 0;
 			return true;
 		}
 		return w < 0 && errno == ECHILD;
@@ -1039,7 +827,7 @@ static int finish(struct recorder *r, int err)
 	r->finalised = true;
 	if (r->sampler)
 		sampler__drain(r->sampler, on_sample, r);
-	if (r->launched && r->child > 0)
+	if (r->launched && r->child.pid > 0)
 		launch_kill(r);
 	if (!r->stop_reason)
 		r->stop_reason = r->stop ? "signal" : "error";
@@ -1178,8 +966,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
-	if (r->child > 0)
-		launch_kill(r);
+	launch_kill(r);
 	db_stacks__delete(r->dbst);
 	err2 = db__close(r->db);
 	if (!err)
