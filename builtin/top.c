@@ -230,9 +230,19 @@ static void fill_status(struct top_status *st, struct follow *f, struct sampler 
 			st->state = "target exited";
 		}
 	} else {
+		const char *iv = follow__meta(f, "checkpoint_interval_ms");
+		uint64_t interval = iv ? strtoull(iv, NULL, 10) : 1000;
+		char d[32];
+
 		st->elapsed_ms = follow__elapsed_ms(f);
 		st->heap_mode = heap_mode(f, NULL);
 		st->finished = f->sum.finished;
+		/* a recorder that died leaves no end_time: say the data stopped */
+		if (!st->finished && st->elapsed_ms > f->sum.duration_ms + 3 * interval + 2000) {
+			snprintf(state, len, "no new data for %s",
+				 duration__format(st->elapsed_ms - f->sum.duration_ms, d, sizeof(d)));
+			st->state = state;
+		}
 	}
 }
 

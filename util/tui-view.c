@@ -437,13 +437,16 @@ static void draw_header(struct tui *t, const struct top_view *v, const struct fo
 		sst = TUI_WARN;
 	} else if (st->finished) {
 		state = st->state ? st->state : "finished";
+	} else if (st->state) {
+		state = st->state;
+		sst = TUI_WARN;
 	} else {
 		state = st->recording ? "recording" : "following";
 	}
 	tui__fill(t, 0, 0, cols, TUI_TITLE);
 	tui__text(t, 0, 0, cols, TUI_TITLE, line);
 	snprintf(line, sizeof(line), "%s%s ", v->paused ? "" : "", state);
-	tui__text_right(t, 0, cols - 30, 30, v->paused ? sst : TUI_TITLE, line);
+	tui__text_right(t, 0, cols - 30, 30, sst, line);
 
 	if (v->windowed)
 		snprintf(win, sizeof(win), "last %s", duration__format(v->window_ms, el, sizeof(el)));

@@ -33,7 +33,7 @@ struct top_status {
 	uint64_t elapsed_ms;
 	bool recording;		/* a recorder of ours is writing the file */
 	bool finished;		/* the recording ended */
-	const char *state;	/* e.g. "target exited (0)", NULL: none */
+	const char *state;	/* "target exited (0)", "no new data for 12s"; NULL: none */
 };
 
 struct top_view {
