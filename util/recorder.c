@@ -29,6 +29,7 @@
 #define RESCAN_MS	100	/* new threads sampled within a second */
 #define TICK_MS		250
 #define ALIVE_MS	50
+#define CHURN_MS	1000	/* fast rescans this long after threads came or went */
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
 #define CPU_STACK_ID0	(1LL << 40)
@@ -846,7 +847,7 @@ static int finish(struct recorder *r, int err)
 int recorder__run(struct recorder *r)
 {
 	/* the first rescan at once: a launched program starts its threads early */
-	uint64_t now = 0, next_rescan = 0, next_tick = TICK_MS, next_alive = 0;
+	uint64_t now = 0, next_rescan = 0, next_tick = TICK_MS, next_alive = 0, last_change = 0;
 	uint64_t next_cp = r->o.interval_ms;
 	int err = 0;
 
@@ -910,8 +911,13 @@ int recorder__run(struct recorder *r)
 					strerror(-changes));
 				r->warned_rescan = true;
 			}
-			/* threads come and go: look again soon, short-lived ones count too */
-			next_rescan = now + (changes > 0 ? DRAIN_MS : RESCAN_MS);
+			/*
+			 * While threads come and go (and for a second after), look
+			 * every 10 ms: short-lived threads are found early in their life.
+			 */
+			if (changes > 0)
+				last_change = now;
+			next_rescan = now + (now < last_change + CHURN_MS ? DRAIN_MS : RESCAN_MS);
 		}
 		if (now >= next_tick) {
 			if (r->o.tick)
