@@ -426,8 +426,8 @@ static int top_record(bool screen)
 
 static int top_run(void)
 {
-	/* keys come from stdin: without a terminal on both, print once */
-	bool screen = !opts.stdio && isatty(STDOUT_FILENO) && isatty(STDIN_FILENO);
+	/* keys come from stdin: without a terminal on both (or TERM=dumb), print once */
+	bool screen = !opts.stdio && tui__usable();
 	bool target = target_args.pid || target_args.process || opts.cmd;
 	char *newest = NULL;
 	int ret;

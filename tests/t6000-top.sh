@@ -231,6 +231,14 @@ test_expect_success 'top cpu FILE | cat: the table once, exit 0' '
 	test "$(wc -l <out2.txt)" = 2
 '
 
+test_expect_success 'TERM=dumb on a terminal: the table once, exit 0' '
+	start dumb 100 30 "TERM=dumb $RSPROF top cpu live.db" &&
+	wait_for_file dumb.status 5 &&
+	test "$(cat dumb.status)" = 0 &&
+	wait_screen dumb 1 "CPU%  Location" &&
+	grep -q "cpu_split.c:$LINE_A" screen.txt
+'
+
 test_expect_success 'bad arguments: exit 2' '
 	expect_exit 2 "$RSPROF" top --window=soon live.db 2>err &&
 	grep -q "window" err &&

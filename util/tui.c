@@ -115,6 +115,14 @@ static void setup_styles(struct tui *t)
 	}
 }
 
+bool tui__usable(void)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(STDIN_FILENO) && isatty(STDOUT_FILENO) && term && *term &&
+	       strcmp(term, "dumb");
+}
+
 int tui__start(struct tui **out)
 {
 	struct tui *t;

@@ -47,6 +47,12 @@ enum {
 	TUI_KEY_RESIZE,
 };
 
+/*
+ * Whether the live view can run here: stdin and stdout are terminals and
+ * TERM names one that can address the cursor (not unset, not "dumb").
+ */
+bool tui__usable(void);
+
 /* Returns 0, or -ENOTTY when there is no usable terminal (reported). */
 int tui__start(struct tui **out);
 /* Restores the terminal, replays captured stderr, frees. NULL ok; safe to call twice. */
