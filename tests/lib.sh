@@ -124,6 +124,19 @@ wait_for_file() {
 	return 0
 }
 
+# A program started with `prog &` is a forked shell until it has exec'd:
+# wait_exec PID PROG waits (up to 5 s) until /proc/PID/exe is PROG.
+wait_exec() {
+	_want=$(readlink -f "$2")
+	_i=0
+	while [ "$(readlink /proc/"$1"/exe 2>/dev/null)" != "$_want" ]; do
+		_i=$((_i + 1))
+		[ $_i -gt 100 ] && return 1
+		sleep 0.05
+	done
+	return 0
+}
+
 # sql FILE 'SELECT ...': one value or a table with | separators.
 sql() {
 	sqlite3 -batch -noheader "$1" "$2"

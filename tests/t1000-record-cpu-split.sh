@@ -15,6 +15,7 @@ fi
 "$TARGETS/cpu_split" 20 &
 pid=$!
 bg_pid $pid
+wait_exec $pid "$TARGETS/cpu_split"
 
 test_expect_success 'record -p PID -F 999 for 3s' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -F 999 -d 3.5s -o split.db &&

@@ -15,6 +15,7 @@ fi
 "$TARGETS/cpu_threads" "$TEST_DIR/go" 2 &
 pid=$!
 bg_pid $pid
+wait_exec $pid "$TARGETS/cpu_threads"
 
 test_expect_success 'record -p PID; the threads start once recording' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -F 499 -o threads.db &
@@ -53,6 +54,7 @@ test_expect_success 'record -- CMD: threads started after exec are sampled too' 
 
 test_expect_success 'thread churn: new threads followed, dead ones closed' '
 	"$TARGETS/cpu_churn" 3 & churn=$! &&
+	wait_exec $churn "$TARGETS/cpu_churn" &&
 	"$RSPROF" record -q --no-heap -F 499 -p $churn -o churn.db &
 	rec=$! &&
 	sleep 1.5 &&

@@ -10,6 +10,7 @@ fi
 "$TARGETS/cpu_split" 30 &
 pid=$!
 bg_pid $pid
+wait_exec $pid "$TARGETS/cpu_split"
 
 test_expect_success 'SIGINT during a recording: exit 0, file finalised' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -i 200ms -o int.db &
@@ -78,7 +79,7 @@ test_expect_success 'no such process name: exit 3' '
 
 test_expect_success '-P with several matches: exit 2 and the list' '
 	"$TARGETS/cpu_split" 30 & p2=$! &&
-	sleep 0.1 &&
+	wait_exec $p2 "$TARGETS/cpu_split" &&
 	expect_exit 2 "$RSPROF" record -P cpu_split -o x.db 2>err;
 	r=$?; kill $p2; cat err; test $r = 0 &&
 	grep -q "'"$pid"'" err && grep -q "$p2" err && ! test -e x.db

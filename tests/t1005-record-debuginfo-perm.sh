@@ -33,6 +33,7 @@ fi
 "$TARGETS/cpu_split" 20 &
 pid=$!
 bg_pid $pid
+wait_exec $pid "$TARGETS/cpu_split"
 
 test_expect_success "another user's process: exit 4 naming CAP_SYS_PTRACE" '
 	chmod 777 . &&
