@@ -19,6 +19,7 @@
  */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
+#include <bpf/bpf_core_read.h>
 #include <bpf/bpf_tracing.h>
 
 #include "heap.h"
@@ -77,6 +78,20 @@ struct {
 __s64 live_bytes;
 __s64 peak_bytes;
 
+/* Words of the stack looked at when the frame-pointer chain is short. */
+#define HEAP_SCAN_WORDS 32
+
+struct heap_scan {
+	__u64 w[HEAP_SCAN_WORDS];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct heap_scan);
+} scan_buf SEC(".maps");
+
 static __always_inline void stat_add(__u32 idx, __u64 n)
 {
 	__u64 *v = bpf_map_lookup_elem(&stats, &idx);
@@ -99,7 +114,7 @@ static __always_inline bool is_target(void)
  * function's `push %rbp` (the Rust shims): then ips[1] is it already, and
  * the frames move down by one.
  */
-static __always_inline __u64 capture_stack(struct pt_regs *ctx)
+__noinline __u64 capture_stack(struct pt_regs *ctx)
 {
 	struct heap_stack st = {};
 	__u64 h = 14695981039346656037ULL, ret;
@@ -110,15 +125,50 @@ static __always_inline __u64 capture_stack(struct pt_regs *ctx)
 		stat_add(HEAP_STAT_DROP_STACK, 1);
 		return 0;
 	}
+	n /= sizeof(__u64);
 	if (st.ips[1] == ret) {
 		for (int i = 0; i < HEAP_MAX_DEPTH - 1; i++)
 			st.ips[i] = st.ips[i + 1];
 		st.ips[HEAP_MAX_DEPTH - 1] = 0;
+		n--;
 	} else {
 		st.ips[0] = ret;
 	}
+	/*
+	 * A chain this short usually means code without frame pointers above
+	 * the allocator (a Rust crate built without force-frame-pointers): keep
+	 * the stack words that point into the executable's text (the mm's
+	 * start_code..end_code).
+	 * Some are the return addresses the chain missed; user space checks
+	 * each follows a call before it uses one (util/heap.c).
+	 */
+	if (n < HEAP_SCAN_MIN_CHAIN) {
+		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
+		__u64 lo = BPF_CORE_READ(task, mm, start_code);
+		__u64 hi = BPF_CORE_READ(task, mm, end_code);
+		__u32 zero = 0, k = 0;
+		struct heap_scan *sb = bpf_map_lookup_elem(&scan_buf, &zero);
+
+		if (sb && hi > lo &&
+		    !bpf_probe_read_user(sb->w, sizeof(sb->w), (void *)(PT_REGS_SP(ctx) + 8))) {
+			for (int i = 0; i < HEAP_SCAN_WORDS; i++) {
+				__u64 v = sb->w[i];
+
+				if (v < lo || v >= hi)
+					continue;
+				st.cand[k & (HEAP_MAX_CAND - 1)] = v;
+				if (++k >= HEAP_MAX_CAND)
+					break;
+			}
+		}
+	}
 	for (int i = 0; i < HEAP_MAX_DEPTH; i++) {
 		h ^= st.ips[i];
+		h *= 1099511628211ULL;
+		h ^= h >> 29;
+	}
+	for (int i = 0; i < HEAP_MAX_CAND; i++) {
+		h ^= st.cand[i];
 		h *= 1099511628211ULL;
 		h ^= h >> 29;
 	}

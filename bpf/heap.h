@@ -67,10 +67,18 @@ struct heap_site {
 	__u64 free_count;
 };
 
+/* Chains shorter than this get the stack scanned (bpf/heap.bpf.c). */
+#define HEAP_SCAN_MIN_CHAIN 4
+#define HEAP_MAX_CAND 8
+
 /* The captured frames, innermost first: ips[0] is the return address into
- * the allocator's caller, the rest the frame-pointer chain; 0 ends it. */
+ * the allocator's caller, the rest the frame-pointer chain; 0 ends it.
+ * cand: for a short chain, the words of the stack above the allocator
+ * that point into the executable's text, nearest first (0: none); user
+ * space keeps those that follow a call instruction. */
 struct heap_stack {
 	__u64 ips[HEAP_MAX_DEPTH];
+	__u64 cand[HEAP_MAX_CAND];
 };
 
 #endif

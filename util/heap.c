@@ -15,6 +15,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
@@ -27,6 +28,7 @@
 #include "util/db.h"
 #include "util/error.h"
 #include "util/heap-attrib.h"
+#include "util/maps.h"
 #include "util/resolver.h"
 #include "util/symbol.h"
 
@@ -56,6 +58,8 @@ struct heap {
 	enum heap_attribution attr;
 	unsigned int sample;
 	pid_t pid;
+	int code_fd;			/* the executable, to check call instructions */
+	char *code_path;
 
 	struct stack_state *tab;	/* open addressing, power-of-two size */
 	size_t tab_cap, tab_n;
@@ -387,6 +391,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	h->pid = o->pid;
 	h->attr = o->attribution;
 	h->sample = o->sample ? o->sample : 1;
+	h->code_fd = -1;
 
 	err = alloc_syms__find(o->exe, o->pid, o->before_exec, o->probes, &h->syms);
 	if (err)
@@ -479,14 +484,61 @@ static uint64_t dropped_total(const struct heap *h)
  * A stack seen for the first time: read its frames, resolve them, pick the
  * site by the attribution rule, and queue the stack for the file.
  */
+/*
+ * Whether the instruction before ret is a call (x86-64: call rel32, and
+ * the usual forms of an indirect call), read from the mapped file.
+ */
+static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
+{
+	const struct maps *m = resolver__maps(r);
+	const struct map *mp = m ? maps__find(m, ret) : NULL;
+	uint8_t b[8];
+	uint64_t off;
+
+	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
+		return false;
+	if (!h->code_path || strcmp(h->code_path, mp->path)) {
+		if (h->code_fd > 0)
+			close(h->code_fd);
+		free(h->code_path);
+		h->code_path = strdup(mp->path);
+		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+		if (!h->code_path || h->code_fd < 0) {
+			h->code_fd = -1;
+			return false;
+		}
+	}
+	off = ret - mp->start + mp->pgoff;
+	if (h->code_fd < 0 || pread(h->code_fd, b, sizeof(b), off - 8) != sizeof(b))
+		return false;
+	return b[3] == 0xe8 ||						/* call rel32 */
+	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90)) ||	/* disp32 */
+	       (b[1] == 0x41 && b[2] == 0xff && (b[3] & 0xf8) == 0x90) ||
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||			/* disp8 */
+	       (b[4] == 0x41 && b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||
+	       (b[4] == 0xff && b[5] == 0x54 && b[6] == 0x24) ||		/* disp8(%rsp) */
+	       (b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10)) ||
+	       (b[5] == 0x41 && b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10));
+}
+
+/*
+ * A stack seen for the first time: read its frames, resolve them, pick the
+ * site by the attribution rule, and queue the stack for the file.
+ *
+ * When the frame-pointer chain holds none of the program's own code and
+ * the kernel kept candidates from the stack (words pointing into the
+ * executable's text, see bpf/heap.bpf.c), those that follow a call
+ * instruction are return addresses the chain missed: they are added after
+ * the chain, in stack order, before the rule is applied.
+ */
 static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 		     uint64_t **na, size_t *nn, size_t *cn)
 {
 	struct heap_stack ks;
 	const struct symbol *syms[HEAP_MAX_DEPTH];
 	uint64_t *addrs;
-	int depth = 0, site, err;
-	bool refreshed = false;
+	int depth = 0, chain, site, err;
+	bool refreshed = false, user = false;
 
 	memset(&ks, 0, sizeof(ks));
 	if (bpf_map__lookup_elem(h->skel->maps.stacks, &st->key, sizeof(st->key), &ks,
@@ -507,7 +559,19 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 			refreshed = true;
 			resolver__refresh_maps(r);
 		}
+		user = user || heap_attrib__is_user(syms[i]);
 	}
+	chain = depth;
+	for (int i = 0; r && !user && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
+		if (depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
+			continue;
+		addrs[depth] = ks.cand[i] - 1;
+		syms[depth] = resolver__resolve(r, addrs[depth]);
+		depth++;
+	}
+	if (depth > chain)
+		pr_debug(2, "heap: stack %#llx: %d frames from the scan",
+			 (unsigned long long)st->key, depth - chain);
 	site = heap_attrib__site(syms, depth, h->attr);
 	st->site = depth ? addrs[site] : 0;
 	for (int i = 0; i < depth; i++) {
@@ -651,6 +715,9 @@ void heap__delete(struct heap *h)
 	free(h->links);
 	detach_multi(h);
 	free(h->multi_fds);
+	if (h->code_fd >= 0)
+		close(h->code_fd);
+	free(h->code_path);
 	heap_bpf__destroy(h->skel);
 	alloc_syms__delete(h->syms);
 	free_output(h);
