@@ -123,7 +123,7 @@ for tgt in heap_bench heap_bench_rs; do
 		esac
 		over=$(awk -v v=$v -v b=$base 'BEGIN { printf "%.0f", v - b }')
 		ratio=-
-		[ "$ml" != - ] && [ $cfg != base ] &&
+		[ "$ml" != - ] && [ $cfg != base ] && [ $cfg != memleak ] &&
 			ratio=$(awk -v v=$v -v b=$base -v m=$ml \
 				'BEGIN { if (v - b > 0) printf "%.1fx less", (m - b) / (v - b); else print "-" }')
 		printf '%-8s %-22s %12s %14s %10s\n' $name "$label" "$v" "$over" "$ratio"
