@@ -57,4 +57,12 @@ test_expect_success 'no site below zero; live heap = sum of the sites' '
 	seed_heap_queries c.db >out && sed -n 1p out | grep -q "heap_c.c|$L_REALLOC|"
 '
 
+test_expect_success 'report --heap puts the three retaining lines on top' '
+	"$RSPROF" report --heap c.db >rep && cat rep &&
+	sed -n "/Location/,\$p" rep | sed -n 2,4p >top3 &&
+	sed -n 1p top3 | grep -q "heap_c.c:$L_REALLOC .*grow" &&
+	sed -n 2p top3 | grep -q "heap_c.c:$L_CALLOC .*zeroed" &&
+	sed -n 3p top3 | grep -q "heap_c.c:$L_MALLOC .*small_blocks"
+'
+
 test_done

@@ -41,4 +41,12 @@ test_expect_success 'no site below zero' '
 	no_negative_site s.db
 '
 
+test_expect_success 'report --heap puts the three retaining lines on top' '
+	"$RSPROF" report --heap s.db >rep && cat rep &&
+	sed -n "/Location/,\$p" rep | sed -n 2,4p >top3 &&
+	sed -n 1p top3 | grep -q "heap_rust.rs:$L_VEC .*grow_vec" &&
+	sed -n 2p top3 | grep -q "heap_rust.rs:$L_ZERO .*zeroed" &&
+	sed -n 3p top3 | grep -q "heap_rust.rs:$L_STR .*grow_string"
+'
+
 test_done
