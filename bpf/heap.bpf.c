@@ -78,7 +78,10 @@ struct {
 __s64 live_bytes;
 __s64 peak_bytes;
 
-/* Words of the stack looked at when the frame-pointer chain is short. */
+/* Words of the stack looked at when the frame-pointer chain is short.
+ * The buffer is per CPU and only lives for a few instructions; were the
+ * program preempted in between, the candidates would be wrong and fail
+ * user space's call-instruction check, nothing worse. */
 #define HEAP_SCAN_WORDS 32
 
 struct heap_scan {

@@ -41,7 +41,9 @@ int heap__new(const struct heap_opts *o, struct heap **out);
  * counters, attributes each stack to a site with the resolver (first user
  * frame, caller, or innermost frame of the stack), and fills cp->heap,
  * cp->n_heap, cp->stacks, cp->n_stacks, cp->heap_dropped and
- * cp->heap_live_bytes. Site and stack addresses not seen before are
+ * cp->heap_live_bytes. Stack ids are the kernel's 64-bit stack key >> 1
+ * (stable across --append; any value in 0..2^63). Site and stack
+ * addresses not seen before are
  * appended to *new_addrs (realloc'd, *n_new_addrs updated) so the caller
  * writes their symbols. The arrays stay owned by h until the next call.
  */
