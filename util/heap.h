@@ -43,9 +43,8 @@ int heap__new(const struct heap_opts *o, struct heap **out);
  * cp->n_heap, cp->stacks, cp->n_stacks, cp->heap_dropped and
  * cp->heap_live_bytes. Stack ids are the kernel's 64-bit stack key >> 1
  * (stable across --append; any value in 0..2^63). Site and stack
- * addresses not seen before are
- * appended to *new_addrs (realloc'd, *n_new_addrs updated) so the caller
- * writes their symbols. The arrays stay owned by h until the next call.
+ * addresses not seen before are appended to *new_addrs (realloc'd,
+ * *n_new_addrs updated) so the caller writes their symbols. The arrays stay owned by h until the next call.
  */
 int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs);
