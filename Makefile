@@ -51,13 +51,16 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps demo test test-unit targets bench man install clean
+.PHONY: all deps bench-deps demo test test-unit targets bench man install clean
 
 all: $(OUT)/rsprof man
 
 # Install the Debian packages of scripts/packages.txt that are missing.
 deps:
-	$(Q)./scripts/install-deps.sh
+	$(Q)./scripts/install-deps.sh build test
+
+bench-deps:
+	$(Q)./scripts/install-deps.sh build test bench
 
 $(OUT)/rsprof: $(OBJ)
 	$(call msg,LINK,$@)
@@ -134,7 +137,7 @@ $(OUT)/demo: demo/demo.rs
 demo: deps all $(OUT)/demo
 	$(Q)./scripts/demo.sh $(abspath $(OUT))
 
-bench: deps all targets
+bench: bench-deps all targets
 	$(Q)./bench/run.sh $(abspath $(OUT))
 
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions

@@ -130,5 +130,5 @@ for tgt in heap_bench heap_bench_rs; do
 	done
 done
 [ -n "$memleak_note" ] && echo "bcc memleak: skipped: $memleak_note"
-echo "traps per allocator call: allocation 2 (entry, return), free 1 (README: heap-frame-pointers.md)"
+echo "traps per allocator call: allocation 2 (entry, return), free 1 (README.md, "Heap tracking")"
 exit 0

@@ -1,12 +1,24 @@
 #!/bin/sh
 # Install the Debian packages of scripts/packages.txt that are missing.
+#   scripts/install-deps.sh [GROUP...]    groups: build test bench (default: build test)
 # Runs apt-get only when something is missing, so a prepared machine pays
-# one dpkg-query and nothing else. Needs root for the install itself.
+# one dpkg-query per package and nothing else. Needs root for the install.
 set -eu
 
 here=$(dirname "$0")
+[ $# -gt 0 ] || set -- build test
+
+# The packages of the named [group] sections.
+packages() {
+	awk -v want=" $* " '
+		/^[[:space:]]*(#|$)/ { next }
+		/^\[/ { group = substr($0, 2, length($0) - 2); next }
+		index(want, " " group " ") { print $1 }
+	' "$here/packages.txt"
+}
+
 missing=
-for pkg in $(grep -v '^#' "$here/packages.txt" | grep -v '^[[:space:]]*$'); do
+for pkg in $(packages "$@"); do
 	status=$(dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null || true)
 	case "$status" in
 	*"install ok installed"*) ;;
