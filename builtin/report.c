@@ -17,14 +17,13 @@
 
 #include "util/db.h"
 #include "util/db-query.h"
-#include "util/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/format.h"
 #include "util/naming.h"
 #include "util/options.h"
 #include "util/pprof.h"
-#include "util/srcpath.h"
+#include "util/report-table.h"
 #include "util/symbol.h"
 
 static struct report_opts {
@@ -68,90 +67,6 @@ static struct poptOption report_options[] = {
 	POPT_TABLEEND
 };
 
-/* One row as printed: display strings plus the full values for JSON and CSV. */
-struct rrow {
-	struct prof_row r;	/* strings below */
-	char *location;
-	char *function_short;
-};
-
-struct rtable {
-	struct rrow *v;
-	int n, cap;
-	enum group_by group;
-};
-
-static void rtable_free(struct rtable *t)
-{
-	for (int i = 0; i < t->n; i++) {
-		free((char *)t->v[i].r.file);
-		free((char *)t->v[i].r.function);
-		free((char *)t->v[i].r.module);
-		free(t->v[i].location);
-		free(t->v[i].function_short);
-	}
-	free(t->v);
-}
-
-static char *xstrdup(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
-}
-
-static int collect_row(const struct prof_row *r, void *ctx)
-{
-	struct rtable *t = ctx;
-	char loc[4096], fn[1024];
-	struct rrow *w;
-	int err = 0;
-
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 32;
-		struct rrow *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
-	if (t->group == GROUP_MODULE || !r->file) {
-		srcpath__display(NULL, r->module, loc, sizeof(loc));
-		if (t->group != GROUP_MODULE && opts.full_paths && r->module)
-			snprintf(loc, sizeof(loc), "%s", r->module);
-	} else if (opts.full_paths) {
-		snprintf(loc, sizeof(loc), "%s", r->file);
-	} else {
-		srcpath__display(r->file, r->module, loc, sizeof(loc));
-	}
-	if (t->group == GROUP_LINE && r->file && r->line > 0) {
-		size_t l = strlen(loc);
-
-		snprintf(loc + l, sizeof(loc) - l, ":%d", r->line);
-	}
-	if (t->group <= GROUP_FUNCTION)
-		demangle__short(r->function, 200, fn, sizeof(fn));
-	else
-		fn[0] = '\0';
-
-	w = &t->v[t->n];
-	memset(w, 0, sizeof(*w));
-	w->r = *r;
-	w->r.file = xstrdup(r->file, &err);
-	w->r.function = xstrdup(r->function, &err);
-	w->r.module = xstrdup(r->module, &err);
-	w->location = xstrdup(loc, &err);
-	w->function_short = xstrdup(fn, &err);
-	t->n++;		/* freed with the table even on error */
-	return err;
-}
-
 struct report {
 	struct db *db;
 	struct prof_summary sum;
@@ -159,7 +74,7 @@ struct report {
 	bool show_cpu, show_heap;
 	uint64_t cpu_total;
 	int64_t heap_total;
-	struct rtable cpu, heap;
+	struct report_table cpu, heap;
 	char *meta_pid, *meta_comm, *meta_exe;
 	enum report_format format;
 };
@@ -310,60 +225,6 @@ static void print_header(const struct report *rp)
 		printf("# filter:   %s\n", rp->f.pattern);
 }
 
-static int print_cpu_table(const struct report *rp, int width)
-{
-	static const struct table_col cols[] = {
-		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
-	};
-	struct table *t = table__new(cols, 3);
-	int err = t ? 0 : -ENOMEM;
-
-	for (int i = 0; i < rp->cpu.n && !err; i++) {
-		const struct rrow *w = &rp->cpu.v[i];
-		char pct[16];
-		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
-					 w->function_short };
-
-		err = table__add_row(t, cells);
-	}
-	if (!err)
-		err = table__print(t, stdout, width);
-	table__delete(t);
-	return err;
-}
-
-static int print_heap_table(const struct report *rp, int width)
-{
-	static const struct table_col cols[] = {
-		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
-	};
-	struct table *t = table__new(cols, 5);
-	int err = t ? 0 : -ENOMEM;
-
-	for (int i = 0; i < rp->heap.n && !err; i++) {
-		const struct rrow *w = &rp->heap.v[i];
-		char live[32], peak[32], n[32];
-		const char *cells[5] = {
-			format__bytes(w->r.live_bytes, live, sizeof(live)),
-			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
-			format__count(w->r.alloc_count, n, sizeof(n)),
-			w->location, w->function_short,
-		};
-
-		err = table__add_row(t, cells);
-	}
-	if (!err)
-		err = table__print(t, stdout, width);
-	table__delete(t);
-	return err;
-}
-
 static int print_text(const struct report *rp)
 {
 	int width = format__term_width();
@@ -378,7 +239,7 @@ static int print_text(const struct report *rp)
 		else if (!rp->cpu.n)
 			printf("# no CPU location passes the filter and threshold\n");
 		else
-			err = print_cpu_table(rp, width);
+			err = report_table__print_cpu(&rp->cpu, stdout, width);
 	}
 	if (!err && rp->show_heap) {
 		putchar('\n');
@@ -386,70 +247,20 @@ static int print_text(const struct report *rp)
 			printf("# no live heap%s\n", rp->f.pattern || rp->f.threshold_pct > 0 ?
 			       " passing the filter and threshold" : "");
 		else
-			err = print_heap_table(rp, width);
+			err = report_table__print_heap(&rp->heap, stdout, width);
 	}
 	return err;
-}
-
-static void csv_row(const char *table, const struct rrow *w)
-{
-	char num[64];
-
-	printf("%s,%.4f,%llu,%lld,%lld,%lld,%lld,%lld,%lld,", table, w->r.pct,
-	       (unsigned long long)w->r.samples, (long long)w->r.live_bytes,
-	       (long long)w->r.peak_bytes, (long long)w->r.alloc_bytes,
-	       (long long)w->r.free_bytes, (long long)w->r.alloc_count,
-	       (long long)w->r.free_count);
-	format__csv_field(stdout, w->location);
-	putchar(',');
-	format__csv_field(stdout, w->r.file);
-	putchar(',');
-	if (w->r.line > 0) {
-		snprintf(num, sizeof(num), "%d", w->r.line);
-		fputs(num, stdout);
-	}
-	putchar(',');
-	format__csv_field(stdout, w->r.function);
-	putchar(',');
-	format__csv_field(stdout, w->r.module);
-	putchar('\n');
 }
 
 /* One CSV document: a `table` column says which ranking a row belongs to. */
 static int print_csv(const struct report *rp)
 {
-	puts("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
-	     "free_count,location,file,line,function,module");
-	for (int i = 0; rp->show_cpu && i < rp->cpu.n; i++)
-		csv_row("cpu", &rp->cpu.v[i]);
-	for (int i = 0; rp->show_heap && i < rp->heap.n; i++)
-		csv_row("heap", &rp->heap.v[i]);
+	report_table__csv_header(stdout);
+	if (rp->show_cpu)
+		report_table__csv_rows(&rp->cpu, "cpu", stdout);
+	if (rp->show_heap)
+		report_table__csv_rows(&rp->heap, "heap", stdout);
 	return ferror(stdout) ? -EIO : 0;
-}
-
-static void json_row(struct json *j, const struct rrow *w, bool heap)
-{
-	json__begin_object(j, NULL);
-	json__string(j, "location", w->location);
-	json__string(j, "file", w->r.file);
-	if (w->r.line > 0)
-		json__int(j, "line", w->r.line);
-	else
-		json__null(j, "line");
-	json__string(j, "function", w->r.function);
-	json__string(j, "module", w->r.module);
-	json__double(j, "pct", w->r.pct);
-	if (!heap) {
-		json__uint(j, "samples", w->r.samples);
-	} else {
-		json__int(j, "live_bytes", w->r.live_bytes);
-		json__int(j, "peak_bytes", w->r.peak_bytes);
-		json__int(j, "alloc_bytes", w->r.alloc_bytes);
-		json__int(j, "free_bytes", w->r.free_bytes);
-		json__int(j, "alloc_count", w->r.alloc_count);
-		json__int(j, "free_count", w->r.free_count);
-	}
-	json__end_object(j);
 }
 
 static int print_json(const struct report *rp)
@@ -500,8 +311,7 @@ static int print_json(const struct report *rp)
 		json__begin_object(&j, "cpu");
 		json__uint(&j, "total_samples", rp->cpu_total);
 		json__begin_array(&j, "rows");
-		for (int i = 0; i < rp->cpu.n; i++)
-			json_row(&j, &rp->cpu.v[i], false);
+		report_table__json_rows(&rp->cpu, &j, false);
 		json__end_array(&j);
 		json__end_object(&j);
 	}
@@ -509,8 +319,7 @@ static int print_json(const struct report *rp)
 		json__begin_object(&j, "heap");
 		json__int(&j, "total_live_bytes", rp->heap_total);
 		json__begin_array(&j, "rows");
-		for (int i = 0; i < rp->heap.n; i++)
-			json_row(&j, &rp->heap.v[i], true);
+		report_table__json_rows(&rp->heap, &j, true);
 		json__end_array(&j);
 		json__end_object(&j);
 	}
@@ -621,6 +430,8 @@ static int report_run(void)
 	err = parse_opts(&rp);
 	if (err)
 		return exit_from_err(err);
+	report_table__init(&rp.cpu, rp.f.group, opts.full_paths);
+	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
@@ -656,15 +467,14 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
-	rp.cpu.group = rp.heap.group = rp.f.group;
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
 	}
 	if (!err && rp.show_cpu)
-		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, collect_row, &rp.cpu);
+		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, report_table__add, &rp.cpu);
 	if (!err && rp.show_heap)
-		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, collect_row, &rp.heap);
+		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap);
 	if (!err)
 		err = db__snapshot_end(rp.db);
 	if (err)
@@ -677,8 +487,8 @@ static int report_run(void)
 	else
 		err = print_text(&rp);
 out:
-	rtable_free(&rp.cpu);
-	rtable_free(&rp.heap);
+	report_table__exit(&rp.cpu);
+	report_table__exit(&rp.heap);
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);

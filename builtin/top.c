@@ -22,16 +22,14 @@
 #include <unistd.h>
 
 #include "util/capture.h"
-#include "util/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/follow.h"
-#include "util/format.h"
 #include "util/naming.h"
 #include "util/options.h"
 #include "util/record-options.h"
 #include "util/recorder.h"
-#include "util/srcpath.h"
+#include "util/report-table.h"
 #include "util/status.h"
 #include "util/tui.h"
 #include "util/tui-view.h"
@@ -75,56 +73,34 @@ static int top_option(int val, const char *arg, void *ctx)
 
 /* --- the ranking once, on stdout --------------------------------------- */
 
-/* The columns of `rsprof report`'s tables, filled from the follower's rows. */
+/* `rsprof report`'s tables, filled from the follower's rows. */
 static int stdio_print(struct follow *f, bool heap)
 {
-	static const struct table_col cpu_cols[] = {
-		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
-	};
-	static const struct table_col heap_cols[] = {
-		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
-	};
-	struct table *t = heap ? table__new(heap_cols, 5) : table__new(cpu_cols, 3);
 	const struct live_table *tb = heap ? &f->heap : &f->cpu;
 	struct follow_query q = { .cpu_rows = heap ? 0 : STDIO_ROWS,
 				  .heap_rows = heap ? STDIO_ROWS : 0,
 				  .window_ms = opts.window_ms };
+	struct report_table t;
 	int err;
 
-	if (!t)
-		return -ENOMEM;
+	report_table__init(&t, GROUP_LINE, false);
 	err = follow__poll(f, &q);
 	for (int i = 0; err >= 0 && i < tb->n; i++) {
 		const struct live_row *r = &tb->rows[i];
-		char a[32], b[32], c[32], path[512], loc[600], fn[1024];
-		const char *cpu_cells[3] = { a, loc, fn };
-		const char *heap_cells[5] = { a, b, c, loc, fn };
+		struct prof_row row = {
+			.file = r->file, .line = r->line, .function = r->function,
+			.module = r->module, .samples = r->samples, .pct = r->pct,
+			.live_bytes = r->live_bytes, .peak_bytes = r->peak_bytes,
+			.alloc_bytes = r->alloc_bytes, .free_bytes = r->free_bytes,
+			.alloc_count = r->alloc_count, .free_count = r->free_count,
+		};
 
-		srcpath__display(r->file, r->module, path, sizeof(path));
-		if (r->file && r->line > 0)
-			snprintf(loc, sizeof(loc), "%s:%d", path, r->line);
-		else
-			snprintf(loc, sizeof(loc), "%s", path);
-		demangle__short(r->function, 200, fn, sizeof(fn));
-		if (heap) {
-			format__bytes(r->live_bytes, a, sizeof(a));
-			format__bytes(r->peak_bytes, b, sizeof(b));
-			format__count(r->alloc_count, c, sizeof(c));
-			err = table__add_row(t, heap_cells);
-		} else {
-			format__pct(r->pct, a, sizeof(a));
-			err = table__add_row(t, cpu_cells);
-		}
+		err = report_table__add(&row, &t);
 	}
 	if (err >= 0)
-		err = table__print(t, stdout, 0);
-	table__delete(t);
+		err = heap ? report_table__print_heap(&t, stdout, 0) :
+			     report_table__print_cpu(&t, stdout, 0);
+	report_table__exit(&t);
 	return err;
 }
 
