@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/duration.h"
+#include "util/error.h"
 
 bool status__is_live(FILE *f)
 {
@@ -58,8 +59,9 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 	char el[32], b1[32], b2[32];
 
 	duration__format(st->elapsed_ms, el, sizeof(el));
-	fprintf(f, "[ rsprof record: %s recorded, %llu sample%s, %llu checkpoint%s",
-		el, (unsigned long long)st->samples, st->samples == 1 ? "" : "s",
+	/* "rsprof record" or "rsprof top": the command that recorded */
+	fprintf(f, "[ %s: %s recorded, %llu sample%s, %llu checkpoint%s",
+		rsprof_cmd_name, el, (unsigned long long)st->samples, st->samples == 1 ? "" : "s",
 		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s");
 	if (stop_reason)
 		fprintf(f, ", stopped by %s", stop_reason);
