@@ -137,7 +137,7 @@ $(OUT)/demo: demo/demo.rs
 demo: deps all $(OUT)/demo
 	$(Q)./scripts/demo.sh $(abspath $(OUT))
 
-bench: bench-deps all targets
+bench: bench-deps all targets $(UNIT_BIN)
 	$(Q)./bench/run.sh $(abspath $(OUT))
 
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions
