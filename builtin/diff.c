@@ -25,6 +25,7 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/membuf.h"
 #include "util/options.h"
 #include "util/srcpath.h"
 
@@ -357,9 +358,7 @@ static int diff_run(const char *fa, const char *fb)
 	bool cpu = args.cpu || !args.heap, heap = args.heap || !args.cpu;
 	struct db *a = NULL, *b = NULL;
 	struct diff *d = NULL;
-	char *mem = NULL;
-	size_t mem_len = 0;
-	FILE *out;
+	struct membuf out;
 	int err;
 
 	if (args.by)
@@ -385,24 +384,16 @@ static int diff_run(const char *fa, const char *fb)
 		goto out;
 
 	/* stdout gets the whole document or nothing */
-	out = open_memstream(&mem, &mem_len);
-	if (!out) {
-		err = -ENOMEM;
-		goto out;
-	}
-	if (output_args.csv)
-		err = print_csv(out, d, cpu, heap);
-	else if (output_args.json)
-		err = print_json(out, fa, fb, d, args.by ? args.by : "line", cpu, heap);
-	else
-		err = print_text(out, fa, fb, d, cpu, heap);
-	if (fclose(out) && !err)
-		err = -ENOMEM;
-	if (!err)
-		fwrite(mem, 1, mem_len, stdout);
-	else if (err == -ENOMEM)
+	err = membuf__open(&out);
+	if (!err && output_args.csv)
+		err = print_csv(out.f, d, cpu, heap);
+	else if (!err && output_args.json)
+		err = print_json(out.f, fa, fb, d, args.by ? args.by : "line", cpu, heap);
+	else if (!err)
+		err = print_text(out.f, fa, fb, d, cpu, heap);
+	err = membuf__flush(&out, err, stdout);
+	if (err == -ENOMEM)
 		pr_err("out of memory");
-	free(mem);
 out:
 	diff__delete(d);
 	if (db__close(b) && !err)

@@ -18,6 +18,7 @@
 #include "util/db-user.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/membuf.h"
 #include "util/options.h"
 
 static struct poptOption query_options[] = {
@@ -170,19 +171,18 @@ static int query_run(const char *file, const char *sql)
 	struct user_cbs cbs = { .columns = out_columns, .row = out_row };
 	struct query_out o = { 0 };
 	struct db *db = NULL;
-	char *mem = NULL;
-	size_t mem_len = 0;
+	struct membuf mem;
 	int err;
 
 	err = db__open(file, &db);
 	if (err)
 		return exit_from_err(err);
-	o.f = open_memstream(&mem, &mem_len);
-	if (!o.f) {
+	if (membuf__open(&mem)) {
 		pr_err("out of memory");
 		db__close(db);
 		return EXIT_ERROR;
 	}
+	o.f = mem.f;
 	err = db_user__run(db, sql, output_args.top_n, &cbs, &o);
 	if (!err) {
 		if (output_args.json) {
@@ -199,13 +199,9 @@ static int query_run(const char *file, const char *sql)
 				err = table__print(o.table, o.f, 0);
 		}
 	}
-	if (fclose(o.f) && !err)
-		err = -ENOMEM;
-	if (!err)
-		fwrite(mem, 1, mem_len, stdout);
-	else if (err == -ENOMEM)
+	err = membuf__flush(&mem, err, stdout);
+	if (err == -ENOMEM)
 		pr_err("out of memory");
-	free(mem);
 	table__delete(o.table);
 	for (int c = 0; o.names && c < o.ncol; c++)
 		free((char *)o.names[c]);

@@ -20,6 +20,7 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/membuf.h"
 #include "util/naming.h"
 #include "util/options.h"
 #include "util/pprof.h"
@@ -378,24 +379,17 @@ static int64_t iso_ns(const char *s)
 
 static int export_stacks(struct report *rp, bool heap)
 {
-	char *freq = NULL, *start = NULL, *buf = NULL;
+	char *freq = NULL, *start = NULL;
 	struct pprof *pp = NULL;
-	size_t len = 0;
-	FILE *mem;
+	struct membuf mem;
 	int err;
 
 	if (rp->format == FMT_FOLDED) {
 		/* all or nothing on stdout, as for --json */
-		mem = open_memstream(&buf, &len);
-		if (!mem)
-			return -ENOMEM;
-		err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem);
-		if (fclose(mem) && !err)
-			err = -ENOMEM;
-		if (!err && len && fwrite(buf, 1, len, stdout) != len)
-			err = -EIO;
-		free(buf);
-		return err;
+		err = membuf__open(&mem);
+		if (!err)
+			err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
+		return membuf__flush(&mem, err, stdout);
 	}
 	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
 	if (!err)

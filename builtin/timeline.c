@@ -25,6 +25,7 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/format.h"
+#include "util/membuf.h"
 #include "util/naming.h"
 #include "util/options.h"
 #include "util/svg.h"
@@ -455,9 +456,7 @@ static int timeline_run(const char *file)
 	int n = output_args.top_n ? output_args.top_n : args.filter || args.cpu ? DEFAULT_SITES : 0;
 	struct timeline *tl = NULL;
 	struct db *db = NULL;
-	char *mem = NULL;
-	size_t mem_len = 0;
-	FILE *out;
+	struct membuf out;
 	int err;
 
 	if (args.rank)
@@ -489,27 +488,20 @@ static int timeline_run(const char *file)
 		goto out;
 
 	/* stdout gets the whole document or nothing */
-	out = open_memstream(&mem, &mem_len);
-	if (!out) {
-		err = -ENOMEM;
-		goto out;
+	err = membuf__open(&out);
+	if (!err && output_args.csv) {
+		err = print_csv(out.f, tl);
+	} else if (!err && output_args.json) {
+		err = print_json(out.f, file, tl);
+	} else if (!err && args.svg) {
+		print_growth(out.f, tl);
+		fprintf(out.f, "wrote %s\n", args.svg);
+	} else if (!err) {
+		err = print_chart(out.f, file, tl);
 	}
-	if (output_args.csv)
-		err = print_csv(out, tl);
-	else if (output_args.json)
-		err = print_json(out, file, tl);
-	else if (args.svg) {
-		print_growth(out, tl);
-		fprintf(out, "wrote %s\n", args.svg);
-	} else
-		err = print_chart(out, file, tl);
-	if (fclose(out) && !err)
-		err = -ENOMEM;
-	if (!err)
-		fwrite(mem, 1, mem_len, stdout);
-	else if (err == -ENOMEM)
+	err = membuf__flush(&out, err, stdout);
+	if (err == -ENOMEM)
 		pr_err("out of memory");
-	free(mem);
 out:
 	timeline__delete(tl);
 	if (db__close(db) && !err)
