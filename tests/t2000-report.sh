@@ -40,11 +40,11 @@ test_expect_success 'the text table: header, CPU% Location Function, heap column
 	cat out &&
 	grep -q "^# file: *fix.db" out &&
 	grep -q "^# duration: 10.0s  checkpoints: 10  samples: 1,000  lost: 10 (1.0%)" out &&
-	grep -q "^# heap: *live 10.0 MB  peak 15.0 MB" out &&
+	grep -q "^# heap: *live 10.0 MiB  peak 15.0 MiB" out &&
 	grep -q "^ *CPU%  Location  *Function" out &&
 	grep -q "^ *60.0%  [^ ]*hot.c:10  *hot_loop$" out &&
 	grep -q "^ *Heap  *Peak  *Allocs  Location  *Function" out &&
-	grep -q "^ *10.0 MB  *10.0 MB  *160  [^ ]*cache.rs:42  *app::cache::insert$" out
+	grep -q "^ *10.0 MiB  *10.0 MiB  *160  [^ ]*cache.rs:42  *app::cache::insert$" out
 '
 
 test_expect_success 'percentages add up to 100' '
@@ -111,7 +111,7 @@ test_expect_success '--at: heap as it was at that moment' '
 	rows heap --at 5s fix.db | short >got &&
 	printf "%s\n" "parse.rs:77,66.6667" "cache.rs:42,33.3333" >want &&
 	cmp want got &&
-	"$RSPROF" report --heap --at 5s fix.db | grep -q "^ *10.0 MB  *10.0 MB .*parse.rs:77"
+	"$RSPROF" report --heap --at 5s fix.db | grep -q "^ *10.0 MiB  *10.0 MiB .*parse.rs:77"
 '
 
 test_expect_success 'heap at the end: live, peak, allocations, freed sites after' '

@@ -37,7 +37,7 @@ test_expect_success 'a profile diffed with itself shows no change' '
 	"$RSPROF" diff p.db p.db >out &&
 	cat out &&
 	grep -q "^no change" out &&
-	grep -q "^A: p.db  10.0s  1,000 samples  live 10.0 MB  peak 15.0 MB" out &&
+	grep -q "^A: p.db  10.0s  1,000 samples  live 10.0 MiB  peak 15.0 MiB" out &&
 	"$RSPROF" diff --csv p.db p.db >csv &&
 	test "$(sed 1d csv | cut -d, -f2 | sort -u)" = same &&
 	test "$(sed 1d csv | cut -d, -f9 | sort -u | tr -d 0.)" = "" &&

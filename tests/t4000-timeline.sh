@@ -30,7 +30,7 @@ svg_check() {	# FILE LABEL...: well-formed, with a polyline and a legend per lab
 	titles = [p.find(ns + "title").text for p in lines]
 	legend = [t.text for t in root.iter(ns + "text") if t.get("class") == "legend"]
 	texts = " ".join(t.text or "" for t in root.iter(ns + "text"))
-	assert "MB" in texts and "seconds" in texts, texts
+	assert "MiB" in texts and "seconds" in texts, texts
 	for want in sys.argv[2:]:
 	    assert any(want in t for t in titles), (want, titles)
 	    assert any(want in t for t in legend), (want, legend)
@@ -100,7 +100,7 @@ test_expect_success '--since, --until, --window: the checkpoints in the window' 
 	test "$(tr "\n" " " <out)" = "5000 6000 " &&
 	"$RSPROF" timeline --since 3s p.db | tail -1 >out &&
 	cat out &&
-	grep -q "^growth: -2.00 MB in 2.0s (-60.0 MB/min); grew most: .*cache.rs:42 .*(+2.00 MB)$" out &&
+	grep -q "^growth: -2.00 MiB in 2.0s (-60.0 MiB/min); grew most: .*cache.rs:42 .*(+2.00 MiB)$" out &&
 	"$RSPROF" timeline --json -n 2 --rank growth --window 5s.. p.db | python3 -c "
 import json, sys
 d = json.load(sys.stdin)
@@ -154,7 +154,7 @@ for f, w in ((\"utf\", 90), (\"ascii\", 70)):
 
 test_expect_success 'the growth summary line' '
 	"$RSPROF" timeline p.db >out &&
-	tail -1 out | grep -q "^growth: +7.00 MB in 9.0s (+46.7 MB/min); grew most: .*cache.rs:42 app::cache::insert (+9.00 MB)$"
+	tail -1 out | grep -q "^growth: +7.00 MiB in 9.0s (+46.7 MiB/min); grew most: .*cache.rs:42 app::cache::insert (+9.00 MiB)$"
 '
 
 test_expect_success 'a CPU-only profile charts CPU and says there is no heap' '
@@ -242,7 +242,7 @@ leak_checks() {	# TARGET SOURCE
 	test_expect_success "$t: the growth summary names the leaking line" '
 		"$RSPROF" timeline $t.db >out &&
 		tail -1 out &&
-		tail -1 out | grep -q "^growth: +.* MB in .*/min); grew most: .*$src:$rising .*leak_step (+"
+		tail -1 out | grep -q "^growth: +.* MiB in .*/min); grew most: .*$src:$rising .*leak_step (+"
 	'
 
 	test_expect_success "$t: --svg holds both series" '

@@ -14,7 +14,7 @@ test_expect_success 'info shows the summary of the profile' '
 	"$RSPROF" info fix.db >out &&
 	cat out &&
 	grep -q "^file: *fix.db$" out &&
-	grep -q "^size: *[0-9.]* KB ([0-9,]* bytes)" out &&
+	grep -q "^size: *[0-9.]* KiB ([0-9,]* bytes)" out &&
 	grep -q "^schema version: *2$" out &&
 	grep -q "^target: *fixture (pid 4242)$" out &&
 	grep -q "^executable: */home/dev/proj/fixture$" out &&
@@ -22,10 +22,10 @@ test_expect_success 'info shows the summary of the profile' '
 	grep -q "^checkpoints: *10$" out &&
 	grep -q "^samples: *1,000$" out &&
 	grep -q "^lost samples: *10 (1.0%)$" out &&
-	grep -q "^heap live: *10.0 MB$" out &&
-	grep -q "^heap peak: *15.0 MB$" out &&
-	grep -q "^allocations: *1,660 (25.0 MB)$" out &&
-	grep -q "^frees: *1,500 (15.0 MB)$" out &&
+	grep -q "^heap live: *10.0 MiB$" out &&
+	grep -q "^heap peak: *15.0 MiB$" out &&
+	grep -q "^allocations: *1,660 (25.0 MiB)$" out &&
+	grep -q "^frees: *1,500 (15.0 MiB)$" out &&
 	grep -q "^heap dropped: *0$" out &&
 	grep -q "^unknown frees: *3 (300 B)$" out &&
 	grep -q "^symbols: *7$" out &&

@@ -18,7 +18,7 @@ static const char *const blocks[9] = {
 };
 static const char ascii_spark[] = " .:-=+*#@";
 
-#define Y_LABEL_W 9	/* "123.4 MB " */
+#define Y_LABEL_W 10	/* "123.4 MiB " */
 
 int chart__term_width(void)
 {
@@ -209,7 +209,7 @@ int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 		     int label_width, const double *values, size_t n,
 		     enum chart_kind kind, enum chart_unit unit)
 {
-	/* note: "  last 123.4 MB  max 123.4 MB", or only "  last 123.4 MB" when narrow */
+	/* note: "  last 123.4 MiB  max 123.4 MiB", or only "  last 123.4 MiB" when narrow */
 	const bool narrow = st->width < 80;
 	const int note_w = narrow ? 16 : 30;
 	int w = st->width - label_width - 1 - note_w;

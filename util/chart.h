@@ -64,7 +64,7 @@ int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 size_t chart__bucket(const double *values, size_t n, double *out, size_t cols,
 		     enum chart_kind kind);
 
-/* "12.3 MB", "512 B", "1.2 GB"; "1.2k" counts. Returns buf. */
+/* "12.3 MiB", "512 B", "1.2 GiB"; "1.2k" counts. Returns buf. */
 char *chart__fmt_value(double v, enum chart_unit unit, char *buf, size_t len);
 
 #endif

@@ -9,7 +9,7 @@
 
 char *format__bytes(int64_t bytes, char *buf, size_t len)
 {
-	static const char *const unit[] = { "KB", "MB", "GB", "TB", "PB" };
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
 	uint64_t mag = bytes < 0 ? -(uint64_t)bytes : (uint64_t)bytes;
 	const char *sign = bytes < 0 ? "-" : "";
 	double v;
@@ -24,7 +24,7 @@ char *format__bytes(int64_t bytes, char *buf, size_t len)
 		v /= 1024;
 		u++;
 	}
-	/* three significant digits: 1.50 KB, 15.0 MB, 150 GB */
+	/* IEC units (the factor is 1024), three significant digits: 1.50 KiB, 15.0 MiB, 150 GiB */
 	if (v < 10)
 		snprintf(buf, len, "%s%.2f %s", sign, v, unit[u]);
 	else if (v < 100)

@@ -12,9 +12,9 @@
  * terminal, CSV (RFC 4180) and JSON.
  */
 
-/* "0 B", "512 B", "1.5 KB", "12.0 MB", "3.21 GB" (1 KB = 1024 B); negative values keep the sign. */
+/* "0 B", "512 B", "1.50 KiB", "12.0 MiB", "3.21 GiB" (IEC: 1 KiB = 1024 B); negative values keep the sign. */
 char *format__bytes(int64_t bytes, char *buf, size_t len);
-/* Signed form for deltas: "+1.5 MB", "-512 B", "0 B". */
+/* Signed form for deltas: "+1.50 MiB", "-512 B", "0 B". */
 char *format__bytes_delta(int64_t bytes, char *buf, size_t len);
 /* "12.3%" (one decimal; "<0.1%" for tiny non-zero shares). */
 char *format__pct(double pct, char *buf, size_t len);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/duration.h"
+#include "util/format.h"
 #include "util/error.h"
 
 bool status__is_live(FILE *f)
@@ -13,23 +14,6 @@ bool status__is_live(FILE *f)
 	const char *term = getenv("TERM");
 
 	return isatty(fileno(f)) && !(term && !strcmp(term, "dumb"));
-}
-
-char *status__bytes(long long bytes, char *buf, size_t len)
-{
-	static const char *const unit[] = { "B", "KB", "MB", "GB", "TB" };
-	double v = (double)(bytes < 0 ? -bytes : bytes);
-	int u = 0;
-
-	while (v >= 1024 && u < 4) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, len, "%lld B", bytes);
-	else
-		snprintf(buf, len, "%s%.1f %s", bytes < 0 ? "-" : "", v, unit[u]);
-	return buf;
 }
 
 void status__line(FILE *f, const struct recorder_stats *st)
@@ -40,7 +24,7 @@ void status__line(FILE *f, const struct recorder_stats *st)
 	fprintf(f, "\r[ rsprof: %s, %llu samples, %llu lost", el,
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 	if (st->heap_on)
-		fprintf(f, ", heap %s live", status__bytes(st->live_bytes, live, sizeof(live)));
+		fprintf(f, ", heap %s live", format__bytes(st->live_bytes, live, sizeof(live)));
 	fprintf(f, ", %llu checkpoint%s, %llu thread%s ]\033[K",
 		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s",
 		(unsigned long long)st->threads, st->threads == 1 ? "" : "s");
@@ -66,11 +50,23 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 	if (stop_reason)
 		fprintf(f, ", stopped by %s", stop_reason);
 	fputs(" ]\n", f);
-	if (st->heap_on)
-		fprintf(f, "[ heap: %s live at the end, %s peak, %llu allocations, %llu frees ]\n",
-			status__bytes(st->live_bytes, b1, sizeof(b1)),
-			status__bytes(st->peak_bytes, b2, sizeof(b2)),
-			(unsigned long long)st->allocs, (unsigned long long)st->frees);
+	if (st->heap_on) {
+		char n1[32], n2[32];
+
+		fprintf(f, "[ heap: %s live at the end, %s peak, %s allocations, %s frees",
+			format__bytes(st->live_bytes, b1, sizeof(b1)),
+			format__bytes(st->peak_bytes, b2, sizeof(b2)),
+			format__count(st->allocs, n1, sizeof(n1)),
+			format__count(st->frees, n2, sizeof(n2)));
+		/* never silent (issue 3): what could not be attributed or counted */
+		if (st->unknown_frees)
+			fprintf(f, ", %s frees of memory allocated before the recording",
+				format__count(st->unknown_frees, n1, sizeof(n1)));
+		if (st->heap_dropped)
+			fprintf(f, ", %s events dropped",
+				format__count(st->heap_dropped, n1, sizeof(n1)));
+		fputs(" ]\n", f);
+	}
 	if (st->target_exited && st->exit_status >= 0) {
 		int s = st->exit_status;
 

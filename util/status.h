@@ -27,7 +27,5 @@ void status__clear(FILE *f);
 void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 		     const char *stop_reason);
 
-/* "1.2 MB" style, into buf; returns buf. */
-char *status__bytes(long long bytes, char *buf, size_t len);
 
 #endif

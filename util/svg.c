@@ -127,7 +127,7 @@ static int panel_write(FILE *f, int y0, const struct svg_panel *p, const uint64_
 		"time (seconds)</text>\n", PLOT_L + plot_w / 2, bottom + 40);
 	fprintf(f, "<text x=\"20\" y=\"%d\" font-size=\"12\" text-anchor=\"middle\" "
 		"transform=\"rotate(-90 20 %d)\">%s</text>\n", top + PLOT_H / 2, top + PLOT_H / 2,
-		p->unit == CHART_BYTES ? "MB" : "samples");
+		p->unit == CHART_BYTES ? "MiB" : "samples");
 
 	if (n) {
 		buf = malloc(npts * sizeof(*buf));

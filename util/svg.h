@@ -10,7 +10,7 @@
 /*
  * A standalone SVG line chart (no script, no external style, readable in
  * any browser): one or more panels stacked vertically, each with axes, tick
- * labels in seconds (x) and MB or counts (y), one polyline per series and
+ * labels in seconds (x) and MiB or counts (y), one polyline per series and
  * a legend naming each series ("src/cache.rs:201 Cache::insert"). Labels
  * are XML-escaped. Series longer than the plot is wide are reduced with
  * chart__bucket() (highest value per bucket for levels, mean for rates).
@@ -22,7 +22,7 @@ struct svg_series {
 
 struct svg_panel {
 	const char *title;
-	enum chart_unit unit;	/* CHART_BYTES: axis in MB; CHART_COUNT: plain */
+	enum chart_unit unit;	/* CHART_BYTES: axis in MiB; CHART_COUNT: plain */
 	enum chart_kind kind;
 	const struct svg_series *series;
 	size_t n_series;

@@ -114,7 +114,7 @@ static void test_draw(void)
 	ok(s && strlen(s) <= 61, "ASCII sparkline fits 60 columns");
 	free(s);
 
-	is_str(chart__fmt_value(1536, CHART_BYTES, buf, sizeof(buf)), "1.50 KB", "bytes");
+	is_str(chart__fmt_value(1536, CHART_BYTES, buf, sizeof(buf)), "1.50 KiB", "bytes");
 	is_str(chart__fmt_value(12345, CHART_COUNT, buf, sizeof(buf)), "12.3k", "counts");
 }
 
@@ -126,7 +126,7 @@ static void test_svg(void)
 	is_int(s ? count(s, "<polyline") : -1, 2, "one polyline per series");
 	ok(s && strstr(s, "src/x.c:1 f&lt;T&gt;&amp;g"), "labels are XML-escaped");
 	ok(s && strstr(s, "a &quot;title&quot;"), "the title is escaped");
-	ok(s && strstr(s, ">MB<") && strstr(s, "time (seconds)"), "axes name their units");
+	ok(s && strstr(s, ">MiB<") && strstr(s, "time (seconds)"), "axes name their units");
 	free(s);
 }
 

@@ -25,12 +25,12 @@ static void test_numbers(void)
 
 	is_str(format__bytes(0, b, sizeof(b)), "0 B", "0 B");
 	is_str(format__bytes(1023, b, sizeof(b)), "1023 B", "1023 B");
-	is_str(format__bytes(1536, b, sizeof(b)), "1.50 KB", "1.5 KB");
-	is_str(format__bytes(10 * 1024 * 1024, b, sizeof(b)), "10.0 MB", "10 MB");
-	is_str(format__bytes(150LL * 1024 * 1024 * 1024, b, sizeof(b)), "150 GB", "150 GB");
-	is_str(format__bytes(-2048, b, sizeof(b)), "-2.00 KB", "negative");
-	is_str(format__bytes(INT64_MIN, b, sizeof(b)), "-8192 PB", "INT64_MIN does not overflow");
-	is_str(format__bytes_delta(1536, b, sizeof(b)), "+1.50 KB", "delta +");
+	is_str(format__bytes(1536, b, sizeof(b)), "1.50 KiB", "1.5 KiB");
+	is_str(format__bytes(10 * 1024 * 1024, b, sizeof(b)), "10.0 MiB", "10 MiB");
+	is_str(format__bytes(150LL * 1024 * 1024 * 1024, b, sizeof(b)), "150 GiB", "150 GiB");
+	is_str(format__bytes(-2048, b, sizeof(b)), "-2.00 KiB", "negative");
+	is_str(format__bytes(INT64_MIN, b, sizeof(b)), "-8192 PiB", "INT64_MIN does not overflow");
+	is_str(format__bytes_delta(1536, b, sizeof(b)), "+1.50 KiB", "delta +");
 	is_str(format__bytes_delta(-5, b, sizeof(b)), "-5 B", "delta -");
 	is_str(format__bytes_delta(0, b, sizeof(b)), "0 B", "delta 0");
 	is_str(format__pct(60, b, sizeof(b)), "60.0%", "pct");

@@ -1,4 +1,4 @@
-/* record_opts__from_args(): options, environment, defaults; caps__sensitive(); status__bytes(). */
+/* record_opts__from_args(): options, environment, defaults; caps__sensitive(). */
 #include "util/record-options.h"
 
 #include <stdlib.h>
@@ -127,8 +127,5 @@ int main(void)
 	ok(caps__sensitive("cpu_split") == NULL, "cpu_split is not");
 	ok(caps__sensitive(NULL) == NULL, "NULL comm");
 
-	is_str(status__bytes(512, buf, sizeof(buf)), "512 B", "bytes");
-	is_str(status__bytes(1536, buf, sizeof(buf)), "1.5 KB", "kilobytes");
-	is_str(status__bytes(-3 * 1024 * 1024, buf, sizeof(buf)), "-3.0 MB", "negative megabytes");
 	return done_testing();
 }
