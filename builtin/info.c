@@ -213,7 +213,7 @@ static int info_run(void)
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
-			return err == -ENOENT ? EXIT_DB : exit_from_err(err);
+			return exit_from_err(err);
 		path = newest;
 	}
 	err = db__open(path, &in.db);

@@ -56,6 +56,13 @@ test_expect_success 'rsprof help of an unknown topic: exit 2' '
 	grep -q "record" err
 '
 
+test_expect_success 'readers with no profile given and none here: exit 6' '
+	for c in report info timeline top; do
+		expect_exit 6 "$RSPROF" $c </dev/null >/dev/null 2>err || { echo "$c"; exit 1; }
+		grep -q "no rsprof.\*.db in the current directory" err || { echo "$c"; cat err; exit 1; }
+	done
+'
+
 test_expect_success 'a failed write to stdout is exit 1' '
 	expect_exit 1 "$RSPROF" --version >/dev/full 2>/dev/null
 '

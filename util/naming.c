@@ -93,7 +93,7 @@ int naming__newest(const char *dir, char **path)
 		pr_err("no profile given and no rsprof.*.db in %s",
 		       dir && strcmp(dir, ".") ? dir : "the current directory");
 		pr_hint("record one with 'rsprof record -p PID' or name the file");
-		return -ENOENT;
+		return -RSPROF_EDB;	/* like a missing file: exit 6 */
 	}
 	if (dir && strcmp(dir, ".")) {
 		if (asprintf(path, "%s/%s", dir, best) < 0)

@@ -17,8 +17,8 @@ char *naming__default(const char *dir, const char *comm, pid_t pid, time_t when,
 
 /*
  * The newest rsprof.*.db in dir (by the timestamp in its name, then mtime),
- * malloc'd in *path. -ENOENT (with an error and a hint printed) when there
- * is none.
+ * malloc'd in *path. -RSPROF_EDB (with an error and a hint printed) when
+ * there is none, as for a missing profile file (exit 6).
  */
 int naming__newest(const char *dir, char **path);
 
