@@ -17,13 +17,12 @@
 #include "util/db.h"
 #include "util/db-stacks.h"
 #include "util/error.h"
-#include "util/launch.h"
 #include "util/maps.h"
 #include "util/naming.h"
-#include "util/proc.h"
 #include "util/resolver.h"
 #include "util/sampler.h"
 #include "util/symbol.h"
+#include "util/target.h"
 
 #define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
 #define RESCAN_MS	100	/* new threads sampled within a second */
@@ -64,15 +63,8 @@ struct stack_ent {
 
 struct recorder {
 	struct record_opts o;
-	pid_t pid;
-	char comm[64];
-	char exe[PATH_MAX];
+	struct target t;
 	char path[PATH_MAX];
-	char *cmdline;
-
-	bool launched;
-	struct launch child;	/* launched: pid 0 once reaped */
-	int exit_status;	/* from waitpid(), -1 unknown */
 
 	struct sampler *sampler;
 	struct resolver *res;
@@ -129,90 +121,45 @@ static void iso_time(time_t t, char *buf, size_t len)
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
 }
 
-/* ---- the target ------------------------------------------------------ */
-
-static int find_by_name(const char *name, pid_t *pid)
-{
-	pid_t *pids;
-	size_t n;
-	int err = proc__find_by_name(name, &pids, &n);
-
-	if (err) {
-		pr_err("cannot list processes: %s", strerror(-err));
-		return err;
-	}
-	if (n == 1) {
-		*pid = pids[0];
-		free(pids);
-		return 0;
-	}
-	if (!n) {
-		pr_err("no process named like '%s'", name);
-		pr_hint("check the name with 'ps -e -o pid,comm' (it is a substring of the "
-			"15-character comm)");
-		free(pids);
-		return -ESRCH;
-	}
-	pr_err("%zu processes match '%s':", n, name);
-	for (size_t i = 0; i < n; i++) {
-		char comm[64] = "?";
-
-		proc__comm(pids[i], comm, sizeof(comm));
-		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
-	}
-	pr_hint("choose one with -p PID");
-	free(pids);
-	return -RSPROF_EUSAGE;
-}
-
-static char *join_argv(const char *const *argv)
-{
-	size_t len = 1;
-	char *s;
-
-	for (int i = 0; argv[i]; i++)
-		len += strlen(argv[i]) + 1;
-	s = malloc(len);
-	if (!s)
-		return NULL;
-	s[0] = '\0';
-	for (int i = 0; argv[i]; i++) {
-		if (i)
-			strcat(s, " ");
-		strcat(s, argv[i]);
-	}
-	return s;
-}
-
-/* Stop and reap a launched target that is still running (signal, duration, error). */
-static void launch_kill(struct recorder *r)
-{
-	int status;
-
-	if (r->child.pid <= 0)
-		return;
-	launch__kill(&r->child, &status);
-	if (status != -1)
-		r->exit_status = status;
-}
+/* ---- the start ------------------------------------------------------- */
 
 static int check_debuginfo(struct recorder *r)
 {
 	int d = resolver__check_debuginfo(r->res);
 
 	if (d == 1) {
-		pr_warn("%s has no DWARF line information: results by function only", r->exe);
+		pr_warn("%s has no DWARF line information: results by function only", r->t.exe);
 		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
 			"Cargo profile) for source lines");
 		return 0;
 	}
 	if (d < 0) {
-		pr_err("%s has no debug information and no symbol table", r->exe);
+		pr_err("%s has no debug information and no symbol table", r->t.exe);
 		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
 			"Cargo profile, or -g) and do not strip it");
 		return -RSPROF_ENODEBUG;
 	}
 	return 0;
+}
+
+/* The target's mappings read and its debug information checked. */
+static int open_resolver(struct recorder *r)
+{
+	int err = resolver__new(r->t.pid, &r->res);
+
+	if (err) {
+		r->res = NULL;
+		if (r->t.launched)
+			pr_err("cannot read the mappings of '%s': %s", r->o.argv[0],
+			       rsprof_strerror(err));
+		else if (err == -ESRCH)
+			pr_err("process %d exited", (int)r->t.pid);
+		else
+			pr_err("cannot read the mappings of process %d: %s",
+			       (int)r->t.pid, rsprof_strerror(err));
+		return err;
+	}
+	return check_debuginfo(r);
 }
 
 static void disable_heap(struct recorder *r, const char *why)
@@ -224,8 +171,8 @@ static void disable_heap(struct recorder *r, const char *why)
 static int start_heap(struct recorder *r, bool before_exec)
 {
 	struct heap_opts ho = {
-		.pid = r->pid,
-		.exe = r->exe,
+		.pid = r->t.pid,
+		.exe = r->t.exe,
 		.before_exec = before_exec,
 		.probes = r->o.heap_probes,
 		.attribution = r->o.heap_attribution,
@@ -271,17 +218,17 @@ static int write_meta_start(struct recorder *r)
 		free(old);
 		if (!db_query_summary(r->db, &s) && s.checkpoints)
 			r->ts_base = s.duration_ms + r->o.interval_ms;
-		err = db__meta_set_int(r->db, "appended_pid", r->pid);
+		err = db__meta_set_int(r->db, "appended_pid", r->t.pid);
 	} else {
 		iso_time(time(NULL), buf, sizeof(buf));
 		err = db__meta_set(r->db, "start_time", buf);
 	}
 	if (!err)
-		err = db__meta_set_int(r->db, "pid", r->pid);
+		err = db__meta_set_int(r->db, "pid", r->t.pid);
 	if (!err)
-		err = db__meta_set(r->db, "process_name", r->comm);
+		err = db__meta_set(r->db, "process_name", r->t.comm);
 	if (!err)
-		err = db__meta_set(r->db, "exe_path", r->exe);
+		err = db__meta_set(r->db, "exe_path", r->t.exe);
 	if (!err)
 		err = db__meta_set_int(r->db, "checkpoint_interval_ms", (long long)r->o.interval_ms);
 	if (!err)
@@ -289,11 +236,11 @@ static int write_meta_start(struct recorder *r)
 	if (!err)
 		err = db__meta_set(r->db, "rsprof_version", RSPROF_VERSION);
 	if (!err)
-		err = db__meta_set(r->db, "command", r->cmdline ? r->cmdline : "");
+		err = db__meta_set(r->db, "command", r->t.cmdline ? r->t.cmdline : "");
 	if (!err && r->o.rsprof_cmdline)
 		err = db__meta_set(r->db, "rsprof_command", r->o.rsprof_cmdline);
 	if (!err)
-		err = db__meta_set(r->db, "target", r->launched ? "launched" : "attached");
+		err = db__meta_set(r->db, "target", r->t.launched ? "launched" : "attached");
 	if (!err)
 		err = db__meta_set(r->db, "cpu", r->o.cpu ? "on" : "off");
 	if (!err)
@@ -316,7 +263,7 @@ static int open_output(struct recorder *r)
 	if (r->o.output)
 		snprintf(r->path, sizeof(r->path), "%s", r->o.output);
 	else
-		naming__default(r->o.output_dir, r->comm, r->pid, time(NULL), r->path,
+		naming__default(r->o.output_dir, r->t.comm, r->t.pid, time(NULL), r->path,
 				sizeof(r->path));
 	err = db__create(r->path, r->o.append, &r->db);
 	if (err) {	/* printed by db__create(), -EEXIST with its hint */
@@ -333,38 +280,16 @@ static int open_output(struct recorder *r)
 	return write_meta_start(r);
 }
 
-/* What the kernel will call the launched program: the file name, 15 characters. */
-static void launch_comm(struct recorder *r)
-{
-	const char *base = strrchr(r->o.argv[0], '/');
-
-	snprintf(r->comm, 16, "%s", base ? base + 1 : r->o.argv[0]);
-}
-
-static void read_target(struct recorder *r)
-{
-	char buf[4096];
-
-	if (proc__comm(r->pid, r->comm, sizeof(r->comm)))
-		r->comm[0] = '\0';
-	if (!r->launched && proc__exe(r->pid, r->exe, sizeof(r->exe)))
-		r->exe[0] = '\0';
-	if (!r->launched && !proc__cmdline(r->pid, buf, sizeof(buf)))
-		r->cmdline = strdup(buf);
-}
-
 int recorder__new(const struct record_opts *o, struct recorder **out)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
 	int err;
-	const char *why;
 
 	*out = NULL;
 	if (!r)
 		return -ENOMEM;
 	r->o = *o;
-	r->exit_status = -1;
-	r->child.go_fd = r->child.exec_fd = -1;
+	target__init(&r->t);
 	r->cpu_rows.elem = sizeof(struct cpu_count);
 	r->syms.elem = sizeof(const struct symbol *);
 	r->stacks.elem = sizeof(struct stack_ent);
@@ -373,61 +298,21 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	pthread_mutex_init(&r->lock, NULL);
 
 	if (o->argv) {
-		err = proc__which(o->argv[0], r->exe, sizeof(r->exe));
-		if (err) {
-			pr_err("cannot run '%s': command not found", o->argv[0]);
-			pr_hint("check the command name and PATH");
-			goto fail;
-		}
-		r->cmdline = join_argv(o->argv);
-		err = caps__check_perf(0);
-		if (!err)
-			err = launch__fork(o->argv, &r->child);
-		if (!err) {
-			r->pid = r->child.pid;
-			r->launched = true;
-		}
+		err = target__launch(&r->t, o->argv);
 	} else {
-		if (o->process) {
-			err = find_by_name(o->process, &r->pid);
-		} else {
-			r->pid = o->pid;
-			err = proc__exists(r->pid);
-			if (err) {
-				pr_err("no process with PID %d", (int)r->pid);
-				pr_hint("check the PID with 'ps -p %d', or use -P NAME", (int)r->pid);
-			}
-		}
+		err = target__attach(&r->t, o->pid, o->process);
 		if (!err)
-			err = caps__check_perf(r->pid);
-		if (!err) {
-			read_target(r);
-			why = caps__sensitive(r->comm);
-			if (why)
-				pr_warn("process %d (%s) is %s: the profile will show its code paths",
-					(int)r->pid, r->comm, why);
-			err = resolver__new(r->pid, &r->res);
-			if (err) {
-				r->res = NULL;
-				if (err == -ESRCH)
-					pr_err("process %d exited", (int)r->pid);
-				else
-					pr_err("cannot read the mappings of process %d: %s",
-					       (int)r->pid, rsprof_strerror(err));
-			}
-		}
-		if (!err)
-			err = check_debuginfo(r);
+			err = open_resolver(r);
 	}
 	if (err)
 		goto fail;
 
 	if (o->cpu) {
 		struct sampler_opts so = {
-			.pid = r->pid,
+			.pid = r->t.pid,
 			.freq = o->freq,
 			.call_graph = o->call_graph,
-			.enable_on_exec = r->launched,
+			.enable_on_exec = r->t.launched,
 		};
 
 		err = sampler__new(&so, &r->sampler);
@@ -436,34 +321,28 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 			goto fail;
 		}
 	}
-	err = start_heap(r, r->launched);
+	err = start_heap(r, r->t.launched);
 	if (err)
 		goto fail;
 
 	/* the file before the launch: a program is not run for nothing */
-	if (r->launched)
-		launch_comm(r);
 	err = open_output(r);
 	if (err)
 		goto fail;
-	if (r->launched) {
+	if (r->t.launched) {
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
-		err = launch__go(&r->child, o->argv[0]);
+		err = target__go(&r->t, o->argv[0]);
 		if (err)
 			goto fail;
 		if (r->sampler)
 			sampler__exec_done(r->sampler);
-		read_target(r);
-		err = db__meta_set(r->db, "process_name", r->comm);
-		if (!err)
-			err = resolver__new(r->pid, &r->res);
-		if (err) {
-			r->res = NULL;
-			pr_err("cannot read the mappings of '%s': %s", r->o.argv[0],
+		target__read(&r->t);
+		err = db__meta_set(r->db, "process_name", r->t.comm);
+		if (err)	/* printed by db.c; and, as before the split, with this line */
+			pr_err("cannot read the mappings of '%s': %s", o->argv[0],
 			       rsprof_strerror(err));
-		} else {
-			err = check_debuginfo(r);
-		}
+		else
+			err = open_resolver(r);
 		if (err)
 			goto fail;
 	} else {
@@ -476,15 +355,12 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
 	r->st.exit_status = -1;
-	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->pid, r->comm, r->exe,
+	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->t.pid, r->t.comm, r->t.exe,
 		 r->path);
 	*out = r;
 	return 0;
 fail:
-	if (r->child.go_fd >= 0)
-		launch__abort(&r->child);	/* never ran: it exits at once */
-	else
-		launch_kill(r);
+	target__abort(&r->t);
 	if (r->db) {
 		db_stacks__delete(r->dbst);
 		r->dbst = NULL;
@@ -735,26 +611,6 @@ static void update_stats(struct recorder *r, uint64_t now_ms)
 	pthread_mutex_unlock(&r->lock);
 }
 
-/* Has the target ended? Launched: reap it; attached: /proc says so. */
-static bool target_exited(struct recorder *r)
-{
-	if (r->launched) {
-		int status;
-		pid_t w;
-
-		if (r->child.pid <= 0)
-			return true;
-		w = waitpid(r->child.pid, &status, WNOHANG);
-		if (w == r->child.pid) {
-			r->exit_status = status;
-			r->child.pid = 0;
-			return true;
-		}
-		return w < 0 && errno == ECHILD;
-	}
-	return proc__gone(r->pid);
-}
-
 static void sleep_ms(uint64_t ms)
 {
 	struct timespec ts = { .tv_sec = (time_t)(ms / 1000),
@@ -778,8 +634,8 @@ static int write_meta_end(struct recorder *r, uint64_t now_ms)
 		err = db__meta_set_int(r->db, "duration_ms", (long long)(r->ts_base + now_ms));
 	if (!err)
 		err = db__meta_set(r->db, "stop_reason", r->stop_reason ? r->stop_reason : "");
-	if (!err && r->exit_status >= 0) {
-		int s = r->exit_status;
+	if (!err && r->t.exit_status >= 0) {
+		int s = r->t.exit_status;
 
 		err = db__meta_set_int(r->db, "exit_status",
 				       WIFSIGNALED(s) ? 128 + WTERMSIG(s) : WEXITSTATUS(s));
@@ -828,8 +684,8 @@ static int finish(struct recorder *r, int err)
 	r->finalised = true;
 	if (r->sampler)
 		sampler__drain(r->sampler, on_sample, r);
-	if (r->launched && r->child.pid > 0)
-		launch_kill(r);
+	if (r->t.launched && r->t.child.pid > 0)
+		target__kill(&r->t);
 	if (!r->stop_reason)
 		r->stop_reason = r->stop ? "signal" : "error";
 	update_stats(r, now);
@@ -837,8 +693,8 @@ static int finish(struct recorder *r, int err)
 		err = write_checkpoint(r, now);
 	err2 = write_meta_end(r, now);
 	pthread_mutex_lock(&r->lock);
-	r->st.target_exited = r->exit_status >= 0 || !strcmp(r->stop_reason, "target-exit");
-	r->st.exit_status = r->exit_status;
+	r->st.target_exited = r->t.exit_status >= 0 || !strcmp(r->stop_reason, "target-exit");
+	r->st.exit_status = r->t.exit_status;
 	r->st.finished = true;
 	pthread_mutex_unlock(&r->lock);
 	return err ? err : err2;
@@ -867,8 +723,8 @@ int recorder__run(struct recorder *r)
 			break;
 		}
 		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
-		exited = (r->launched || now >= next_alive) && target_exited(r);
-		if (!r->launched && now >= next_alive)
+		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
 		if (exited) {
 			r->stop_reason = "target-exit";
@@ -907,7 +763,7 @@ int recorder__run(struct recorder *r)
 			}
 			/* -ESRCH: the next round sees the end; others: try again later */
 			if (changes < 0 && changes != -ESRCH && !r->warned_rescan) {
-				pr_warn("cannot list the threads of process %d: %s", (int)r->pid,
+				pr_warn("cannot list the threads of process %d: %s", (int)r->t.pid,
 					strerror(-changes));
 				r->warned_rescan = true;
 			}
@@ -949,12 +805,12 @@ const char *recorder__path(const struct recorder *r)
 
 pid_t recorder__pid(const struct recorder *r)
 {
-	return r->pid;
+	return r->t.pid;
 }
 
 const char *recorder__comm(const struct recorder *r)
 {
-	return r->comm;
+	return r->t.comm;
 }
 
 const char *recorder__stop_reason(const struct recorder *r)
@@ -972,7 +828,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
-	launch_kill(r);
+	target__kill(&r->t);
 	db_stacks__delete(r->dbst);
 	err2 = db__close(r->db);
 	if (!err)
@@ -989,7 +845,7 @@ int recorder__delete(struct recorder *r)
 	count_map__free(&r->known);
 	count_map__free(&r->stack_counts);
 	count_map__free(&r->stack_index);
-	free(r->cmdline);
+	target__exit(&r->t);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
 	return err;
