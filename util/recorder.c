@@ -7,18 +7,17 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/caps.h"
 #include "util/count-map.h"
-#include "util/db-query.h"
 #include "util/db.h"
 #include "util/db-stacks.h"
 #include "util/error.h"
 #include "util/maps.h"
 #include "util/naming.h"
+#include "util/record-meta.h"
 #include "util/resolver.h"
 #include "util/sampler.h"
 #include "util/symbol.h"
@@ -113,14 +112,6 @@ static uint64_t ms_since(const struct timespec *t0)
 	       (uint64_t)((now.tv_nsec - t0->tv_nsec) / 1000000);
 }
 
-static void iso_time(time_t t, char *buf, size_t len)
-{
-	struct tm tm;
-
-	gmtime_r(&t, &tm);
-	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
-}
-
 /* ---- the start ------------------------------------------------------- */
 
 static int check_debuginfo(struct recorder *r)
@@ -203,59 +194,6 @@ static int start_heap(struct recorder *r, bool before_exec)
 	return 0;
 }
 
-static int write_meta_start(struct recorder *r)
-{
-	static const char *const probes[] = { "auto", "rust", "libc" };
-	static const char *const attr[] = { "first-user", "caller", "stack" };
-	char buf[64];
-	char *old = NULL;
-	int err = 0;
-
-	/* --append to a profile: keep where and when it began */
-	if (r->o.append && !db__meta_get(r->db, "start_time", &old) && old) {
-		struct prof_summary s;
-
-		free(old);
-		if (!db_query_summary(r->db, &s) && s.checkpoints)
-			r->ts_base = s.duration_ms + r->o.interval_ms;
-		err = db__meta_set_int(r->db, "appended_pid", r->t.pid);
-	} else {
-		iso_time(time(NULL), buf, sizeof(buf));
-		err = db__meta_set(r->db, "start_time", buf);
-	}
-	if (!err)
-		err = db__meta_set_int(r->db, "pid", r->t.pid);
-	if (!err)
-		err = db__meta_set(r->db, "process_name", r->t.comm);
-	if (!err)
-		err = db__meta_set(r->db, "exe_path", r->t.exe);
-	if (!err)
-		err = db__meta_set_int(r->db, "checkpoint_interval_ms", (long long)r->o.interval_ms);
-	if (!err)
-		err = db__meta_set_int(r->db, "cpu_freq_hz", r->o.cpu ? r->o.freq : 0);
-	if (!err)
-		err = db__meta_set(r->db, "rsprof_version", RSPROF_VERSION);
-	if (!err)
-		err = db__meta_set(r->db, "command", r->t.cmdline ? r->t.cmdline : "");
-	if (!err && r->o.rsprof_cmdline)
-		err = db__meta_set(r->db, "rsprof_command", r->o.rsprof_cmdline);
-	if (!err)
-		err = db__meta_set(r->db, "target", r->t.launched ? "launched" : "attached");
-	if (!err)
-		err = db__meta_set(r->db, "cpu", r->o.cpu ? "on" : "off");
-	if (!err)
-		err = db__meta_set(r->db, "call_graph", r->o.call_graph ? "on" : "off");
-	if (!err)
-		err = db__meta_set(r->db, "heap", r->heap ? "on" : "off");
-	if (!err)
-		err = db__meta_set(r->db, "heap_probes_requested", probes[r->o.heap_probes]);
-	if (!err)
-		err = db__meta_set(r->db, "heap_attribution", attr[r->o.heap_attribution]);
-	if (!err)
-		err = db__meta_set_int(r->db, "heap_sample", r->o.heap_sample);
-	return err;
-}
-
 static int open_output(struct recorder *r)
 {
 	int err;
@@ -277,7 +215,7 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
-	return write_meta_start(r);
+	return record_meta__start(r->db, &r->o, &r->t, r->heap != NULL, &r->ts_base);
 }
 
 int recorder__new(const struct record_opts *o, struct recorder **out)
@@ -337,7 +275,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (r->sampler)
 			sampler__exec_done(r->sampler);
 		target__read(&r->t);
-		err = db__meta_set(r->db, "process_name", r->t.comm);
+		err = record_meta__process_name(r->db, &r->t);
 		if (err)	/* printed by db.c; and, as before the split, with this line */
 			pr_err("cannot read the mappings of '%s': %s", o->argv[0],
 			       rsprof_strerror(err));
@@ -619,60 +557,6 @@ static void sleep_ms(uint64_t ms)
 	nanosleep(&ts, NULL);	/* a signal cuts it short: fine, the loop looks at r->stop */
 }
 
-static int write_meta_end(struct recorder *r, uint64_t now_ms)
-{
-	struct sampler_stats ss = { 0 };
-	struct heap_stats hs = { 0 };
-	char buf[64];
-	int err;
-
-	if (r->sampler)
-		sampler__stats(r->sampler, &ss);
-	iso_time(time(NULL), buf, sizeof(buf));
-	err = db__meta_set(r->db, "end_time", buf);
-	if (!err)
-		err = db__meta_set_int(r->db, "duration_ms", (long long)(r->ts_base + now_ms));
-	if (!err)
-		err = db__meta_set(r->db, "stop_reason", r->stop_reason ? r->stop_reason : "");
-	if (!err && r->t.exit_status >= 0) {
-		int s = r->t.exit_status;
-
-		err = db__meta_set_int(r->db, "exit_status",
-				       WIFSIGNALED(s) ? 128 + WTERMSIG(s) : WEXITSTATUS(s));
-	}
-	if (!err)
-		err = db__meta_set_int(r->db, "samples", (long long)ss.samples);
-	if (!err)
-		err = db__meta_set_int(r->db, "lost_samples", (long long)ss.lost);
-	if (!err)
-		err = db__meta_set_int(r->db, "threads", (long long)ss.threads_seen);
-	if (!err && r->heap) {
-		heap__stats(r->heap, &hs);
-		if (hs.probes)
-			err = db__meta_set(r->db, "heap_probes", hs.probes);
-		if (!err)
-			err = db__meta_set_int(r->db, "unknown_frees", (long long)hs.unknown_frees);
-		if (!err)
-			err = db__meta_set_int(r->db, "unknown_free_bytes",
-					       (long long)hs.unknown_free_bytes);
-		if (!err)
-			err = db__meta_set_int(r->db, "heap_dropped", (long long)hs.dropped);
-		if (!err)
-			err = db__meta_set_int(r->db, "heap_peak_bytes", (long long)hs.peak_bytes);
-	}
-	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
-		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,
-			100.0 * (double)ss.lost / (double)(ss.samples + ss.lost));
-		pr_hint("record at a lower frequency (-F)");
-	}
-	if (!err && r->heap && hs.dropped) {
-		pr_warn("%llu heap events dropped (a full map or ring)",
-			(unsigned long long)hs.dropped);
-		pr_hint("use --heap-sample N for allocation-heavy programs");
-	}
-	return err;
-}
-
 /* The end: last samples, last checkpoint, meta. Runs once. */
 static int finish(struct recorder *r, int err)
 {
@@ -691,7 +575,8 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
-	err2 = write_meta_end(r, now);
+	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
+				r->t.exit_status);
 	pthread_mutex_lock(&r->lock);
 	r->st.target_exited = r->t.exit_status >= 0 || !strcmp(r->stop_reason, "target-exit");
 	r->st.exit_status = r->t.exit_status;
