@@ -11,16 +11,14 @@
 #include <unistd.h>
 
 #include "util/caps.h"
-#include "util/count-map.h"
+#include "util/checkpoint-writer.h"
 #include "util/db.h"
 #include "util/db-stacks.h"
 #include "util/error.h"
-#include "util/maps.h"
 #include "util/naming.h"
 #include "util/record-meta.h"
 #include "util/resolver.h"
 #include "util/sampler.h"
-#include "util/symbol.h"
 #include "util/target.h"
 
 #define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
@@ -28,37 +26,6 @@
 #define TICK_MS		250
 #define ALIVE_MS	50
 #define CHURN_MS	1000	/* fast rescans this long after threads came or went */
-#define MAX_STACK	128
-/* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
-#define CPU_STACK_ID0	(1LL << 40)
-
-/* A growable array of elements of one size. */
-struct vec {
-	void *v;
-	size_t n, cap, elem;
-};
-
-static void *vec__push(struct vec *a)
-{
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 256;
-		void *nv = realloc(a->v, ncap * a->elem);
-
-		if (!nv)
-			return NULL;
-		a->v = nv;
-		a->cap = ncap;
-	}
-	return (char *)a->v + a->elem * a->n++;
-}
-
-/* -g: a deduplicated call stack (seed 004), written once. */
-struct stack_ent {
-	uint64_t hash;
-	int64_t id;
-	uint64_t *addrs;
-	int depth;
-};
 
 struct recorder {
 	struct record_opts o;
@@ -70,33 +37,13 @@ struct recorder {
 	struct db *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
+	struct checkpoint_writer *cpw;
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
-	uint64_t last_cp_ms;
-	uint64_t lost_at_cp;	/* sampler's lost total at the previous checkpoint */
 	const char *stop_reason;
 	volatile sig_atomic_t stop;
 	bool finalised;
-	bool maps_written;
-	bool maps_stale;	/* a sample fell outside the known mappings: re-read them */
-	uint64_t maps_read_ms;
-
-	struct count_map cpu;		/* ip -> samples, this checkpoint */
-	struct count_map known;		/* addresses whose symbols are in the file */
-	struct vec cpu_rows;		/* struct cpu_count */
-	struct vec syms;		/* const struct symbol * */
-	uint64_t *heap_new;		/* heap__collect()'s new addresses */
-	size_t heap_new_n, heap_new_cap;
-
-	/* -g */
-	struct count_map stack_counts;	/* stack hash -> samples, this checkpoint */
-	struct vec stacks;		/* struct stack_ent, every stack of the file */
-	struct count_map stack_index;	/* hash -> index + 1 in stacks */
-	size_t stacks_written;
-	struct vec stack_rows;		/* struct stack_count, this checkpoint */
-	int64_t next_stack_id;
-	bool sample_err;
 	bool warned_rescan;
 
 	pthread_mutex_t lock;
@@ -228,11 +175,6 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		return -ENOMEM;
 	r->o = *o;
 	target__init(&r->t);
-	r->cpu_rows.elem = sizeof(struct cpu_count);
-	r->syms.elem = sizeof(const struct symbol *);
-	r->stacks.elem = sizeof(struct stack_ent);
-	r->stack_rows.elem = sizeof(struct stack_count);
-	r->next_stack_id = CPU_STACK_ID0;
 	pthread_mutex_init(&r->lock, NULL);
 
 	if (o->argv) {
@@ -286,6 +228,9 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	} else {
 		clock_gettime(CLOCK_MONOTONIC, &r->t0);
 	}
+	err = checkpoint_writer__new(r->db, r->dbst, r->res, r->heap, &r->cpw);
+	if (err)
+		goto fail;
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded();
@@ -312,214 +257,19 @@ fail:
 	return err;
 }
 
-/* ---- sampling and checkpoints ------------------------------------------ */
-
-static uint64_t stack_hash(const uint64_t *a, unsigned int n)
-{
-	uint64_t h = 1469598103934665603ULL ^ n;
-
-	for (unsigned int i = 0; i < n; i++) {
-		h ^= a[i];
-		h *= 1099511628211ULL;
-		h ^= h >> 29;
-	}
-	return h ? h : 1;
-}
-
-static void on_sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
-		      unsigned int depth)
-{
-	struct recorder *r = ctx;
-	bool fresh;
-
-	if (count_map__add(&r->cpu, ip, 1, &fresh))
-		r->sample_err = true;
-	if (fresh && !r->maps_stale && !count_map__has(&r->known, ip) &&
-	    !maps__find(resolver__maps(r->res), ip))
-		r->maps_stale = true;
-	if (r->o.call_graph && depth) {
-		uint64_t h = stack_hash(chain, depth);
-
-		if (count_map__add(&r->stack_counts, h, 1, &fresh))
-			r->sample_err = true;
-		if (!count_map__has(&r->stack_index, h)) {
-			for (unsigned int i = 0; i < depth && !r->maps_stale; i++)
-				if (!maps__find(resolver__maps(r->res), chain[i]))
-					r->maps_stale = true;
-			struct stack_ent *e = vec__push(&r->stacks);
-
-			if (!e) {
-				r->sample_err = true;
-				return;
-			}
-			e->hash = h;
-			e->id = r->next_stack_id++;
-			e->depth = (int)(depth > MAX_STACK ? MAX_STACK : depth);
-			e->addrs = malloc(sizeof(uint64_t) * e->depth);
-			if (!e->addrs) {
-				r->stacks.n--;
-				r->sample_err = true;
-				return;
-			}
-			memcpy(e->addrs, chain, sizeof(uint64_t) * e->depth);
-			if (count_map__add(&r->stack_index, h, r->stacks.n, &fresh))
-				r->sample_err = true;
-		}
-	}
-}
-
-/* The symbol of addr goes into this checkpoint unless the file has it already. */
-static int want_symbol(struct recorder *r, uint64_t addr, bool *maps_refreshed)
-{
-	const struct symbol *sym, **slot;
-	bool fresh;
-
-	if (count_map__has(&r->known, addr))
-		return 0;
-	/* an address in no known mapping: a library loaded since (dlopen) */
-	if (!*maps_refreshed && !maps__find(resolver__maps(r->res), addr)) {
-		*maps_refreshed = true;
-		if (!resolver__refresh_maps(r->res))
-			r->maps_written = false;
-	}
-	sym = resolver__resolve(r->res, addr);
-	if (!sym)
-		return -ENOMEM;
-	slot = vec__push(&r->syms);
-	if (!slot)
-		return -ENOMEM;
-	*slot = sym;
-	return count_map__add(&r->known, addr, 1, &fresh);
-}
-
-/* Index + 1 of the stack with hash h in r->stacks, 0 when unknown. */
-static size_t stack_index_of(struct recorder *r, uint64_t h)
-{
-	return (size_t)count_map__get(&r->stack_index, h);
-}
-
-/* -g: samples per stack of this checkpoint, after the checkpoint (its id) is written. */
-static int write_stack_counts(struct recorder *r, int64_t cid)
-{
-	struct count_map *m = &r->stack_counts;
-
-	r->stack_rows.n = 0;
-	for (size_t i = 0; i < m->cap; i++) {
-		struct stack_count *c;
-		size_t idx;
-
-		if (!m->keys[i])
-			continue;
-		idx = stack_index_of(r, m->keys[i]);
-		if (!idx)
-			continue;
-		c = vec__push(&r->stack_rows);
-		if (!c)
-			return -ENOMEM;
-		c->stack_id = ((struct stack_ent *)r->stacks.v)[idx - 1].id;
-		c->count = m->vals[i];
-	}
-	return db_stacks__write(r->dbst, cid, r->stack_rows.v, r->stack_rows.n);
-}
+/* ---- the loop ---------------------------------------------------------- */
 
 static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 {
-	struct checkpoint cp = { 0 };
 	struct sampler_stats ss = { 0 };
 	struct heap_stats hs = { 0 };
-	struct vec new_stacks = { .elem = sizeof(struct stack_rec) };
-	bool refreshed = false;
-	int64_t id;
-	int err = 0;
+	int err;
 
-	r->cpu_rows.n = 0;
-	r->syms.n = 0;
-	for (size_t i = 0; i < r->cpu.cap; i++) {
-		struct cpu_count *c;
-
-		if (!r->cpu.keys[i])
-			continue;
-		c = vec__push(&r->cpu_rows);
-		if (!c)
-			return -ENOMEM;
-		c->addr = r->cpu.keys[i];
-		c->count = r->cpu.vals[i];
-	}
-	if (r->cpu.has_zero) {
-		struct cpu_count *c = vec__push(&r->cpu_rows);
-
-		if (!c)
-			return -ENOMEM;
-		c->addr = 0;
-		c->count = r->cpu.zero;
-	}
-	for (size_t i = 0; i < r->cpu_rows.n && !err; i++)
-		err = want_symbol(r, ((struct cpu_count *)r->cpu_rows.v)[i].addr, &refreshed);
-
-	/* -g: the stacks first seen since the last checkpoint */
-	for (size_t i = r->stacks_written; i < r->stacks.n && !err; i++) {
-		struct stack_ent *e = (struct stack_ent *)r->stacks.v + i;
-		struct stack_rec *s = vec__push(&new_stacks);
-
-		if (!s) {
-			err = -ENOMEM;
-			break;
-		}
-		s->id = e->id;
-		s->hash = e->hash;
-		s->addrs = e->addrs;
-		s->depth = e->depth;
-		for (int d = 0; d < e->depth && !err; d++)
-			err = want_symbol(r, e->addrs[d], &refreshed);
-	}
-	if (!err && r->heap) {
-		r->heap_new_n = 0;
-		err = heap__collect(r->heap, r->res, &cp, &r->heap_new, &r->heap_new_n,
-				    &r->heap_new_cap);
-		for (size_t i = 0; i < r->heap_new_n && !err; i++)
-			err = want_symbol(r, r->heap_new[i], &refreshed);
-		/* the heap's new stacks go in the same list as ours */
-		for (size_t i = 0; i < cp.n_stacks && new_stacks.n && !err; i++) {
-			struct stack_rec *s = vec__push(&new_stacks);
-
-			if (!s)
-				err = -ENOMEM;
-			else
-				*s = cp.stacks[i];
-		}
-	}
-	if (new_stacks.n) {
-		cp.stacks = new_stacks.v;
-		cp.n_stacks = new_stacks.n;
-	}
-	if (err) {
-		free(new_stacks.v);
-		return err;
-	}
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
-	cp.timestamp_ms = r->ts_base + now_ms;
-	cp.cpu = r->cpu_rows.v;
-	cp.n_cpu = r->cpu_rows.n;
-	cp.symbols = r->syms.v;
-	cp.n_symbols = r->syms.n;
-	cp.lost_samples = ss.lost - r->lost_at_cp;
-	err = db__write_checkpoint(r->db, &cp, &id);
-	free(new_stacks.v);
-	if (!err && r->dbst)
-		err = write_stack_counts(r, id);
+	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
-	r->lost_at_cp = ss.lost;
-	r->stacks_written = r->stacks.n;
-	count_map__clear(&r->cpu);
-	count_map__clear(&r->stack_counts);
-	if (!r->maps_written) {
-		err = db__write_maps(r->db, resolver__maps(r->res));
-		if (err)
-			return err;
-		r->maps_written = true;
-	}
 	if (r->heap)
 		heap__stats(r->heap, &hs);
 	pthread_mutex_lock(&r->lock);
@@ -531,7 +281,6 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	r->st.heap_dropped = hs.dropped;
 	r->st.unknown_frees = hs.unknown_frees;
 	pthread_mutex_unlock(&r->lock);
-	r->last_cp_ms = now_ms;
 	return 0;
 }
 
@@ -567,7 +316,7 @@ static int finish(struct recorder *r, int err)
 		return err;
 	r->finalised = true;
 	if (r->sampler)
-		sampler__drain(r->sampler, on_sample, r);
+		sampler__drain(r->sampler, checkpoint_writer__sample, r->cpw);
 	if (r->t.launched && r->t.child.pid > 0)
 		target__kill(&r->t);
 	if (!r->stop_reason)
@@ -597,11 +346,10 @@ int recorder__run(struct recorder *r)
 
 		now = ms_since(&r->t0);
 		if (r->sampler)
-			sampler__drain(r->sampler, on_sample, r);
-		if (r->sample_err) {
-			err = -ENOMEM;
+			sampler__drain(r->sampler, checkpoint_writer__sample, r->cpw);
+		err = checkpoint_writer__error(r->cpw);
+		if (err)
 			break;
-		}
 		update_stats(r, now);
 		if (r->stop) {
 			r->stop_reason = "signal";
@@ -633,12 +381,7 @@ int recorder__run(struct recorder *r)
 		 * maps its libraries after exec; dlopen): once it is gone, its
 		 * last samples could not be placed any more.
 		 */
-		if (r->maps_stale && now >= r->maps_read_ms + RESCAN_MS) {
-			if (!resolver__refresh_maps(r->res))
-				r->maps_written = false;
-			r->maps_stale = false;
-			r->maps_read_ms = now;
-		}
+		checkpoint_writer__refresh_maps(r->cpw, now, RESCAN_MS);
 		if (now >= next_rescan && r->sampler) {
 			int changes = sampler__rescan(r->sampler);
 
@@ -714,22 +457,12 @@ int recorder__delete(struct recorder *r)
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
 	target__kill(&r->t);
+	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
 	resolver__delete(r->res);
-	for (size_t i = 0; i < r->stacks.n; i++)
-		free(((struct stack_ent *)r->stacks.v)[i].addrs);
-	free(r->stacks.v);
-	free(r->stack_rows.v);
-	free(r->cpu_rows.v);
-	free(r->syms.v);
-	free(r->heap_new);
-	count_map__free(&r->cpu);
-	count_map__free(&r->known);
-	count_map__free(&r->stack_counts);
-	count_map__free(&r->stack_index);
 	target__exit(&r->t);
 	pthread_mutex_destroy(&r->lock);
 	free(r);
