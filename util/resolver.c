@@ -541,13 +541,22 @@ static const char *module__symname(struct module *m, uint64_t addr)
 	return symtab__find(module__symtab(m), addr);
 }
 
-/* frame->function from a symbol table name: demangled, or as is. */
+/*
+ * frame->function from a symbol table name: demangled, or as is, without
+ * the symbol version of a versioned name ("clock_gettime@@GLIBC_2.17").
+ */
 static int frame__set_symname(struct frame *f, const char *name)
 {
-	f->function = demangle(name);
-	if (!f->function)
-		f->function = strdup(symtab_name(name));
-	return f->function ? 0 : -ENOMEM;
+	char *plain = strndup(symtab_name(name), strcspn(symtab_name(name), "@"));
+
+	if (!plain)
+		return -ENOMEM;
+	f->function = demangle(plain);
+	if (f->function)
+		free(plain);
+	else
+		f->function = plain;
+	return 0;
 }
 
 static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
@@ -572,6 +581,10 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		if (!s->frames)
 			goto nomem;
 		s->n_frames = 1;
+		/* the kernel's page for return probes (ours, when tracking the heap) */
+		if (map && map->path && !strcmp(map->path, "[uprobes]") &&
+		    !(s->frames[0].function = strdup("uprobe trampoline")))
+			goto nomem;
 		return s;
 	}
 	m = resolver__module(r, mod);

@@ -126,6 +126,13 @@ static void test_self(void)
 		is_str(srcpath__display(NULL, s->module, buf, sizeof(buf)), "[libc.so.6]",
 		       "libc address: displayed as [libc.so.6]");
 
+	/* a versioned symbol (clock_gettime@@GLIBC_2.17) is named without its version */
+	s = resolver__resolve(r, (uint64_t)(uintptr_t)&clock_gettime + 4);
+	ok(s && symbol__frame(s)->function && !strchr(symbol__frame(s)->function, '@') &&
+	   strstr(symbol__frame(s)->function, "clock_gettime"),
+	   "libc versioned symbol: function %s", s && symbol__frame(s)->function ?
+	   symbol__frame(s)->function : "(null)");
+
 	s = resolver__resolve(r, 16);
 	ok(s && !s->module && s->n_frames == 1 && !s->frames[0].file &&
 	   !s->frames[0].function && !s->has_debuginfo, "unmapped address: one empty frame");
