@@ -217,11 +217,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (r->sampler)
 			sampler__exec_done(r->sampler);
 		target__read(&r->t);
-		err = record_meta__process_name(r->db, &r->t);
-		if (err)	/* printed by db.c; and, as before the split, with this line */
-			pr_err("cannot read the mappings of '%s': %s", o->argv[0],
-			       rsprof_strerror(err));
-		else
+		err = record_meta__process_name(r->db, &r->t);	/* errors printed by db.c */
+		if (!err)
 			err = open_resolver(r);
 		if (err)
 			goto fail;
