@@ -21,6 +21,7 @@
 #include "util/db.h"
 #include "util/error.h"
 #include "util/symbol.h"
+#include "util/str.h"
 
 void query_filter__init(struct query_filter *f)
 {
@@ -118,15 +119,7 @@ static int qctx_index(struct qctx *q)
 
 static char *dup_col(sqlite3_stmt *st, int i, int *err)
 {
-	const char *s = (const char *)sqlite3_column_text(st, i);
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
+	return str__dup((const char *)sqlite3_column_text(st, i), err);
 }
 
 /* NULL sorts first and differs from "" */

@@ -9,6 +9,7 @@
 
 #include "util/db.h"
 #include "util/error.h"
+#include "util/str.h"
 
 struct site {
 	char *key;
@@ -116,24 +117,12 @@ static char *make_key(enum site_by by, const char *file, int line, const char *f
 	return n < 0 ? NULL : key;
 }
 
-static char *dup_or_null(const char *s, bool *fail)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*fail = true;
-	return d;
-}
-
 long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int line,
 		     const char *function, const char *module)
 {
 	char *key = make_key(by, file, line, function, module);
 	struct site *s;
-	bool fail = false;
+	int err = 0;
 	size_t j;
 
 	if (!key)
@@ -163,11 +152,11 @@ long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int 
 	s = &sm->sites[sm->n_sites];
 	memset(s, 0, sizeof(*s));
 	s->key = key;
-	s->file = dup_or_null(file, &fail);
+	s->file = str__dup(file, &err);
 	s->line = by == SITE_BY_LINE ? line : 0;
-	s->function = by == SITE_BY_FILE && file ? NULL : dup_or_null(function, &fail);
-	s->module = dup_or_null(module, &fail);
-	if (fail) {
+	s->function = by == SITE_BY_FILE && file ? NULL : str__dup(function, &err);
+	s->module = str__dup(module, &err);
+	if (err) {
 		free(s->key);
 		free(s->file);
 		free(s->function);

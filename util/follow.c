@@ -7,6 +7,7 @@
 
 #include "util/db.h"
 #include "util/error.h"
+#include "util/str.h"
 
 static void table_clear(struct live_table *t)
 {
@@ -138,15 +139,11 @@ static int meta_cb(const char *key, const char *value, void *ctx)
 	return 0;
 }
 
-static char *dup_or_null(const char *s)
-{
-	return s ? strdup(s) : NULL;
-}
-
 static int row_cb(const struct prof_row *r, void *ctx)
 {
 	struct live_table *t = ctx;
 	struct live_row *lr;
+	int err = 0;
 
 	if (t->n == t->cap) {
 		int cap = t->cap ? 2 * t->cap : 64;
@@ -159,11 +156,10 @@ static int row_cb(const struct prof_row *r, void *ctx)
 	}
 	lr = &t->rows[t->n];
 	memset(lr, 0, sizeof(*lr));
-	lr->file = dup_or_null(r->file);
-	lr->function = dup_or_null(r->function);
-	lr->module = dup_or_null(r->module);
-	if ((r->file && !lr->file) || (r->function && !lr->function) ||
-	    (r->module && !lr->module)) {
+	lr->file = str__dup(r->file, &err);
+	lr->function = str__dup(r->function, &err);
+	lr->module = str__dup(r->module, &err);
+	if (err) {
 		free(lr->file);
 		free(lr->function);
 		free(lr->module);

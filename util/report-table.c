@@ -2,15 +2,16 @@
  * The ranked tables of a profile, shared by `rsprof report` and
  * `rsprof top --stdio` so that both print the same columns, byte for byte.
  */
-#include "report-table.h"
+#include "util/report-table.h"
 
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "demangle.h"
-#include "format.h"
-#include "srcpath.h"
+#include "util/demangle.h"
+#include "util/format.h"
+#include "util/srcpath.h"
+#include "util/str.h"
 
 void report_table__init(struct report_table *t, enum group_by group, bool full_paths)
 {
@@ -31,18 +32,6 @@ void report_table__exit(struct report_table *t)
 	free(t->v);
 	t->v = NULL;
 	t->n = t->cap = 0;
-}
-
-static char *xstrdup(const char *s, int *err)
-{
-	char *d;
-
-	if (!s)
-		return NULL;
-	d = strdup(s);
-	if (!d)
-		*err = -ENOMEM;
-	return d;
 }
 
 int report_table__add(const struct prof_row *r, void *ctx)
@@ -83,11 +72,11 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	w = &t->v[t->n];
 	memset(w, 0, sizeof(*w));
 	w->r = *r;
-	w->r.file = xstrdup(r->file, &err);
-	w->r.function = xstrdup(r->function, &err);
-	w->r.module = xstrdup(r->module, &err);
-	w->location = xstrdup(loc, &err);
-	w->function_short = xstrdup(fn, &err);
+	w->r.file = str__dup(r->file, &err);
+	w->r.function = str__dup(r->function, &err);
+	w->r.module = str__dup(r->module, &err);
+	w->location = str__dup(loc, &err);
+	w->function_short = str__dup(fn, &err);
 	t->n++;		/* freed with the table even on error */
 	return err;
 }
