@@ -135,7 +135,7 @@ if have_bpf; then
 fi
 test_expect_success 'record the three builds' '
 	for b in a b m; do
-		"$RSPROF" record -q -F 499 $NOHEAP -o $b.db -- ./prog_$b 5000 >/dev/null ||
+		"$RSPROF" record -q -F 499 $NOHEAP -o $b.db -- ./prog_$b 8000 >/dev/null ||
 			exit 1
 	done &&
 	for b in a b m; do
