@@ -315,7 +315,7 @@ if have_perf && [ -x "$TARGETS/cpu_split" ]; then
 		"$RSPROF" record -q --no-heap -F 499 -i 500ms -o real.db -- "$TARGETS/cpu_split" 2 &&
 		"$RSPROF" report -n 3 real.db >out &&
 		cat out &&
-		a=$(grep -n "HOT:a" "$TOP/tests/targets/cpu_split.c" | cut -d: -f1) &&
+		a=$(grep -n "/\* HOT:a \*/" "$TOP/tests/targets/cpu_split.c" | cut -d: -f1) &&
 		grep -m1 "cpu_split.c:" out | grep -q "cpu_split.c:$a " &&
 		"$RSPROF" report --json real.db | python3 -m json.tool >/dev/null
 	'

@@ -4,8 +4,8 @@
 . "$(dirname "$0")/lib.sh"
 
 SRC=$TOP/tests/targets/cpu_split.c
-LINE_A=$(grep -n 'HOT:a' "$SRC" | cut -d: -f1)
-LINE_B=$(grep -n 'HOT:b' "$SRC" | cut -d: -f1)
+LINE_A=$(grep -n '/\* HOT:a \*/' "$SRC" | cut -d: -f1)
+LINE_B=$(grep -n '/\* HOT:b \*/' "$SRC" | cut -d: -f1)
 
 # A tmux server of our own, so nothing else's sessions are touched.
 TMUX_SOCK=rsprof-t6000-$$
