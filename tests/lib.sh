@@ -150,3 +150,24 @@ have_perf() {
 have_bpf() {
 	[ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]
 }
+
+# A version-1 profile (seed 000's schema as written: no totals columns, no
+# counts, no module): the readers compute what version 2 precomputes.
+make_v1() {	# FILE
+	sqlite3 "$1" "
+	CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+	CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, timestamp_ms INTEGER NOT NULL);
+	CREATE TABLE symbols (addr INTEGER PRIMARY KEY, file TEXT, line INTEGER, function TEXT);
+	CREATE TABLE cpu_samples (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+		count INTEGER NOT NULL);
+	CREATE TABLE heap_events (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+		alloc_bytes INTEGER NOT NULL DEFAULT 0, free_bytes INTEGER NOT NULL DEFAULT 0);
+	INSERT INTO meta VALUES ('version', '1'), ('pid', '1'), ('process_name', 'x'),
+		('exe_path', '/x'), ('start_time', '2025-01-01T00:00:00Z'),
+		('checkpoint_interval_ms', '1000'), ('cpu_freq_hz', '99');
+	INSERT INTO checkpoints VALUES (1, 1000), (2, 2000), (3, 3000);
+	INSERT INTO symbols VALUES (1, '/s/a.c', 10, 'f'), (2, '/s/b.c', 20, 'g');
+	INSERT INTO cpu_samples VALUES (1, 1, 5), (2, 1, 7), (3, 2, 9);
+	INSERT INTO heap_events VALUES (1, 2, 100, 0), (2, 2, 100, 0), (3, 2, 100, 50),
+		(3, 1, 1000, 0);"
+}
