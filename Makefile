@@ -34,7 +34,7 @@ LDFLAGS += -fsanitize=address,undefined
 endif
 
 BUILTIN_SRC := $(sort $(wildcard builtin/*.c))
-UTIL_SRC    := $(sort $(wildcard util/*.c))
+UTIL_SRC    := $(sort $(wildcard util/*.c util/*/*.c))
 UTIL_OBJ    := $(UTIL_SRC:%.c=$(OUT)/%.o)
 OBJ         := $(OUT)/rsprof.o $(BUILTIN_SRC:%.c=$(OUT)/%.o) $(UTIL_OBJ)
 BPF_SRC     := $(sort $(wildcard bpf/*.bpf.c))
@@ -66,10 +66,10 @@ $(OUT)/rsprof: $(OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/%.o: %.c $(wildcard util/*.h) builtin.h | $(BPF_SKEL) $(OUT)/man-embed.h
+$(OUT)/%.o: %.c $(wildcard util/*.h util/*/*.h) builtin.h | $(BPF_SKEL) $(OUT)/man-embed.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) -MMD -c $< -o $@
+	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@
 
 -include $(OBJ:.o=.d)
 

@@ -14,7 +14,7 @@
  *
  * Sites are keyed by a hash of the whole captured stack (not the single
  * return address, which puts every Vec growth into one finish_grow site);
- * the first-user-frame rule is applied in user space (util/heap-attrib.c).
+ * the first-user-frame rule is applied in user space (util/heap/attrib.c).
  * Nothing is sent per allocation: user space reads the counters.
  */
 #include "vmlinux.h"
@@ -143,7 +143,7 @@ __noinline __u64 capture_stack(struct pt_regs *ctx)
 	 * the stack words that point into the executable's text (the mm's
 	 * start_code..end_code).
 	 * Some are the return addresses the chain missed; user space checks
-	 * each follows a call before it uses one (util/heap.c).
+	 * each follows a call before it uses one (util/heap/heap.c).
 	 */
 	if (n < HEAP_SCAN_MIN_CHAIN) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();

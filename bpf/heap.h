@@ -1,5 +1,5 @@
 /*
- * Structures shared by bpf/heap.bpf.c and util/heap.c (fixed-width types
+ * Structures shared by bpf/heap.bpf.c and util/heap/heap.c (fixed-width types
  * only: vmlinux.h on one side, <linux/types.h> on the other).
  */
 #ifndef RSPROF_BPF_HEAP_H

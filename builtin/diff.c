@@ -18,16 +18,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/chart.h"
-#include "util/db.h"
-#include "util/db-diff.h"
-#include "util/demangle.h"
+#include "util/output/chart.h"
+#include "util/db/db.h"
+#include "util/db/diff.h"
+#include "util/symbols/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
-#include "util/format.h"
-#include "util/membuf.h"
+#include "util/output/format.h"
+#include "util/output/membuf.h"
 #include "util/options.h"
-#include "util/srcpath.h"
+#include "util/symbols/srcpath.h"
 
 static struct diff_args {
 	const char *by;

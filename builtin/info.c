@@ -11,12 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db.h"
-#include "util/db-query.h"
+#include "util/db/db.h"
+#include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
-#include "util/format.h"
-#include "util/naming.h"
+#include "util/output/format.h"
+#include "util/db/naming.h"
 #include "util/options.h"
 
 static struct info_opts {

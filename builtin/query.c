@@ -1,7 +1,7 @@
 /*
  * rsprof query: run one SQL statement of the user's on a profile and print
  * the result as a table, CSV or JSON. The profile is opened read-only and
- * a statement that would write is refused before it runs (util/db-user.h),
+ * a statement that would write is refused before it runs (util/db/user.h),
  * so the file stays byte-identical. SQL `-` reads the statement from stdin.
  * The output is built in memory and printed only when the statement ran to
  * the end: on an error stdout holds nothing.
@@ -14,11 +14,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db.h"
-#include "util/db-user.h"
+#include "util/db/db.h"
+#include "util/db/user.h"
 #include "util/error.h"
-#include "util/format.h"
-#include "util/membuf.h"
+#include "util/output/format.h"
+#include "util/output/membuf.h"
 #include "util/options.h"
 
 static struct poptOption query_options[] = {

@@ -16,9 +16,9 @@
 
 #include "util/error.h"
 #include "util/options.h"
-#include "util/record-options.h"
-#include "util/recorder.h"
-#include "util/status.h"
+#include "util/record/options.h"
+#include "util/record/recorder.h"
+#include "util/record/status.h"
 
 static const char record_usage[] =
 	"[OPTION...] (-p PID | -P NAME | -- COMMAND [ARG...])";

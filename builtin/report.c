@@ -15,17 +15,17 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db.h"
-#include "util/db-query.h"
+#include "util/db/db.h"
+#include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
-#include "util/format.h"
-#include "util/membuf.h"
-#include "util/naming.h"
+#include "util/output/format.h"
+#include "util/output/membuf.h"
+#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/pprof.h"
-#include "util/report-table.h"
-#include "util/symbol.h"
+#include "util/output/pprof.h"
+#include "util/output/report-table.h"
+#include "util/symbols/symbol.h"
 
 static struct report_opts {
 	int cpu, heap;

@@ -19,16 +19,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/chart.h"
-#include "util/db.h"
-#include "util/db-timeline.h"
+#include "util/output/chart.h"
+#include "util/db/db.h"
+#include "util/db/timeline.h"
 #include "util/duration.h"
 #include "util/error.h"
-#include "util/format.h"
-#include "util/membuf.h"
-#include "util/naming.h"
+#include "util/output/format.h"
+#include "util/output/membuf.h"
+#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/svg.h"
+#include "util/output/svg.h"
 
 static struct timeline_args {
 	const char *rank;

@@ -21,18 +21,18 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "util/capture.h"
+#include "util/tui/capture.h"
 #include "util/duration.h"
 #include "util/error.h"
-#include "util/follow.h"
-#include "util/naming.h"
+#include "util/tui/follow.h"
+#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/record-options.h"
-#include "util/recorder.h"
-#include "util/report-table.h"
-#include "util/status.h"
-#include "util/tui.h"
-#include "util/tui-view.h"
+#include "util/record/options.h"
+#include "util/record/recorder.h"
+#include "util/output/report-table.h"
+#include "util/record/status.h"
+#include "util/tui/tui.h"
+#include "util/tui/view.h"
 
 #define REFRESH_MS 100
 #define STDIO_ROWS 20
@@ -395,7 +395,7 @@ static int top_record(bool screen)
 		if (!err && rc < 0)
 			err = rc;
 	}
-	/* the reader goes after the writer (see check_fd in util/db.c) */
+	/* the reader goes after the writer (see check_fd in util/db/db.c) */
 	follow__delete(f);
 	return err < 0 ? exit_from_err(err) : EXIT_OK;
 }

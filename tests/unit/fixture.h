@@ -36,8 +36,8 @@ enum fixture_kind {
 #include <string.h>
 #include <time.h>
 
-#include "util/db.h"
-#include "util/symbol.h"
+#include "util/db/db.h"
+#include "util/symbols/symbol.h"
 
 struct fixture_sym {
 	uint64_t addr;

@@ -10,12 +10,12 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "util/chart.h"
-#include "util/db.h"
-#include "util/db-diff.h"
-#include "util/db-site.h"
-#include "util/db-timeline.h"
-#include "util/svg.h"
+#include "util/output/chart.h"
+#include "util/db/db.h"
+#include "util/db/diff.h"
+#include "util/db/site.h"
+#include "util/db/timeline.h"
+#include "util/output/svg.h"
 
 #include "fixture.h"
 

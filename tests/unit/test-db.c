@@ -5,7 +5,7 @@
  *   test-db                        the TAP tests
  *   test-db --fixture FILE [KIND]  write a fixture profile (KIND: small, big, cpu-only)
  */
-#include "util/db.h"
+#include "util/db/db.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -15,8 +15,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db-query.h"
-#include "util/db-schema.h"
+#include "util/db/query.h"
+#include "util/db/schema.h"
 #include "util/error.h"
 #include "fixture.h"
 #include "tap.h"

@@ -3,7 +3,7 @@
  * nm of tests/targets/rust_inline (rustc 1.95: legacy _ZN...17h<hash>E for
  * the crate, v0 _R... for std) and of a small g++ 12 program.
  */
-#include "util/demangle.h"
+#include "util/symbols/demangle.h"
 
 #include <locale.h>
 #include <stdlib.h>

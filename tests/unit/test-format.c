@@ -1,5 +1,5 @@
 /* util/format: numbers, tables, CSV, JSON. */
-#include "util/format.h"
+#include "util/output/format.h"
 
 #include <stdlib.h>
 

@@ -1,13 +1,13 @@
 /*
- * The first-user-frame rule (util/heap-attrib.h) on hand-made symbol chains,
- * and where the allocator probes land (util/alloc-syms.h).
+ * The first-user-frame rule (util/heap/attrib.h) on hand-made symbol chains,
+ * and where the allocator probes land (util/heap/alloc-syms.h).
  */
-#include "util/heap-attrib.h"
+#include "util/heap/attrib.h"
 
 #include <stdint.h>
 
-#include "util/alloc-syms.h"
-#include "util/symbol.h"
+#include "util/heap/alloc-syms.h"
+#include "util/symbols/symbol.h"
 #include "tap.h"
 
 #define STD "/rustc/59807616e1fa2540724bfbac14d7976d7e4a3860/library/"

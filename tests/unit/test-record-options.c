@@ -1,13 +1,13 @@
 /* record_opts__from_args(): options, environment, defaults; caps__sensitive(). */
-#include "util/record-options.h"
+#include "util/record/options.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/caps.h"
+#include "util/record/caps.h"
 #include "util/error.h"
 #include "util/options.h"
-#include "util/status.h"
+#include "util/record/status.h"
 
 #include "tap.h"
 

@@ -3,7 +3,7 @@
  * of libc, of nothing, and, when $TARGETS/rust_inline exists, the hot loop
  * of a running Rust program (issue 2, test 2).
  */
-#include "util/resolver.h"
+#include "util/symbols/resolver.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/maps.h"
-#include "util/srcpath.h"
+#include "util/record/maps.h"
+#include "util/symbols/srcpath.h"
 #include "tap.h"
 
 /* The address of the call instruction in the caller. */

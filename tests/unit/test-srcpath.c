@@ -2,7 +2,7 @@
  * srcpath__is_toolchain() and srcpath__display() on the paths that rustc
  * 1.95 and gcc 12 here put into DWARF (objdump --dwarf=decodedline).
  */
-#include "util/srcpath.h"
+#include "util/symbols/srcpath.h"
 
 #include <limits.h>
 #include <stdio.h>

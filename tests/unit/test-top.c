@@ -10,11 +10,11 @@
 
 #include "tests/unit/tap.h"
 #include "tests/unit/fixture.h"
-#include "util/db.h"
-#include "util/db-live.h"
-#include "util/follow.h"
-#include "util/tui.h"
-#include "util/tui-view.h"
+#include "util/db/db.h"
+#include "util/db/live.h"
+#include "util/tui/follow.h"
+#include "util/tui/tui.h"
+#include "util/tui/view.h"
 
 static const struct live_row *find(const struct live_table *t, const char *function, int line)
 {
@@ -110,7 +110,7 @@ static void test_follow_live(const char *p)
 	char c = 0;
 	pid_t pid;
 
-	/* a finished profile is read as immutable (util/db.c): make it a live one */
+	/* a finished profile is read as immutable (util/db/db.c): make it a live one */
 	if (sqlite3_open(p, &sq) != SQLITE_OK ||
 	    sqlite3_exec(sq, "DELETE FROM meta WHERE key = 'end_time'", NULL, NULL, NULL) !=
 	    SQLITE_OK)

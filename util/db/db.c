@@ -1,0 +1,855 @@
+/*
+ * The profile file: writer and reader connections (seed 000 §7.4, §7.6, §7.8).
+ */
+#include "util/db/db.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "util/db/schema.h"
+#include "util/error.h"
+#include "util/record/maps.h"
+#include "util/symbols/symbol.h"
+
+/* The writer's statements, prepared once (SQLITE_PREPARE_PERSISTENT), seed 000 §7.4.2. */
+enum db_stmt {
+	ST_CHECKPOINT,
+	ST_CPU,
+	ST_HEAP,
+	ST_SYMBOL,
+	ST_FRAME,
+	ST_STACK,
+	ST_STACK_FRAME,
+	ST_META_SET,
+	ST_MAP_DELETE,
+	ST_MAP_INSERT,
+	ST_BEGIN,
+	ST_COMMIT,
+	ST_ROLLBACK,
+	ST_MAX,
+};
+
+static const struct {
+	const char *name;
+	const char *sql;
+} db_stmts[ST_MAX] = {
+	[ST_CHECKPOINT] = { "insert checkpoint",
+		"INSERT INTO checkpoints (timestamp_ms, lost_samples, heap_dropped, cpu_total,"
+		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
+		" heap_live_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+	[ST_CPU] = { "insert cpu sample",
+		"INSERT INTO cpu_samples (checkpoint_id, addr, count) VALUES (?, ?, ?)" },
+	[ST_HEAP] = { "insert heap event",
+		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, stack_id) VALUES (?, ?, ?, ?, ?, ?, ?)" },
+	[ST_SYMBOL] = { "insert symbol",
+		"INSERT OR IGNORE INTO symbols (addr, file, line, function, module, mangled)"
+		" VALUES (?, ?, ?, ?, ?, ?)" },
+	[ST_FRAME] = { "insert symbol frame",
+		"INSERT OR IGNORE INTO symbol_frames (addr, depth, file, line, function)"
+		" VALUES (?, ?, ?, ?, ?)" },
+	[ST_STACK] = { "insert stack",
+		"INSERT OR IGNORE INTO stacks (id, hash, depth) VALUES (?, ?, ?)" },
+	[ST_STACK_FRAME] = { "insert stack frame",
+		"INSERT OR IGNORE INTO stack_frames (stack_id, pos, addr) VALUES (?, ?, ?)" },
+	[ST_META_SET] = { "set meta",
+		"INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)" },
+	[ST_MAP_DELETE] = { "delete maps", "DELETE FROM map WHERE pid = ?" },
+	[ST_MAP_INSERT] = { "insert map",
+		"INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path)"
+		" VALUES (?, ?, ?, ?, ?, ?)" },
+	[ST_BEGIN] = { "begin", "BEGIN IMMEDIATE" },
+	[ST_COMMIT] = { "commit", "COMMIT" },
+	[ST_ROLLBACK] = { "rollback", "ROLLBACK" },
+};
+
+struct db {
+	sqlite3 *sq;
+	char *path;
+	bool writer;
+	int version;		/* meta.version of the file */
+	sqlite3_stmt *st[ST_MAX];
+	/*
+	 * The reader's own fd of the file (header check), kept open until
+	 * db__close(): closing any fd of a file drops every POSIX lock the
+	 * process holds on it, also those of a writer connection in the same
+	 * process (`top` with a target). Another process would then think it
+	 * is the last connection, checkpoint and delete the live WAL, and the
+	 * writer's later checkpoints would be lost.
+	 */
+	int check_fd;
+};
+
+static int db_err(struct db *db, const char *what)
+{
+	pr_err("%s: %s: %s", db->path, what, sqlite3_errmsg(db->sq));
+	return -RSPROF_EDB;
+}
+
+const char *db__path(const struct db *db)
+{
+	return db->path;
+}
+
+struct sqlite3 *db__sqlite(struct db *db)
+{
+	return db->sq;
+}
+
+int db__version(const struct db *db)
+{
+	return db->version;
+}
+
+int db__close(struct db *db)
+{
+	int rc = SQLITE_OK;
+
+	if (!db)
+		return 0;
+	for (int i = 0; i < ST_MAX; i++)
+		sqlite3_finalize(db->st[i]);
+	if (db->sq) {
+		rc = sqlite3_close(db->sq);
+		if (rc != SQLITE_OK)
+			pr_err("%s: close: %s", db->path, sqlite3_errstr(rc));
+	}
+	if (db->check_fd >= 0)
+		close(db->check_fd);
+	free(db->path);
+	free(db);
+	return rc == SQLITE_OK ? 0 : -RSPROF_EDB;
+}
+
+static struct db *db_alloc(const char *path)
+{
+	struct db *db = calloc(1, sizeof(*db));
+
+	if (!db)
+		return NULL;
+	db->check_fd = -1;
+	db->path = strdup(path);
+	if (!db->path) {
+		free(db);
+		return NULL;
+	}
+	return db;
+}
+
+/* Run SQL without results (pragmas, schema, transaction control). */
+static int db_exec(struct db *db, const char *what, const char *sql)
+{
+	char *msg = NULL;
+
+	if (sqlite3_exec(db->sq, sql, NULL, NULL, &msg) != SQLITE_OK) {
+		pr_err("%s: %s: %s", db->path, what, msg ? msg : sqlite3_errmsg(db->sq));
+		sqlite3_free(msg);
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
+/*
+ * A damaged file that SQLite still opens: the header's page count (valid
+ * when bytes 92..95 match the change counter at 24..27) says how long the
+ * file must be. Only checked when there is no WAL to complete it.
+ */
+static int db_check_length(const char *path, int fd, off_t size)
+{
+	unsigned char h[100];
+	char wal[4096];
+	struct stat st;
+	uint64_t page_size, pages;
+
+	if (size == 0)
+		return 0;
+	if (pread(fd, h, sizeof(h), 0) != (ssize_t)sizeof(h) ||
+	    memcmp(h, "SQLite format 3", 16)) {
+		pr_err("cannot read '%s': file is not a database", path);
+		pr_hint("give the path of a profile written by 'rsprof record'");
+		return -RSPROF_EDB;
+	}
+	snprintf(wal, sizeof(wal), "%s-wal", path);
+	if (!stat(wal, &st) && st.st_size > 0)
+		return 0;
+	if (memcmp(h + 24, h + 92, 4))
+		return 0;
+	page_size = (h[16] << 8) | h[17];
+	if (page_size == 1)
+		page_size = 65536;
+	pages = ((uint64_t)h[28] << 24) | (h[29] << 16) | (h[30] << 8) | h[31];
+	if (pages && (uint64_t)size < pages * page_size) {
+		pr_err("cannot read '%s': file is truncated (%lld of %llu bytes)", path,
+		       (long long)size, (unsigned long long)(pages * page_size));
+		pr_hint("the file is damaged; record the profile again");
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
+/* Read and check meta.version: an rsprof profile this binary can read. */
+static int db_check_version(struct db *db)
+{
+	sqlite3_stmt *st = NULL;
+	const char *v;
+	char *end;
+	long version;
+	int rc;
+
+	rc = sqlite3_prepare_v2(db->sq, "SELECT value FROM meta WHERE key = 'version'", -1,
+				&st, NULL);
+	if (rc != SQLITE_OK) {
+		int ext = sqlite3_errcode(db->sq);
+
+		if (ext == SQLITE_ERROR) {
+			pr_err("'%s' is not an rsprof profile (no meta table)", db->path);
+			pr_hint("give the path of a profile written by 'rsprof record'");
+		} else {
+			pr_err("cannot read '%s': %s", db->path, sqlite3_errmsg(db->sq));
+			pr_hint("the file is not a profile or is damaged; "
+				"'rsprof info --check' tells more");
+		}
+		return -RSPROF_EDB;
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_DONE) {
+		pr_err("'%s' is not an rsprof profile (no meta.version)", db->path);
+		pr_hint("give the path of a profile written by 'rsprof record'");
+		sqlite3_finalize(st);
+		return -RSPROF_EDB;
+	}
+	if (rc != SQLITE_ROW) {
+		pr_err("cannot read '%s': %s", db->path, sqlite3_errmsg(db->sq));
+		sqlite3_finalize(st);
+		return -RSPROF_EDB;
+	}
+	v = (const char *)sqlite3_column_text(st, 0);
+	errno = 0;
+	version = v ? strtol(v, &end, 10) : 0;
+	if (!v || !*v || *end || errno || version < 1) {
+		pr_err("'%s' is not an rsprof profile (meta.version is '%s')", db->path,
+		       v ? v : "");
+		sqlite3_finalize(st);
+		return -RSPROF_EDB;
+	}
+	sqlite3_finalize(st);
+	if (version > RSPROF_SCHEMA_VERSION) {
+		pr_err("'%s': profile version %ld is newer than this rsprof (%d); upgrade rsprof",
+		       db->path, version, RSPROF_SCHEMA_VERSION);
+		pr_hint("this rsprof is %s; the file was written by a newer one", RSPROF_VERSION);
+		return -RSPROF_EDB;
+	}
+	db->version = (int)version;
+	return 0;
+}
+
+/* The path as a file: URI asking for an immutable read (no locks, no -wal/-shm). */
+static char *db_uri_immutable(const char *path)
+{
+	char *uri = malloc(3 * strlen(path) + 32);
+	size_t n;
+
+	if (!uri)
+		return NULL;
+	n = sprintf(uri, "file:");
+	for (const char *p = path; *p; p++) {
+		if (*p == '%' || *p == '?' || *p == '#')
+			n += sprintf(uri + n, "%%%02X", (unsigned char)*p);
+		else
+			uri[n++] = *p;
+	}
+	strcpy(uri + n, "?immutable=1");
+	return uri;
+}
+
+static int db_sqlite_open(struct db *db, bool immutable)
+{
+	char *uri = immutable ? db_uri_immutable(db->path) : NULL;
+	int rc;
+
+	if (immutable && !uri)
+		return -ENOMEM;
+	rc = sqlite3_open_v2(immutable ? uri : db->path, &db->sq,
+			     SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	free(uri);
+	if (rc != SQLITE_OK) {
+		pr_err("cannot open '%s': %s", db->path,
+		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
+		return -RSPROF_EDB;
+	}
+	/* a live recorder holds the write lock for a moment per checkpoint */
+	sqlite3_busy_timeout(db->sq, 2000);
+	return 0;
+}
+
+static void db_sqlite_close(struct db *db)
+{
+	sqlite3_close(db->sq);
+	db->sq = NULL;
+}
+
+/* The primary result code of the first read of the schema. */
+static int db_probe(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = sqlite3_prepare_v2(db->sq, sql, -1, &st, NULL);
+
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	return rc & 0xff;
+}
+
+/*
+ * A reader of a WAL database makes -shm (and -wal) files next to it and
+ * leaves them there, and cannot read at all where it may not create them (a
+ * profile attached to a bug report, another user's directory). A finished
+ * profile (meta.end_time, no WAL with data: no writer) cannot change, so it
+ * is read as immutable. A file being written, or one whose recorder died,
+ * gets a normal read-only connection, falling back to immutable when the
+ * directory is read-only and no WAL holds data.
+ */
+static int db_open_reader(struct db *db)
+{
+	char wal[4096];
+	struct stat st;
+	bool has_wal;
+	int err, rc;
+
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	has_wal = !stat(wal, &st) && st.st_size > 0;
+	if (!has_wal) {
+		err = db_sqlite_open(db, true);
+		if (err)
+			return err;
+		if (db_probe(db, "SELECT 1 FROM meta WHERE key = 'end_time'") == SQLITE_ROW) {
+			pr_debug(2, "%s: finished profile, read as immutable", db->path);
+			return 0;
+		}
+		db_sqlite_close(db);
+	}
+	err = db_sqlite_open(db, false);
+	if (err)
+		return err;
+	rc = db_probe(db, "SELECT COUNT(*) FROM sqlite_master");
+	if ((rc == SQLITE_READONLY || rc == SQLITE_CANTOPEN) && !has_wal) {
+		pr_debug(1, "%s: no -shm can be made here, read as immutable", db->path);
+		db_sqlite_close(db);
+		return db_sqlite_open(db, true);
+	}
+	return 0;
+}
+
+int db__open(const char *path, struct db **out)
+{
+	struct db *db;
+	struct stat st;
+	int fd, err;
+
+	*out = NULL;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st)) {
+		err = errno;
+		pr_err("cannot open '%s': %s", path, strerror(err));
+		if (err == ENOENT)
+			pr_hint("check the path, or run 'rsprof record' to make a profile");
+		if (fd >= 0)
+			close(fd);
+		return -RSPROF_EDB;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		pr_err("cannot open '%s': not a regular file", path);
+		close(fd);
+		return -RSPROF_EDB;
+	}
+	if (st.st_size == 0) {
+		pr_err("'%s' is not an rsprof profile (empty file)", path);
+		close(fd);
+		return -RSPROF_EDB;
+	}
+	err = db_check_length(path, fd, st.st_size);
+	if (err) {
+		close(fd);
+		return err;
+	}
+
+	db = db_alloc(path);
+	if (!db) {
+		close(fd);
+		return -ENOMEM;
+	}
+	db->check_fd = fd;	/* closed by db__close(), after sqlite3_close() */
+	err = db_open_reader(db);
+	if (!err)
+		err = db_check_version(db);
+	if (err) {
+		db__close(db);
+		return err;
+	}
+	*out = db;
+	return 0;
+}
+
+static int db_prepare_writer(struct db *db)
+{
+	for (int i = 0; i < ST_MAX; i++) {
+		if (sqlite3_prepare_v3(db->sq, db_stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+				       &db->st[i], NULL) != SQLITE_OK)
+			return db_err(db, db_stmts[i].name);
+	}
+	return 0;
+}
+
+/* Step a bound writer statement to SQLITE_DONE and reset it. */
+static int db_step(struct db *db, enum db_stmt i)
+{
+	sqlite3_stmt *st = db->st[i];
+	int rc = sqlite3_step(st);
+
+	sqlite3_reset(st);
+	sqlite3_clear_bindings(st);
+	if (rc != SQLITE_DONE)
+		return db_err(db, db_stmts[i].name);
+	return 0;
+}
+
+static int db_begin(struct db *db)
+{
+	return db_step(db, ST_BEGIN);
+}
+
+static int db_commit(struct db *db)
+{
+	return db_step(db, ST_COMMIT);
+}
+
+static void db_rollback(struct db *db)
+{
+	if (!sqlite3_get_autocommit(db->sq))
+		db_step(db, ST_ROLLBACK);
+}
+
+int db__create(const char *path, bool append, struct db **out)
+{
+	struct db *db;
+	int fd, err;
+	char *mode = NULL;
+
+	*out = NULL;
+	if (!append) {
+		/* 0600 from the start: the file names the target's code paths (SPEC §9) */
+		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			err = errno;
+			pr_err("cannot create '%s': %s", path, strerror(err));
+			if (err == EEXIST)
+				pr_hint("choose another name with -o, or add to it with --append");
+			return -err;
+		}
+		close(fd);
+	} else {
+		/* the file must be a profile this rsprof writes, checked read-only first */
+		err = db__open(path, &db);
+		if (err)
+			return err;
+		if (db->version != RSPROF_SCHEMA_VERSION) {
+			pr_err("cannot append to '%s': profile version %d, this rsprof writes %d",
+			       path, db->version, RSPROF_SCHEMA_VERSION);
+			pr_hint("record into a new file");
+			db__close(db);
+			return -RSPROF_EDB;
+		}
+		db__close(db);
+	}
+
+	db = db_alloc(path);
+	if (!db)
+		return -ENOMEM;
+	db->writer = true;
+	db->version = RSPROF_SCHEMA_VERSION;
+	/* SQLite gives -wal and -shm the database file's mode (0600) */
+	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+		pr_err("cannot open '%s': %s", path,
+		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
+		err = -RSPROF_EDB;
+		goto fail;
+	}
+	sqlite3_busy_timeout(db->sq, 5000);
+	/* seed 000 §7.4.1 */
+	err = db_exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
+	if (!err)
+		err = db_exec(db, "set synchronous", "PRAGMA synchronous = NORMAL");
+	/*
+	 * Every checkpoint inserts into idx_cpu_addr/idx_heap_addr at one place
+	 * per address, so it dirties index pages all over the file: keep them
+	 * cached (32 MB) and fold the WAL back less often (32 MB) so a page
+	 * changed by many checkpoints is written to the file once.
+	 */
+	if (!err)
+		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
+	if (!err)
+		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
+	if (err)
+		goto fail;
+	if (!append) {
+		err = db_exec(db, "create schema", "BEGIN");
+		if (!err)
+			err = db_exec(db, "create schema", db_schema_sql);
+		if (!err && asprintf(&mode, "INSERT INTO meta (key, value) VALUES "
+				     "('version', '%d')", RSPROF_SCHEMA_VERSION) < 0)
+			err = -ENOMEM;
+		if (!err)
+			err = db_exec(db, "write meta.version", mode);
+		free(mode);
+		if (!err)
+			err = db_exec(db, "create schema", "COMMIT");
+		if (err) {
+			db_exec(db, "rollback", "ROLLBACK");
+			goto fail;
+		}
+	}
+	err = db_prepare_writer(db);
+	if (err)
+		goto fail;
+	*out = db;
+	return 0;
+fail:
+	db__close(db);
+	if (!append)
+		unlink(path);
+	return err;
+}
+
+int db__meta_set(struct db *db, const char *key, const char *value)
+{
+	sqlite3_stmt *st = db->st[ST_META_SET];
+
+	if (!db->writer) {
+		pr_err("%s: set meta: the profile is open read-only", db->path);
+		return -RSPROF_EDB;
+	}
+	if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
+	    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC) != SQLITE_OK) {
+		sqlite3_reset(st);
+		return db_err(db, db_stmts[ST_META_SET].name);
+	}
+	return db_step(db, ST_META_SET);
+}
+
+int db__meta_set_int(struct db *db, const char *key, long long value)
+{
+	char buf[32];
+
+	snprintf(buf, sizeof(buf), "%lld", value);
+	return db__meta_set(db, key, buf);
+}
+
+int db__meta_get(struct db *db, const char *key, char **value)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*value = NULL;
+	if (sqlite3_prepare_v2(db->sq, "SELECT value FROM meta WHERE key = ?", -1, &st,
+			       NULL) != SQLITE_OK)
+		return db_err(db, "read meta");
+	if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK) {
+		sqlite3_finalize(st);
+		return db_err(db, "read meta");
+	}
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		*value = strdup(v ? v : "");
+		sqlite3_finalize(st);
+		return *value ? 0 : -ENOMEM;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_err(db, "read meta");
+	return 0;
+}
+
+/* Bind a text that may be NULL. */
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	return s ? sqlite3_bind_text(st, i, s, -1, SQLITE_STATIC) : sqlite3_bind_null(st, i);
+}
+
+static int db_write_symbol(struct db *db, const struct symbol *s)
+{
+	static const struct frame none;
+	const struct frame *f = &none;
+	sqlite3_stmt *st = db->st[ST_SYMBOL];
+	int err;
+
+	/* symbol.h promises n_frames >= 1; a broken one is stored as unresolved */
+	if (s->frames && s->n_frames > 0 && s->chosen >= 0 && s->chosen < s->n_frames)
+		f = symbol__frame(s);
+
+	if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || bind_text(st, 2, f->file) ||
+	    (f->line > 0 ? sqlite3_bind_int(st, 3, f->line) : sqlite3_bind_null(st, 3)) ||
+	    bind_text(st, 4, f->function) || bind_text(st, 5, s->module) ||
+	    bind_text(st, 6, s->mangled)) {
+		sqlite3_reset(st);
+		return db_err(db, db_stmts[ST_SYMBOL].name);
+	}
+	err = db_step(db, ST_SYMBOL);
+	if (err)
+		return err;
+	st = db->st[ST_FRAME];
+	for (int d = 0; s->frames && d < s->n_frames; d++) {
+		f = &s->frames[d];
+		if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || sqlite3_bind_int(st, 2, d) ||
+		    bind_text(st, 3, f->file) ||
+		    (f->line > 0 ? sqlite3_bind_int(st, 4, f->line) : sqlite3_bind_null(st, 4)) ||
+		    bind_text(st, 5, f->function)) {
+			sqlite3_reset(st);
+			return db_err(db, db_stmts[ST_FRAME].name);
+		}
+		err = db_step(db, ST_FRAME);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int db_write_stack(struct db *db, const struct stack_rec *s)
+{
+	sqlite3_stmt *st = db->st[ST_STACK];
+	int err;
+
+	if (sqlite3_bind_int64(st, 1, s->id) || sqlite3_bind_int64(st, 2, (int64_t)s->hash) ||
+	    sqlite3_bind_int(st, 3, s->depth)) {
+		sqlite3_reset(st);
+		return db_err(db, db_stmts[ST_STACK].name);
+	}
+	err = db_step(db, ST_STACK);
+	if (err)
+		return err;
+	st = db->st[ST_STACK_FRAME];
+	for (int i = 0; i < s->depth; i++) {
+		if (sqlite3_bind_int64(st, 1, s->id) || sqlite3_bind_int(st, 2, i) ||
+		    sqlite3_bind_int64(st, 3, (int64_t)s->addrs[i])) {
+			sqlite3_reset(st);
+			return db_err(db, db_stmts[ST_STACK_FRAME].name);
+		}
+		err = db_step(db, ST_STACK_FRAME);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
+{
+	sqlite3_stmt *st;
+	int err;
+
+	st = db->st[ST_CPU];
+	for (size_t i = 0; i < cp->n_cpu; i++) {
+		if (sqlite3_bind_int64(st, 1, id) ||
+		    sqlite3_bind_int64(st, 2, (int64_t)cp->cpu[i].addr) ||
+		    sqlite3_bind_int64(st, 3, (int64_t)cp->cpu[i].count)) {
+			sqlite3_reset(st);
+			return db_err(db, db_stmts[ST_CPU].name);
+		}
+		err = db_step(db, ST_CPU);
+		if (err)
+			return err;
+	}
+	st = db->st[ST_HEAP];
+	for (size_t i = 0; i < cp->n_heap; i++) {
+		const struct heap_count *h = &cp->heap[i];
+
+		if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, (int64_t)h->addr) ||
+		    sqlite3_bind_int64(st, 3, h->alloc_bytes) ||
+		    sqlite3_bind_int64(st, 4, h->free_bytes) ||
+		    sqlite3_bind_int64(st, 5, h->alloc_count) ||
+		    sqlite3_bind_int64(st, 6, h->free_count) ||
+		    (h->stack_id >= 0 ? sqlite3_bind_int64(st, 7, h->stack_id) :
+					sqlite3_bind_null(st, 7))) {
+			sqlite3_reset(st);
+			return db_err(db, db_stmts[ST_HEAP].name);
+		}
+		err = db_step(db, ST_HEAP);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
+int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id)
+{
+	sqlite3_stmt *st = db->st[ST_CHECKPOINT];
+	int64_t cpu_total = 0, ab = 0, fb = 0, ac = 0, fc = 0;
+	int64_t cid;
+	int err;
+
+	if (!db->writer) {
+		pr_err("%s: write checkpoint: the profile is open read-only", db->path);
+		return -RSPROF_EDB;
+	}
+	for (size_t i = 0; i < cp->n_cpu; i++)
+		cpu_total += (int64_t)cp->cpu[i].count;
+	for (size_t i = 0; i < cp->n_heap; i++) {
+		ab += cp->heap[i].alloc_bytes;
+		fb += cp->heap[i].free_bytes;
+		ac += cp->heap[i].alloc_count;
+		fc += cp->heap[i].free_count;
+	}
+
+	err = db_begin(db);
+	if (err)
+		return err;
+	for (size_t i = 0; i < cp->n_symbols; i++) {
+		if (!cp->symbols[i])
+			continue;
+		err = db_write_symbol(db, cp->symbols[i]);
+		if (err)
+			goto fail;
+	}
+	for (size_t i = 0; i < cp->n_stacks; i++) {
+		err = db_write_stack(db, &cp->stacks[i]);
+		if (err)
+			goto fail;
+	}
+	if (sqlite3_bind_int64(st, 1, (int64_t)cp->timestamp_ms) ||
+	    sqlite3_bind_int64(st, 2, (int64_t)cp->lost_samples) ||
+	    sqlite3_bind_int64(st, 3, (int64_t)cp->heap_dropped) ||
+	    sqlite3_bind_int64(st, 4, cpu_total) || sqlite3_bind_int64(st, 5, ab) ||
+	    sqlite3_bind_int64(st, 6, fb) || sqlite3_bind_int64(st, 7, ac) ||
+	    sqlite3_bind_int64(st, 8, fc) || sqlite3_bind_int64(st, 9, cp->heap_live_bytes)) {
+		sqlite3_reset(st);
+		err = db_err(db, db_stmts[ST_CHECKPOINT].name);
+		goto fail;
+	}
+	err = db_step(db, ST_CHECKPOINT);
+	if (err)
+		goto fail;
+	cid = sqlite3_last_insert_rowid(db->sq);
+	err = db_write_rows(db, cp, cid);
+	if (err)
+		goto fail;
+	err = db_commit(db);
+	if (err)
+		goto fail;
+	if (id)
+		*id = cid;
+	return 0;
+fail:
+	db_rollback(db);
+	return err;
+}
+
+int db__write_maps(struct db *db, const struct maps *m)
+{
+	sqlite3_stmt *st;
+	int err;
+
+	if (!db->writer) {
+		pr_err("%s: write maps: the profile is open read-only", db->path);
+		return -RSPROF_EDB;
+	}
+	err = db_begin(db);
+	if (err)
+		return err;
+	st = db->st[ST_MAP_DELETE];
+	if (sqlite3_bind_int64(st, 1, m->pid)) {
+		sqlite3_reset(st);
+		err = db_err(db, db_stmts[ST_MAP_DELETE].name);
+		goto fail;
+	}
+	err = db_step(db, ST_MAP_DELETE);
+	if (err)
+		goto fail;
+	st = db->st[ST_MAP_INSERT];
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map *e = &m->v[i];
+
+		if (sqlite3_bind_int64(st, 1, m->pid) ||
+		    sqlite3_bind_int64(st, 2, (int64_t)e->start) ||
+		    sqlite3_bind_int64(st, 3, (int64_t)e->end) || bind_text(st, 4, e->perms) ||
+		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path)) {
+			sqlite3_reset(st);
+			err = db_err(db, db_stmts[ST_MAP_INSERT].name);
+			goto fail;
+		}
+		err = db_step(db, ST_MAP_INSERT);
+		if (err)
+			goto fail;
+	}
+	err = db_commit(db);
+	if (err)
+		goto fail;
+	return 0;
+fail:
+	db_rollback(db);
+	return err;
+}
+
+int db__snapshot_begin(struct db *db)
+{
+	if (!sqlite3_get_autocommit(db->sq))
+		return 0;
+	/* BEGIN alone takes no snapshot; the first read does: read something now */
+	if (db_exec(db, "begin snapshot", "BEGIN") ||
+	    db_exec(db, "begin snapshot", "SELECT COUNT(*) FROM meta")) {
+		if (!sqlite3_get_autocommit(db->sq))
+			sqlite3_exec(db->sq, "ROLLBACK", NULL, NULL, NULL);
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
+int db__snapshot_end(struct db *db)
+{
+	if (!db || sqlite3_get_autocommit(db->sq))
+		return 0;
+	return db_exec(db, "end snapshot", "COMMIT");
+}
+
+int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size)
+{
+	char wal[4096];
+	struct stat st;
+
+	*size = *wal_size = 0;
+	if (stat(db->path, &st))
+		return -errno;
+	*size = st.st_size;
+	snprintf(wal, sizeof(wal), "%s-wal", db->path);
+	if (!stat(wal, &st))
+		*wal_size = st.st_size;
+	return 0;
+}
+
+int db__check(struct db *db)
+{
+	sqlite3_stmt *st;
+	int rc, findings = 0;
+
+	if (sqlite3_prepare_v2(db->sq, "PRAGMA integrity_check", -1, &st, NULL) != SQLITE_OK)
+		return db_err(db, "integrity check");
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *v = (const char *)sqlite3_column_text(st, 0);
+
+		if (v && !strcmp(v, "ok"))
+			continue;
+		pr_err("%s: integrity check: %s", db->path, v ? v : "(null)");
+		findings++;
+	}
+	if (rc != SQLITE_DONE) {
+		db_err(db, "integrity check");
+		findings++;
+	}
+	sqlite3_finalize(st);
+	return findings ? -RSPROF_EDB : 0;
+}

@@ -1,0 +1,101 @@
+#ifndef RSPROF_UTIL_DB_DB_H
+#define RSPROF_UTIL_DB_DB_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * The profile file (seed 000, schema in util/db/schema.c).
+ *
+ * Writer: db__create() makes a new file (mode 0600, WAL, synchronous=NORMAL,
+ * schema, meta.version), then one db__write_checkpoint() per checkpoint, each
+ * one transaction with persistent prepared statements, ROLLBACK on error.
+ * Reader: db__open() opens read-only and refuses (-RSPROF_EDB, with the
+ * reason printed) a file that is missing, not SQLite, not an rsprof profile,
+ * damaged, or of a newer meta.version. Nothing a reader does changes the file.
+ *
+ * Every error is printed with the statement's name and sqlite3_errmsg() and
+ * returned as -RSPROF_EDB (or -errno for file-system errors).
+ */
+struct db;
+struct sqlite3;
+struct symbol;
+struct maps;
+
+/* -EEXIST when path exists and !append; append continues an existing profile. */
+int db__create(const char *path, bool append, struct db **out);
+int db__open(const char *path, struct db **out);
+/* Finalizes every statement and closes; the result of sqlite3_close() is returned. NULL ok. */
+int db__close(struct db *db);
+
+/* The file name given at open/create. */
+const char *db__path(const struct db *db);
+/* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
+int db__version(const struct db *db);
+/* For util/db-*.c only: builtins never see SQL. */
+struct sqlite3 *db__sqlite(struct db *db);
+
+int db__meta_set(struct db *db, const char *key, const char *value);
+int db__meta_set_int(struct db *db, const char *key, long long value);
+/* *value is malloc'd (caller frees) or NULL when the key is absent; returns 0 or -RSPROF_EDB. */
+int db__meta_get(struct db *db, const char *key, char **value);
+
+/* One checkpoint's data, written by db__write_checkpoint() in one transaction. */
+struct cpu_count {
+	uint64_t addr;
+	uint64_t count;
+};
+
+struct heap_count {
+	uint64_t addr;		/* the attributed site (a symbols.addr) */
+	int64_t stack_id;	/* stacks.id, or -1 */
+	int64_t alloc_bytes, free_bytes;
+	int64_t alloc_count, free_count;
+};
+
+struct stack_rec {
+	int64_t id;		/* chosen by the caller, unique in the file */
+	uint64_t hash;
+	const uint64_t *addrs;	/* frame addresses, innermost first; each also in symbols */
+	int depth;
+};
+
+struct checkpoint {
+	uint64_t timestamp_ms;	/* from start_time */
+	const struct cpu_count *cpu;
+	size_t n_cpu;
+	const struct heap_count *heap;
+	size_t n_heap;
+	/* symbols not written before (lazy symbol insertion, seed 000 §7.4.3) */
+	const struct symbol *const *symbols;
+	size_t n_symbols;
+	const struct stack_rec *stacks;	/* new stacks */
+	size_t n_stacks;
+	/* per-checkpoint totals (schema v2 columns) */
+	uint64_t lost_samples;
+	uint64_t heap_dropped;
+	int64_t heap_live_bytes;	/* live heap at the end of the interval */
+};
+
+/* Writes the checkpoint; *id receives checkpoints.id. */
+int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
+
+/* Replace the `map` table's rows for pid with m. */
+int db__write_maps(struct db *db, const struct maps *m);
+
+/*
+ * Reader: hold one snapshot across several queries (a read transaction), so
+ * a header and its tables agree while a recorder keeps writing. 0 or
+ * -RSPROF_EDB; end is a no-op without a begin.
+ */
+int db__snapshot_begin(struct db *db);
+int db__snapshot_end(struct db *db);
+
+/* Sizes in bytes of the file and of its -wal (0 when there is none). 0 or -errno. */
+int db__file_size(const struct db *db, uint64_t *size, uint64_t *wal_size);
+
+/* PRAGMA integrity_check: 0 when "ok", else -RSPROF_EDB with the findings printed. */
+int db__check(struct db *db);
+
+#endif

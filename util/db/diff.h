@@ -1,0 +1,72 @@
+#ifndef RSPROF_UTIL_DB_DIFF_H
+#define RSPROF_UTIL_DB_DIFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/db/query.h"
+#include "util/db/site.h"
+
+/*
+ * What changed between two profiles (`rsprof diff A B`), typically two
+ * builds of one program: addresses differ between builds, so sites are
+ * matched by their source location at the chosen level (file, line and
+ * function; function; or file), with the file compared in its display form
+ * (srcpath__display(): "src/parser.rs"), so two checkouts in different
+ * directories still match.
+ *
+ * CPU compares shares: a site's samples as a percentage of all samples of
+ * its run, so runs of different lengths compare fairly; the delta is in
+ * percentage points. Heap compares live bytes at the end of each run (and
+ * shows the allocation counts). Rows are sorted by the size of the change,
+ * largest first.
+ */
+struct db;
+
+enum diff_status {
+	DIFF_SAME,		/* in both, no change */
+	DIFF_CHANGED,		/* in both */
+	DIFF_NEW,		/* only in B */
+	DIFF_GONE,		/* only in A */
+};
+
+struct diff_row {
+	const char *file;	/* display path (owned by the diff); NULL when unknown */
+	int line;		/* 0 when the level drops lines */
+	const char *function;
+	const char *module;
+	enum diff_status status;
+	/* CPU */
+	uint64_t samples_a, samples_b;
+	double pct_a, pct_b, delta_pct;
+	/* heap */
+	int64_t live_a, live_b, delta_bytes;
+	int64_t allocs_a, allocs_b;
+};
+
+struct diff_opts {
+	enum site_by by;
+	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
+	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent
+				 * of the larger total live heap of the two runs */
+	int limit;		/* rows per table; 0: all */
+};
+
+struct diff {
+	struct prof_summary a, b;
+	bool heap_a, heap_b;	/* the run has heap data */
+	struct diff_row *cpu;	/* by |delta_pct|, largest first */
+	size_t n_cpu;
+	struct diff_row *heap;	/* by |delta_bytes|, largest first */
+	size_t n_heap;
+	size_t n_cpu_all, n_heap_all;	/* matched sites before threshold and limit */
+	bool identical;		/* no site changed at all (before the filters) */
+	struct sitemap *sites;	/* private: owns the rows' strings */
+};
+
+/* Compares a and b; *out is freed with diff__delete(). 0, -ENOMEM or -RSPROF_EDB. */
+int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct diff **out);
+void diff__delete(struct diff *d);	/* NULL ok */
+
+#endif

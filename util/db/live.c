@@ -1,0 +1,178 @@
+#include "util/db/live.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/db/db.h"
+#include "util/error.h"
+
+enum {
+	ST_VERSION,
+	ST_LAST,
+	ST_CPU_SERIES,
+	ST_HEAP_SERIES,
+	ST_COUNT
+};
+
+static const struct {
+	const char *name;
+	const char *sql;
+} live_sql[ST_COUNT] = {
+	[ST_VERSION] = { "data version", "PRAGMA data_version" },
+	[ST_LAST] = { "last checkpoint",
+		"SELECT id, timestamp_ms FROM checkpoints ORDER BY id DESC LIMIT 1" },
+	/* The addresses of a location first (symbols is small), then their
+	 * rows through idx_cpu_addr / idx_heap_addr. */
+	[ST_CPU_SERIES] = { "cpu series",
+		"SELECT c.checkpoint_id, SUM(c.count) FROM cpu_samples c "
+		"WHERE c.checkpoint_id > ?1 AND c.addr IN "
+		"(SELECT addr FROM symbols WHERE file IS ?2 AND COALESCE(line, 0) = ?3 "
+		"AND function IS ?4) "
+		"GROUP BY c.checkpoint_id" },
+	[ST_HEAP_SERIES] = { "heap series",
+		/* ?1 unused: the running total needs every checkpoint */
+		"SELECT h.checkpoint_id, SUM(h.alloc_bytes) - SUM(h.free_bytes) FROM heap_events h "
+		"WHERE h.addr IN "
+		"(SELECT addr FROM symbols WHERE file IS ?2 AND COALESCE(line, 0) = ?3 "
+		"AND function IS ?4) "
+		"GROUP BY h.checkpoint_id" },
+};
+
+struct db_live {
+	struct db *db;
+	sqlite3 *sql;
+	sqlite3_stmt *st[ST_COUNT];
+	int64_t version;
+	bool have_version;
+};
+
+struct db_live *db_live__new(struct db *db)
+{
+	struct db_live *l = calloc(1, sizeof(*l));
+
+	if (!l) {
+		pr_err("out of memory");
+		return NULL;
+	}
+	l->db = db;
+	l->sql = db__sqlite(db);
+	return l;
+}
+
+void db_live__delete(struct db_live *l)
+{
+	if (!l)
+		return;
+	for (int i = 0; i < ST_COUNT; i++)
+		sqlite3_finalize(l->st[i]);
+	free(l);
+}
+
+static int fail(struct db_live *l, int i)
+{
+	pr_err("%s: %s: %s", db__path(l->db), live_sql[i].name,
+	       l->sql ? sqlite3_errmsg(l->sql) : "no database");
+	if (l->st[i])
+		sqlite3_reset(l->st[i]);
+	return -RSPROF_EDB;
+}
+
+/* The statement, prepared on first use and kept; reset and unbound. */
+static sqlite3_stmt *stmt(struct db_live *l, int i)
+{
+	if (!l->sql)
+		return NULL;
+	if (!l->st[i]) {
+		if (sqlite3_prepare_v3(l->sql, live_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+				       &l->st[i], NULL) != SQLITE_OK)
+			return NULL;
+	} else {
+		sqlite3_reset(l->st[i]);
+		sqlite3_clear_bindings(l->st[i]);
+	}
+	return l->st[i];
+}
+
+int db_live__changed(struct db_live *l)
+{
+	sqlite3_stmt *s = stmt(l, ST_VERSION);
+	int64_t v;
+	int changed;
+
+	if (!s || sqlite3_step(s) != SQLITE_ROW)
+		return fail(l, ST_VERSION);
+	v = sqlite3_column_int64(s, 0);
+	sqlite3_reset(s);
+	changed = !l->have_version || v != l->version;
+	l->version = v;
+	l->have_version = true;
+	return changed;
+}
+
+int db_live__last_checkpoint(struct db_live *l, int64_t *id, uint64_t *ts_ms)
+{
+	sqlite3_stmt *s = stmt(l, ST_LAST);
+	int rc;
+
+	*id = 0;
+	*ts_ms = 0;
+	if (!s)
+		return fail(l, ST_LAST);
+	rc = sqlite3_step(s);
+	if (rc == SQLITE_ROW) {
+		*id = sqlite3_column_int64(s, 0);
+		*ts_ms = (uint64_t)sqlite3_column_int64(s, 1);
+	} else if (rc != SQLITE_DONE) {
+		return fail(l, ST_LAST);
+	}
+	sqlite3_reset(s);
+	return 0;
+}
+
+int db_live__series(struct db_live *l, enum live_series kind, const char *file, int line,
+		    const char *function, int64_t *vals, int n)
+{
+	int i = kind == SERIES_CPU ? ST_CPU_SERIES : ST_HEAP_SERIES;
+	int64_t last, first;
+	uint64_t ts;
+	int64_t base = 0;
+	sqlite3_stmt *s;
+	int rc;
+
+	memset(vals, 0, sizeof(*vals) * n);
+	rc = db_live__last_checkpoint(l, &last, &ts);
+	if (rc < 0)
+		return rc;
+	first = last - n + 1;		/* the id shown in vals[0] */
+	s = stmt(l, i);
+	if (!s)
+		return fail(l, i);
+	if (sqlite3_bind_int64(s, 1, first - 1) != SQLITE_OK ||
+	    (file ? sqlite3_bind_text(s, 2, file, -1, SQLITE_STATIC)
+		  : sqlite3_bind_null(s, 2)) != SQLITE_OK ||
+	    sqlite3_bind_int(s, 3, line) != SQLITE_OK ||
+	    (function ? sqlite3_bind_text(s, 4, function, -1, SQLITE_STATIC)
+		      : sqlite3_bind_null(s, 4)) != SQLITE_OK)
+		return fail(l, i);
+	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(s, 0);
+		int64_t v = sqlite3_column_int64(s, 1);
+
+		if (id < first)
+			base += v;	/* heap: what was live before the chart starts */
+		else if (id <= last)
+			vals[id - first] += v;
+	}
+	if (rc != SQLITE_DONE)
+		return fail(l, i);
+	sqlite3_reset(s);
+	if (kind == SERIES_HEAP) {
+		for (int k = 0; k < n; k++) {
+			base += vals[k];
+			/* before the profile's first checkpoint there is nothing */
+			vals[k] = first + k >= 1 ? base : 0;
+		}
+	}
+	return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * CPU rows (report --cpu, top): samples per group over the window.
+ */
+#include "util/db/query.h"
+#include "util/db/query-priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "util/db/db.h"
+
+static void cpu_row(struct scan *sc, int64_t addr, int64_t n)
+{
+	const struct qsym *s = qctx_find(sc->q, addr);
+
+	sc->cpu_total += n;
+	if (s->match) {
+		sc->q->groups[s->group].samples += n;
+		sc->q->groups[s->group].used = true;
+	}
+}
+
+static void sql_cpu_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	cpu_row(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]),
+		sqlite3_value_int64(argv[1]));
+	sqlite3_result_int(ctx, 0);
+}
+
+int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
+		 prof_row_cb cb, void *ctx)
+{
+	struct scan sc = { 0 };
+	struct qctx q;
+	int64_t lo, hi;
+	bool all;
+	int err;
+
+	*total = 0;
+	err = qctx_load(&q, db, f);
+	if (!err)
+		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
+	if (err || lo > hi)
+		goto out;
+	sc.q = &q;
+	/* the whole run: a plain table scan beats the index walk */
+	if (all)
+		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 2, sql_cpu_row, &sc,
+			       "SELECT 1 FROM cpu_samples WHERE rsprof_cpu_row(addr, count)",
+			       0, 0, 0);
+	else
+		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 2, sql_cpu_row, &sc,
+			       "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ? AND ?"
+			       " AND rsprof_cpu_row(addr, count)", 2, lo, hi);
+	if (err)
+		goto out;
+	*total = sc.cpu_total;
+	for (int i = 0; i <= q.n_groups; i++)
+		if (q.groups[i].used && !q.groups[i].samples)
+			q.groups[i].used = false;
+	err = emit_rows(&q, false, (double)*total, cb, ctx);
+out:
+	qctx_free(&q);
+	return err;
+}

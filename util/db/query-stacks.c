@@ -1,0 +1,352 @@
+/*
+ * Call stacks with a weight (flame graphs, pprof): CPU samples per stack
+ * of a -g profile, live heap bytes per allocation stack.
+ */
+#include "util/db/query.h"
+#include "util/db/query-priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "util/db/db.h"
+#include "util/symbols/symbol.h"
+
+/* The inline chains of symbol_frames, per symbol index. */
+struct chains {
+	struct frame *v;	/* all rows, grouped by symbol */
+	int *first, *n;		/* per symbol: index in v, count */
+	int nv;
+};
+
+static void chains_free(struct chains *c, int n_syms)
+{
+	for (int i = 0; i < c->nv; i++) {
+		free(c->v[i].file);
+		free(c->v[i].function);
+	}
+	free(c->v);
+	free(c->first);
+	free(c->n);
+	(void)n_syms;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Load symbol_frames (innermost first) and keep, per symbol, the part from
+ * the reported frame (the symbols row) outwards: what a flame graph shows.
+ */
+static int chains_load(struct qctx *q, struct chains *c)
+{
+	sqlite3_stmt *st;
+	int cap = 0, rc, err = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->first = calloc(q->n_syms + 1, sizeof(int));
+	c->n = calloc(q->n_syms + 1, sizeof(int));
+	if (!c->first || !c->n)
+		return -ENOMEM;
+	if (db__version(q->db) < 2)
+		return 0;
+	err = q_prepare(q->db, "read inline frames", "SELECT addr, depth, file, line, function"
+			" FROM symbol_frames ORDER BY addr, depth", &st);
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct qsym *s = qctx_find(q, sqlite3_column_int64(st, 0));
+		int si = s == &q->unknown ? -1 : (int)(s - q->syms);
+		struct frame *f;
+
+		if (si < 0)
+			continue;
+		if (c->nv == cap) {
+			int ncap = cap ? 2 * cap : 1024;
+			struct frame *v = realloc(c->v, ncap * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			c->v = v;
+			cap = ncap;
+		}
+		if (!c->n[si])
+			c->first[si] = c->nv;
+		else if (c->first[si] + c->n[si] != c->nv)
+			continue;	/* rows of one address are consecutive (ORDER BY) */
+		f = &c->v[c->nv++];
+		f->file = dup_col(st, 2, &err);
+		f->line = sqlite3_column_int(st, 3);
+		f->function = dup_col(st, 4, &err);
+		c->n[si]++;
+		if (err)
+			break;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = q_err(q->db, "read inline frames");
+	sqlite3_finalize(st);
+	if (err)
+		return err;
+	/* start each chain at the reported frame */
+	for (int i = 0; i < q->n_syms; i++) {
+		const struct qsym *s = &q->syms[i];
+
+		for (int d = 0; d < c->n[i]; d++) {
+			const struct frame *f = &c->v[c->first[i] + d];
+
+			if (same_str(f->file, s->file) && f->line == s->line &&
+			    same_str(f->function, s->function)) {
+				c->first[i] += d;
+				c->n[i] -= d;
+				break;
+			}
+			if (d == c->n[i] - 1)
+				c->n[i] = 0;	/* no match: the symbols row alone */
+		}
+	}
+	return 0;
+}
+
+struct stack_weight {
+	int64_t id;		/* stacks.id, or the address for a one-frame stack */
+	bool one_frame;
+	int64_t value, count;
+};
+
+struct stacks_ctx {
+	struct qctx *q;
+	struct chains *c;
+	struct frame *single;	/* per symbol (+ unknown): its row as a one-line chain */
+	sqlite3_stmt *frames;
+	uint64_t *addrs;
+	struct prof_frame *pf;
+	int cap;
+};
+
+static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_stack_cb cb,
+		      void *ctx)
+{
+	struct prof_stack ps = { .value = w->value, .count = w->count };
+	const char *pat = x->q->f->pattern;
+	bool match = !pat || !*pat;
+	int n = 0, rc;
+
+	if (w->one_frame) {
+		if (x->cap < 1)
+			return -EINVAL;
+		x->addrs[0] = (uint64_t)w->id;
+		n = 1;
+	} else {
+		sqlite3_reset(x->frames);
+		sqlite3_bind_int64(x->frames, 1, w->id);
+		while ((rc = sqlite3_step(x->frames)) == SQLITE_ROW) {
+			if (n == x->cap) {
+				int ncap = 2 * x->cap;
+				uint64_t *a = realloc(x->addrs, ncap * sizeof(*a));
+				struct prof_frame *p;
+
+				if (!a)
+					return -ENOMEM;
+				x->addrs = a;
+				p = realloc(x->pf, ncap * sizeof(*p));
+				if (!p)
+					return -ENOMEM;
+				x->pf = p;
+				x->cap = ncap;
+			}
+			x->addrs[n++] = (uint64_t)sqlite3_column_int64(x->frames, 0);
+		}
+		if (rc != SQLITE_DONE)
+			return q_err(x->q->db, "read stack frames");
+		if (!n)
+			return 0;
+	}
+	for (int i = 0; i < n; i++) {
+		const struct qsym *s = qctx_find(x->q, (int64_t)x->addrs[i]);
+		int si = s == &x->q->unknown ? x->q->n_syms : (int)(s - x->q->syms);
+		struct prof_frame *f = &x->pf[i];
+
+		f->addr = x->addrs[i];
+		f->module = s->module;
+		if (si < x->q->n_syms && x->c->n[si]) {
+			f->lines = &x->c->v[x->c->first[si]];
+			f->n_lines = x->c->n[si];
+		} else {
+			f->lines = &x->single[si];
+			f->n_lines = 1;
+		}
+		match = match || s->match;
+	}
+	if (!match)
+		return 0;
+	ps.frames = x->pf;
+	ps.depth = n;
+	return cb(&ps, ctx);
+}
+
+static int add_weight(struct stack_weight **v, int *n, int *cap, const struct stack_weight *w)
+{
+	if (*n == *cap) {
+		int ncap = *cap ? 2 * *cap : 256;
+		struct stack_weight *nv = realloc(*v, ncap * sizeof(*nv));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = *w;
+	return 0;
+}
+
+static int weight_cmp(const void *pa, const void *pb)
+{
+	const struct stack_weight *a = pa, *b = pb;
+
+	if (a->value != b->value)
+		return a->value < b->value ? 1 : -1;
+	return (a->id > b->id) - (a->id < b->id);
+}
+
+/* Weights per stack (and per address for rows without one). */
+static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
+			 struct stack_weight **v, int *n)
+{
+	const bool v2 = db__version(db) >= 2;
+	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
+		       f->at_ms : f->to_ms;
+	int64_t lo, hi;
+	bool all, has_cpu_stacks = false;
+	const char *sql[2] = { NULL, NULL };
+	int cap = 0, err;
+
+	*v = NULL;
+	*n = 0;
+	if (heap) {
+		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
+		lo = 0;
+	} else {
+		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
+	}
+	if (err || lo > hi)
+		return err;
+	if (!heap) {
+		int64_t one = 0;
+
+		err = int_query(db, "read schema", "SELECT COUNT(*) FROM sqlite_master WHERE"
+				" type = 'table' AND name = 'cpu_stacks'", &one, 1);
+		if (err)
+			return err;
+		has_cpu_stacks = one > 0;
+		if (has_cpu_stacks)
+			sql[0] = "SELECT stack_id, SUM(count), SUM(count), 0 FROM cpu_stacks"
+				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id";
+		else
+			sql[1] = "SELECT addr, SUM(count), SUM(count), 1 FROM cpu_samples"
+				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
+	} else if (v2) {
+		sql[0] = "SELECT stack_id, SUM(alloc_bytes - free_bytes),"
+			 " SUM(alloc_count - free_count), 0 FROM heap_events"
+			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NOT NULL"
+			 " GROUP BY stack_id";
+		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes),"
+			 " SUM(alloc_count - free_count), 1 FROM heap_events"
+			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NULL GROUP BY addr";
+	} else {
+		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1 FROM heap_events"
+			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
+	}
+	for (int i = 0; i < 2 && !err; i++) {
+		sqlite3_stmt *st;
+		int rc;
+
+		if (!sql[i])
+			continue;
+		err = q_prepare(db, "read stacks", sql[i], &st);
+		if (err)
+			break;
+		sqlite3_bind_int64(st, 1, lo);
+		sqlite3_bind_int64(st, 2, hi);
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			struct stack_weight w = {
+				.id = sqlite3_column_int64(st, 0),
+				.value = sqlite3_column_int64(st, 1),
+				.count = sqlite3_column_int64(st, 2),
+				.one_frame = sqlite3_column_int(st, 3),
+			};
+
+			if (w.value <= 0)
+				continue;
+			err = add_weight(v, n, &cap, &w);
+			if (err)
+				break;
+		}
+		if (!err && rc != SQLITE_DONE)
+			err = q_err(db, "read stacks");
+		sqlite3_finalize(st);
+	}
+	if (!err && *n)
+		qsort(*v, *n, sizeof(**v), weight_cmp);
+	return err;
+}
+
+int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
+		    prof_stack_cb cb, void *ctx)
+{
+	struct stacks_ctx x = { 0 };
+	struct stack_weight *w = NULL;
+	struct chains c = { 0 };
+	struct qctx q;
+	int n = 0, err;
+
+	err = qctx_load(&q, db, f);
+	if (!err)
+		err = chains_load(&q, &c);
+	if (!err)
+		err = stack_weights(db, f, heap, &w, &n);
+	if (err || !n)
+		goto out;
+	x.q = &q;
+	x.c = &c;
+	x.cap = 64;
+	x.addrs = malloc(x.cap * sizeof(*x.addrs));
+	x.pf = malloc(x.cap * sizeof(*x.pf));
+	x.single = calloc(q.n_syms + 1, sizeof(*x.single));
+	if (!x.addrs || !x.pf || !x.single) {
+		err = -ENOMEM;
+		goto out;
+	}
+	for (int i = 0; i <= q.n_syms; i++) {
+		const struct qsym *s = i < q.n_syms ? &q.syms[i] : &q.unknown;
+
+		/* borrowed strings: never freed through single */
+		x.single[i].file = s->file;
+		x.single[i].line = s->line;
+		x.single[i].function = s->function;
+	}
+	if (db__version(db) >= 2) {
+		err = q_prepare(db, "read stack frames", "SELECT addr FROM stack_frames"
+				" WHERE stack_id = ? ORDER BY pos", &x.frames);
+		if (err)
+			goto out;
+	}
+	for (int i = 0; i < n && !err; i++) {
+		if (!w[i].one_frame && !x.frames)
+			continue;
+		err = stack_emit(&x, &w[i], cb, ctx);
+	}
+out:
+	sqlite3_finalize(x.frames);
+	free(x.addrs);
+	free(x.pf);
+	free(x.single);
+	free(w);
+	chains_free(&c, q.n_syms);
+	qctx_free(&q);
+	return err;
+}

@@ -1,0 +1,300 @@
+#include "util/db/site.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/db/db.h"
+#include "util/error.h"
+#include "util/str.h"
+
+struct site {
+	char *key;
+	char *file, *function, *module;
+	int line;
+};
+
+struct sitemap {
+	struct site *sites;
+	size_t n_sites, cap_sites;
+	/* key -> site index + 1 (0: empty slot), open addressing */
+	long *key_slots;
+	size_t key_cap;
+	/* loaded addresses in load order */
+	int64_t *addrs;
+	long *addr_site;
+	size_t n_addrs, cap_addrs;
+	/* addr -> site, open addressing with the key in the slot (site -1: empty) */
+	struct addr_slot *addr_slots;
+	size_t addr_cap;
+};
+
+struct addr_slot {
+	int64_t addr;
+	long site;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t hash_u64(uint64_t x)
+{
+	x ^= x >> 33;
+	x *= 0xff51afd7ed558ccdULL;
+	x ^= x >> 33;
+	x *= 0xc4ceb9fe1a85ec53ULL;
+	return x ^ (x >> 33);
+}
+
+struct sitemap *sitemap__new(void)
+{
+	return calloc(1, sizeof(struct sitemap));
+}
+
+void sitemap__delete(struct sitemap *sm)
+{
+	if (!sm)
+		return;
+	for (size_t i = 0; i < sm->n_sites; i++) {
+		free(sm->sites[i].key);
+		free(sm->sites[i].file);
+		free(sm->sites[i].function);
+		free(sm->sites[i].module);
+	}
+	free(sm->sites);
+	free(sm->key_slots);
+	free(sm->addrs);
+	free(sm->addr_site);
+	free(sm->addr_slots);
+	free(sm);
+}
+
+static int key_rehash(struct sitemap *sm)
+{
+	size_t cap = sm->key_cap ? sm->key_cap * 2 : 1024;
+	long *slots = calloc(cap, sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t i = 0; i < sm->n_sites; i++) {
+		size_t j = hash_str(sm->sites[i].key) & (cap - 1);
+
+		while (slots[j])
+			j = (j + 1) & (cap - 1);
+		slots[j] = (long)i + 1;
+	}
+	free(sm->key_slots);
+	sm->key_slots = slots;
+	sm->key_cap = cap;
+	return 0;
+}
+
+static char *make_key(enum site_by by, const char *file, int line, const char *function,
+		      const char *module)
+{
+	char *key = NULL;
+	int n;
+
+	/* \x1f (unit separator) cannot appear in a path or a symbol name */
+	if (!file)
+		n = asprintf(&key, "M\x1f%s\x1f%s", module ? module : "",
+			     by == SITE_BY_FILE ? "" : function ? function : "");
+	else if (by == SITE_BY_LINE)
+		n = asprintf(&key, "L\x1f%s\x1f%d\x1f%s", file, line, function ? function : "");
+	else if (by == SITE_BY_FUNCTION)
+		n = asprintf(&key, "F\x1f%s\x1f%s", file, function ? function : "");
+	else
+		n = asprintf(&key, "P\x1f%s", file);
+	return n < 0 ? NULL : key;
+}
+
+long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int line,
+		     const char *function, const char *module)
+{
+	char *key = make_key(by, file, line, function, module);
+	struct site *s;
+	int err = 0;
+	size_t j;
+
+	if (!key)
+		return -ENOMEM;
+	if (sm->n_sites * 2 >= sm->key_cap && key_rehash(sm)) {
+		free(key);
+		return -ENOMEM;
+	}
+	for (j = hash_str(key) & (sm->key_cap - 1); sm->key_slots[j];
+	     j = (j + 1) & (sm->key_cap - 1)) {
+		if (!strcmp(sm->sites[sm->key_slots[j] - 1].key, key)) {
+			free(key);
+			return sm->key_slots[j] - 1;
+		}
+	}
+	if (sm->n_sites == sm->cap_sites) {
+		size_t nc = sm->cap_sites ? sm->cap_sites * 2 : 256;
+		struct site *p = realloc(sm->sites, nc * sizeof(*p));
+
+		if (!p) {
+			free(key);
+			return -ENOMEM;
+		}
+		sm->sites = p;
+		sm->cap_sites = nc;
+	}
+	s = &sm->sites[sm->n_sites];
+	memset(s, 0, sizeof(*s));
+	s->key = key;
+	s->file = str__dup(file, &err);
+	s->line = by == SITE_BY_LINE ? line : 0;
+	s->function = by == SITE_BY_FILE && file ? NULL : str__dup(function, &err);
+	s->module = str__dup(module, &err);
+	if (err) {
+		free(s->key);
+		free(s->file);
+		free(s->function);
+		free(s->module);
+		return -ENOMEM;
+	}
+	sm->key_slots[j] = (long)sm->n_sites + 1;
+	return (long)sm->n_sites++;
+}
+
+static int addr_rehash(struct sitemap *sm)
+{
+	size_t cap = sm->addr_cap ? sm->addr_cap * 2 : 4096;
+	struct addr_slot *slots = malloc(cap * sizeof(*slots));
+
+	if (!slots)
+		return -ENOMEM;
+	for (size_t j = 0; j < cap; j++)
+		slots[j].site = -1;
+	for (size_t i = 0; i < sm->n_addrs; i++) {
+		size_t j = hash_u64((uint64_t)sm->addrs[i]) & (cap - 1);
+
+		while (slots[j].site >= 0)
+			j = (j + 1) & (cap - 1);
+		slots[j].addr = sm->addrs[i];
+		slots[j].site = sm->addr_site[i];
+	}
+	free(sm->addr_slots);
+	sm->addr_slots = slots;
+	sm->addr_cap = cap;
+	return 0;
+}
+
+static int add_addr(struct sitemap *sm, int64_t addr, long site)
+{
+	size_t j;
+
+	if (sm->n_addrs * 2 >= sm->addr_cap && addr_rehash(sm))
+		return -ENOMEM;
+	if (sm->n_addrs == sm->cap_addrs) {
+		size_t nc = sm->cap_addrs ? sm->cap_addrs * 2 : 1024;
+		int64_t *a = realloc(sm->addrs, nc * sizeof(*a));
+		long *s;
+
+		if (!a)
+			return -ENOMEM;
+		sm->addrs = a;
+		s = realloc(sm->addr_site, nc * sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		sm->addr_site = s;
+		sm->cap_addrs = nc;
+	}
+	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
+	     j = (j + 1) & (sm->addr_cap - 1))
+		if (sm->addr_slots[j].addr == addr)
+			return 0;	/* symbols.addr is a primary key: cannot happen */
+	sm->addrs[sm->n_addrs] = addr;
+	sm->addr_site[sm->n_addrs] = site;
+	sm->addr_slots[j].addr = addr;
+	sm->addr_slots[j].site = site;
+	sm->n_addrs++;
+	return 0;
+}
+
+int sitemap__load(struct sitemap *sm, struct db *db, enum site_by by)
+{
+	sqlite3 *conn = db__sqlite(db);
+	sqlite3_stmt *st = NULL;
+	int rc, err = 0;
+
+	if (!conn)
+		return -RSPROF_EDB;
+	/* module came with schema v2; a version-1 file has none */
+	rc = sqlite3_prepare_v2(conn, "SELECT addr, file, line, function, module FROM symbols",
+				-1, &st, NULL);
+	if (rc != SQLITE_OK)
+		rc = sqlite3_prepare_v2(conn, "SELECT addr, file, line, function, NULL FROM symbols",
+					-1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pr_err("cannot read the symbols: %s", sqlite3_errmsg(conn));
+		return -RSPROF_EDB;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		long s = sitemap__intern(sm, by, (const char *)sqlite3_column_text(st, 1),
+					 sqlite3_column_int(st, 2),
+					 (const char *)sqlite3_column_text(st, 3),
+					 (const char *)sqlite3_column_text(st, 4));
+
+		if (s < 0 || add_addr(sm, sqlite3_column_int64(st, 0), s)) {
+			err = -ENOMEM;
+			break;
+		}
+	}
+	if (!err && rc != SQLITE_DONE) {
+		pr_err("cannot read the symbols: %s", sqlite3_errmsg(conn));
+		err = -RSPROF_EDB;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+long sitemap__find_addr(const struct sitemap *sm, int64_t addr)
+{
+	size_t j;
+
+	if (!sm->addr_cap)
+		return -1;
+	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
+	     j = (j + 1) & (sm->addr_cap - 1))
+		if (sm->addr_slots[j].addr == addr)
+			return sm->addr_slots[j].site;
+	return -1;
+}
+
+size_t sitemap__count(const struct sitemap *sm)
+{
+	return sm ? sm->n_sites : 0;
+}
+
+size_t sitemap__n_addrs(const struct sitemap *sm)
+{
+	return sm ? sm->n_addrs : 0;
+}
+
+long sitemap__addr_at(const struct sitemap *sm, size_t i, int64_t *addr)
+{
+	*addr = sm->addrs[i];
+	return sm->addr_site[i];
+}
+
+void sitemap__site(const struct sitemap *sm, long s, const char **file, int *line,
+		   const char **function, const char **module)
+{
+	const struct site *st = &sm->sites[s];
+
+	*file = st->file;
+	*line = st->line;
+	*function = st->function;
+	*module = st->module;
+}

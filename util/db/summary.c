@@ -1,0 +1,155 @@
+/*
+ * What a profile holds (db_query_summary) and its meta table.
+ */
+#include "util/db/query.h"
+#include "util/db/query-priv.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sqlite3.h>
+
+#include "util/db/db.h"
+
+/* An integer meta value; 0 when absent or not a number. */
+static int meta_int(struct db *db, const char *key, int64_t *v)
+{
+	char *val = NULL;
+	int err = db__meta_get(db, key, &val);
+
+	*v = val ? strtoll(val, NULL, 10) : 0;
+	free(val);
+	return err;
+}
+
+int db_query_summary(struct db *db, struct prof_summary *s)
+{
+	int64_t v[8] = { 0 };
+	char *val = NULL;
+	int err;
+
+	memset(s, 0, sizeof(*s));
+	err = int_query(db, "read checkpoints",
+			"SELECT COALESCE(MAX(timestamp_ms), 0), COUNT(*) FROM checkpoints", v, 2);
+	if (err)
+		return err;
+	s->duration_ms = v[0];
+	s->checkpoints = v[1];
+	if (db__version(db) >= 2) {
+		err = int_query(db, "read checkpoint totals",
+				"SELECT TOTAL(cpu_total), TOTAL(lost_samples), TOTAL(heap_alloc_bytes),"
+				" TOTAL(heap_free_bytes), TOTAL(heap_alloc_count),"
+				" TOTAL(heap_free_count), TOTAL(heap_dropped),"
+				" COALESCE(MAX(heap_live_bytes), 0) FROM checkpoints", v, 8);
+		if (err)
+			return err;
+		s->samples = v[0];
+		s->lost_samples = v[1];
+		s->alloc_bytes = v[2];
+		s->free_bytes = v[3];
+		s->alloc_count = v[4];
+		s->free_count = v[5];
+		s->heap_dropped = v[6];
+		s->peak_bytes = v[7];
+		/* the peak of the running sum too, whatever heap_live_bytes holds */
+		err = int_query(db, "read heap peak",
+				"SELECT COALESCE(MAX(l), 0) FROM (SELECT SUM(heap_alloc_bytes -"
+				" heap_free_bytes) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS l"
+				" FROM checkpoints)", v, 1);
+		if (err)
+			return err;
+		if (v[0] > s->peak_bytes)
+			s->peak_bytes = v[0];
+	} else {
+		err = int_query(db, "read cpu samples",
+				"SELECT TOTAL(count) FROM cpu_samples", v, 1);
+		if (!err)
+			err = int_query(db, "read heap events",
+					"SELECT TOTAL(alloc_bytes), TOTAL(free_bytes) FROM heap_events",
+					v + 1, 2);
+		if (err)
+			return err;
+		s->samples = v[0];
+		s->alloc_bytes = v[1];
+		s->free_bytes = v[2];
+		err = int_query(db, "read heap peak",
+				"SELECT COALESCE(MAX(l), 0) FROM (SELECT SUM(d) OVER (ORDER BY"
+				" checkpoint_id ROWS UNBOUNDED PRECEDING) AS l FROM (SELECT"
+				" checkpoint_id, SUM(alloc_bytes - free_bytes) AS d FROM heap_events"
+				" GROUP BY checkpoint_id))", v, 1);
+		if (err)
+			return err;
+		s->peak_bytes = v[0];
+	}
+	s->live_bytes = s->alloc_bytes - s->free_bytes;
+	err = int_query(db, "read symbols", "SELECT COUNT(*), EXISTS (SELECT 1 FROM heap_events)"
+			" FROM symbols", v, 2);
+	if (err)
+		return err;
+	s->symbols = v[0];
+	s->has_heap = v[1];
+	if (db__version(db) >= 2) {
+		err = int_query(db, "read stacks", "SELECT (SELECT COUNT(*) FROM stacks),"
+				" (SELECT COUNT(*) FROM map)", v, 2);
+		if (err)
+			return err;
+		s->stacks = v[0];
+		s->mappings = v[1];
+	}
+	err = db__meta_get(db, "heap_probes", &val);
+	if (err)
+		return err;
+	if (val && *val && strcmp(val, "none") && strcmp(val, "off"))
+		s->has_heap = true;
+	free(val);
+	/* set when the recording starts: a live file has heap before its first row */
+	err = db__meta_get(db, "heap", &val);
+	if (err)
+		return err;
+	if (val && !strcmp(val, "on"))
+		s->has_heap = true;
+	free(val);
+	/* the tracker's own peak sees between checkpoints */
+	err = meta_int(db, "heap_peak_bytes", &v[0]);
+	if (!err && v[0] > s->peak_bytes)
+		s->peak_bytes = v[0];
+	if (!err)
+		err = meta_int(db, "unknown_frees", &v[0]);
+	if (!err)
+		s->unknown_frees = v[0] > 0 ? v[0] : 0;
+	if (!err)
+		err = meta_int(db, "unknown_free_bytes", &s->unknown_free_bytes);
+	if (!err)
+		err = meta_int(db, "heap_sample", &v[0]);
+	if (err)
+		return err;
+	s->heap_sample = v[0] > 1 && v[0] < UINT32_MAX ? (unsigned int)v[0] : 0;
+	err = db__meta_get(db, "end_time", &val);
+	if (err)
+		return err;
+	s->finished = val != NULL;
+	free(val);
+	return 0;
+}
+
+int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, void *ctx),
+		  void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, err = q_prepare(db, "read meta", "SELECT key, value FROM meta ORDER BY key", &st);
+
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const char *k = (const char *)sqlite3_column_text(st, 0);
+		const char *v = (const char *)sqlite3_column_text(st, 1);
+
+		err = cb(k ? k : "", v ? v : "", ctx);
+		if (err)
+			break;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = q_err(db, "read meta");
+	sqlite3_finalize(st);
+	return err;
+}

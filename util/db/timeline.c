@@ -1,0 +1,625 @@
+#include "util/db/timeline.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/db/db.h"
+#include "util/error.h"
+#include "util/db/site.h"
+#include "util/duration.h"
+#include "util/symbols/srcpath.h"
+
+/* What the ranking pass keeps per site. */
+struct site_acc {
+	int64_t live, peak, first;
+	int64_t cpu_total;
+	int64_t touched;	/* checkpoint id of the last heap row, or -1 */
+	int64_t *addrs;		/* the site's addresses */
+	size_t n_addrs, cap_addrs;
+	bool heap;		/* had a heap row */
+};
+
+struct tl_ctx {
+	struct db *db;
+	sqlite3 *conn;
+	struct sitemap *sm;
+	struct site_acc *acc;	/* one per site of sm */
+	int64_t *cp_ids;	/* checkpoint ids in order, tl->n of them */
+};
+
+static int db_fail(sqlite3 *conn, const char *what)
+{
+	pr_err("%s: %s", what, sqlite3_errmsg(conn));
+	return -RSPROF_EDB;
+}
+
+static int prepare(sqlite3 *conn, const char *sql, sqlite3_stmt **st, const char *what)
+{
+	if (sqlite3_prepare_v2(conn, sql, -1, st, NULL) != SQLITE_OK)
+		return db_fail(conn, what);
+	return 0;
+}
+
+/* Schema v2: one row per checkpoint with its totals. */
+static const char sql_cp_v2[] =
+	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes "
+	"FROM checkpoints ORDER BY id";
+/* Schema v1 (seed 000 as written): the same totals, computed. */
+static const char sql_cp_v1[] =
+	"SELECT cp.id, cp.timestamp_ms, "
+	"(SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE checkpoint_id = cp.id), "
+	"(SELECT COALESCE(SUM(alloc_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
+	"(SELECT COALESCE(SUM(free_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
+	"0 FROM checkpoints cp ORDER BY cp.id";
+
+static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
+{
+	sqlite3_stmt *st = NULL;
+	size_t cap = 0;
+	bool have_live = false;
+	double live = 0;
+	int rc;
+
+	if (sqlite3_prepare_v2(c->conn, sql_cp_v2, -1, &st, NULL) != SQLITE_OK) {
+		pr_debug(1, "no checkpoint totals (%s): computing them", sqlite3_errmsg(c->conn));
+		if (prepare(c->conn, sql_cp_v1, &st, "cannot read the checkpoints"))
+			return -RSPROF_EDB;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (tl->n == cap) {
+			size_t nc = cap ? cap * 2 : 256;
+			void *p[6];
+
+			p[0] = realloc(tl->t_ms, nc * sizeof(*tl->t_ms));
+			if (p[0])
+				tl->t_ms = p[0];
+			p[1] = realloc(tl->live, nc * sizeof(double));
+			if (p[1])
+				tl->live = p[1];
+			p[2] = realloc(tl->alloc, nc * sizeof(double));
+			if (p[2])
+				tl->alloc = p[2];
+			p[3] = realloc(tl->freed, nc * sizeof(double));
+			if (p[3])
+				tl->freed = p[3];
+			p[4] = realloc(tl->cpu, nc * sizeof(double));
+			if (p[4])
+				tl->cpu = p[4];
+			p[5] = realloc(c->cp_ids, nc * sizeof(*c->cp_ids));
+			if (p[5])
+				c->cp_ids = p[5];
+			if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5]) {
+				sqlite3_finalize(st);
+				return -ENOMEM;
+			}
+			cap = nc;
+		}
+		c->cp_ids[tl->n] = sqlite3_column_int64(st, 0);
+		tl->t_ms[tl->n] = (uint64_t)sqlite3_column_int64(st, 1);
+		tl->cpu[tl->n] = (double)sqlite3_column_int64(st, 2);
+		tl->alloc[tl->n] = (double)sqlite3_column_int64(st, 3);
+		tl->freed[tl->n] = (double)sqlite3_column_int64(st, 4);
+		tl->live[tl->n] = (double)sqlite3_column_int64(st, 5);
+		if (tl->live[tl->n] != 0)
+			have_live = true;
+		if (tl->alloc[tl->n] != 0 || tl->freed[tl->n] != 0)
+			tl->has_heap = true;
+		tl->n++;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(c->conn, "cannot read the checkpoints");
+	/* no recorded live heap (version 1, or a writer that left it out): sum it up */
+	if (!have_live && tl->has_heap) {
+		for (size_t i = 0; i < tl->n; i++) {
+			live += tl->alloc[i] - tl->freed[i];
+			tl->live[i] = live;
+		}
+	}
+	return 0;
+}
+
+/* Index of checkpoint id, or -1. */
+static long cp_index(const struct tl_ctx *c, size_t n, int64_t id)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+
+		if (c->cp_ids[mid] < id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < n && c->cp_ids[lo] == id ? (long)lo : -1;
+}
+
+static int add_addr(struct site_acc *a, int64_t addr)
+{
+	if (a->n_addrs == a->cap_addrs) {
+		size_t nc = a->cap_addrs ? a->cap_addrs * 2 : 4;
+		int64_t *p = realloc(a->addrs, nc * sizeof(*p));
+
+		if (!p)
+			return -ENOMEM;
+		a->addrs = p;
+		a->cap_addrs = nc;
+	}
+	a->addrs[a->n_addrs++] = addr;
+	return 0;
+}
+
+static int load_sites(struct tl_ctx *c)
+{
+	int err = sitemap__load(c->sm, c->db, SITE_BY_LINE);
+
+	if (err)
+		return err;
+	c->acc = calloc(sitemap__count(c->sm) + 1, sizeof(*c->acc));
+	if (!c->acc)
+		return -ENOMEM;
+	for (size_t i = 0; i < sitemap__count(c->sm); i++)
+		c->acc[i].touched = -1;
+	for (size_t i = 0; i < sitemap__n_addrs(c->sm); i++) {
+		int64_t addr;
+		long s = sitemap__addr_at(c->sm, i, &addr);
+
+		if (s >= 0 && (err = add_addr(&c->acc[s], addr)))
+			return err;
+	}
+	return 0;
+}
+
+/* The end of checkpoint `id`: the peaks of the sites it touched. */
+static void close_checkpoint(struct tl_ctx *c, long *touched, size_t *n_touched)
+{
+	for (size_t i = 0; i < *n_touched; i++) {
+		struct site_acc *a = &c->acc[touched[i]];
+
+		if (a->live > a->peak)
+			a->peak = a->live;
+	}
+	*n_touched = 0;
+}
+
+/*
+ * The end of the window's first checkpoint: every site's live bytes then
+ * are its start (growth is measured from there) and the start of its peak.
+ */
+static void window_start(struct tl_ctx *c)
+{
+	for (size_t i = 0; i < sitemap__count(c->sm); i++) {
+		c->acc[i].first = c->acc[i].live;
+		c->acc[i].peak = c->acc[i].live;
+	}
+}
+
+/*
+ * One pass over heap_events: per site the live bytes at the end of the
+ * window (checkpoint last_id), the peak at a checkpoint's end within the
+ * window, and the live bytes at the end of its first checkpoint (first_id).
+ * Rows come in insertion (= checkpoint) order; if they do not, the pass is
+ * redone sorted.
+ */
+static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool sorted)
+{
+	sqlite3_stmt *st = NULL;
+	long *touched = malloc((sitemap__count(c->sm) + 1) * sizeof(*touched));
+	size_t n_touched = 0;
+	int64_t cur = INT64_MIN;
+	bool started = false;
+	int rc, err = 0;
+
+	if (!touched)
+		return -ENOMEM;
+	if (prepare(c->conn, sorted ?
+		    "SELECT checkpoint_id, addr, alloc_bytes - free_bytes FROM heap_events "
+		    "ORDER BY checkpoint_id" :
+		    "SELECT checkpoint_id, addr, alloc_bytes - free_bytes FROM heap_events",
+		    &st, "cannot read the heap events")) {
+		free(touched);
+		return -RSPROF_EDB;
+	}
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		long s;
+		struct site_acc *a;
+
+		if (id != cur) {
+			if (id < cur) {
+				err = 1;	/* out of order: redo sorted */
+				break;
+			}
+			close_checkpoint(c, touched, &n_touched);
+			if (!started && id > first_id) {
+				window_start(c);
+				started = true;
+			}
+			if (id > last_id) {
+				rc = SQLITE_DONE;	/* past the window */
+				break;
+			}
+			cur = id;
+		}
+		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
+		if (s < 0)
+			continue;
+		a = &c->acc[s];
+		a->live += sqlite3_column_int64(st, 2);
+		a->heap = true;
+		if (a->touched != id) {
+			a->touched = id;
+			touched[n_touched++] = s;
+		}
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = db_fail(c->conn, "cannot read the heap events");
+	if (!err) {
+		close_checkpoint(c, touched, &n_touched);
+		if (!started)
+			window_start(c);
+	}
+	sqlite3_finalize(st);
+	free(touched);
+	if (err == 1) {
+		pr_debug(1, "heap events out of checkpoint order: sorting");
+		for (size_t i = 0; i < sitemap__count(c->sm); i++) {
+			c->acc[i].live = c->acc[i].peak = c->acc[i].first = 0;
+			c->acc[i].touched = -1;
+			c->acc[i].heap = false;
+		}
+		return heap_pass(c, first_id, last_id, true);
+	}
+	return err;
+}
+
+/* Samples per site in the window's checkpoints (first_id..last_id). */
+static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (prepare(c->conn, "SELECT checkpoint_id, addr, count FROM cpu_samples", &st,
+		    "cannot read the CPU samples"))
+		return -RSPROF_EDB;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t id = sqlite3_column_int64(st, 0);
+		long s;
+
+		if (id < first_id || id > last_id)
+			continue;
+		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
+		if (s >= 0)
+			c->acc[s].cpu_total += sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(c->conn, "cannot read the CPU samples");
+	return 0;
+}
+
+static enum timeline_rank sort_rank;
+static const struct site_acc *sort_acc;
+
+static int64_t rank_key(long s, enum timeline_rank r)
+{
+	const struct site_acc *a = &sort_acc[s];
+
+	switch (r) {
+	case RANK_PEAK:
+		return a->peak;
+	case RANK_GROWTH:
+		return a->live - a->first;
+	default:
+		return a->live;
+	}
+}
+
+static int cmp_rank(const void *x, const void *y)
+{
+	long a = *(const long *)x, b = *(const long *)y;
+	int64_t ka = rank_key(a, sort_rank), kb = rank_key(b, sort_rank);
+
+	if (ka != kb)
+		return ka > kb ? -1 : 1;
+	/* ties: the higher peak, then the site order (stable output) */
+	if (sort_acc[a].peak != sort_acc[b].peak)
+		return sort_acc[a].peak > sort_acc[b].peak ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+static int cmp_cpu(const void *x, const void *y)
+{
+	long a = *(const long *)x, b = *(const long *)y;
+
+	if (sort_acc[a].cpu_total != sort_acc[b].cpu_total)
+		return sort_acc[a].cpu_total > sort_acc[b].cpu_total ? -1 : 1;
+	return a < b ? -1 : a > b;
+}
+
+/*
+ * The series of one site: its rows through idx_heap_addr (or idx_cpu_addr),
+ * per checkpoint; heap deltas are summed into live bytes.
+ */
+static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
+		       double *out)
+{
+	const struct site_acc *a = &c->acc[s];
+	sqlite3_stmt *st = NULL;
+	int rc = SQLITE_DONE;
+
+	if (prepare(c->conn, heap ?
+		    "SELECT checkpoint_id, alloc_bytes - free_bytes FROM heap_events WHERE addr = ?" :
+		    "SELECT checkpoint_id, count FROM cpu_samples WHERE addr = ?",
+		    &st, "cannot read a site's series"))
+		return -RSPROF_EDB;
+	for (size_t i = 0; i < a->n_addrs; i++) {
+		sqlite3_reset(st);
+		rc = sqlite3_bind_int64(st, 1, a->addrs[i]);
+		if (rc != SQLITE_OK)
+			break;
+		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+			long k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
+
+			if (k >= 0)
+				out[k] += (double)sqlite3_column_int64(st, 1);
+		}
+		if (rc != SQLITE_DONE)
+			break;
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(c->conn, "cannot read a site's series");
+	if (heap)
+		for (size_t k = 1; k < tl->n; k++)
+			out[k] += out[k - 1];
+	return 0;
+}
+
+static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
+		     struct timeline_site *out)
+{
+	const struct site_acc *a = &c->acc[s];
+	const char *file, *function, *module;
+	int line;
+
+	sitemap__site(c->sm, s, &file, &line, &function, &module);
+	out->file = file ? strdup(file) : NULL;
+	out->function = function ? strdup(function) : NULL;
+	out->module = module ? strdup(module) : NULL;
+	out->line = line;
+	out->final = heap ? a->live : a->cpu_total;
+	out->peak = heap ? a->peak : 0;
+	out->growth = heap ? a->live - a->first : 0;
+	out->values = calloc(tl->n + 1, sizeof(*out->values));
+	if ((file && !out->file) || (function && !out->function) || (module && !out->module) ||
+	    !out->values)
+		return -ENOMEM;
+	return site_series(c, tl, s, heap, out->values);
+}
+
+static bool site_matches(struct tl_ctx *c, long s, const char *pattern)
+{
+	const char *file, *function, *module;
+	int line;
+
+	if (!pattern || !*pattern)
+		return true;
+	sitemap__site(c->sm, s, &file, &line, &function, &module);
+	return (file && strcasestr(file, pattern)) || (function && strcasestr(function, pattern));
+}
+
+/* The top sites by key into *out (n_out of them). */
+static int choose(struct tl_ctx *c, const struct timeline *tl, const struct timeline_opts *o,
+		  bool heap, int top, struct timeline_site **out, size_t *n_out)
+{
+	size_t ns = sitemap__count(c->sm), n = 0;
+	long *idx = malloc((ns + 1) * sizeof(*idx));
+	int err = 0;
+
+	if (!idx)
+		return -ENOMEM;
+	sort_acc = c->acc;
+	sort_rank = o->rank;
+	for (size_t s = 0; s < ns; s++) {
+		if (!site_matches(c, (long)s, o->pattern))
+			continue;
+		/* every site with heap events takes part: a site whose key is
+		 * zero or less still fills the top N after the others */
+		if (heap ? !c->acc[s].heap : c->acc[s].cpu_total <= 0)
+			continue;
+		idx[n++] = (long)s;
+	}
+	qsort(idx, n, sizeof(*idx), heap ? cmp_rank : cmp_cpu);
+	if (n > (size_t)top)
+		n = (size_t)top;
+	*out = calloc(n + 1, sizeof(**out));
+	if (!*out) {
+		free(idx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n && !err; i++) {
+		err = site_fill(c, tl, idx[i], heap, &(*out)[i]);
+		*n_out = i + 1;
+	}
+	free(idx);
+	return err;
+}
+
+static int grew_most(struct tl_ctx *c, const struct timeline *tl, const struct timeline_opts *o,
+		     struct timeline_site **out)
+{
+	long best = -1;
+	int64_t best_g = 0;
+
+	for (size_t s = 0; s < sitemap__count(c->sm); s++) {
+		int64_t g = c->acc[s].live - c->acc[s].first;
+
+		if (c->acc[s].heap && g > best_g && site_matches(c, (long)s, o->pattern)) {
+			best = (long)s;
+			best_g = g;
+		}
+	}
+	if (best < 0)
+		return 0;
+	*out = calloc(1, sizeof(**out));
+	if (!*out)
+		return -ENOMEM;
+	return site_fill(c, tl, best, true, *out);
+}
+
+static void site_free(struct timeline_site *s)
+{
+	if (!s)
+		return;
+	free(s->file);
+	free(s->function);
+	free(s->module);
+	free(s->values);
+}
+
+/*
+ * The checkpoints in the window: indexes lo..hi of tl's arrays. A
+ * checkpoint counts when the end of its interval falls in the window (as
+ * in report). -RSPROF_EUSAGE when none does.
+ */
+static int window(const struct timeline *tl, const struct timeline_opts *o, size_t *lo,
+		  size_t *hi)
+{
+	uint64_t last = tl->t_ms[tl->n - 1], from = o->from_ms, to = o->to_ms ? o->to_ms : UINT64_MAX;
+	char a[32], b[32];
+
+	if (o->since_ms && o->since_ms < last && last - o->since_ms + 1 > from)
+		from = last - o->since_ms + 1;
+	for (*lo = 0; *lo < tl->n && tl->t_ms[*lo] < from; (*lo)++)
+		;
+	for (*hi = tl->n; *hi > 0 && tl->t_ms[*hi - 1] > to; (*hi)--)
+		;
+	if (*lo >= *hi) {
+		pr_err("no checkpoint between %s and %s; the recording has %s",
+		       duration__format(from, a, sizeof(a)),
+		       to == UINT64_MAX ? "the end" : duration__format(to, b, sizeof(b)),
+		       duration__format(last, b, sizeof(b)));
+		pr_hint("choose a window within the recording");
+		return -RSPROF_EUSAGE;
+	}
+	(*hi)--;
+	return 0;
+}
+
+/* Keep checkpoints lo..hi of every series. */
+static void slice(struct timeline *tl, size_t lo, size_t hi)
+{
+	size_t n = hi - lo + 1;
+
+	if (lo == 0 && n == tl->n)
+		return;
+	memmove(tl->t_ms, tl->t_ms + lo, n * sizeof(*tl->t_ms));
+	memmove(tl->live, tl->live + lo, n * sizeof(*tl->live));
+	memmove(tl->alloc, tl->alloc + lo, n * sizeof(*tl->alloc));
+	memmove(tl->freed, tl->freed + lo, n * sizeof(*tl->freed));
+	memmove(tl->cpu, tl->cpu + lo, n * sizeof(*tl->cpu));
+	for (size_t i = 0; i < tl->n_sites; i++)
+		memmove(tl->sites[i].values, tl->sites[i].values + lo, n * sizeof(double));
+	for (size_t i = 0; i < tl->n_cpu_sites; i++)
+		memmove(tl->cpu_sites[i].values, tl->cpu_sites[i].values + lo, n * sizeof(double));
+	if (tl->grew_most)
+		memmove(tl->grew_most->values, tl->grew_most->values + lo, n * sizeof(double));
+	tl->n = n;
+}
+
+void timeline__delete(struct timeline *tl)
+{
+	if (!tl)
+		return;
+	for (size_t i = 0; i < tl->n_sites; i++)
+		site_free(&tl->sites[i]);
+	for (size_t i = 0; i < tl->n_cpu_sites; i++)
+		site_free(&tl->cpu_sites[i]);
+	site_free(tl->grew_most);
+	free(tl->grew_most);
+	free(tl->sites);
+	free(tl->cpu_sites);
+	free(tl->t_ms);
+	free(tl->live);
+	free(tl->alloc);
+	free(tl->freed);
+	free(tl->cpu);
+	free(tl);
+}
+
+int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline **out)
+{
+	struct tl_ctx c = { .db = db, .conn = db__sqlite(db) };
+	struct timeline *tl = calloc(1, sizeof(*tl));
+	bool need_sites = o->top > 0 || o->cpu_top > 0 || o->need_growth;
+	size_t lo = 0, hi = 0;
+	int err;
+
+	*out = NULL;
+	if (!tl)
+		return -ENOMEM;
+	if (!c.conn) {
+		free(tl);
+		return -RSPROF_EDB;
+	}
+	/*
+	 * Hold the connection's (recursive) mutex for the whole load: every
+	 * sqlite3_column_*() call takes it otherwise, a tenth of the time of
+	 * a pass over millions of rows.
+	 */
+	sqlite3_mutex_enter(sqlite3_db_mutex(c.conn));
+	err = load_checkpoints(&c, tl);
+	if (!err && tl->n)
+		err = window(tl, o, &lo, &hi);
+	if (err || !need_sites || !tl->n)
+		goto out;
+	c.sm = sitemap__new();
+	if (!c.sm) {
+		err = -ENOMEM;
+		goto out;
+	}
+	err = load_sites(&c);
+	if (!err && tl->has_heap && (o->top > 0 || o->need_growth))
+		err = heap_pass(&c, c.cp_ids[lo], c.cp_ids[hi], false);
+	if (!err && o->cpu_top > 0)
+		err = cpu_pass(&c, c.cp_ids[lo], c.cp_ids[hi]);
+	if (!err && tl->has_heap && o->top > 0)
+		err = choose(&c, tl, o, true, o->top, &tl->sites, &tl->n_sites);
+	if (!err && o->cpu_top > 0)
+		err = choose(&c, tl, o, false, o->cpu_top, &tl->cpu_sites, &tl->n_cpu_sites);
+	if (!err && tl->has_heap && o->need_growth)
+		err = grew_most(&c, tl, o, &tl->grew_most);
+out:
+	if (!err && tl->n)
+		slice(tl, lo, hi);
+	sqlite3_mutex_leave(sqlite3_db_mutex(c.conn));
+	if (c.acc)
+		for (size_t i = 0; i < sitemap__count(c.sm); i++)
+			free(c.acc[i].addrs);
+	free(c.acc);
+	free(c.cp_ids);
+	sitemap__delete(c.sm);
+	if (err) {
+		timeline__delete(tl);
+		return err;
+	}
+	*out = tl;
+	return 0;
+}
+
+char *timeline__site_label(const struct timeline_site *s, char *buf, size_t len)
+{
+	char path[512];
+
+	srcpath__display(s->file, s->module, path, sizeof(path));
+	if (s->file && s->line > 0)
+		snprintf(buf, len, "%s:%d %s", path, s->line, s->function ? s->function : "?");
+	else
+		snprintf(buf, len, "%s %s", path, s->function ? s->function : "?");
+	return buf;
+}

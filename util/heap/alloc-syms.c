@@ -1,0 +1,430 @@
+/*
+ * Allocator entry points of a target, from the symbol tables of its ELF
+ * files (libelf), and where exactly to put each uprobe.
+ */
+#include "util/heap/alloc-syms.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <gelf.h>
+#include <libelf.h>
+#include <limits.h>
+#include <link.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/types.h>
+
+#include "bpf/heap.h"
+#include "util/error.h"
+#include "util/record/maps.h"
+
+struct want {
+	const char *name;
+	unsigned int kind;
+	bool is_free;
+	bool optional;		/* rarely used: the recording goes on without it */
+};
+
+static const struct want rust_wants[] = {
+	{ "__rust_alloc", HEAP_KIND_MALLOC, false },
+	/* vec![0u8; n] comes here, not through __rust_alloc */
+	{ "__rust_alloc_zeroed", HEAP_KIND_MALLOC, false },
+	{ "__rust_realloc", HEAP_KIND_RUST_REALLOC, false },
+	{ "__rust_dealloc", HEAP_KIND_RUST_DEALLOC, true },
+};
+
+static const struct want libc_wants[] = {
+	{ "malloc", HEAP_KIND_MALLOC, false },
+	{ "calloc", HEAP_KIND_CALLOC, false },
+	{ "realloc", HEAP_KIND_REALLOC, false },
+	{ "free", HEAP_KIND_FREE, true },
+	{ "posix_memalign", HEAP_KIND_POSIX_MEMALIGN, false, true },
+	{ "aligned_alloc", HEAP_KIND_ALIGNED, false, true },
+	{ "memalign", HEAP_KIND_ALIGNED, false, true },	/* an alias of aligned_alloc in glibc */
+};
+
+/*
+ * C++: operator new calls malloc from libstdc++, which keeps no frame
+ * pointer, so at malloc the user's call site is not in the chain; probed
+ * itself, its caller is. Nested, the malloc inside counts nothing more.
+ * operator delete needs nothing: the free inside it is seen.
+ */
+static const struct want cxx_wants[] = {
+	{ "_Znwm", HEAP_KIND_MALLOC, false, true },			/* new(size_t) */
+	{ "_ZnwmRKSt9nothrow_t", HEAP_KIND_MALLOC, false, true },
+	{ "_ZnwmSt11align_val_t", HEAP_KIND_MALLOC, false, true },
+	{ "_Znam", HEAP_KIND_MALLOC, false, true },			/* new[](size_t) */
+	{ "_ZnamRKSt9nothrow_t", HEAP_KIND_MALLOC, false, true },
+	{ "_ZnamSt11align_val_t", HEAP_KIND_MALLOC, false, true },
+};
+
+#define N_WANTS(a) (sizeof(a) / sizeof((a)[0]))
+
+static bool is_push(const uint8_t *c, size_t len)
+{
+	if (len >= 1 && c[0] >= 0x50 && c[0] <= 0x57)
+		return true;
+	return len >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57;
+}
+
+unsigned int alloc_syms__prologue_skip(const uint8_t *c, size_t len, bool is_free)
+{
+	size_t i = 0;
+
+	/*
+	 * Instructions that change neither %rsp nor an argument register and
+	 * do not branch (but free's NULL check): the probe may go after them.
+	 */
+	for (int n = 0; n < 4; n++) {
+		if (i + 4 <= len && c[i] == 0xf3 && c[i + 1] == 0x0f && c[i + 2] == 0x1e &&
+		    c[i + 3] == 0xfa) {
+			i += 4;				/* endbr64 */
+		} else if (i + 3 <= len && c[i] == 0x48 && c[i + 1] == 0x85 && c[i + 2] == 0xff) {
+			i += 3;				/* test %rdi,%rdi */
+			if (!is_free)
+				continue;
+			if (i + 6 <= len && c[i] == 0x0f && c[i + 1] == 0x84)
+				i += 6;			/* je rel32: a NULL free leaves */
+			else if (i + 2 <= len && c[i] == 0x74)
+				i += 2;			/* je rel8 */
+		} else if (i + 5 <= len && c[i] == 0xb8) {
+			i += 5;				/* mov $imm32,%eax */
+		} else if (i + 7 <= len && c[i] == 0x80 && c[i + 1] == 0x3d) {
+			i += 7;				/* cmpb $imm8,disp32(%rip) */
+		} else {
+			break;
+		}
+	}
+	if (i && i < len && is_push(c + i, len - i))
+		return i;
+	return 0;
+}
+
+/* rustc >= 1.80 or so: __rustc::__rust_alloc, v0-mangled as
+ * _RNvCs<crate hash>_7___rustc12___rust_alloc. */
+static bool rust_name_matches(const char *sym, const char *want)
+{
+	char suffix[64];
+	size_t ls, lx;
+
+	if (!strcmp(sym, want))
+		return true;
+	if (strncmp(sym, "_RNv", 4))
+		return false;
+	snprintf(suffix, sizeof(suffix), "_7___rustc%zu_%s", strlen(want), want);
+	ls = strlen(sym);
+	lx = strlen(suffix);
+	return ls > lx && !strcmp(sym + ls - lx, suffix);
+}
+
+/* The file offset of a virtual address, through the PT_LOAD headers. */
+static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
+{
+	size_t n;
+
+	if (elf_getphdrnum(elf, &n))
+		return -EINVAL;
+	for (size_t i = 0; i < n; i++) {
+		GElf_Phdr ph;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		if (vaddr >= ph.p_vaddr && vaddr < ph.p_vaddr + ph.p_filesz) {
+			*off = vaddr - ph.p_vaddr + ph.p_offset;
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+static int add_probe(struct alloc_syms *s, const char *path, const char *name,
+		     uint64_t off, const struct want *w, int fd, bool push_only)
+{
+	struct alloc_probe *v, *p;
+	uint8_t code[16];
+	ssize_t got;
+
+	for (size_t i = 0; i < s->n; i++)
+		if (s->v[i].offset - s->v[i].skip == off && !strcmp(s->v[i].path, path))
+			return 0;	/* an alias (memalign = aligned_alloc): probe once */
+	v = realloc(s->v, (s->n + 1) * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	s->v = v;
+	p = &v[s->n];
+	memset(p, 0, sizeof(*p));
+	p->path = strdup(path);
+	p->name = strdup(name);
+	if (!p->path || !p->name) {
+		free(p->path);
+		free(p->name);
+		return -ENOMEM;
+	}
+	got = pread(fd, code, sizeof(code), off);
+	if (got > 0)
+		p->skip = alloc_syms__prologue_skip(code, got, w->is_free);
+	if (push_only && !(got > 0 && (p->skip || is_push(code, got)))) {
+		/* a trap it would single-step (≈11 µs): the malloc inside will do */
+		pr_debug(1, "heap: %s in %s not probed (no push to probe)", name, path);
+		free(p->path);
+		free(p->name);
+		return 0;
+	}
+	p->offset = off + p->skip;
+	p->kind = w->kind;
+	p->is_free = w->is_free;
+	p->optional = w->optional;
+	s->n++;
+	pr_debug(1, "heap: %s in %s at %#llx (+%u)", name, path,
+		 (unsigned long long)off, p->skip);
+	return 0;
+}
+
+/*
+ * Scan one ELF file for the wanted functions (.symtab when present, else
+ * .dynsym); add a probe for each found. *needs_libc is set when the file
+ * names libc.so.6 in DT_NEEDED.
+ */
+static int scan_elf(const char *path, const struct want *wants, size_t n_wants, bool rust,
+		    struct alloc_syms *s, bool *needs_libc, bool *needs_cxx)
+{
+	bool found[8] = { false };
+	bool push_only = wants == cxx_wants;
+	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *dynamic = NULL;
+	Elf *elf;
+	int fd, err = 0;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		pr_err("cannot open %s: %s", path, strerror(errno));
+		return err;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF) {
+		pr_err("%s: not an ELF file", path);
+		err = -ENOEXEC;
+		goto out;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+
+		if (!gelf_getshdr(scn, &sh))
+			continue;
+		if (sh.sh_type == SHT_SYMTAB)
+			symtab = scn;
+		else if (sh.sh_type == SHT_DYNSYM)
+			dynsym = scn;
+		else if (sh.sh_type == SHT_DYNAMIC)
+			dynamic = scn;
+	}
+	if (needs_libc && dynamic) {
+		GElf_Shdr sh;
+		Elf_Data *d = elf_getdata(dynamic, NULL);
+
+		gelf_getshdr(dynamic, &sh);
+		for (size_t i = 0; d && i < sh.sh_size / sizeof(GElf_Dyn); i++) {
+			GElf_Dyn dyn;
+			const char *lib;
+
+			if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag != DT_NEEDED)
+				continue;
+			lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+			if (lib && !strncmp(lib, "libc.so", 7))
+				*needs_libc = true;
+			if (lib && needs_cxx && !strncmp(lib, "libstdc++.so", 12))
+				*needs_cxx = true;
+		}
+	}
+	for (int pass = 0; pass < 2; pass++) {
+		Elf_Scn *tab = pass == 0 ? symtab : dynsym;
+		Elf_Data *d;
+		GElf_Shdr sh;
+
+		if (!tab || !gelf_getshdr(tab, &sh) || !(d = elf_getdata(tab, NULL)))
+			continue;
+		for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *name;
+			uint64_t off;
+
+			if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+			    sym.st_shndx == SHN_UNDEF || !sym.st_value)
+				continue;
+			name = elf_strptr(elf, sh.sh_link, sym.st_name);
+			if (!name)
+				continue;
+			for (size_t w = 0; w < n_wants; w++) {
+				bool m = rust ? rust_name_matches(name, wants[w].name)
+					      : !strcmp(name, wants[w].name);
+
+				if (!m || found[w])
+					continue;
+				if (vaddr_to_offset(elf, sym.st_value, &off))
+					continue;
+				found[w] = true;
+				err = add_probe(s, path, name, off, &wants[w], fd, push_only);
+				if (err)
+					goto out;
+			}
+		}
+	}
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return err;
+}
+
+static int own_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
+{
+	const char *base = strrchr(info->dlpi_name, '/');
+
+	if (base && !strncmp(base + 1, "libc.so", 7)) {
+		snprintf(data, PATH_MAX, "%s", info->dlpi_name);
+		return 1;
+	}
+	return 0;
+}
+
+/* A library of a running target (libc, libstdc++), from its mappings. */
+static int target_lib(pid_t pid, const char *prefix, char *path)
+{
+	struct maps *m = NULL;
+	int err = maps__load(pid, &m);
+
+	if (err)
+		return err;
+	err = -ENOENT;
+	for (size_t i = 0; i < m->n; i++) {
+		const char *p = m->v[i].path, *base;
+
+		if (!p || m->v[i].perms[2] != 'x' || !(base = strrchr(p, '/')))
+			continue;
+		if (!strncmp(base + 1, prefix, strlen(prefix)) ||
+		    (!strcmp(prefix, "libc.so") && !strncmp(base + 1, "libc-", 5))) {
+			snprintf(path, PATH_MAX, "%s", p);
+			err = 0;
+			break;
+		}
+	}
+	maps__delete(m);
+	return err;
+}
+
+/* Before exec: libstdc++.so.6 where the libc is (the same multiarch directory). */
+static void cxx_beside_libc(const char *libc, char *path, bool *found)
+{
+	const char *slash = strrchr(libc, '/');
+
+	*found = false;
+	if (!slash)
+		return;
+	snprintf(path, PATH_MAX, "%.*s/libstdc++.so.6", (int)(slash - libc), libc);
+	*found = !access(path, R_OK);
+}
+
+static size_t count_kind(const struct alloc_syms *s, bool is_free)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < s->n; i++)
+		n += s->v[i].is_free == is_free;
+	return n;
+}
+
+static void clear(struct alloc_syms *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->v[i].path);
+		free(s->v[i].name);
+	}
+	free(s->v);
+	s->v = NULL;
+	s->n = 0;
+}
+
+int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_probes which,
+		     struct alloc_syms **out)
+{
+	struct alloc_syms *s;
+	bool needs_libc = false, needs_cxx = false;
+	char libc[PATH_MAX], cxx[PATH_MAX];
+	int err;
+
+	*out = NULL;
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	if (which != HEAP_PROBES_LIBC) {
+		err = scan_elf(exe, rust_wants, N_WANTS(rust_wants), true, s, NULL, NULL);
+		if (err)
+			goto fail;
+		/* both sides are needed: allocations without frees would all look live */
+		if (count_kind(s, false) && count_kind(s, true)) {
+			s->family = "rust";
+			*out = s;
+			return 0;
+		}
+		clear(s);
+		if (which == HEAP_PROBES_RUST) {
+			pr_err("no Rust allocator (__rust_alloc, __rust_dealloc) in %s", exe);
+			pr_hint("use --heap-probes=libc for a program that is not Rust");
+			err = -RSPROF_ENODEBUG;
+			goto fail;
+		}
+	}
+	s->family = "libc";
+	/* a static executable carries its own malloc */
+	err = scan_elf(exe, libc_wants, N_WANTS(libc_wants), false, s, &needs_libc, &needs_cxx);
+	if (err)
+		goto fail;
+	if (!(count_kind(s, false) && count_kind(s, true))) {
+		clear(s);
+		err = -ENOENT;
+		if (pid > 0 && !before_exec)
+			err = target_lib(pid, "libc.so", libc);
+		if (err && (needs_libc || pid > 0))
+			err = dl_iterate_phdr(own_libc_cb, libc) ? 0 : -ENOENT;
+		if (!err)
+			err = scan_elf(libc, libc_wants, N_WANTS(libc_wants), false, s, NULL, NULL);
+		if (!err && !(count_kind(s, false) && count_kind(s, true)))
+			err = -ENOENT;
+		if (err) {
+			if (err == -ENOENT) {
+				pr_err("no allocator symbol (Rust __rust_alloc or libc malloc) found for %s",
+				       exe);
+				pr_hint("heap tracking needs the target's allocator symbols; use --no-heap");
+				err = -RSPROF_ENODEBUG;
+			}
+			goto fail;
+		}
+	}
+	/* C++: operator new in the libstdc++ the target maps or will load */
+	if (pid > 0 && !before_exec)
+		needs_cxx = !target_lib(pid, "libstdc++.so", cxx);
+	else if (needs_cxx && s->n)
+		cxx_beside_libc(s->v[0].path, cxx, &needs_cxx);
+	if (needs_cxx) {
+		err = scan_elf(cxx, cxx_wants, N_WANTS(cxx_wants), false, s, NULL, NULL);
+		if (err)
+			goto fail;
+	}
+	*out = s;
+	return 0;
+fail:
+	alloc_syms__delete(s);
+	return err;
+}
+
+void alloc_syms__delete(struct alloc_syms *s)
+{
+	if (!s)
+		return;
+	clear(s);
+	free(s);
+}

@@ -1,0 +1,69 @@
+#ifndef RSPROF_UTIL_HEAP_ALLOC_SYMS_H
+#define RSPROF_UTIL_HEAP_ALLOC_SYMS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/heap/heap.h"
+
+/*
+ * The allocator entry points of a target, found in the symbol tables of its
+ * ELF files with libelf (issue 3: by reading, not by guessing names):
+ *
+ *  rust: __rust_alloc, __rust_alloc_zeroed, __rust_realloc, __rust_dealloc
+ *        in the executable, under their plain names and under current
+ *        rustc's v0-mangled ones (_RNvCs<hash>_7___rustc12___rust_alloc,
+ *        i.e. __rustc::__rust_alloc);
+ *  libc: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
+ *        memalign in the executable when it has its own (static build),
+ *        else in the libc it maps (or, before exec, the one it will load);
+ *        and C++'s operator new in libstdc++ when the target uses it
+ *        (libstdc++ keeps no frame pointers: probed there, the caller of
+ *        new is the user's line; the malloc inside counts nothing more).
+ *
+ * A Rust program's allocator ends in malloc: only one family is probed, so
+ * no allocation is counted twice.
+ *
+ * Each probe point is moved past instructions the kernel would have to
+ * single-step (≈11 µs a hit instead of ≈1 µs for an emulated push): an
+ * endbr64, glibc free's `test %rdi,%rdi; je` NULL check (a NULL free is
+ * nothing to count), and a `cmpb $imm,disp(%rip)` that only sets flags
+ * (posix_memalign), provided the instruction reached is a push.
+ */
+struct alloc_probe {
+	char *path;		/* the ELF file holding the function */
+	char *name;		/* the symbol as found (mangled) */
+	uint64_t offset;	/* file offset of the probed instruction */
+	unsigned int skip;	/* bytes skipped from the function's entry */
+	unsigned int kind;	/* enum heap_kind (bpf/heap.h) */
+	bool is_free;		/* entry probe only; else entry + return */
+	bool optional;		/* aligned allocation, C++ new: may fail to attach */
+};
+
+struct alloc_syms {
+	const char *family;	/* "rust" or "libc" */
+	struct alloc_probe *v;
+	size_t n;
+};
+
+/*
+ * Find the probes of family `which` (auto: rust when the executable has the
+ * Rust allocator shims, else libc). pid > 0 and !before_exec: the libc is
+ * the one in /proc/PID/maps; otherwise the one the executable names in
+ * DT_NEEDED, looked up where rsprof's own libc lives.
+ * Returns 0, -RSPROF_ENODEBUG (no allocator symbol; printed) or -errno.
+ */
+int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_probes which,
+		     struct alloc_syms **out);
+void alloc_syms__delete(struct alloc_syms *s);
+
+/*
+ * How many bytes at the start of a function to skip so the probe lands on
+ * an emulated push (see above); code is the function's first bytes.
+ * Exposed for the unit test.
+ */
+unsigned int alloc_syms__prologue_skip(const uint8_t *code, size_t len, bool is_free);
+
+#endif

@@ -1,0 +1,452 @@
+#include "util/output/format.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+
+char *format__bytes(int64_t bytes, char *buf, size_t len)
+{
+	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
+	uint64_t mag = bytes < 0 ? -(uint64_t)bytes : (uint64_t)bytes;
+	const char *sign = bytes < 0 ? "-" : "";
+	double v;
+	int u = -1;
+
+	if (mag < 1024) {
+		snprintf(buf, len, "%s%llu B", sign, (unsigned long long)mag);
+		return buf;
+	}
+	v = (double)mag;
+	while (v >= 1024 && u < 4) {
+		v /= 1024;
+		u++;
+	}
+	/* IEC units (the factor is 1024), three significant digits: 1.50 KiB, 15.0 MiB, 150 GiB */
+	if (v < 10)
+		snprintf(buf, len, "%s%.2f %s", sign, v, unit[u]);
+	else if (v < 100)
+		snprintf(buf, len, "%s%.1f %s", sign, v, unit[u]);
+	else
+		snprintf(buf, len, "%s%.0f %s", sign, v, unit[u]);
+	return buf;
+}
+
+char *format__bytes_delta(int64_t bytes, char *buf, size_t len)
+{
+	if (bytes > 0 && len > 1) {
+		buf[0] = '+';
+		format__bytes(bytes, buf + 1, len - 1);
+	} else {
+		format__bytes(bytes, buf, len);
+	}
+	return buf;
+}
+
+char *format__pct(double pct, char *buf, size_t len)
+{
+	if (pct > 0 && pct < 0.05)
+		snprintf(buf, len, "<0.1%%");
+	else
+		snprintf(buf, len, "%.1f%%", pct);
+	return buf;
+}
+
+char *format__count(uint64_t n, char *buf, size_t len)
+{
+	char digits[32];
+	int nd = snprintf(digits, sizeof(digits), "%llu", (unsigned long long)n);
+	size_t o = 0;
+
+	for (int i = 0; i < nd && o + 1 < len; i++) {
+		if (i && (nd - i) % 3 == 0 && o + 2 < len)
+			buf[o++] = ',';
+		buf[o++] = digits[i];
+	}
+	if (len)
+		buf[o < len ? o : len - 1] = '\0';
+	return buf;
+}
+
+int format__term_width(void)
+{
+	const char *env = getenv("COLUMNS");
+	struct winsize ws;
+
+	if (env && *env) {
+		char *end;
+		long v = strtol(env, &end, 10);
+
+		if (!*end && v >= 20 && v <= 10000)
+			return (int)v;
+	}
+	if (isatty(STDOUT_FILENO) && !ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) && ws.ws_col >= 20)
+		return ws.ws_col;
+	return 100;
+}
+
+int format__width(const char *s)
+{
+	int w = 0;
+
+	for (; s && *s; s++)
+		if (((unsigned char)*s & 0xC0) != 0x80)
+			w++;
+	return w;
+}
+
+/* Byte offset of the code point that starts at display column col. */
+static size_t byte_at_col(const char *s, int col)
+{
+	size_t i = 0;
+
+	for (; s[i]; i++) {
+		if (((unsigned char)s[i] & 0xC0) != 0x80) {
+			if (col == 0)
+				return i;
+			col--;
+		}
+	}
+	return i;
+}
+
+/* ---- tables -------------------------------------------------------------- */
+
+struct table {
+	struct table_col *cols;
+	int n_cols;
+	char **cells;		/* n_rows * n_cols */
+	int n_rows, cap_rows;
+};
+
+struct table *table__new(const struct table_col *cols, int n_cols)
+{
+	struct table *t = calloc(1, sizeof(*t));
+
+	if (!t)
+		return NULL;
+	t->cols = calloc(n_cols, sizeof(*cols));
+	if (!t->cols) {
+		free(t);
+		return NULL;
+	}
+	memcpy(t->cols, cols, n_cols * sizeof(*cols));
+	t->n_cols = n_cols;
+	return t;
+}
+
+void table__delete(struct table *t)
+{
+	if (!t)
+		return;
+	for (int i = 0; i < t->n_rows * t->n_cols; i++)
+		free(t->cells[i]);
+	free(t->cells);
+	free(t->cols);
+	free(t);
+}
+
+int table__rows(const struct table *t)
+{
+	return t->n_rows;
+}
+
+int table__add_row(struct table *t, const char *const *cells)
+{
+	char **row;
+
+	if (t->n_rows == t->cap_rows) {
+		int cap = t->cap_rows ? t->cap_rows * 2 : 32;
+		char **v = realloc(t->cells, (size_t)cap * t->n_cols * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->cells = v;
+		t->cap_rows = cap;
+	}
+	row = t->cells + (size_t)t->n_rows * t->n_cols;
+	for (int c = 0; c < t->n_cols; c++) {
+		row[c] = strdup(cells[c] ? cells[c] : "");
+		if (!row[c]) {
+			while (c--)
+				free(row[c]);
+			return -ENOMEM;
+		}
+	}
+	t->n_rows++;
+	return 0;
+}
+
+/* A cell padded to w columns, or shortened with ".." on the cut side. */
+static void print_cell(FILE *f, const char *s, int w, enum table_align align,
+		       enum table_trunc trunc, bool last)
+{
+	/* ASCII ellipsis: the table must also survive a non-UTF-8 pipe */
+	static const char ell[] = "..";
+	int sw = format__width(s);
+	int pad = sw < w ? w - sw : 0;
+
+	if (sw > w && trunc != TABLE_TRUNC_NONE && w > 2) {
+		if (trunc == TABLE_TRUNC_LEFT) {
+			fputs(ell, f);
+			fputs(s + byte_at_col(s, sw - (w - 2)), f);
+		} else {
+			fwrite(s, 1, byte_at_col(s, w - 2), f);
+			fputs(ell, f);
+		}
+		return;
+	}
+	if (align == TABLE_RIGHT)
+		fprintf(f, "%*s", pad, "");
+	fputs(s, f);
+	if (align == TABLE_LEFT && !last)
+		fprintf(f, "%*s", pad, "");
+}
+
+int table__print(const struct table *t, FILE *f, int width)
+{
+	int *w = calloc(t->n_cols, sizeof(int));
+	int total = 0;
+
+	if (!w)
+		return -ENOMEM;
+	if (width <= 0)
+		width = format__term_width();
+	for (int c = 0; c < t->n_cols; c++) {
+		w[c] = format__width(t->cols[c].title);
+		for (int r = 0; r < t->n_rows; r++) {
+			int cw = format__width(t->cells[(size_t)r * t->n_cols + c]);
+
+			if (cw > w[c])
+				w[c] = cw;
+		}
+		total += w[c] + (c ? 2 : 0);
+	}
+	/* give way: shorten the widest truncatable column, one column at a time */
+	while (total > width) {
+		int best = -1;
+
+		for (int c = 0; c < t->n_cols; c++) {
+			int min = t->cols[c].min_width > 4 ? t->cols[c].min_width : 4;
+
+			if (t->cols[c].trunc == TABLE_TRUNC_NONE || w[c] <= min)
+				continue;
+			if (best < 0 || w[c] > w[best])
+				best = c;
+		}
+		if (best < 0)
+			break;
+		w[best]--;
+		total--;
+	}
+	for (int r = -1; r < t->n_rows; r++) {
+		char *line = NULL;
+		size_t len = 0;
+		FILE *lf = open_memstream(&line, &len);
+
+		if (!lf) {
+			free(w);
+			return -ENOMEM;
+		}
+		for (int c = 0; c < t->n_cols; c++) {
+			const char *s = r < 0 ? t->cols[c].title : t->cells[(size_t)r * t->n_cols + c];
+			bool last = c == t->n_cols - 1;
+
+			if (c)
+				fputs("  ", lf);
+			print_cell(lf, s, w[c], t->cols[c].align, t->cols[c].trunc, last);
+		}
+		if (fclose(lf)) {
+			free(line);
+			free(w);
+			return -ENOMEM;
+		}
+		/* no trailing blanks when the last cells are empty */
+		while (len && line[len - 1] == ' ')
+			line[--len] = '\0';
+		fputs(line, f);
+		fputc('\n', f);
+		free(line);
+	}
+	free(w);
+	return ferror(f) ? -EIO : 0;
+}
+
+void format__csv_field(FILE *f, const char *s)
+{
+	if (!s)
+		return;
+	if (!strpbrk(s, ",\"\r\n")) {
+		fputs(s, f);
+		return;
+	}
+	fputc('"', f);
+	for (; *s; s++) {
+		if (*s == '"')
+			fputc('"', f);
+		fputc(*s, f);
+	}
+	fputc('"', f);
+}
+
+int table__print_csv(const struct table *t, FILE *f)
+{
+	for (int r = -1; r < t->n_rows; r++) {
+		for (int c = 0; c < t->n_cols; c++) {
+			if (c)
+				fputc(',', f);
+			format__csv_field(f, r < 0 ? t->cols[c].title :
+					  t->cells[(size_t)r * t->n_cols + c]);
+		}
+		fputc('\n', f);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+/* ---- JSON ---------------------------------------------------------------- */
+
+void format__json_string(FILE *f, const char *s)
+{
+	fputc('"', f);
+	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		switch (*p) {
+		case '"':
+			fputs("\\\"", f);
+			break;
+		case '\\':
+			fputs("\\\\", f);
+			break;
+		case '\n':
+			fputs("\\n", f);
+			break;
+		case '\r':
+			fputs("\\r", f);
+			break;
+		case '\t':
+			fputs("\\t", f);
+			break;
+		default:
+			if (*p < 0x20)
+				fprintf(f, "\\u%04x", *p);
+			else
+				fputc(*p, f);
+		}
+	}
+	fputc('"', f);
+}
+
+void json__init(struct json *j, FILE *f)
+{
+	memset(j, 0, sizeof(*j));
+	j->f = f;
+}
+
+/* Comma, newline, indentation and "key": before a value. */
+static void json_value_start(struct json *j, const char *key)
+{
+	if (j->depth > 0) {
+		if (j->need_comma[j->depth])
+			fputc(',', j->f);
+		fputc('\n', j->f);
+		fprintf(j->f, "%*s", 2 * j->depth, "");
+	}
+	if (j->depth < JSON_MAX_DEPTH)
+		j->need_comma[j->depth] = true;
+	if (key) {
+		format__json_string(j->f, key);
+		fputs(": ", j->f);
+	}
+}
+
+static void json_open(struct json *j, const char *key, char c)
+{
+	json_value_start(j, key);
+	fputc(c, j->f);
+	if (j->depth + 1 < JSON_MAX_DEPTH) {
+		j->depth++;
+		j->need_comma[j->depth] = false;
+	}
+}
+
+static void json_close(struct json *j, char c)
+{
+	bool empty = !j->need_comma[j->depth];
+
+	if (j->depth > 0)
+		j->depth--;
+	if (!empty) {
+		fputc('\n', j->f);
+		fprintf(j->f, "%*s", 2 * j->depth, "");
+	}
+	fputc(c, j->f);
+}
+
+void json__begin_object(struct json *j, const char *key)
+{
+	json_open(j, key, '{');
+}
+
+void json__end_object(struct json *j)
+{
+	json_close(j, '}');
+}
+
+void json__begin_array(struct json *j, const char *key)
+{
+	json_open(j, key, '[');
+}
+
+void json__end_array(struct json *j)
+{
+	json_close(j, ']');
+}
+
+void json__string(struct json *j, const char *key, const char *v)
+{
+	json_value_start(j, key);
+	if (v)
+		format__json_string(j->f, v);
+	else
+		fputs("null", j->f);
+}
+
+void json__int(struct json *j, const char *key, long long v)
+{
+	json_value_start(j, key);
+	fprintf(j->f, "%lld", v);
+}
+
+void json__uint(struct json *j, const char *key, unsigned long long v)
+{
+	json_value_start(j, key);
+	fprintf(j->f, "%llu", v);
+}
+
+void json__double(struct json *j, const char *key, double v)
+{
+	json_value_start(j, key);
+	if (isfinite(v))
+		fprintf(j->f, "%.6g", v);
+	else
+		fputs("null", j->f);
+}
+
+void json__bool(struct json *j, const char *key, bool v)
+{
+	json_value_start(j, key);
+	fputs(v ? "true" : "false", j->f);
+}
+
+void json__null(struct json *j, const char *key)
+{
+	json_value_start(j, key);
+	fputs("null", j->f);
+}
+
+int json__finish(struct json *j)
+{
+	fputc('\n', j->f);
+	return ferror(j->f) ? -EIO : 0;
+}

@@ -1,0 +1,466 @@
+/*
+ * pprof profile.proto writer: a few protobuf encoders (varints and
+ * length-delimited fields), string/function/location tables, zlib's gzip.
+ *
+ *   Profile   1 sample_type (ValueType)  2 sample  3 mapping  4 location  5 function
+ *             6 string_table  9 time_nanos  10 duration_nanos
+ *             11 period_type  12 period
+ *   ValueType 1 type  2 unit (string indices)
+ *   Sample    1 location_id (packed, leaf first)  2 value (packed)
+ *   Mapping   1 id  5 filename  7-10 has_functions, _filenames, _line_numbers,
+ *             _inline_frames (all true: the profile is symbolized, pprof must not
+ *             try again)
+ *   Location  1 id  2 mapping_id  3 address  4 line
+ *   Line      1 function_id  2 line
+ *   Function  1 id  2 name  3 system_name  4 filename (string indices)
+ */
+#include "util/output/pprof.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "util/db/query.h"
+#include "util/symbols/symbol.h"
+
+struct pb {
+	uint8_t *b;
+	size_t n, cap;
+	bool oom;
+};
+
+static void pb_reserve(struct pb *p, size_t more)
+{
+	size_t cap;
+	uint8_t *b;
+
+	if (p->oom || p->n + more <= p->cap)
+		return;
+	cap = p->cap ? p->cap : 256;
+	while (cap < p->n + more)
+		cap *= 2;
+	b = realloc(p->b, cap);
+	if (!b) {
+		p->oom = true;
+		return;
+	}
+	p->b = b;
+	p->cap = cap;
+}
+
+static void pb_raw(struct pb *p, const void *d, size_t len)
+{
+	pb_reserve(p, len);
+	if (p->oom)
+		return;
+	memcpy(p->b + p->n, d, len);
+	p->n += len;
+}
+
+static void pb_varint(struct pb *p, uint64_t v)
+{
+	uint8_t buf[10];
+	int n = 0;
+
+	do {
+		buf[n] = v & 0x7f;
+		v >>= 7;
+		if (v)
+			buf[n] |= 0x80;
+		n++;
+	} while (v);
+	pb_raw(p, buf, n);
+}
+
+/* Field with a varint value (wire type 0); proto3 leaves out zeros. */
+static void pb_uint(struct pb *p, int field, uint64_t v)
+{
+	if (!v)
+		return;
+	pb_varint(p, (uint64_t)field << 3);
+	pb_varint(p, v);
+}
+
+/* Length-delimited field (wire type 2). */
+static void pb_bytes(struct pb *p, int field, const void *d, size_t len)
+{
+	pb_varint(p, (uint64_t)field << 3 | 2);
+	pb_varint(p, len);
+	pb_raw(p, d, len);
+}
+
+static void pb_msg(struct pb *p, int field, struct pb *sub)
+{
+	if (sub->oom)
+		p->oom = true;
+	pb_bytes(p, field, sub->b ? sub->b : (uint8_t *)"", sub->n);
+	sub->n = 0;
+}
+
+/* ---- interning ---------------------------------------------------------- */
+
+/* Open addressing from a key (string, or number) to a dense index. */
+struct intern {
+	char **keys;		/* by index */
+	uint64_t *nums;		/* by index, for numeric keys */
+	int n, cap;
+	int *slots;		/* -1 empty */
+	unsigned int mask;
+};
+
+static uint64_t hash_str(const char *s)
+{
+	uint64_t h = 1469598103934665603ULL;
+
+	for (; *s; s++)
+		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
+	return h;
+}
+
+static uint64_t hash_num(uint64_t v)
+{
+	return v * 0x9E3779B97F4A7C15ULL;
+}
+
+static void intern_free(struct intern *t)
+{
+	for (int i = 0; t->keys && i < t->n; i++)
+		free(t->keys[i]);
+	free(t->keys);
+	free(t->nums);
+	free(t->slots);
+}
+
+static int intern_grow(struct intern *t, bool str)
+{
+	int cap = t->cap ? 2 * t->cap : 256;
+	unsigned int size = 2 * cap, mask = size - 1;
+	int *slots = malloc(size * sizeof(int));
+
+	if (!slots)
+		return -ENOMEM;
+	memset(slots, 0xff, size * sizeof(int));
+	if (str) {
+		char **k = realloc(t->keys, cap * sizeof(*k));
+
+		if (!k) {
+			free(slots);
+			return -ENOMEM;
+		}
+		t->keys = k;
+	} else {
+		uint64_t *k = realloc(t->nums, cap * sizeof(*k));
+
+		if (!k) {
+			free(slots);
+			return -ENOMEM;
+		}
+		t->nums = k;
+	}
+	for (int i = 0; i < t->n; i++) {
+		unsigned int h = (str ? hash_str(t->keys[i]) : hash_num(t->nums[i])) & mask;
+
+		while (slots[h] >= 0)
+			h = (h + 1) & mask;
+		slots[h] = i;
+	}
+	free(t->slots);
+	t->slots = slots;
+	t->mask = mask;
+	t->cap = cap;
+	return 0;
+}
+
+/* Index of s, added when new (*added set). -ENOMEM. */
+static int intern_str(struct intern *t, const char *s, bool *added)
+{
+	unsigned int h;
+
+	*added = false;
+	if (t->n == t->cap && intern_grow(t, true))
+		return -ENOMEM;
+	for (h = hash_str(s) & t->mask; t->slots[h] >= 0; h = (h + 1) & t->mask)
+		if (!strcmp(t->keys[t->slots[h]], s))
+			return t->slots[h];
+	t->keys[t->n] = strdup(s);
+	if (!t->keys[t->n])
+		return -ENOMEM;
+	t->slots[h] = t->n;
+	*added = true;
+	return t->n++;
+}
+
+static int intern_num(struct intern *t, uint64_t v, bool *added)
+{
+	unsigned int h;
+
+	*added = false;
+	if (t->n == t->cap && intern_grow(t, false))
+		return -ENOMEM;
+	for (h = hash_num(v) & t->mask; t->slots[h] >= 0; h = (h + 1) & t->mask)
+		if (t->nums[t->slots[h]] == v)
+			return t->slots[h];
+	t->nums[t->n] = v;
+	t->slots[h] = t->n;
+	*added = true;
+	return t->n++;
+}
+
+/* ---- the profile -------------------------------------------------------- */
+
+struct pprof {
+	enum pprof_kind kind;
+	uint64_t period_ns;
+	int64_t time_ns, duration_ns;
+	struct intern strings;		/* index = string_table index */
+	struct intern functions;	/* key "name\x1ffile" -> function id - 1 */
+	struct intern locations;	/* key address -> location id - 1 */
+	struct intern mappings;		/* key module path -> mapping id - 1 */
+	struct pb samples, maps, locs, funcs, tmp, tmp2;
+	bool oom;
+};
+
+static int64_t str_index(struct pprof *p, const char *s)
+{
+	bool added;
+	int i = intern_str(&p->strings, s ? s : "", &added);
+
+	if (i < 0)
+		p->oom = true;
+	return i < 0 ? 0 : i;
+}
+
+struct pprof *pprof__new(enum pprof_kind kind, uint64_t period_ns, int64_t time_ns,
+			 int64_t duration_ns)
+{
+	struct pprof *p = calloc(1, sizeof(*p));
+
+	if (!p)
+		return NULL;
+	p->kind = kind;
+	p->period_ns = period_ns;
+	p->time_ns = time_ns;
+	p->duration_ns = duration_ns;
+	str_index(p, "");	/* string_table[0] must be "" */
+	if (p->oom) {
+		pprof__delete(p);
+		return NULL;
+	}
+	return p;
+}
+
+void pprof__delete(struct pprof *p)
+{
+	if (!p)
+		return;
+	intern_free(&p->strings);
+	intern_free(&p->functions);
+	intern_free(&p->locations);
+	intern_free(&p->mappings);
+	free(p->samples.b);
+	free(p->maps.b);
+	free(p->locs.b);
+	free(p->funcs.b);
+	free(p->tmp.b);
+	free(p->tmp2.b);
+	free(p);
+}
+
+static const char *base_name(const char *path)
+{
+	const char *s = path ? strrchr(path, '/') : NULL;
+
+	return s ? s + 1 : path;
+}
+
+/* Function id (1-based) of a frame line, written to funcs when new. */
+static uint64_t function_id(struct pprof *p, const struct frame *l, const char *module)
+{
+	char name[512], *key;
+	bool added;
+	int i;
+
+	if (l->function)
+		snprintf(name, sizeof(name), "%s", l->function);
+	else if (module)
+		snprintf(name, sizeof(name), "[%s]", base_name(module));
+	else
+		snprintf(name, sizeof(name), "[unknown]");
+	if (asprintf(&key, "%s\x1f%s", name, l->file ? l->file : "") < 0) {
+		p->oom = true;
+		return 0;
+	}
+	i = intern_str(&p->functions, key, &added);
+	free(key);
+	if (i < 0) {
+		p->oom = true;
+		return 0;
+	}
+	if (added) {
+		pb_uint(&p->tmp2, 1, i + 1);
+		pb_uint(&p->tmp2, 2, str_index(p, name));
+		pb_uint(&p->tmp2, 3, str_index(p, name));
+		pb_uint(&p->tmp2, 4, str_index(p, l->file));
+		pb_msg(&p->funcs, 5, &p->tmp2);
+	}
+	return i + 1;
+}
+
+/* Mapping id (1-based) of a module, written to maps when new; 0 for none. */
+static uint64_t mapping_id(struct pprof *p, const char *module)
+{
+	struct pb m = { 0 };
+	bool added;
+	int i;
+
+	if (!module)
+		return 0;
+	i = intern_str(&p->mappings, module, &added);
+	if (i < 0) {
+		p->oom = true;
+		return 0;
+	}
+	if (added) {
+		pb_uint(&m, 1, i + 1);
+		pb_uint(&m, 5, str_index(p, module));
+		for (int f = 7; f <= 10; f++)
+			pb_uint(&m, f, 1);
+		pb_msg(&p->maps, 3, &m);
+		free(m.b);
+	}
+	return i + 1;
+}
+
+/* Location id (1-based) of a frame, written to locs when new. */
+static uint64_t location_id(struct pprof *p, const struct prof_frame *f)
+{
+	struct pb line = { 0 };
+	bool added;
+	int i = intern_num(&p->locations, f->addr, &added);
+
+	if (i < 0) {
+		p->oom = true;
+		return 0;
+	}
+	if (added) {
+		struct pb loc = { 0 };
+
+		pb_uint(&loc, 1, i + 1);
+		pb_uint(&loc, 2, mapping_id(p, f->module));
+		pb_uint(&loc, 3, f->addr);
+		for (int k = 0; k < f->n_lines; k++) {
+			pb_uint(&line, 1, function_id(p, &f->lines[k], f->module));
+			pb_uint(&line, 2, f->lines[k].line > 0 ? f->lines[k].line : 0);
+			pb_msg(&loc, 4, &line);
+		}
+		pb_msg(&p->locs, 4, &loc);
+		free(loc.b);
+		free(line.b);
+	}
+	return i + 1;
+}
+
+int pprof__add(struct pprof *p, const struct prof_stack *s)
+{
+	struct pb *ids = &p->tmp;
+	struct pb vals = { 0 }, sample = { 0 };
+	int64_t v[2];
+
+	ids->n = 0;
+	for (int i = 0; i < s->depth; i++)
+		pb_varint(ids, location_id(p, &s->frames[i]));
+	if (p->kind == PPROF_CPU) {
+		v[0] = s->count;
+		v[1] = s->count * (int64_t)p->period_ns;
+	} else {
+		v[0] = s->count > 0 ? s->count : 0;
+		v[1] = s->value;
+	}
+	for (int i = 0; i < 2; i++)
+		pb_varint(&vals, (uint64_t)v[i]);
+	pb_bytes(&sample, 1, ids->b ? ids->b : (uint8_t *)"", ids->n);	/* packed */
+	pb_bytes(&sample, 2, vals.b, vals.n);
+	if (vals.oom || ids->oom)
+		sample.oom = true;
+	pb_msg(&p->samples, 2, &sample);
+	free(vals.b);
+	free(sample.b);
+	return p->oom || p->samples.oom || p->maps.oom || p->locs.oom || p->funcs.oom ?
+	       -ENOMEM : 0;
+}
+
+static void value_type(struct pprof *p, struct pb *out, int field, const char *type,
+		       const char *unit)
+{
+	struct pb vt = { 0 };
+
+	pb_uint(&vt, 1, str_index(p, type));
+	pb_uint(&vt, 2, str_index(p, unit));
+	pb_msg(out, field, &vt);
+	free(vt.b);
+}
+
+static int gzip_to(const uint8_t *d, size_t n, FILE *f)
+{
+	z_stream zs;
+	uint8_t out[65536];
+	int rc;
+
+	memset(&zs, 0, sizeof(zs));
+	/* 15 + 16: a gzip header, which pprof expects */
+	if (deflateInit2(&zs, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8,
+			 Z_DEFAULT_STRATEGY) != Z_OK)
+		return -ENOMEM;
+	zs.next_in = (uint8_t *)d;
+	zs.avail_in = n;
+	do {
+		zs.next_out = out;
+		zs.avail_out = sizeof(out);
+		rc = deflate(&zs, Z_FINISH);
+		if (rc == Z_STREAM_ERROR)
+			break;
+		if (fwrite(out, 1, sizeof(out) - zs.avail_out, f) != sizeof(out) - zs.avail_out) {
+			rc = Z_ERRNO;
+			break;
+		}
+	} while (rc != Z_STREAM_END);
+	deflateEnd(&zs);
+	return rc == Z_STREAM_END && !ferror(f) ? 0 : -EIO;
+}
+
+int pprof__write(struct pprof *p, FILE *f)
+{
+	struct pb prof = { 0 };
+	int err;
+
+	if (p->kind == PPROF_CPU) {
+		value_type(p, &prof, 1, "samples", "count");
+		value_type(p, &prof, 1, "cpu", "nanoseconds");
+	} else {
+		value_type(p, &prof, 1, "inuse_objects", "count");
+		value_type(p, &prof, 1, "inuse_space", "bytes");
+	}
+	pb_raw(&prof, p->samples.b, p->samples.n);
+	pb_raw(&prof, p->maps.b, p->maps.n);
+	pb_raw(&prof, p->locs.b, p->locs.n);
+	pb_raw(&prof, p->funcs.b, p->funcs.n);
+	if (p->kind == PPROF_CPU)
+		value_type(p, &prof, 11, "cpu", "nanoseconds");
+	else
+		value_type(p, &prof, 11, "space", "bytes");
+	/* the string table last: every index above is in it by now */
+	for (int i = 0; i < p->strings.n; i++)
+		pb_bytes(&prof, 6, p->strings.keys[i], strlen(p->strings.keys[i]));
+	pb_uint(&prof, 9, (uint64_t)p->time_ns);
+	pb_uint(&prof, 10, (uint64_t)p->duration_ns);
+	pb_uint(&prof, 12, p->kind == PPROF_CPU ? p->period_ns : 1);
+	if (prof.oom || p->oom) {
+		free(prof.b);
+		return -ENOMEM;
+	}
+	err = gzip_to(prof.b, prof.n, f);
+	free(prof.b);
+	return err;
+}

@@ -1,0 +1,203 @@
+/*
+ * The ranked tables of a profile, shared by `rsprof report` and
+ * `rsprof top --stdio` so that both print the same columns, byte for byte.
+ */
+#include "util/output/report-table.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/symbols/demangle.h"
+#include "util/output/format.h"
+#include "util/symbols/srcpath.h"
+#include "util/str.h"
+
+void report_table__init(struct report_table *t, enum group_by group, bool full_paths)
+{
+	memset(t, 0, sizeof(*t));
+	t->group = group;
+	t->full_paths = full_paths;
+}
+
+void report_table__exit(struct report_table *t)
+{
+	for (int i = 0; i < t->n; i++) {
+		free((char *)t->v[i].r.file);
+		free((char *)t->v[i].r.function);
+		free((char *)t->v[i].r.module);
+		free(t->v[i].location);
+		free(t->v[i].function_short);
+	}
+	free(t->v);
+	t->v = NULL;
+	t->n = t->cap = 0;
+}
+
+int report_table__add(const struct prof_row *r, void *ctx)
+{
+	struct report_table *t = ctx;
+	char loc[4096], fn[1024];
+	struct report_row *w;
+	int err = 0;
+
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 32;
+		struct report_row *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (t->group == GROUP_MODULE || !r->file) {
+		srcpath__display(NULL, r->module, loc, sizeof(loc));
+		if (t->group != GROUP_MODULE && t->full_paths && r->module)
+			snprintf(loc, sizeof(loc), "%s", r->module);
+	} else if (t->full_paths) {
+		snprintf(loc, sizeof(loc), "%s", r->file);
+	} else {
+		srcpath__display(r->file, r->module, loc, sizeof(loc));
+	}
+	if (t->group == GROUP_LINE && r->file && r->line > 0) {
+		size_t l = strlen(loc);
+
+		snprintf(loc + l, sizeof(loc) - l, ":%d", r->line);
+	}
+	if (t->group <= GROUP_FUNCTION)
+		demangle__short(r->function, 200, fn, sizeof(fn));
+	else
+		fn[0] = '\0';
+
+	w = &t->v[t->n];
+	memset(w, 0, sizeof(*w));
+	w->r = *r;
+	w->r.file = str__dup(r->file, &err);
+	w->r.function = str__dup(r->function, &err);
+	w->r.module = str__dup(r->module, &err);
+	w->location = str__dup(loc, &err);
+	w->function_short = str__dup(fn, &err);
+	t->n++;		/* freed with the table even on error */
+	return err;
+}
+
+int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
+{
+	static const struct table_col cols[] = {
+		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = table__new(cols, 3);
+	int err = t ? 0 : -ENOMEM;
+
+	for (int i = 0; i < rt->n && !err; i++) {
+		const struct report_row *w = &rt->v[i];
+		char pct[16];
+		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
+					 w->function_short };
+
+		err = table__add_row(t, cells);
+	}
+	if (!err)
+		err = table__print(t, f, width);
+	table__delete(t);
+	return err;
+}
+
+int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
+{
+	static const struct table_col cols[] = {
+		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = table__new(cols, 5);
+	int err = t ? 0 : -ENOMEM;
+
+	for (int i = 0; i < rt->n && !err; i++) {
+		const struct report_row *w = &rt->v[i];
+		char live[32], peak[32], n[32];
+		const char *cells[5] = {
+			format__bytes(w->r.live_bytes, live, sizeof(live)),
+			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
+			format__count(w->r.alloc_count, n, sizeof(n)),
+			w->location, w->function_short,
+		};
+
+		err = table__add_row(t, cells);
+	}
+	if (!err)
+		err = table__print(t, f, width);
+	table__delete(t);
+	return err;
+}
+
+void report_table__csv_header(FILE *f)
+{
+	fputs("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
+	      "free_count,location,file,line,function,module\n", f);
+}
+
+static void csv_row(const char *table, const struct report_row *w, FILE *f)
+{
+	char num[64];
+
+	fprintf(f, "%s,%.4f,%llu,%lld,%lld,%lld,%lld,%lld,%lld,", table, w->r.pct,
+		(unsigned long long)w->r.samples, (long long)w->r.live_bytes,
+		(long long)w->r.peak_bytes, (long long)w->r.alloc_bytes,
+		(long long)w->r.free_bytes, (long long)w->r.alloc_count,
+		(long long)w->r.free_count);
+	format__csv_field(f, w->location);
+	fputc(',', f);
+	format__csv_field(f, w->r.file);
+	fputc(',', f);
+	if (w->r.line > 0) {
+		snprintf(num, sizeof(num), "%d", w->r.line);
+		fputs(num, f);
+	}
+	fputc(',', f);
+	format__csv_field(f, w->r.function);
+	fputc(',', f);
+	format__csv_field(f, w->r.module);
+	fputc('\n', f);
+}
+
+void report_table__csv_rows(const struct report_table *t, const char *table, FILE *f)
+{
+	for (int i = 0; i < t->n; i++)
+		csv_row(table, &t->v[i], f);
+}
+
+static void json_row(struct json *j, const struct report_row *w, bool heap)
+{
+	json__begin_object(j, NULL);
+	json__string(j, "location", w->location);
+	json__string(j, "file", w->r.file);
+	if (w->r.line > 0)
+		json__int(j, "line", w->r.line);
+	else
+		json__null(j, "line");
+	json__string(j, "function", w->r.function);
+	json__string(j, "module", w->r.module);
+	json__double(j, "pct", w->r.pct);
+	if (!heap) {
+		json__uint(j, "samples", w->r.samples);
+	} else {
+		json__int(j, "live_bytes", w->r.live_bytes);
+		json__int(j, "peak_bytes", w->r.peak_bytes);
+		json__int(j, "alloc_bytes", w->r.alloc_bytes);
+		json__int(j, "free_bytes", w->r.free_bytes);
+		json__int(j, "alloc_count", w->r.alloc_count);
+		json__int(j, "free_count", w->r.free_count);
+	}
+	json__end_object(j);
+}
+
+void report_table__json_rows(const struct report_table *t, struct json *j, bool heap)
+{
+	for (int i = 0; i < t->n; i++)
+		json_row(j, &t->v[i], heap);
+}

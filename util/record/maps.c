@@ -1,0 +1,142 @@
+/*
+ * /proc/PID/maps, parsed into a sorted array (seed 003's `map` table holds
+ * one row per entry). The resolver reports each file-backed executable
+ * mapping to libdwfl with its own load bias.
+ */
+#include "util/record/maps.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int map__cmp(const void *a, const void *b)
+{
+	const struct map *x = a, *y = b;
+
+	return x->start < y->start ? -1 : x->start > y->start;
+}
+
+/*
+ * One line: "start-end perms offset dev inode   path". The path is
+ * everything after the inode and its padding (it may hold spaces, and ends
+ * in " (deleted)" for a replaced file, which we keep as the kernel says it).
+ */
+static int map__parse(char *line, struct map *m)
+{
+	unsigned long long start, end, pgoff, inode;
+	char perms[8];
+	int pos = 0;
+	char *path;
+	size_t n;
+
+	if (sscanf(line, "%llx-%llx %7s %llx %*x:%*x %llu %n", &start, &end, perms, &pgoff,
+		   &inode, &pos) < 5 || !pos)
+		return -EINVAL;
+	memset(m, 0, sizeof(*m));
+	m->start = start;
+	m->end = end;
+	m->pgoff = pgoff;
+	m->inode = inode;
+	snprintf(m->perms, sizeof(m->perms), "%.4s", perms);
+	path = line + pos;
+	n = strlen(path);
+	while (n && (path[n - 1] == '\n' || path[n - 1] == ' '))
+		path[--n] = '\0';
+	if (n) {
+		m->path = strdup(path);
+		if (!m->path)
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+int maps__load(pid_t pid, struct maps **out)
+{
+	char fn[64], *line = NULL;
+	size_t cap = 0, alloc = 0;
+	struct maps *m;
+	int err = 0;
+	FILE *f;
+
+	*out = NULL;
+	snprintf(fn, sizeof(fn), "/proc/%d/maps", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	m = calloc(1, sizeof(*m));
+	if (!m) {
+		fclose(f);
+		return -ENOMEM;
+	}
+	m->pid = pid;
+	errno = 0;
+	while (getline(&line, &cap, f) > 0) {
+		if (m->n == alloc) {
+			size_t na = alloc ? alloc * 2 : 64;
+			struct map *v = realloc(m->v, na * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			m->v = v;
+			alloc = na;
+		}
+		err = map__parse(line, &m->v[m->n]);
+		if (err == -EINVAL) {
+			err = 0;	/* a line we do not understand: skip it */
+			continue;
+		}
+		if (err)
+			break;
+		m->n++;
+	}
+	/* A process that exits while we read gives ESRCH from read(). */
+	if (!err && ferror(f))
+		err = errno == ESRCH || errno == ENOENT ? -ESRCH : -(errno ? errno : EIO);
+	free(line);
+	fclose(f);
+	/* An exited process (zombie) has an empty maps file. */
+	if (!err && m->n == 0)
+		err = -ESRCH;
+	if (err) {
+		maps__delete(m);
+		return err;
+	}
+	qsort(m->v, m->n, sizeof(*m->v), map__cmp);
+	*out = m;
+	return 0;
+}
+
+const struct map *maps__find(const struct maps *m, uint64_t addr)
+{
+	size_t lo = 0, hi;
+
+	if (!m)
+		return NULL;
+	hi = m->n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct map *e = &m->v[mid];
+
+		if (addr < e->start)
+			hi = mid;
+		else if (addr >= e->end)
+			lo = mid + 1;
+		else
+			return e;
+	}
+	return NULL;
+}
+
+void maps__delete(struct maps *m)
+{
+	if (!m)
+		return;
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].path);
+	free(m->v);
+	free(m);
+}

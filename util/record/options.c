@@ -1,0 +1,216 @@
+#include "util/record/options.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/duration.h"
+#include "util/error.h"
+#include "util/options.h"
+
+#define DEFAULT_FREQ		99
+#define DEFAULT_INTERVAL_MS	1000
+#define MIN_INTERVAL_MS		10
+
+struct record_args record_args;
+
+struct poptOption options_record[] = {
+	{ "output", 'o', POPT_ARG_STRING, &record_args.output, 0,
+	  "write the profile to FILE (default rsprof.COMM.YYMMDDhhmmss.db)", "FILE" },
+	{ "freq", 'F', POPT_ARG_STRING, &record_args.freq, 0,
+	  "CPU sampling frequency (default 99)", "HZ" },
+	{ "interval", 'i', POPT_ARG_STRING, &record_args.interval, 0,
+	  "time between checkpoints (default 1s)", "DUR" },
+	{ "duration", 'd', POPT_ARG_STRING, &record_args.duration, 0,
+	  "stop after DUR (default: until interrupted or the target exits)", "DUR" },
+	{ "quiet", 'q', POPT_ARG_NONE, &record_args.quiet, 0,
+	  "no status line and no summary", NULL },
+	{ "no-heap", 0, POPT_ARG_NONE, &record_args.no_heap, 0,
+	  "do not track the heap", NULL },
+	{ "no-cpu", 0, POPT_ARG_NONE, &record_args.no_cpu, 0,
+	  "do not sample the CPU (heap only)", NULL },
+	{ "call-graph", 'g', POPT_ARG_NONE, &record_args.call_graph, 0,
+	  "record call stacks with the CPU samples", NULL },
+	{ "append", 0, POPT_ARG_NONE, &record_args.append, 0,
+	  "add to an existing profile instead of refusing to overwrite it", NULL },
+	{ "heap-probes", 0, POPT_ARG_STRING, &record_args.heap_probes, 0,
+	  "allocator to probe: auto, rust or libc (default auto)", "KIND" },
+	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
+	  "track one allocation in N (default 1: all)", "N" },
+	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
+	  "where an allocation is counted: first-user, caller or stack "
+	  "(default first-user)", "MODE" },
+	POPT_TABLEEND
+};
+
+/* A positive integer within [min, max]; -EINVAL otherwise. */
+static int parse_uint(const char *s, unsigned long min, unsigned long max, unsigned int *v)
+{
+	unsigned long n;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	if (errno || *end || n < min || n > max)
+		return -EINVAL;
+	*v = (unsigned int)n;
+	return 0;
+}
+
+static unsigned long max_sample_rate(void)
+{
+	FILE *f = fopen("/proc/sys/kernel/perf_event_max_sample_rate", "re");
+	unsigned long v = 100000;
+
+	if (!f)
+		return v;
+	if (fscanf(f, "%lu", &v) != 1 || v == 0)
+		v = 100000;
+	fclose(f);
+	return v;
+}
+
+static int get_freq(const char *arg, unsigned int *freq)
+{
+	const char *env = getenv("RSPROF_CPU_FREQ");
+	const char *s = arg ? arg : env;
+	unsigned long max = max_sample_rate();
+
+	*freq = DEFAULT_FREQ;
+	if (!s || (!arg && !*s))
+		return 0;
+	if (parse_uint(s, 1, max, freq)) {
+		pr_err("%s '%s' is not a frequency between 1 and %lu Hz",
+		       arg ? "-F/--freq" : "RSPROF_CPU_FREQ", s, max);
+		if (max < 100000)
+			pr_hint("the kernel allows at most %lu (kernel.perf_event_max_sample_rate)",
+				max);
+		return -RSPROF_EUSAGE;
+	}
+	return 0;
+}
+
+static int get_duration(const char *what, const char *s, uint64_t *ms)
+{
+	if (duration__parse(s, ms)) {
+		pr_err("%s: '%s' is not a duration", what, s);
+		pr_hint("use e.g. 30s, 5m, 1h30m, 250ms or a number of seconds");
+		return -RSPROF_EUSAGE;
+	}
+	return 0;
+}
+
+static int get_heap(struct record_opts *o)
+{
+	const char *p = record_args.heap_probes, *a = record_args.heap_attribution;
+
+	o->heap_probes = HEAP_PROBES_AUTO;
+	if (p) {
+		if (!strcmp(p, "auto")) {
+			o->heap_probes = HEAP_PROBES_AUTO;
+		} else if (!strcmp(p, "rust")) {
+			o->heap_probes = HEAP_PROBES_RUST;
+		} else if (!strcmp(p, "libc")) {
+			o->heap_probes = HEAP_PROBES_LIBC;
+		} else {
+			pr_err("--heap-probes: '%s' is not one of auto, rust, libc", p);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	o->heap_attribution = ATTR_FIRST_USER;
+	if (a) {
+		if (!strcmp(a, "first-user")) {
+			o->heap_attribution = ATTR_FIRST_USER;
+		} else if (!strcmp(a, "caller")) {
+			o->heap_attribution = ATTR_CALLER;
+		} else if (!strcmp(a, "stack")) {
+			o->heap_attribution = ATTR_STACK;
+		} else {
+			pr_err("--heap-attribution: '%s' is not one of first-user, caller, stack", a);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	o->heap_sample = 1;
+	if (record_args.heap_sample &&
+	    parse_uint(record_args.heap_sample, 1, 1000000, &o->heap_sample)) {
+		pr_err("--heap-sample: '%s' is not a number between 1 and 1000000",
+		       record_args.heap_sample);
+		return -RSPROF_EUSAGE;
+	}
+	return 0;
+}
+
+int record_opts__from_args(struct record_opts *o, const char *const *cmd)
+{
+	const char *env_interval = getenv("RSPROF_INTERVAL");
+	const char *dir = getenv("RSPROF_OUTPUT_DIR");
+	int targets = 0, err;
+
+	memset(o, 0, sizeof(*o));
+	if (target_args.pid)
+		targets++;
+	if (target_args.process)
+		targets++;
+	if (cmd && cmd[0])
+		targets++;
+	if (targets != 1) {
+		pr_err(targets ? "give only one target: -p PID, -P NAME or -- COMMAND"
+			       : "no target: give -p PID, -P NAME or -- COMMAND");
+		return -RSPROF_EUSAGE;
+	}
+	if (target_args.pid < 0) {
+		pr_err("-p/--pid: '%d' is not a process ID", target_args.pid);
+		return -RSPROF_EUSAGE;
+	}
+	if (target_args.process && !*target_args.process) {
+		pr_err("-P/--process: the name is empty");
+		return -RSPROF_EUSAGE;
+	}
+	o->pid = target_args.pid;
+	o->process = target_args.process;
+	o->argv = cmd && cmd[0] ? cmd : NULL;
+
+	o->output = record_args.output;
+	if (o->output && !*o->output) {
+		pr_err("-o/--output: the file name is empty");
+		return -RSPROF_EUSAGE;
+	}
+	o->output_dir = dir && *dir ? dir : NULL;
+
+	err = get_freq(record_args.freq, &o->freq);
+	if (err)
+		return err;
+	o->interval_ms = DEFAULT_INTERVAL_MS;
+	if (record_args.interval)
+		err = get_duration("-i/--interval", record_args.interval, &o->interval_ms);
+	else if (env_interval && *env_interval)
+		err = get_duration("RSPROF_INTERVAL", env_interval, &o->interval_ms);
+	if (err)
+		return err;
+	if (o->interval_ms < MIN_INTERVAL_MS) {
+		pr_err("the checkpoint interval must be at least %dms", MIN_INTERVAL_MS);
+		return -RSPROF_EUSAGE;
+	}
+	if (record_args.duration) {
+		err = get_duration("-d/--duration", record_args.duration, &o->duration_ms);
+		if (err)
+			return err;
+		if (!o->duration_ms) {
+			pr_err("-d/--duration: '%s' is zero", record_args.duration);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	if (record_args.no_cpu && record_args.no_heap) {
+		pr_err("--no-cpu and --no-heap leave nothing to record");
+		return -RSPROF_EUSAGE;
+	}
+	o->cpu = !record_args.no_cpu;
+	o->heap = !record_args.no_heap;
+	o->heap_required = record_args.no_cpu;
+	o->call_graph = record_args.call_graph;
+	o->append = record_args.append;
+	return get_heap(o);
+}

@@ -1,0 +1,40 @@
+#ifndef RSPROF_UTIL_RECORD_OPTIONS_H
+#define RSPROF_UTIL_RECORD_OPTIONS_H
+
+#include <popt.h>
+
+#include "util/record/recorder.h"
+
+/*
+ * The recording options shared by `record` and `top` (pulled into their popt
+ * tables with POPT_ARG_INCLUDE_TABLE next to options_target), and their
+ * conversion, with the environment (RSPROF_OUTPUT_DIR, RSPROF_INTERVAL,
+ * RSPROF_CPU_FREQ), into struct record_opts.
+ */
+struct record_args {
+	const char *output;
+	const char *freq;
+	const char *interval;
+	const char *duration;
+	int quiet;
+	int no_heap;
+	int no_cpu;
+	int call_graph;
+	int append;
+	const char *heap_probes;
+	const char *heap_sample;
+	const char *heap_attribution;
+};
+
+extern struct record_args record_args;
+extern struct poptOption options_record[];
+
+/*
+ * Fill o from record_args, target_args (-p, -P), the environment and cmd
+ * (the command to launch, NULL-terminated, or NULL/empty when attaching).
+ * o->argv points into cmd. Prints what is wrong and returns -RSPROF_EUSAGE,
+ * or 0.
+ */
+int record_opts__from_args(struct record_opts *o, const char *const *cmd);
+
+#endif

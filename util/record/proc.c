@@ -1,0 +1,240 @@
+#include "util/record/proc.h"
+
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static int read_small(const char *path, char *buf, size_t len)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, len - 1);
+	if (n < 0) {
+		int err = -errno;
+
+		close(fd);
+		return err == -ESRCH ? -ESRCH : err;
+	}
+	close(fd);
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc__exists(pid_t pid)
+{
+	char path[64];
+
+	if (pid <= 0)
+		return -ESRCH;
+	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	return access(path, F_OK) ? -ESRCH : 0;
+}
+
+int proc__comm(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/comm", (int)pid);
+	err = read_small(path, buf, len);
+	if (err)
+		return err;
+	buf[strcspn(buf, "\n")] = '\0';
+	return 0;
+}
+
+int proc__exe(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/exe", (int)pid);
+	n = readlink(path, buf, len - 1);
+	if (n < 0)
+		return errno == ENOENT ? (proc__exists(pid) ? -ESRCH : -ENOENT) : -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+int proc__uid(pid_t pid, uid_t *uid)
+{
+	char path[64], buf[4096], *p;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	p = strstr(buf, "\nUid:");
+	if (!p)
+		return -EINVAL;
+	*uid = (uid_t)strtoul(p + 5, NULL, 10);
+	return 0;
+}
+
+static bool all_digits(const char *s)
+{
+	if (!*s)
+		return false;
+	for (; *s; s++)
+		if (!isdigit((unsigned char)*s))
+			return false;
+	return true;
+}
+
+int proc__find_by_name(const char *name, pid_t **pids, size_t *n)
+{
+	DIR *d = opendir("/proc");
+	struct dirent *de;
+	pid_t self = getpid(), *v = NULL;
+	size_t cnt = 0, cap = 0;
+
+	*pids = NULL;
+	*n = 0;
+	if (!d)
+		return -errno;
+	while ((de = readdir(d))) {
+		char comm[64];
+		pid_t pid;
+
+		if (!all_digits(de->d_name))
+			continue;
+		pid = (pid_t)atoi(de->d_name);
+		if (pid == self || proc__comm(pid, comm, sizeof(comm)))
+			continue;
+		if (!strstr(comm, name))
+			continue;
+		if (cnt == cap) {
+			size_t ncap = cap ? cap * 2 : 8;
+			pid_t *nv = realloc(v, ncap * sizeof(*v));
+
+			if (!nv) {
+				free(v);
+				closedir(d);
+				return -ENOMEM;
+			}
+			v = nv;
+			cap = ncap;
+		}
+		v[cnt++] = pid;
+	}
+	closedir(d);
+	*pids = v;
+	*n = cnt;
+	return 0;
+}
+
+int proc__threads(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
+{
+	char path[64];
+	struct dirent *de;
+	DIR *d;
+
+	*n = 0;
+	snprintf(path, sizeof(path), "/proc/%d/task", (int)pid);
+	d = opendir(path);
+	if (!d)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while ((de = readdir(d))) {
+		if (!all_digits(de->d_name))
+			continue;
+		if (*n == *cap) {
+			size_t ncap = *cap ? *cap * 2 : 16;
+			pid_t *nv = realloc(*tids, ncap * sizeof(**tids));
+
+			if (!nv) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			*tids = nv;
+			*cap = ncap;
+		}
+		(*tids)[(*n)++] = (pid_t)atoi(de->d_name);
+	}
+	closedir(d);
+	return 0;
+}
+
+bool proc__gone(pid_t pid)
+{
+	char path[64], buf[512], *p;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return true;
+	/* state follows the last ')' (comm may hold parentheses) */
+	p = strrchr(buf, ')');
+	if (!p || p[1] != ' ')
+		return true;
+	if (p[2] != 'Z' && p[2] != 'X')
+		return false;
+	/*
+	 * A main thread that called pthread_exit() is a zombie while the other
+	 * threads run on: gone only when num_threads (field 20) is down to it.
+	 */
+	p += 2;
+	for (int field = 3; field < 20 && p; field++) {
+		p = strchr(p, ' ');
+		if (p)
+			p++;
+	}
+	return !p || atoi(p) <= 1;
+}
+
+int proc__which(const char *cmd, char *buf, size_t len)
+{
+	const char *path = getenv("PATH"), *p, *end;
+
+	if (strchr(cmd, '/')) {
+		if (access(cmd, X_OK))
+			return -ENOENT;
+		if (!realpath(cmd, buf))
+			snprintf(buf, len, "%s", cmd);
+		return 0;
+	}
+	if (!path || !*path)
+		path = "/usr/local/bin:/usr/bin:/bin";
+	for (p = path; *p; p = *end ? end + 1 : end) {
+		char try[4096];
+
+		end = strchrnul(p, ':');
+		snprintf(try, sizeof(try), "%.*s/%s", (int)(end - p), end == p ? "." : p, cmd);
+		if (!access(try, X_OK)) {
+			if (!realpath(try, buf) || strlen(buf) >= len)
+				snprintf(buf, len, "%s", try);
+			return 0;
+		}
+	}
+	return -ENOENT;
+}
+
+int proc__cmdline(pid_t pid, char *buf, size_t len)
+{
+	char path[64];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/cmdline", (int)pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno == ENOENT ? -ESRCH : -errno;
+	n = read(fd, buf, len - 1);
+	close(fd);
+	if (n < 0)
+		return -errno;
+	while (n > 0 && buf[n - 1] == '\0')
+		n--;
+	for (ssize_t i = 0; i < n; i++)
+		if (buf[i] == '\0')
+			buf[i] = ' ';
+	buf[n] = '\0';
+	return 0;
+}

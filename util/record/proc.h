@@ -1,0 +1,51 @@
+#ifndef RSPROF_UTIL_RECORD_PROC_H
+#define RSPROF_UTIL_RECORD_PROC_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+/*
+ * Processes and threads as /proc shows them: does a PID exist, its comm and
+ * executable, processes by name, the threads of a process.
+ */
+
+/* 0 when /proc/pid exists, -ESRCH otherwise. Prints nothing. */
+int proc__exists(pid_t pid);
+
+/* /proc/pid/comm without the newline into buf; 0 or -errno (-ESRCH when gone). */
+int proc__comm(pid_t pid, char *buf, size_t len);
+
+/* readlink /proc/pid/exe into buf; 0 or -errno (-EACCES for others' processes). */
+int proc__exe(pid_t pid, char *buf, size_t len);
+
+/* The real uid of pid (from /proc/pid/status); 0 or -errno. */
+int proc__uid(pid_t pid, uid_t *uid);
+
+/*
+ * Processes whose comm contains name (case-sensitive substring), rsprof
+ * itself excepted. *pids is malloc'd (caller frees), *n its length; 0 or
+ * -errno. No match is 0 with *n == 0.
+ */
+int proc__find_by_name(const char *name, pid_t **pids, size_t *n);
+
+/*
+ * The thread IDs of pid (/proc/pid/task), appended to *tids (realloc'd,
+ * capacity in *cap) with their count in *n. 0, -ESRCH when the process is
+ * gone, or -errno.
+ */
+int proc__threads(pid_t pid, pid_t **tids, size_t *n, size_t *cap);
+
+/* Exit of a process we are not the parent of: true once /proc/pid is gone or a zombie. */
+bool proc__gone(pid_t pid);
+
+/*
+ * The file execvp() would run for cmd (PATH search when cmd has no '/'),
+ * into buf (PATH_MAX bytes); 0 or -ENOENT.
+ */
+int proc__which(const char *cmd, char *buf, size_t len);
+
+/* /proc/pid/cmdline with the NULs as spaces, into buf; 0 or -errno. */
+int proc__cmdline(pid_t pid, char *buf, size_t len);
+
+#endif

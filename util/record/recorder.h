@@ -1,0 +1,72 @@
+#ifndef RSPROF_UTIL_RECORD_RECORDER_H
+#define RSPROF_UTIL_RECORD_RECORDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/heap/heap.h"
+
+/*
+ * A recording: the target (attached or launched), the CPU sampler, the heap
+ * tracker, the resolver and the profile writer, driven by one loop that
+ * drains the rings every ~10 ms and writes a checkpoint every interval
+ * (seed 002 §3.2.2). `record` runs it in the main thread; `top` runs it in
+ * a sampler thread that owns the writer while the screen reads the file
+ * through its own connection (SPEC §7).
+ */
+struct recorder;
+
+struct record_opts {
+	pid_t pid;			/* attach; 0 when launching */
+	const char *process;		/* attach by name (substring of comm) */
+	const char *const *argv;	/* launch: command and arguments, NULL-terminated */
+	const char *output;		/* NULL: default name in output_dir */
+	const char *output_dir;		/* NULL: current directory */
+	unsigned int freq;		/* Hz */
+	uint64_t interval_ms;
+	uint64_t duration_ms;		/* 0: until stopped or the target exits */
+	bool cpu, heap;			/* what to record */
+	bool heap_required;		/* --no-cpu: heap failure is fatal */
+	bool call_graph;
+	bool append;
+	enum heap_probes heap_probes;
+	enum heap_attribution heap_attribution;
+	unsigned int heap_sample;
+	/* rsprof's own command line, kept in meta `rsprof_command`; NULL: not kept */
+	const char *rsprof_cmdline;
+	/* Called by recorder__run() about every 250 ms (e.g. a status line); NULL: none. */
+	void (*tick)(struct recorder *r, void *ctx);
+	void *tick_ctx;
+};
+
+struct recorder_stats {
+	uint64_t elapsed_ms;
+	uint64_t samples, lost;
+	uint64_t checkpoints;
+	uint64_t threads;
+	bool heap_on;
+	int64_t live_bytes, peak_bytes;
+	uint64_t allocs, frees, heap_dropped, unknown_frees;
+	bool target_exited;
+	int exit_status;		/* as from waitpid() when launched, -1 when unknown */
+	bool finished;			/* recorder__run() returned */
+};
+
+/* Resolve the target, check permissions, open the file, attach. Errors printed. */
+int recorder__new(const struct record_opts *o, struct recorder **out);
+/* Record until the duration ends, recorder__stop() is called or the target exits. */
+int recorder__run(struct recorder *r);
+/* Async-signal-safe: ask recorder__run() to finalise and return. */
+void recorder__stop(struct recorder *r);
+/* Thread-safe snapshot. */
+void recorder__stats(struct recorder *r, struct recorder_stats *st);
+const char *recorder__path(const struct recorder *r);
+pid_t recorder__pid(const struct recorder *r);
+const char *recorder__comm(const struct recorder *r);
+/* Why it stopped: "duration", "signal", "target-exit"; NULL while running. */
+const char *recorder__stop_reason(const struct recorder *r);
+/* Finalises the file (meta end_time, exit status) if not done, frees. NULL ok. */
+int recorder__delete(struct recorder *r);
+
+#endif

@@ -1,0 +1,79 @@
+#include "util/record/status.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "util/duration.h"
+#include "util/output/format.h"
+#include "util/error.h"
+
+bool status__is_live(FILE *f)
+{
+	const char *term = getenv("TERM");
+
+	return isatty(fileno(f)) && !(term && !strcmp(term, "dumb"));
+}
+
+void status__line(FILE *f, const struct recorder_stats *st)
+{
+	char el[32], live[32];
+
+	duration__format(st->elapsed_ms, el, sizeof(el));
+	fprintf(f, "\r[ rsprof: %s, %llu samples, %llu lost", el,
+		(unsigned long long)st->samples, (unsigned long long)st->lost);
+	if (st->heap_on)
+		fprintf(f, ", heap %s live", format__bytes(st->live_bytes, live, sizeof(live)));
+	fprintf(f, ", %llu checkpoint%s, %llu thread%s ]\033[K",
+		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s",
+		(unsigned long long)st->threads, st->threads == 1 ? "" : "s");
+	fflush(f);
+}
+
+void status__clear(FILE *f)
+{
+	fputs("\r\033[K", f);
+	fflush(f);
+}
+
+void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
+		     const char *stop_reason)
+{
+	char el[32], b1[32], b2[32];
+
+	duration__format(st->elapsed_ms, el, sizeof(el));
+	/* "rsprof record" or "rsprof top": the command that recorded */
+	fprintf(f, "[ %s: %s recorded, %llu sample%s, %llu checkpoint%s",
+		rsprof_cmd_name, el, (unsigned long long)st->samples, st->samples == 1 ? "" : "s",
+		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s");
+	if (stop_reason)
+		fprintf(f, ", stopped by %s", stop_reason);
+	fputs(" ]\n", f);
+	if (st->heap_on) {
+		char n1[32], n2[32];
+
+		fprintf(f, "[ heap: %s live at the end, %s peak, %s allocations, %s frees",
+			format__bytes(st->live_bytes, b1, sizeof(b1)),
+			format__bytes(st->peak_bytes, b2, sizeof(b2)),
+			format__count(st->allocs, n1, sizeof(n1)),
+			format__count(st->frees, n2, sizeof(n2)));
+		/* never silent (issue 3): what could not be attributed or counted */
+		if (st->unknown_frees)
+			fprintf(f, ", %s frees of memory allocated before the recording",
+				format__count(st->unknown_frees, n1, sizeof(n1)));
+		if (st->heap_dropped)
+			fprintf(f, ", %s events dropped",
+				format__count(st->heap_dropped, n1, sizeof(n1)));
+		fputs(" ]\n", f);
+	}
+	if (st->target_exited && st->exit_status >= 0) {
+		int s = st->exit_status;
+
+		if (WIFSIGNALED(s))
+			fprintf(f, "[ the target was killed by signal %d ]\n", WTERMSIG(s));
+		else if (WIFEXITED(s))
+			fprintf(f, "[ the target exited with status %d ]\n", WEXITSTATUS(s));
+	}
+	fprintf(f, "[ profile written to %s; read it with: rsprof report %s ]\n", path, path);
+}

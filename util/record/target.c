@@ -1,0 +1,183 @@
+#include "util/record/target.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+#include "util/record/caps.h"
+#include "util/error.h"
+#include "util/record/proc.h"
+
+void target__init(struct target *t)
+{
+	memset(t, 0, sizeof(*t));
+	t->exit_status = -1;
+	t->child.go_fd = t->child.exec_fd = -1;
+}
+
+static int find_by_name(const char *name, pid_t *pid)
+{
+	pid_t *pids;
+	size_t n;
+	int err = proc__find_by_name(name, &pids, &n);
+
+	if (err) {
+		pr_err("cannot list processes: %s", strerror(-err));
+		return err;
+	}
+	if (n == 1) {
+		*pid = pids[0];
+		free(pids);
+		return 0;
+	}
+	if (!n) {
+		pr_err("no process named like '%s'", name);
+		pr_hint("check the name with 'ps -e -o pid,comm' (it is a substring of the "
+			"15-character comm)");
+		free(pids);
+		return -ESRCH;
+	}
+	pr_err("%zu processes match '%s':", n, name);
+	for (size_t i = 0; i < n; i++) {
+		char comm[64] = "?";
+
+		proc__comm(pids[i], comm, sizeof(comm));
+		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
+	}
+	pr_hint("choose one with -p PID");
+	free(pids);
+	return -RSPROF_EUSAGE;
+}
+
+static char *join_argv(const char *const *argv)
+{
+	size_t len = 1;
+	char *s;
+
+	for (int i = 0; argv[i]; i++)
+		len += strlen(argv[i]) + 1;
+	s = malloc(len);
+	if (!s)
+		return NULL;
+	s[0] = '\0';
+	for (int i = 0; argv[i]; i++) {
+		if (i)
+			strcat(s, " ");
+		strcat(s, argv[i]);
+	}
+	return s;
+}
+
+void target__read(struct target *t)
+{
+	char buf[4096];
+
+	if (proc__comm(t->pid, t->comm, sizeof(t->comm)))
+		t->comm[0] = '\0';
+	if (!t->launched && proc__exe(t->pid, t->exe, sizeof(t->exe)))
+		t->exe[0] = '\0';
+	if (!t->launched && !proc__cmdline(t->pid, buf, sizeof(buf)))
+		t->cmdline = strdup(buf);
+}
+
+int target__attach(struct target *t, pid_t pid, const char *name)
+{
+	const char *why;
+	int err;
+
+	if (name) {
+		err = find_by_name(name, &t->pid);
+	} else {
+		t->pid = pid;
+		err = proc__exists(t->pid);
+		if (err) {
+			pr_err("no process with PID %d", (int)t->pid);
+			pr_hint("check the PID with 'ps -p %d', or use -P NAME", (int)t->pid);
+		}
+	}
+	if (!err)
+		err = caps__check_perf(t->pid);
+	if (err)
+		return err;
+	target__read(t);
+	why = caps__sensitive(t->comm);
+	if (why)
+		pr_warn("process %d (%s) is %s: the profile will show its code paths",
+			(int)t->pid, t->comm, why);
+	return 0;
+}
+
+int target__launch(struct target *t, const char *const *argv)
+{
+	const char *base;
+	int err = proc__which(argv[0], t->exe, sizeof(t->exe));
+
+	if (err) {
+		pr_err("cannot run '%s': command not found", argv[0]);
+		pr_hint("check the command name and PATH");
+		return err;
+	}
+	t->cmdline = join_argv(argv);
+	err = caps__check_perf(0);
+	if (!err)
+		err = launch__fork(argv, &t->child);
+	if (err)
+		return err;
+	t->pid = t->child.pid;
+	t->launched = true;
+	/* what the kernel will call the launched program: the file name, 15 characters */
+	base = strrchr(argv[0], '/');
+	snprintf(t->comm, 16, "%s", base ? base + 1 : argv[0]);
+	return 0;
+}
+
+int target__go(struct target *t, const char *name)
+{
+	return launch__go(&t->child, name);
+}
+
+bool target__exited(struct target *t)
+{
+	if (t->launched) {
+		int status;
+		pid_t w;
+
+		if (t->child.pid <= 0)
+			return true;
+		w = waitpid(t->child.pid, &status, WNOHANG);
+		if (w == t->child.pid) {
+			t->exit_status = status;
+			t->child.pid = 0;
+			return true;
+		}
+		return w < 0 && errno == ECHILD;
+	}
+	return proc__gone(t->pid);
+}
+
+void target__kill(struct target *t)
+{
+	int status;
+
+	if (t->child.pid <= 0)
+		return;
+	launch__kill(&t->child, &status);
+	if (status != -1)
+		t->exit_status = status;
+}
+
+void target__abort(struct target *t)
+{
+	if (t->child.go_fd >= 0)
+		launch__abort(&t->child);	/* never ran: it exits at once */
+	else
+		target__kill(t);
+}
+
+void target__exit(struct target *t)
+{
+	free(t->cmdline);
+	t->cmdline = NULL;
+}

@@ -1,0 +1,60 @@
+#ifndef RSPROF_UTIL_RECORD_TARGET_H
+#define RSPROF_UTIL_RECORD_TARGET_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <sys/types.h>
+
+#include "util/record/launch.h"
+
+/*
+ * The program being recorded: found by PID (-p) or name (-P) and checked
+ * for permission, or launched from `-- CMD` (stopped before its exec, see
+ * util/record/launch.h); its identity (comm, executable, command line), whether it
+ * has ended and how. Errors are printed.
+ */
+struct target {
+	pid_t pid;
+	bool launched;
+	char comm[64];
+	char exe[PATH_MAX];
+	char *cmdline;		/* NULL: unknown */
+	struct launch child;	/* launched: pid 0 once reaped */
+	int exit_status;	/* as from waitpid(), -1 unknown */
+};
+
+void target__init(struct target *t);
+
+/*
+ * -p PID (name NULL) or -P NAME: find the process, check that it may be
+ * profiled, read its comm, executable and command line, warn when it is a
+ * sensitive one. 0 or -errno / -RSPROF_E*.
+ */
+int target__attach(struct target *t, pid_t pid, const char *name);
+
+/*
+ * -- CMD: find the command, check that it may be profiled, fork it stopped
+ * before exec. comm is what the kernel will call it (the file name, 15
+ * characters). 0 or -errno.
+ */
+int target__launch(struct target *t, const char *const *argv);
+
+/* Launched: let the program exec (launch__go()). 0 or the failed exec's -errno. */
+int target__go(struct target *t, const char *name);
+
+/* Read comm again, and for an attached process its executable and command line. */
+void target__read(struct target *t);
+
+/* Has it ended? Launched: reaps it (exit_status); attached: /proc says so. */
+bool target__exited(struct target *t);
+
+/* Launched and still running: stop and reap it (exit_status). */
+void target__kill(struct target *t);
+
+/* On a failed start: a launched program that never ran exits at once, else target__kill(). */
+void target__abort(struct target *t);
+
+/* Frees what the target holds (not the process). */
+void target__exit(struct target *t);
+
+#endif

@@ -1,0 +1,666 @@
+/*
+ * Address to symbol for one target process (SPEC §4).
+ *
+ * Every file-backed executable mapping of /proc/PID/maps is reported to
+ * libdwfl with dwfl_report_elf() and its own load bias, computed from the
+ * mapping and the ELF program headers (PIE, non-PIE, ASLR). We do not use
+ * dwfl_linux_proc_report(): the modules come from our own maps snapshot, so
+ * resolution keeps working after the target has exited (the recorder
+ * resolves its last checkpoint then). Results are cached per address.
+ */
+#include "util/symbols/resolver.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <elfutils/libdwelf.h>
+#include <elfutils/libdwfl.h>
+#include <gelf.h>
+
+#include "util/symbols/demangle.h"
+#include "util/symbols/dwarf.h"
+#include "util/error.h"
+#include "util/record/maps.h"
+#include "util/symbols/symtab.h"
+
+/* One reported module: a file at one load bias. */
+struct module {
+	char *path;
+	uint64_t bias;
+	Dwfl_Module *mod;
+	bool dwarf;		/* look up DWARF lines (see resolver__report()) */
+	struct symtab *symtab;	/* loaded at the first symbol-table lookup */
+	bool symtab_loaded;
+};
+
+struct resolver {
+	pid_t pid;
+	struct maps *maps;
+	char *exe;			/* readlink /proc/PID/exe at start */
+	Dwfl *dwfl;
+	struct module *mods;
+	size_t n_mods, alloc_mods;
+	struct dwarf_index *index;
+	/* open addressing, linear probing; NULL slot = empty */
+	struct symbol **cache;
+	size_t cache_cap, cache_n;
+	/* symbols taken out of the cache by a refresh, freed at delete */
+	struct symbol **stale;
+	size_t n_stale, alloc_stale;
+};
+
+static char *debuginfo_path;
+
+/* Does the ELF file at fd carry the build-id bits? */
+static bool fd_has_build_id(int fd, const unsigned char *bits, int len)
+{
+	const void *id;
+	bool same = false;
+	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+
+	if (elf) {
+		same = dwelf_elf_gnu_build_id(elf, &id) == len && !memcmp(id, bits, len);
+		elf_end(elf);
+	}
+	return same;
+}
+
+/*
+ * Separate debug information, found on this machine only: by build-id
+ * under /usr/lib/debug/.build-id (libc6-dbg, *-dbgsym), then by
+ * .gnu_debuglink next to the file, in its .debug/ and under /usr/lib/debug.
+ * dwfl_standard_find_debuginfo() would do the same and then, when
+ * DEBUGINFOD_URLS is set, download from a debuginfod server: a profiler
+ * running as root must not make network requests (and wait up to 90 s per
+ * library) in the middle of a recording.
+ */
+static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
+				GElf_Addr base, const char *file_name, const char *debuglink,
+				GElf_Word crc, char **debuginfo_file_name)
+{
+	const unsigned char *bits = NULL;
+	char dir[PATH_MAX], cand[PATH_MAX * 2];
+	const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
+	GElf_Addr vaddr;
+	char *slash;
+	int fd, len;
+
+	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
+					  crc, debuginfo_file_name);
+	if (fd >= 0 || !debuglink || !file_name)
+		return fd;
+	/* without a build-id to check the candidate by, take no chance */
+	len = dwfl_module_build_id(mod, &bits, &vaddr);
+	if (len <= 0)
+		return -1;
+	snprintf(dir, sizeof(dir), "%s", file_name);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return -1;
+	*slash = '\0';
+	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
+		snprintf(cand, sizeof(cand), fmts[i], dir, debuglink);
+		if (!strcmp(cand, file_name))
+			continue;
+		fd = open(cand, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		if (fd_has_build_id(fd, bits, len)) {
+			*debuginfo_file_name = strdup(cand);
+			return fd;
+		}
+		close(fd);
+	}
+	return -1;
+}
+
+static const Dwfl_Callbacks dwfl_callbacks = {
+	.find_elf = dwfl_linux_proc_find_elf,
+	.find_debuginfo = find_debuginfo_local,
+	.section_address = dwfl_offline_section_address,
+	.debuginfo_path = &debuginfo_path,
+};
+
+/* Does the file itself carry DWARF line tables? */
+static bool elf_has_lines(Elf *elf)
+{
+	Elf_Scn *scn = NULL;
+	size_t shstrndx;
+
+	if (elf_getshdrstrndx(elf, &shstrndx))
+		return false;
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		const char *name;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
+			continue;
+		name = elf_strptr(elf, shstrndx, sh.sh_name);
+		if (name && (!strcmp(name, ".debug_line") || !strcmp(name, ".zdebug_line")))
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The load bias of the file mapped by m: the PT_LOAD segment whose file
+ * range holds m->pgoff is loaded at m->start, so bias = m->start - vaddr of
+ * that file offset. 0 for ET_EXEC. -ENOENT when no segment matches.
+ * *has_lines: the file has DWARF line tables of its own.
+ */
+static int elf_inspect(int fd, const struct map *m, uint64_t *bias, bool *has_lines)
+{
+	GElf_Ehdr ehdr;
+	size_t phnum;
+	int err = -ENOENT;
+	Elf *elf;
+
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf)
+		return -EINVAL;
+	if (!gelf_getehdr(elf, &ehdr) || elf_getphdrnum(elf, &phnum)) {
+		err = -EINVAL;
+		goto out;
+	}
+	*has_lines = elf_has_lines(elf);
+	if (ehdr.e_type == ET_EXEC) {
+		*bias = 0;
+		err = 0;
+		goto out;
+	}
+	for (size_t i = 0; i < phnum; i++) {
+		GElf_Phdr ph;
+		uint64_t page_off;
+
+		if (!gelf_getphdr(elf, i, &ph) || ph.p_type != PT_LOAD)
+			continue;
+		page_off = ph.p_offset & ~(uint64_t)(4096 - 1);
+		if (m->pgoff < page_off || m->pgoff >= ph.p_offset + ph.p_filesz)
+			continue;
+		/* segments may share a page: the executable one wins */
+		if (err || (ph.p_flags & PF_X)) {
+			*bias = m->start - m->pgoff - (ph.p_vaddr - ph.p_offset);
+			err = 0;
+		}
+		if (ph.p_flags & PF_X)
+			break;
+	}
+out:
+	elf_end(elf);
+	return err;
+}
+
+static int open_mapped(const struct resolver *r, const struct map *m)
+{
+	char fn[PATH_MAX + 64];
+	int fd;
+
+	/* the target's view of the file system first (containers), then ours */
+	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)r->pid, m->path);
+	fd = open(fn, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		/* a replaced or deleted file: the kernel still holds it */
+		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)r->pid,
+			 (unsigned long long)m->start, (unsigned long long)m->end);
+		fd = open(fn, O_RDONLY | O_CLOEXEC);
+	}
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * The [vdso] as a file: the kernel maps the same image into every process,
+ * so our own copy (AT_SYSINFO_EHDR) goes into a memfd that libdwfl reads
+ * like any library; its .dynsym names clock_gettime & co (Rust's
+ * Instant::now() spends its time there).
+ */
+static int vdso_fd(const struct map *m)
+{
+	const void *image = (const void *)getauxval(AT_SYSINFO_EHDR);
+	size_t len = m->end - m->start;
+	int fd;
+
+	if (!image || len > (1 << 20))
+		return -ENOENT;
+	fd = memfd_create("rsprof-vdso", MFD_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, image, len) != (ssize_t)len) {
+		close(fd);
+		return -EIO;
+	}
+	return fd;
+}
+
+static bool resolver__known(const struct resolver *r, const char *path, uint64_t bias)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->mods[i].bias == bias && !strcmp(r->mods[i].path, path))
+			return true;
+	return false;
+}
+
+/*
+ * Report each new file-backed executable mapping. Call between report
+ * begin/end.
+ *
+ * DWARF is looked up for the main executable (wherever its debug info is:
+ * in the file, by build-id, by debuglink) and for every library whose file
+ * carries line tables itself (the user's own .so). System libraries get
+ * function names from their symbol tables (a separate .symtab by build-id
+ * when installed, e.g. libc6-dbg) but not DWARF: their separate debug files
+ * are compressed, and decompressing libc's costs ~0.4 s at the first sample
+ * in libc for lines nobody reads.
+ */
+static int resolver__report(struct resolver *r)
+{
+	for (size_t i = 0; i < r->maps->n; i++) {
+		const struct map *m = &r->maps->v[i];
+		struct module *mod;
+		Dwfl_Module *dm;
+		uint64_t bias;
+		bool lines = false;
+		int fd, err;
+
+		if (!m->path || m->perms[2] != 'x')
+			continue;
+		if (!strcmp(m->path, "[vdso]"))
+			fd = vdso_fd(m);
+		else if (m->path[0] == '/')
+			fd = open_mapped(r, m);
+		else
+			continue;
+		if (fd < 0) {
+			pr_debug(1, "cannot open %s: %s", m->path, strerror(-fd));
+			continue;
+		}
+		err = elf_inspect(fd, m, &bias, &lines);
+		if (err || resolver__known(r, m->path, bias)) {
+			if (err)
+				pr_debug(1, "%s: no load segment at offset %#llx", m->path,
+					 (unsigned long long)m->pgoff);
+			close(fd);
+			continue;
+		}
+		dm = dwfl_report_elf(r->dwfl, m->path, m->path, fd, bias, true);
+		if (!dm) {
+			pr_debug(1, "%s: %s", m->path, dwfl_errmsg(-1));
+			close(fd);
+			continue;
+		}
+		if (r->n_mods == r->alloc_mods) {
+			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
+			struct module *v = realloc(r->mods, na * sizeof(*v));
+
+			if (!v)
+				return -ENOMEM;
+			r->mods = v;
+			r->alloc_mods = na;
+		}
+		mod = &r->mods[r->n_mods];
+		memset(mod, 0, sizeof(*mod));
+		mod->path = strdup(m->path);
+		if (!mod->path)
+			return -ENOMEM;
+		mod->bias = bias;
+		mod->mod = dm;
+		mod->dwarf = lines || (r->exe && !strcmp(m->path, r->exe));
+		r->n_mods++;
+	}
+	return 0;
+}
+
+int resolver__new(pid_t pid, struct resolver **out)
+{
+	char fn[64], exe[PATH_MAX];
+	struct resolver *r;
+	ssize_t n;
+	int err;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	r->pid = pid;
+	err = maps__load(pid, &r->maps);
+	if (err)
+		goto fail;
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
+	n = readlink(fn, exe, sizeof(exe) - 1);
+	if (n > 0) {
+		exe[n] = '\0';
+		r->exe = strdup(exe);
+	}
+	r->index = dwarf_index__new();
+	r->cache_cap = 1024;
+	r->cache = calloc(r->cache_cap, sizeof(*r->cache));
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->cache || !r->dwfl) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	dwfl_report_begin(r->dwfl);
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	resolver__delete(r);
+	return err;
+}
+
+void resolver__delete(struct resolver *r)
+{
+	if (!r)
+		return;
+	if (r->cache) {
+		for (size_t i = 0; i < r->cache_cap; i++)
+			symbol__delete(r->cache[i]);
+		free(r->cache);
+	}
+	for (size_t i = 0; i < r->n_stale; i++)
+		symbol__delete(r->stale[i]);
+	free(r->stale);
+	dwarf_index__delete(r->index);
+	if (r->dwfl)
+		dwfl_end(r->dwfl);
+	for (size_t i = 0; i < r->n_mods; i++) {
+		free(r->mods[i].path);
+		symtab__delete(r->mods[i].symtab);
+	}
+	free(r->mods);
+	free(r->exe);
+	maps__delete(r->maps);
+	free(r);
+}
+
+static size_t cache_slot(const struct resolver *r, uint64_t addr)
+{
+	size_t h = (addr * 0x9e3779b97f4a7c15ull >> 32) & (r->cache_cap - 1);
+
+	while (r->cache[h] && r->cache[h]->addr != addr)
+		h = (h + 1) & (r->cache_cap - 1);
+	return h;
+}
+
+/* Move the cache into a table of cap slots (a power of two). */
+static int cache_rehash(struct resolver *r, size_t cap)
+{
+	struct symbol **old = r->cache;
+	size_t old_cap = r->cache_cap;
+
+	r->cache = calloc(cap, sizeof(*r->cache));
+	if (!r->cache) {
+		r->cache = old;
+		return -ENOMEM;
+	}
+	r->cache_cap = cap;
+	for (size_t i = 0; i < old_cap; i++)
+		if (old[i])
+			r->cache[cache_slot(r, old[i]->addr)] = old[i];
+	free(old);
+	return 0;
+}
+
+/*
+ * Take symbols out of the cache (every one, or the unresolved ones) so that
+ * their addresses are looked up again. Callers may still hold them (they
+ * live until resolver__delete(), says resolver.h): they are kept aside.
+ */
+static int resolver__evict(struct resolver *r, bool all)
+{
+	for (size_t i = 0; i < r->cache_cap; i++) {
+		struct symbol *s = r->cache[i];
+
+		if (!s || (s->module && !all))
+			continue;
+		if (r->n_stale == r->alloc_stale) {
+			size_t na = r->alloc_stale ? r->alloc_stale * 2 : 16;
+			struct symbol **v = realloc(r->stale, na * sizeof(*v));
+
+			if (!v)
+				break;	/* they stay cached: no harm but a stale answer */
+			r->stale = v;
+			r->alloc_stale = na;
+		}
+		r->stale[r->n_stale++] = s;
+		r->cache[i] = NULL;
+		r->cache_n--;
+	}
+	/* removing breaks probe chains: rehash what is left */
+	return cache_rehash(r, r->cache_cap);
+}
+
+/* Forget every module: the process has run execve(). */
+static int resolver__reset(struct resolver *r, const char *exe)
+{
+	char *e = strdup(exe);
+	int err;
+
+	if (!e)
+		return -ENOMEM;
+	free(r->exe);
+	r->exe = e;
+	for (size_t i = 0; i < r->n_mods; i++) {
+		free(r->mods[i].path);
+		symtab__delete(r->mods[i].symtab);
+	}
+	r->n_mods = 0;
+	dwarf_index__delete(r->index);
+	r->index = dwarf_index__new();
+	dwfl_end(r->dwfl);
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->dwfl)
+		return -ENOMEM;
+	err = resolver__evict(r, true);
+	dwfl_report_begin(r->dwfl);
+	return err;
+}
+
+int resolver__refresh_maps(struct resolver *r)
+{
+	size_t n_mods = r->n_mods;
+	char fn[64], exe[PATH_MAX];
+	struct maps *m;
+	ssize_t n;
+	int err;
+
+	if (!r->dwfl)		/* a reset after an exec ran out of memory */
+		return -ENOMEM;
+	err = maps__load(r->pid, &m);
+	if (err)
+		return err;
+	maps__delete(r->maps);
+	r->maps = m;
+	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)r->pid);
+	n = readlink(fn, exe, sizeof(exe) - 1);
+	if (n > 0)
+		exe[n] = '\0';
+	if (n > 0 && r->exe && strcmp(exe, r->exe)) {
+		pr_debug(1, "process %d is now %s", (int)r->pid, exe);
+		err = resolver__reset(r, exe);
+		if (err)
+			return err;
+	} else {
+		dwfl_report_begin_add(r->dwfl);
+	}
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err || r->n_mods == n_mods)
+		return err;
+	/* unresolved addresses may be in a library mapped since (dlopen) */
+	return resolver__evict(r, false);
+}
+
+/* glibc's hidden internal aliases (__GI_getpid) read as the public name. */
+static const char *symtab_name(const char *name)
+{
+	return strncmp(name, "__GI_", 5) || !name[5] ? name : name + 5;
+}
+
+static struct module *resolver__module(struct resolver *r, Dwfl_Module *mod)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->mods[i].mod == mod)
+			return &r->mods[i];
+	return NULL;
+}
+
+/*
+ * The function symbols of m, loaded at the first use; NULL when there are
+ * none (a stripped executable's .dynsym holds only imports).
+ */
+static const struct symtab *module__symtab(struct module *m)
+{
+	if (!m)
+		return NULL;
+	if (!m->symtab_loaded) {
+		m->symtab = symtab__new(m->mod);
+		m->symtab_loaded = true;
+	}
+	return m->symtab;
+}
+
+/* The symbol table name of the function at addr, or NULL. */
+static const char *module__symname(struct module *m, uint64_t addr)
+{
+	return symtab__find(module__symtab(m), addr);
+}
+
+/*
+ * frame->function from a symbol table name: demangled, or as is, without
+ * the symbol version of a versioned name ("clock_gettime@@GLIBC_2.17").
+ */
+static int frame__set_symname(struct frame *f, const char *name)
+{
+	char *plain = strndup(symtab_name(name), strcspn(symtab_name(name), "@"));
+
+	if (!plain)
+		return -ENOMEM;
+	f->function = demangle(plain);
+	if (f->function)
+		free(plain);
+	else
+		f->function = plain;
+	return 0;
+}
+
+static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
+{
+	struct symbol *s = calloc(1, sizeof(*s));
+	struct module *m;
+	Dwfl_Module *mod;
+	const char *name;
+	int err = 0;
+
+	if (!s)
+		return NULL;
+	s->addr = addr;
+	mod = r->dwfl ? dwfl_addrmodule(r->dwfl, addr) : NULL;
+	if (!mod) {
+		const struct map *map = maps__find(r->maps, addr);
+
+		/* [vdso], anonymous code: no module we can read */
+		if (map && map->path && !(s->module = strdup(map->path)))
+			goto nomem;
+		s->frames = calloc(1, sizeof(*s->frames));
+		if (!s->frames)
+			goto nomem;
+		s->n_frames = 1;
+		/* the kernel's page for return probes (ours, when tracking the heap) */
+		if (map && map->path && !strcmp(map->path, "[uprobes]") &&
+		    !(s->frames[0].function = strdup("uprobe trampoline")))
+			goto nomem;
+		return s;
+	}
+	m = resolver__module(r, mod);
+	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
+	if (!(s->module = strdup(name ? name : "")))
+		goto nomem;
+	err = m && m->dwarf && r->index ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
+	if (err == -ENOENT) {
+		/* no DWARF: one frame, the function from the symbol table */
+		s->frames = calloc(1, sizeof(*s->frames));
+		if (!s->frames)
+			goto nomem;
+		s->n_frames = 1;
+		err = 0;
+	} else if (err) {
+		goto nomem;
+	} else {
+		s->has_debuginfo = true;
+	}
+	/* C has no linkage names in DWARF: the ELF symbol is the outer function */
+	if (!s->mangled && (name = module__symname(m, addr)) && !(s->mangled = strdup(name)))
+		goto nomem;
+	if (!s->frames[s->n_frames - 1].function && s->mangled &&
+	    frame__set_symname(&s->frames[s->n_frames - 1], s->mangled))
+		goto nomem;
+	return s;
+nomem:
+	symbol__delete(s);
+	return NULL;
+}
+
+const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
+{
+	struct symbol *s;
+	size_t h;
+
+	h = cache_slot(r, addr);
+	if (r->cache[h])
+		return r->cache[h];
+	s = resolver__lookup(r, addr);
+	if (!s)
+		return NULL;
+	if ((r->cache_n + 1) * 2 > r->cache_cap) {
+		if (cache_rehash(r, r->cache_cap * 2)) {
+			symbol__delete(s);
+			return NULL;
+		}
+		h = cache_slot(r, addr);
+	}
+	r->cache[h] = s;
+	r->cache_n++;
+	return s;
+}
+
+int resolver__check_debuginfo(struct resolver *r)
+{
+	Dwfl_Module *main_mod = NULL;
+
+	for (size_t i = 0; i < r->n_mods; i++) {
+		if (r->exe && !strcmp(r->mods[i].path, r->exe)) {
+			main_mod = r->mods[i].mod;
+			break;
+		}
+	}
+	if (!main_mod && r->n_mods)
+		main_mod = r->mods[0].mod;	/* the lowest executable mapping */
+	if (!main_mod)
+		return -RSPROF_ENODEBUG;
+	if (dwarf__has_own_lines(main_mod) == 0)
+		return 0;
+	if (module__symtab(resolver__module(r, main_mod)))
+		return 1;
+	return -RSPROF_ENODEBUG;
+}
+
+const struct maps *resolver__maps(const struct resolver *r)
+{
+	return r ? r->maps : NULL;
+}

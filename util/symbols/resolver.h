@@ -1,0 +1,53 @@
+#ifndef RSPROF_UTIL_SYMBOLS_RESOLVER_H
+#define RSPROF_UTIL_SYMBOLS_RESOLVER_H
+
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "util/symbols/symbol.h"
+
+/*
+ * Address to source line for one target process (SPEC §4): the executable
+ * and every shared library it maps, each with its own load bias from
+ * /proc/PID/maps, through libdwfl; symbol-table names where there is no
+ * DWARF; demangled names; results cached.
+ *
+ * The mappings are read at resolver__new() and again by
+ * resolver__refresh_maps() (the recorder calls it when an address falls in
+ * no known mapping, e.g. after a dlopen), and kept after the target has
+ * exited, so the last checkpoint still resolves.
+ */
+struct resolver;
+struct maps;
+
+int resolver__new(pid_t pid, struct resolver **out);
+void resolver__delete(struct resolver *r);
+
+/*
+ * Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone).
+ * New modules (dlopen) are added and unresolved cached addresses looked up
+ * again; after an execve() (a new /proc/PID/exe) every module and cached
+ * result of the old program is dropped. Symbols returned before stay valid
+ * until resolver__delete().
+ */
+int resolver__refresh_maps(struct resolver *r);
+
+/*
+ * The symbol of addr, from the cache or resolved now. Never NULL except on
+ * -ENOMEM; an address in no mapping gives a symbol with module NULL and one
+ * empty frame. The symbol belongs to the resolver (freed by
+ * resolver__delete()).
+ */
+const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr);
+
+/*
+ * Debug information of the main executable: 0 when it has DWARF line info,
+ * 1 when it has only a symbol table (function-level results; the caller
+ * warns), -RSPROF_ENODEBUG when it has neither. Prints nothing.
+ */
+int resolver__check_debuginfo(struct resolver *r);
+
+/* The mappings as last read (for the `map` table). */
+const struct maps *resolver__maps(const struct resolver *r);
+
+#endif
