@@ -24,7 +24,6 @@ int main(void)
 {
 	static const char *const cmd[] = { "./app", "-p", "3", NULL };
 	struct record_opts o;
-	char buf[32];
 	int err;
 
 	/* errors are expected below: keep them out of the TAP stream */

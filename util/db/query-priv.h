@@ -11,6 +11,7 @@
 #include <sqlite3.h>
 
 #include "util/db/query.h"
+#include "util/hashmap.h"
 
 struct db;
 
@@ -41,8 +42,7 @@ struct qctx {
 	struct qgroup *groups;	/* n_groups + 1: the last one is for unknown addresses */
 	int n_groups;
 	struct qsym unknown;
-	int *slots;		/* open addressing: addr -> index in syms, -1 empty */
-	unsigned int mask, shift;
+	struct hashmap index;	/* addr -> index in syms */
 };
 
 

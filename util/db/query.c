@@ -58,35 +58,14 @@ void qctx_free(struct qctx *q)
 	}
 	free(q->syms);
 	free(q->groups);
-	free(q->slots);
-}
-
-static inline unsigned int addr_hash(const struct qctx *q, int64_t addr)
-{
-	return (unsigned int)(((uint64_t)addr * 0x9E3779B97F4A7C15ULL) >> q->shift) & q->mask;
+	hashmap__free(&q->index);
 }
 
 static int qctx_index(struct qctx *q)
 {
-	unsigned int size = 16, bits = 4;
-
-	while (size < 2u * (unsigned int)q->n_syms) {
-		size <<= 1;
-		bits++;
-	}
-	q->slots = malloc(size * sizeof(*q->slots));
-	if (!q->slots)
-		return -ENOMEM;
-	memset(q->slots, 0xff, size * sizeof(*q->slots));
-	q->mask = size - 1;
-	q->shift = 64 - bits;
-	for (int i = 0; i < q->n_syms; i++) {
-		unsigned int h = addr_hash(q, q->syms[i].addr);
-
-		while (q->slots[h] >= 0)
-			h = (h + 1) & q->mask;
-		q->slots[h] = i;
-	}
+	for (int i = 0; i < q->n_syms; i++)
+		if (hashmap__set(&q->index, (uint64_t)q->syms[i].addr, (uint64_t)i))
+			return -ENOMEM;
 	return 0;
 }
 
@@ -231,10 +210,9 @@ int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
 
 const struct qsym *qctx_find(const struct qctx *q, int64_t addr)
 {
-	for (unsigned int h = addr_hash(q, addr); q->slots[h] >= 0; h = (h + 1) & q->mask)
-		if (q->syms[q->slots[h]].addr == addr)
-			return &q->syms[q->slots[h]];
-	return &q->unknown;
+	uint64_t i;
+
+	return hashmap__get(&q->index, (uint64_t)addr, &i) ? &q->syms[i] : &q->unknown;
 }
 
 /* The checkpoint ids [*lo, *hi] whose timestamps fall in [from, to]; *lo > *hi when none. */

@@ -9,6 +9,7 @@
 
 #include "util/db/db.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/str.h"
 
 struct site {
@@ -20,40 +21,13 @@ struct site {
 struct sitemap {
 	struct site *sites;
 	size_t n_sites, cap_sites;
-	/* key -> site index + 1 (0: empty slot), open addressing */
-	long *key_slots;
-	size_t key_cap;
+	struct hashmap by_key;		/* hash of key -> site index */
 	/* loaded addresses in load order */
 	int64_t *addrs;
 	long *addr_site;
 	size_t n_addrs, cap_addrs;
-	/* addr -> site, open addressing with the key in the slot (site -1: empty) */
-	struct addr_slot *addr_slots;
-	size_t addr_cap;
+	struct hashmap by_addr;		/* addr -> site */
 };
-
-struct addr_slot {
-	int64_t addr;
-	long site;
-};
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;	/* FNV-1a */
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	x *= 0xc4ceb9fe1a85ec53ULL;
-	return x ^ (x >> 33);
-}
 
 struct sitemap *sitemap__new(void)
 {
@@ -71,31 +45,18 @@ void sitemap__delete(struct sitemap *sm)
 		free(sm->sites[i].module);
 	}
 	free(sm->sites);
-	free(sm->key_slots);
+	hashmap__free(&sm->by_key);
 	free(sm->addrs);
 	free(sm->addr_site);
-	free(sm->addr_slots);
+	hashmap__free(&sm->by_addr);
 	free(sm);
 }
 
-static int key_rehash(struct sitemap *sm)
+static bool key_eq(uint64_t val, const void *key, const void *ctx)
 {
-	size_t cap = sm->key_cap ? sm->key_cap * 2 : 1024;
-	long *slots = calloc(cap, sizeof(*slots));
+	const struct sitemap *sm = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	for (size_t i = 0; i < sm->n_sites; i++) {
-		size_t j = hash_str(sm->sites[i].key) & (cap - 1);
-
-		while (slots[j])
-			j = (j + 1) & (cap - 1);
-		slots[j] = (long)i + 1;
-	}
-	free(sm->key_slots);
-	sm->key_slots = slots;
-	sm->key_cap = cap;
-	return 0;
+	return !strcmp(sm->sites[val].key, key);
 }
 
 static char *make_key(enum site_by by, const char *file, int line, const char *function,
@@ -122,21 +83,16 @@ long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int 
 {
 	char *key = make_key(by, file, line, function, module);
 	struct site *s;
+	uint64_t hash, idx;
+	bool fresh;
 	int err = 0;
-	size_t j;
 
 	if (!key)
 		return -ENOMEM;
-	if (sm->n_sites * 2 >= sm->key_cap && key_rehash(sm)) {
+	hash = hashmap__hash_str(key);
+	if (hashmap__lookup(&sm->by_key, hash, key_eq, key, sm, &idx)) {
 		free(key);
-		return -ENOMEM;
-	}
-	for (j = hash_str(key) & (sm->key_cap - 1); sm->key_slots[j];
-	     j = (j + 1) & (sm->key_cap - 1)) {
-		if (!strcmp(sm->sites[sm->key_slots[j] - 1].key, key)) {
-			free(key);
-			return sm->key_slots[j] - 1;
-		}
+		return (long)idx;
 	}
 	if (sm->n_sites == sm->cap_sites) {
 		size_t nc = sm->cap_sites ? sm->cap_sites * 2 : 256;
@@ -163,39 +119,21 @@ long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int 
 		free(s->module);
 		return -ENOMEM;
 	}
-	sm->key_slots[j] = (long)sm->n_sites + 1;
-	return (long)sm->n_sites++;
-}
-
-static int addr_rehash(struct sitemap *sm)
-{
-	size_t cap = sm->addr_cap ? sm->addr_cap * 2 : 4096;
-	struct addr_slot *slots = malloc(cap * sizeof(*slots));
-
-	if (!slots)
+	idx = sm->n_sites;
+	if (hashmap__intern(&sm->by_key, hash, key_eq, key, sm, &idx, &fresh)) {
+		free(s->key);
+		free(s->file);
+		free(s->function);
+		free(s->module);
 		return -ENOMEM;
-	for (size_t j = 0; j < cap; j++)
-		slots[j].site = -1;
-	for (size_t i = 0; i < sm->n_addrs; i++) {
-		size_t j = hash_u64((uint64_t)sm->addrs[i]) & (cap - 1);
-
-		while (slots[j].site >= 0)
-			j = (j + 1) & (cap - 1);
-		slots[j].addr = sm->addrs[i];
-		slots[j].site = sm->addr_site[i];
 	}
-	free(sm->addr_slots);
-	sm->addr_slots = slots;
-	sm->addr_cap = cap;
-	return 0;
+	return (long)sm->n_sites++;
 }
 
 static int add_addr(struct sitemap *sm, int64_t addr, long site)
 {
-	size_t j;
-
-	if (sm->n_addrs * 2 >= sm->addr_cap && addr_rehash(sm))
-		return -ENOMEM;
+	if (hashmap__get(&sm->by_addr, (uint64_t)addr, NULL))
+		return 0;	/* symbols.addr is a primary key: cannot happen */
 	if (sm->n_addrs == sm->cap_addrs) {
 		size_t nc = sm->cap_addrs ? sm->cap_addrs * 2 : 1024;
 		int64_t *a = realloc(sm->addrs, nc * sizeof(*a));
@@ -210,14 +148,10 @@ static int add_addr(struct sitemap *sm, int64_t addr, long site)
 		sm->addr_site = s;
 		sm->cap_addrs = nc;
 	}
-	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
-	     j = (j + 1) & (sm->addr_cap - 1))
-		if (sm->addr_slots[j].addr == addr)
-			return 0;	/* symbols.addr is a primary key: cannot happen */
+	if (hashmap__set(&sm->by_addr, (uint64_t)addr, (uint64_t)site))
+		return -ENOMEM;
 	sm->addrs[sm->n_addrs] = addr;
 	sm->addr_site[sm->n_addrs] = site;
-	sm->addr_slots[j].addr = addr;
-	sm->addr_slots[j].site = site;
 	sm->n_addrs++;
 	return 0;
 }
@@ -261,15 +195,9 @@ int sitemap__load(struct sitemap *sm, struct db *db, enum site_by by)
 
 long sitemap__find_addr(const struct sitemap *sm, int64_t addr)
 {
-	size_t j;
+	uint64_t site;
 
-	if (!sm->addr_cap)
-		return -1;
-	for (j = hash_u64((uint64_t)addr) & (sm->addr_cap - 1); sm->addr_slots[j].site >= 0;
-	     j = (j + 1) & (sm->addr_cap - 1))
-		if (sm->addr_slots[j].addr == addr)
-			return sm->addr_slots[j].site;
-	return -1;
+	return hashmap__get(&sm->by_addr, (uint64_t)addr, &site) ? (long)site : -1;
 }
 
 size_t sitemap__count(const struct sitemap *sm)

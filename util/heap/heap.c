@@ -27,6 +27,7 @@
 #include "util/heap/alloc-syms.h"
 #include "util/db/db.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/heap/attrib.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
@@ -41,7 +42,7 @@
 
 /* What user space remembers of one kernel stack key. */
 struct stack_state {
-	uint64_t key;			/* 0: empty slot */
+	uint64_t key;
 	struct heap_site last;		/* counters at the previous collect */
 	uint64_t site;			/* attributed site address */
 	int64_t stack_id;		/* -1: stack not captured */
@@ -61,10 +62,10 @@ struct heap {
 	int code_fd;			/* the executable, to check call instructions */
 	char *code_path;
 
-	struct stack_state *tab;	/* open addressing, power-of-two size */
-	size_t tab_cap, tab_n;
-	uint64_t *seen;			/* addresses already handed out as new */
-	size_t seen_cap, seen_n;
+	struct stack_state *states;	/* every kernel stack key seen */
+	size_t n_states, cap_states;
+	struct hashmap by_key;		/* stack key -> index in states */
+	struct hashmap seen;		/* addresses already handed out as new */
 
 	/* this checkpoint's output, owned until the next collect */
 	struct heap_count *rows;
@@ -87,98 +88,45 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-static inline uint64_t mix(uint64_t x)
-{
-	x ^= x >> 33;
-	x *= 0xff51afd7ed558ccdULL;
-	x ^= x >> 33;
-	return x;
-}
-
-/* --- the address set ---------------------------------------------------- */
-
-/* true when addr was not in the set (and is now) */
-static int seen_add(struct heap *h, uint64_t addr, bool *added)
-{
-	size_t i;
-
-	*added = false;
-	if (!addr)
-		return 0;
-	if ((h->seen_n + 1) * 2 > h->seen_cap) {
-		size_t cap = h->seen_cap ? h->seen_cap * 2 : 1024;
-		uint64_t *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		for (size_t j = 0; j < h->seen_cap; j++) {
-			uint64_t a = h->seen[j];
-
-			if (!a)
-				continue;
-			for (i = mix(a) & (cap - 1); v[i]; i = (i + 1) & (cap - 1))
-				;
-			v[i] = a;
-		}
-		free(h->seen);
-		h->seen = v;
-		h->seen_cap = cap;
-	}
-	for (i = mix(addr) & (h->seen_cap - 1); h->seen[i]; i = (i + 1) & (h->seen_cap - 1))
-		if (h->seen[i] == addr)
-			return 0;
-	h->seen[i] = addr;
-	h->seen_n++;
-	*added = true;
-	return 0;
-}
-
 /* --- the stack table ---------------------------------------------------- */
 
 static struct stack_state *tab_find(struct heap *h, uint64_t key)
 {
-	if (!h->tab_cap)
-		return NULL;
-	for (size_t i = mix(key) & (h->tab_cap - 1); h->tab[i].key; i = (i + 1) & (h->tab_cap - 1))
-		if (h->tab[i].key == key)
-			return &h->tab[i];
-	return NULL;
+	uint64_t i;
+
+	return hashmap__get(&h->by_key, key, &i) ? &h->states[i] : NULL;
 }
 
 static struct stack_state *tab_add(struct heap *h, uint64_t key)
 {
-	size_t i;
+	struct stack_state *st;
 
-	if ((h->tab_n + 1) * 2 > h->tab_cap) {
-		size_t cap = h->tab_cap ? h->tab_cap * 2 : 256;
-		struct stack_state *v = calloc(cap, sizeof(*v));
+	if (h->n_states == h->cap_states) {
+		size_t cap = h->cap_states ? h->cap_states * 2 : 256;
+		struct stack_state *v = realloc(h->states, cap * sizeof(*v));
 
 		if (!v)
 			return NULL;
-		for (size_t j = 0; j < h->tab_cap; j++) {
-			if (!h->tab[j].key)
-				continue;
-			for (i = mix(h->tab[j].key) & (cap - 1); v[i].key; i = (i + 1) & (cap - 1))
-				;
-			v[i] = h->tab[j];
-		}
-		free(h->tab);
-		h->tab = v;
-		h->tab_cap = cap;
+		h->states = v;
+		h->cap_states = cap;
 	}
-	for (i = mix(key) & (h->tab_cap - 1); h->tab[i].key; i = (i + 1) & (h->tab_cap - 1))
-		;
-	h->tab[i].key = key;
-	h->tab[i].stack_id = -1;
-	h->tab_n++;
-	return &h->tab[i];
+	if (hashmap__set(&h->by_key, key, h->n_states))
+		return NULL;
+	st = &h->states[h->n_states++];
+	memset(st, 0, sizeof(*st));
+	st->key = key;
+	st->stack_id = -1;
+	return st;
 }
 
 static int add_new_addr(struct heap *h, uint64_t addr, uint64_t **na, size_t *n, size_t *cap)
 {
 	bool added;
-	int err = seen_add(h, addr, &added);
+	int err;
 
+	if (!addr)
+		return 0;
+	err = hashmap__add(&h->seen, addr, 1, &added);
 	if (err || !added)
 		return err;
 	if (*n == *cap) {
@@ -723,7 +671,8 @@ void heap__delete(struct heap *h)
 	free_output(h);
 	free(h->rows);
 	free(h->stacks);
-	free(h->tab);
-	free(h->seen);
+	free(h->states);
+	hashmap__free(&h->by_key);
+	hashmap__free(&h->seen);
 	free(h);
 }

@@ -23,6 +23,7 @@
 #include <zlib.h>
 
 #include "util/db/query.h"
+#include "util/hashmap.h"
 #include "util/symbols/symbol.h"
 
 struct pb {
@@ -101,109 +102,63 @@ static void pb_msg(struct pb *p, int field, struct pb *sub)
 
 /* ---- interning ---------------------------------------------------------- */
 
-/* Open addressing from a key (string, or number) to a dense index. */
+/* A key (string, or number) to a dense index, in the order keys come. */
 struct intern {
-	char **keys;		/* by index */
-	uint64_t *nums;		/* by index, for numeric keys */
+	char **keys;		/* by index, for string keys */
 	int n, cap;
-	int *slots;		/* -1 empty */
-	unsigned int mask;
+	struct hashmap map;	/* string hash -> index; number -> index */
 };
-
-static uint64_t hash_str(const char *s)
-{
-	uint64_t h = 1469598103934665603ULL;
-
-	for (; *s; s++)
-		h = (h ^ (unsigned char)*s) * 1099511628211ULL;
-	return h;
-}
-
-static uint64_t hash_num(uint64_t v)
-{
-	return v * 0x9E3779B97F4A7C15ULL;
-}
 
 static void intern_free(struct intern *t)
 {
 	for (int i = 0; t->keys && i < t->n; i++)
 		free(t->keys[i]);
 	free(t->keys);
-	free(t->nums);
-	free(t->slots);
+	hashmap__free(&t->map);
 }
 
-static int intern_grow(struct intern *t, bool str)
+static bool intern_eq(uint64_t val, const void *key, const void *ctx)
 {
-	int cap = t->cap ? 2 * t->cap : 256;
-	unsigned int size = 2 * cap, mask = size - 1;
-	int *slots = malloc(size * sizeof(int));
+	const struct intern *t = ctx;
 
-	if (!slots)
-		return -ENOMEM;
-	memset(slots, 0xff, size * sizeof(int));
-	if (str) {
-		char **k = realloc(t->keys, cap * sizeof(*k));
-
-		if (!k) {
-			free(slots);
-			return -ENOMEM;
-		}
-		t->keys = k;
-	} else {
-		uint64_t *k = realloc(t->nums, cap * sizeof(*k));
-
-		if (!k) {
-			free(slots);
-			return -ENOMEM;
-		}
-		t->nums = k;
-	}
-	for (int i = 0; i < t->n; i++) {
-		unsigned int h = (str ? hash_str(t->keys[i]) : hash_num(t->nums[i])) & mask;
-
-		while (slots[h] >= 0)
-			h = (h + 1) & mask;
-		slots[h] = i;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->mask = mask;
-	t->cap = cap;
-	return 0;
+	return !strcmp(t->keys[val], key);
 }
 
 /* Index of s, added when new (*added set). -ENOMEM. */
 static int intern_str(struct intern *t, const char *s, bool *added)
 {
-	unsigned int h;
+	uint64_t hash = hashmap__hash_str(s), idx;
 
 	*added = false;
-	if (t->n == t->cap && intern_grow(t, true))
-		return -ENOMEM;
-	for (h = hash_str(s) & t->mask; t->slots[h] >= 0; h = (h + 1) & t->mask)
-		if (!strcmp(t->keys[t->slots[h]], s))
-			return t->slots[h];
+	if (hashmap__lookup(&t->map, hash, intern_eq, s, t, &idx))
+		return (int)idx;
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 256;
+		char **k = realloc(t->keys, cap * sizeof(*k));
+
+		if (!k)
+			return -ENOMEM;
+		t->keys = k;
+		t->cap = cap;
+	}
 	t->keys[t->n] = strdup(s);
-	if (!t->keys[t->n])
+	idx = (uint64_t)t->n;
+	if (!t->keys[t->n] || hashmap__intern(&t->map, hash, intern_eq, s, t, &idx, added)) {
+		free(t->keys[t->n]);
 		return -ENOMEM;
-	t->slots[h] = t->n;
-	*added = true;
+	}
 	return t->n++;
 }
 
 static int intern_num(struct intern *t, uint64_t v, bool *added)
 {
-	unsigned int h;
+	uint64_t idx;
 
 	*added = false;
-	if (t->n == t->cap && intern_grow(t, false))
+	if (hashmap__get(&t->map, v, &idx))
+		return (int)idx;
+	if (hashmap__set(&t->map, v, (uint64_t)t->n))
 		return -ENOMEM;
-	for (h = hash_num(v) & t->mask; t->slots[h] >= 0; h = (h + 1) & t->mask)
-		if (t->nums[t->slots[h]] == v)
-			return t->slots[h];
-	t->nums[t->n] = v;
-	t->slots[h] = t->n;
 	*added = true;
 	return t->n++;
 }

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/count-map.h"
+#include "util/hashmap.h"
 #include "util/db/db.h"
 #include "util/db/stacks.h"
 #include "util/heap/heap.h"
@@ -56,17 +56,17 @@ struct checkpoint_writer {
 	bool maps_stale;	/* a sample fell outside the known mappings: re-read them */
 	uint64_t maps_read_ms;
 
-	struct count_map cpu;		/* ip -> samples, this checkpoint */
-	struct count_map known;		/* addresses whose symbols are in the file */
+	struct hashmap cpu;		/* ip -> samples, this checkpoint */
+	struct hashmap known;		/* addresses whose symbols are in the file */
 	struct vec cpu_rows;		/* struct cpu_count */
 	struct vec syms;		/* const struct symbol * */
 	uint64_t *heap_new;		/* heap__collect()'s new addresses */
 	size_t heap_new_n, heap_new_cap;
 
 	/* -g */
-	struct count_map stack_counts;	/* stack hash -> samples, this checkpoint */
+	struct hashmap stack_counts;	/* stack hash -> samples, this checkpoint */
 	struct vec stacks;		/* struct stack_ent, every stack of the file */
-	struct count_map stack_index;	/* hash -> index + 1 in stacks */
+	struct hashmap stack_index;	/* hash -> index + 1 in stacks */
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
@@ -112,17 +112,17 @@ void checkpoint_writer__sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t
 	struct checkpoint_writer *w = ctx;
 	bool fresh;
 
-	if (count_map__add(&w->cpu, ip, 1, &fresh))
+	if (hashmap__add(&w->cpu, ip, 1, &fresh))
 		w->sample_err = true;
-	if (fresh && !w->maps_stale && !count_map__has(&w->known, ip) &&
+	if (fresh && !w->maps_stale && !hashmap__get(&w->known, ip, NULL) &&
 	    !maps__find(resolver__maps(w->res), ip))
 		w->maps_stale = true;
 	if (w->dbst && depth) {
 		uint64_t h = stack_hash(chain, depth);
 
-		if (count_map__add(&w->stack_counts, h, 1, &fresh))
+		if (hashmap__add(&w->stack_counts, h, 1, &fresh))
 			w->sample_err = true;
-		if (!count_map__has(&w->stack_index, h)) {
+		if (!hashmap__get(&w->stack_index, h, NULL)) {
 			for (unsigned int i = 0; i < depth && !w->maps_stale; i++)
 				if (!maps__find(resolver__maps(w->res), chain[i]))
 					w->maps_stale = true;
@@ -142,7 +142,7 @@ void checkpoint_writer__sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t
 				return;
 			}
 			memcpy(e->addrs, chain, sizeof(uint64_t) * e->depth);
-			if (count_map__add(&w->stack_index, h, w->stacks.n, &fresh))
+			if (hashmap__add(&w->stack_index, h, w->stacks.n, &fresh))
 				w->sample_err = true;
 		}
 	}
@@ -170,7 +170,7 @@ static int want_symbol(struct checkpoint_writer *w, uint64_t addr, bool *maps_re
 	const struct symbol *sym, **slot;
 	bool fresh;
 
-	if (count_map__has(&w->known, addr))
+	if (hashmap__get(&w->known, addr, NULL))
 		return 0;
 	/* an address in no known mapping: a library loaded since (dlopen) */
 	if (!*maps_refreshed && !maps__find(resolver__maps(w->res), addr)) {
@@ -185,27 +185,25 @@ static int want_symbol(struct checkpoint_writer *w, uint64_t addr, bool *maps_re
 	if (!slot)
 		return -ENOMEM;
 	*slot = sym;
-	return count_map__add(&w->known, addr, 1, &fresh);
+	return hashmap__add(&w->known, addr, 1, &fresh);
 }
 
 /* Index + 1 of the stack with hash h in w->stacks, 0 when unknown. */
 static size_t stack_index_of(struct checkpoint_writer *w, uint64_t h)
 {
-	return (size_t)count_map__get(&w->stack_index, h);
+	return (size_t)hashmap__value(&w->stack_index, h);
 }
 
 /* -g: samples per stack of this checkpoint, after the checkpoint (its id) is written. */
 static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
 {
-	struct count_map *m = &w->stack_counts;
+	struct hashmap *m = &w->stack_counts;
 
 	w->stack_rows.n = 0;
-	for (size_t i = 0; i < m->cap; i++) {
+	hashmap__for_each(m, i) {
 		struct stack_count *c;
 		size_t idx;
 
-		if (!m->keys[i])
-			continue;
 		idx = stack_index_of(w, m->keys[i]);
 		if (!idx)
 			continue;
@@ -229,12 +227,8 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 
 	w->cpu_rows.n = 0;
 	w->syms.n = 0;
-	for (size_t i = 0; i < w->cpu.cap; i++) {
-		struct cpu_count *c;
-
-		if (!w->cpu.keys[i])
-			continue;
-		c = vec__push(&w->cpu_rows);
+	hashmap__for_each(&w->cpu, i) {
+		struct cpu_count *c = vec__push(&w->cpu_rows);
 		if (!c)
 			return -ENOMEM;
 		c->addr = w->cpu.keys[i];
@@ -305,8 +299,8 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		return err;
 	w->lost_at_cp = lost_total;
 	w->stacks_written = w->stacks.n;
-	count_map__clear(&w->cpu);
-	count_map__clear(&w->stack_counts);
+	hashmap__clear(&w->cpu);
+	hashmap__clear(&w->stack_counts);
 	if (!w->maps_written) {
 		err = db__write_maps(w->db, resolver__maps(w->res));
 		if (err)
@@ -327,9 +321,9 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->cpu_rows.v);
 	free(w->syms.v);
 	free(w->heap_new);
-	count_map__free(&w->cpu);
-	count_map__free(&w->known);
-	count_map__free(&w->stack_counts);
-	count_map__free(&w->stack_index);
+	hashmap__free(&w->cpu);
+	hashmap__free(&w->known);
+	hashmap__free(&w->stack_counts);
+	hashmap__free(&w->stack_index);
 	free(w);
 }

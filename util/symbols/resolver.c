@@ -28,6 +28,7 @@
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/record/maps.h"
 #include "util/symbols/symtab.h"
 
@@ -49,9 +50,7 @@ struct resolver {
 	struct module *mods;
 	size_t n_mods, alloc_mods;
 	struct dwarf_index *index;
-	/* open addressing, linear probing; NULL slot = empty */
-	struct symbol **cache;
-	size_t cache_cap, cache_n;
+	struct hashmap cache;		/* addr -> struct symbol * */
 	/* symbols taken out of the cache by a refresh, freed at delete */
 	struct symbol **stale;
 	size_t n_stale, alloc_stale;
@@ -342,10 +341,8 @@ int resolver__new(pid_t pid, struct resolver **out)
 		r->exe = strdup(exe);
 	}
 	r->index = dwarf_index__new();
-	r->cache_cap = 1024;
-	r->cache = calloc(r->cache_cap, sizeof(*r->cache));
 	r->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!r->index || !r->cache || !r->dwfl) {
+	if (!r->index || !r->dwfl) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -366,11 +363,11 @@ void resolver__delete(struct resolver *r)
 {
 	if (!r)
 		return;
-	if (r->cache) {
-		for (size_t i = 0; i < r->cache_cap; i++)
-			symbol__delete(r->cache[i]);
-		free(r->cache);
-	}
+	hashmap__for_each(&r->cache, i)
+		symbol__delete((struct symbol *)(uintptr_t)r->cache.vals[i]);
+	if (r->cache.has_zero)
+		symbol__delete((struct symbol *)(uintptr_t)r->cache.zero);
+	hashmap__free(&r->cache);
 	for (size_t i = 0; i < r->n_stale; i++)
 		symbol__delete(r->stale[i]);
 	free(r->stale);
@@ -387,61 +384,58 @@ void resolver__delete(struct resolver *r)
 	free(r);
 }
 
-static size_t cache_slot(const struct resolver *r, uint64_t addr)
-{
-	size_t h = (addr * 0x9e3779b97f4a7c15ull >> 32) & (r->cache_cap - 1);
-
-	while (r->cache[h] && r->cache[h]->addr != addr)
-		h = (h + 1) & (r->cache_cap - 1);
-	return h;
-}
-
-/* Move the cache into a table of cap slots (a power of two). */
-static int cache_rehash(struct resolver *r, size_t cap)
-{
-	struct symbol **old = r->cache;
-	size_t old_cap = r->cache_cap;
-
-	r->cache = calloc(cap, sizeof(*r->cache));
-	if (!r->cache) {
-		r->cache = old;
-		return -ENOMEM;
-	}
-	r->cache_cap = cap;
-	for (size_t i = 0; i < old_cap; i++)
-		if (old[i])
-			r->cache[cache_slot(r, old[i]->addr)] = old[i];
-	free(old);
-	return 0;
-}
-
 /*
  * Take symbols out of the cache (every one, or the unresolved ones) so that
  * their addresses are looked up again. Callers may still hold them (they
  * live until resolver__delete(), says resolver.h): they are kept aside.
  */
+static bool evicted(const struct symbol *s, bool all)
+{
+	return all || !s->module;
+}
+
 static int resolver__evict(struct resolver *r, bool all)
 {
-	for (size_t i = 0; i < r->cache_cap; i++) {
-		struct symbol *s = r->cache[i];
+	struct hashmap keep = { 0 };
+	struct symbol *zero = (struct symbol *)(uintptr_t)r->cache.zero;
+	size_t n = 0;
 
-		if (!s || (s->module && !all))
-			continue;
-		if (r->n_stale == r->alloc_stale) {
-			size_t na = r->alloc_stale ? r->alloc_stale * 2 : 16;
-			struct symbol **v = realloc(r->stale, na * sizeof(*v));
+	hashmap__for_each(&r->cache, i)
+		n += evicted((struct symbol *)(uintptr_t)r->cache.vals[i], all);
+	n += r->cache.has_zero && evicted(zero, all);
+	if (r->n_stale + n > r->alloc_stale) {
+		size_t na = 2 * (r->n_stale + n);
+		struct symbol **v = realloc(r->stale, na * sizeof(*v));
 
-			if (!v)
-				break;	/* they stay cached: no harm but a stale answer */
-			r->stale = v;
-			r->alloc_stale = na;
-		}
-		r->stale[r->n_stale++] = s;
-		r->cache[i] = NULL;
-		r->cache_n--;
+		if (!v)
+			return -ENOMEM;	/* they stay cached: no harm but a stale answer */
+		r->stale = v;
+		r->alloc_stale = na;
 	}
-	/* removing breaks probe chains: rehash what is left */
-	return cache_rehash(r, r->cache_cap);
+	hashmap__for_each(&r->cache, i) {
+		struct symbol *s = (struct symbol *)(uintptr_t)r->cache.vals[i];
+
+		if (!evicted(s, all)) {
+			if (hashmap__set(&keep, r->cache.keys[i], r->cache.vals[i]))
+				goto nomem;
+		}
+	}
+	if (r->cache.has_zero && !evicted(zero, all) && hashmap__set(&keep, 0, r->cache.zero))
+		goto nomem;
+	hashmap__for_each(&r->cache, i) {
+		struct symbol *s = (struct symbol *)(uintptr_t)r->cache.vals[i];
+
+		if (evicted(s, all))
+			r->stale[r->n_stale++] = s;
+	}
+	if (r->cache.has_zero && evicted(zero, all))
+		r->stale[r->n_stale++] = zero;
+	hashmap__free(&r->cache);
+	r->cache = keep;
+	return 0;
+nomem:
+	hashmap__free(&keep);
+	return -ENOMEM;
 }
 
 /* Forget every module: the process has run execve(). */
@@ -619,23 +613,17 @@ nomem:
 const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 {
 	struct symbol *s;
-	size_t h;
+	uint64_t v;
 
-	h = cache_slot(r, addr);
-	if (r->cache[h])
-		return r->cache[h];
+	if (hashmap__get(&r->cache, addr, &v))
+		return (struct symbol *)(uintptr_t)v;
 	s = resolver__lookup(r, addr);
 	if (!s)
 		return NULL;
-	if ((r->cache_n + 1) * 2 > r->cache_cap) {
-		if (cache_rehash(r, r->cache_cap * 2)) {
-			symbol__delete(s);
-			return NULL;
-		}
-		h = cache_slot(r, addr);
+	if (hashmap__set(&r->cache, addr, (uint64_t)(uintptr_t)s)) {
+		symbol__delete(s);
+		return NULL;
 	}
-	r->cache[h] = s;
-	r->cache_n++;
 	return s;
 }
 
