@@ -3,7 +3,8 @@
 // Prints "ns_per_pair N".
 //
 //   heap_bench_rs [N [DELAY_MS]]
-use std::hint::black_box;
+mod hint;
+use hint::black_box;
 use std::time::{Duration, Instant};
 
 fn main() {

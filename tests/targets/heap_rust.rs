@@ -7,7 +7,8 @@
 // (HEAP_STRING, __rust_realloc), churns CHURN allocate+free pairs
 // (HEAP_CHURN), holds HOLD_MS, and exits without dropping anything so the
 // retained memory is still live when the recording ends.
-use std::hint::black_box;
+mod hint;
+use hint::black_box;
 use std::time::Duration;
 
 #[inline(never)]

@@ -3,7 +3,8 @@
 // nearly every sample inside core/src/num/uint_macros.rs; rsprof must report
 // the helper's own line below (marked HOT LINE), not the caller's line
 // (CALLER LINE) and not core/. Usage: rust_inline [SECONDS] (default 3).
-use std::hint::black_box;
+mod hint;
+use hint::black_box;
 
 #[inline(always)]
 fn mix(x: u64, n: u64) -> u64 {
