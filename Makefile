@@ -10,9 +10,12 @@ CLANG     ?= clang
 BPFTOOL   ?= bpftool
 LLVM_STRIP ?= llvm-strip
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
-# rustc (for the Rust demo and test targets) comes from rustup on our machines,
-# which may not be on a non-login PATH.
-RUSTC     ?= $(shell command -v rustc 2>/dev/null || echo $(HOME)/.cargo/bin/rustc)
+# rustc (for the Rust demo and test targets): the first found on PATH, else
+# rustup's in ~/.cargo/bin (not on a non-login PATH), else Debian's, which
+# `make deps` installs (the build group) before anything is compiled.
+ifeq ($(origin RUSTC),undefined)
+RUSTC     := $(firstword $(shell command -v rustc) $(wildcard $(HOME)/.cargo/bin/rustc) /usr/bin/rustc)
+endif
 export RUSTC
 
 ifeq ($(V),1)

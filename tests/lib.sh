@@ -15,7 +15,13 @@ TEST_SRC=$(cd "$(dirname "$0")" && pwd)
 TOP=$(cd "$TEST_SRC/.." && pwd)
 : "${RSPROF:=$TOP/out/rsprof}"
 : "${TARGETS:=$TOP/out/targets}"
-export RSPROF TARGETS
+# The rustc the targets were built with: make exports it; by hand, the
+# Makefile's choice (PATH, then ~/.cargo/bin, then Debian's).
+if [ -z "${RUSTC:-}" ]; then
+	RUSTC=$(command -v rustc || { [ -x "$HOME/.cargo/bin/rustc" ] && echo "$HOME/.cargo/bin/rustc"; } ||
+		echo /usr/bin/rustc)
+fi
+export RSPROF TARGETS RUSTC
 TEST_NAME=$(basename "$0" .sh)
 TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-$TEST_NAME.XXXXXX")
 cd "$TEST_DIR" || exit 1

@@ -18,7 +18,7 @@ C=$TEST_SRC/targets/heap_c.c
 MiB=1048576
 
 test_expect_success 'build heap_rust without frame pointers, heap_c with -fomit-frame-pointer' '
-	rustc -g -O --edition 2021 -o rust_nofp "$RS" &&
+	"$RUSTC" -g -O --edition 2021 -o rust_nofp "$RS" &&
 	gcc -g -O1 -fomit-frame-pointer -fno-inline -o c_nofp "$C"
 '
 
