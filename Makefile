@@ -7,7 +7,8 @@ DESTDIR   ?=
 VERSION   := 0.1.0
 CC        ?= gcc
 CLANG     ?= clang
-BPFTOOL   ?= bpftool
+# bpftool is in /usr/sbin, which a user's PATH may not have.
+BPFTOOL   ?= $(firstword $(shell command -v bpftool) /usr/sbin/bpftool)
 LLVM_STRIP ?= llvm-strip
 VMLINUX_BTF ?= /sys/kernel/btf/vmlinux
 # rustc (for the Rust demo and test targets): the first found on PATH, else
