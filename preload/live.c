@@ -1,0 +1,150 @@
+/*
+ * The live pointers: pointer -> {size, site, tick}, for millions of blocks.
+ * Sharded by the pointer's hash into 64 open-addressing tables (linear
+ * probing, deletion by backward shift, doubled at 70% load), each behind
+ * its own spinlock: no lock is shared by all threads, and two threads
+ * collide only when they touch the same shard at the same instant. The
+ * tables are mmap'd, never malloc'd: the tracker's memory stays out of the
+ * program's heap and out of its own allocator calls.
+ *
+ * A signal handler that allocates while its thread holds a shard lock
+ * never reaches here: the thread is marked busy, and the handler's calls
+ * pass through untracked (preload/tracker.c).
+ */
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "preload/tracker.h"
+
+#define SHARD_BITS	6
+#define SHARDS		(1u << SHARD_BITS)
+#define INITIAL_CAP	512
+
+struct shard {
+	int lock;
+	struct live_entry *v;
+	uint64_t mask;		/* capacity - 1; 0: no table yet */
+	uint64_t n;
+} __attribute__((aligned(64)));
+
+static struct shard shards[SHARDS];
+
+static inline void lock(int *l)
+{
+	int spins = 0;
+
+	while (__atomic_exchange_n(l, 1, __ATOMIC_ACQUIRE)) {
+		while (__atomic_load_n(l, __ATOMIC_RELAXED)) {
+			__builtin_ia32_pause();
+			if (++spins > 200)
+				sched_yield();
+		}
+	}
+}
+
+static inline void unlock(int *l)
+{
+	__atomic_store_n(l, 0, __ATOMIC_RELEASE);
+}
+
+static inline uint64_t mix(uint64_t ptr)
+{
+	return (ptr >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
+static struct live_entry *table_new(uint64_t cap)
+{
+	void *p = mmap(NULL, cap * sizeof(struct live_entry), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static inline uint64_t slot_of(uint64_t h, uint64_t mask)
+{
+	return (h ^ (h >> 29)) & mask;
+}
+
+/* Double the table (or make the first). false: no memory. */
+static bool grow(struct shard *s)
+{
+	uint64_t cap = s->mask ? (s->mask + 1) * 2 : INITIAL_CAP, mask = cap - 1;
+	struct live_entry *v = table_new(cap);
+
+	if (!v)
+		return false;
+	for (uint64_t i = 0; s->mask && i <= s->mask; i++) {
+		uint64_t j;
+
+		if (!s->v[i].ptr)
+			continue;
+		j = slot_of(mix(s->v[i].ptr), mask);
+		while (v[j].ptr)
+			j = (j + 1) & mask;
+		v[j] = s->v[i];
+	}
+	if (s->v)
+		munmap(s->v, (s->mask + 1) * sizeof(*s->v));
+	s->v = v;
+	s->mask = mask;
+	return true;
+}
+
+int live__put(const struct live_entry *e, struct live_entry *stale)
+{
+	uint64_t h = mix(e->ptr), i;
+	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
+	int ret = 0;
+
+	lock(&s->lock);
+	if ((s->n + 1) * 10 > (s->mask + 1) * 7 && !grow(s)) {
+		unlock(&s->lock);
+		return -1;
+	}
+	for (i = slot_of(h, s->mask); s->v[i].ptr; i = (i + 1) & s->mask) {
+		if (s->v[i].ptr == e->ptr) {
+			*stale = s->v[i];
+			s->v[i] = *e;
+			unlock(&s->lock);
+			return 1;
+		}
+	}
+	s->v[i] = *e;
+	s->n++;
+	unlock(&s->lock);
+	return ret;
+}
+
+bool live__take(uint64_t ptr, struct live_entry *e)
+{
+	uint64_t h = mix(ptr), i, j, mask;
+	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
+
+	lock(&s->lock);
+	mask = s->mask;
+	if (!mask) {
+		unlock(&s->lock);
+		return false;
+	}
+	for (i = slot_of(h, mask); s->v[i].ptr != ptr; i = (i + 1) & mask) {
+		if (!s->v[i].ptr) {
+			unlock(&s->lock);
+			return false;
+		}
+	}
+	*e = s->v[i];
+	/* backward shift: move up each later entry whose home is at or before the hole */
+	for (j = (i + 1) & mask; s->v[j].ptr; j = (j + 1) & mask) {
+		uint64_t home = slot_of(mix(s->v[j].ptr), mask);
+
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->v[i] = s->v[j];
+			i = j;
+		}
+	}
+	s->v[i].ptr = 0;
+	s->n--;
+	unlock(&s->lock);
+	return true;
+}
