@@ -278,6 +278,112 @@ out:
 	return err;
 }
 
+/* Allocator libraries that replace malloc when linked (DT_NEEDED). */
+static const char *const alloc_libs[] = {
+	"libjemalloc.so", "libtcmalloc", "libmimalloc.so", "libhoard.so", "libsnmalloc",
+	"librpmalloc.so", "libtbbmalloc",
+};
+
+/* Symbol prefixes of allocators linked into an executable, and their names. */
+static const struct {
+	const char *prefix, *name;
+} alloc_marks[] = {
+	{ "_rjem_", "jemalloc" }, { "je_malloc", "jemalloc" }, { "mallocx", "jemalloc" },
+	{ "mi_malloc", "mimalloc" }, { "tc_malloc", "tcmalloc" }, { "rpmalloc", "rpmalloc" },
+	{ "sn_malloc", "snmalloc" },
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void inspect_sym(struct alloc_exe *x, const char *name, bool dynsym, bool defined,
+			bool *rdl)
+{
+	if (!defined)
+		return;
+	if (dynsym && (!strcmp(name, "malloc") || !strcmp(name, "free")))
+		x->own_malloc = true;
+	if (rust_name_matches(name, "__rust_alloc"))
+		x->rust = true;
+	if (rust_name_matches(name, "__rdl_alloc"))
+		*rdl = true;
+	if (rust_name_matches(name, "__rg_alloc"))
+		x->rust_global = true;
+	for (size_t i = 0; i < N_OF(alloc_marks) && !x->alloc_name[0]; i++)
+		if (!strncmp(name, alloc_marks[i].prefix, strlen(alloc_marks[i].prefix)))
+			snprintf(x->alloc_name, sizeof(x->alloc_name), "%s", alloc_marks[i].name);
+}
+
+int alloc_syms__inspect(const char *exe, struct alloc_exe *x)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	bool rdl = false;
+	size_t nph;
+	int fd;
+
+	memset(x, 0, sizeof(*x));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot open %s: %s", exe, strerror(errno));
+		return err;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph))
+		goto out;	/* not ELF (a script): is_elf stays false */
+	x->is_elf = true;
+	x->is_static = true;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+			x->is_static = false;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t i = 0; i < sh.sh_size / sizeof(GElf_Dyn); i++) {
+				GElf_Dyn dyn;
+				const char *lib;
+
+				if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag != DT_NEEDED)
+					continue;
+				lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				for (size_t k = 0; lib && k < N_OF(alloc_libs); k++)
+					if (!strncmp(lib, alloc_libs[k], strlen(alloc_libs[k])))
+						snprintf(x->alloc_lib, sizeof(x->alloc_lib), "%s", lib);
+			}
+		} else if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize) {
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (name)
+					inspect_sym(x, name, sh.sh_type == SHT_DYNSYM,
+						    sym.st_shndx != SHN_UNDEF && sym.st_value, &rdl);
+			}
+		}
+	}
+	/* rustc inlines a #[global_allocator] into __rust_alloc: no __rdl_alloc left */
+	if (x->rust && !rdl)
+		x->rust_global = true;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return 0;
+}
+
 static int own_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	const char *base = strrchr(info->dlpi_name, '/');

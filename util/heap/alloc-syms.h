@@ -60,6 +60,23 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 void alloc_syms__delete(struct alloc_syms *s);
 
 /*
+ * What the executable says about its allocator, for the choice between the
+ * in-process tracker and uprobes (util/heap/preload.c).
+ */
+struct alloc_exe {
+	bool is_elf;
+	bool is_static;		/* no PT_INTERP: no dynamic loader, no LD_PRELOAD */
+	bool own_malloc;	/* defines and exports malloc or free: it wins over a preload */
+	bool rust;		/* has the Rust allocator shims */
+	bool rust_global;	/* ... and a #[global_allocator] (no __rdl_alloc, or __rg_alloc) */
+	char alloc_lib[64];	/* an allocator library in DT_NEEDED (libjemalloc.so.2), or "" */
+	char alloc_name[16];	/* jemalloc, mimalloc, ... when its symbols are in the executable */
+};
+
+/* Read exe's program headers, DT_NEEDED and symbols. 0 or -errno (printed). */
+int alloc_syms__inspect(const char *exe, struct alloc_exe *info);
+
+/*
  * How many bytes at the start of a function to skip so the probe lands on
  * an emulated push (see above); code is the function's first bytes.
  * Exposed for the unit test.

@@ -1,15 +1,15 @@
 /*
- * Heap tracking (SPEC §6, issue 3): loads bpf/heap.bpf.c, attaches it to the
- * target's allocator (util/heap/alloc-syms.c), and once per checkpoint turns the
- * kernel's running per-stack counters into deltas attributed to the user's
- * line (util/heap/attrib.c).
+ * The uprobe backend of heap tracking (SPEC §6, issue 3): loads
+ * bpf/heap.bpf.c, attaches it to the target's allocator
+ * (util/heap/alloc-syms.c); util/heap/heap.c reads the kernel's running
+ * per-stack counters through it once per checkpoint. Any running process:
+ * attach (-p, -P), and launched programs the in-process tracker cannot
+ * serve (util/heap/preload.c).
  *
  * Loader order as libbpf-tools do it: open, set rodata and map sizes, load,
  * attach each probe for the target's pid only (the program checks the tgid
  * too), read maps; destroy at the end.
  */
-#include "util/heap/heap.h"
-
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -25,13 +25,8 @@
 #include "heap.skel.h"
 #include "bpf/heap.h"
 #include "util/heap/alloc-syms.h"
-#include "util/db/db.h"
+#include "util/heap/backend.h"
 #include "util/error.h"
-#include "util/hashmap.h"
-#include "util/heap/attrib.h"
-#include "util/record/maps.h"
-#include "util/symbols/resolver.h"
-#include "util/symbols/symbol.h"
 
 /* enum bpf_attach_type in kernels since 6.13; not in Debian 12's headers */
 #define RSPROF_BPF_TRACE_UPROBE_MULTI	48
@@ -40,15 +35,7 @@
 /* Live allocations tracked at once; beyond that they are counted as dropped. */
 #define HEAP_LIVE_MAX	(1u << 20)
 
-/* What user space remembers of one kernel stack key. */
-struct stack_state {
-	uint64_t key;
-	struct heap_site last;		/* counters at the previous collect */
-	uint64_t site;			/* attributed site address */
-	int64_t stack_id;		/* -1: stack not captured */
-};
-
-struct heap {
+struct heap_be {
 	struct heap_bpf *skel;
 	struct bpf_link **links;
 	size_t n_links;
@@ -56,27 +43,9 @@ struct heap {
 	size_t n_multi_fds;
 	bool multi;			/* session + uprobe_multi programs, not pairs */
 	struct alloc_syms *syms;
-	enum heap_attribution attr;
 	unsigned int sample;
 	pid_t pid;
-	int code_fd;			/* the executable, to check call instructions */
-	char *code_path;
-
-	struct stack_state *states;	/* every kernel stack key seen */
-	size_t n_states, cap_states;
-	struct hashmap by_key;		/* stack key -> index in states */
-	struct hashmap seen;		/* addresses already handed out as new */
-
-	/* this checkpoint's output, owned until the next collect */
-	struct heap_count *rows;
-	size_t n_rows, cap_rows;
-	struct stack_rec *stacks;
-	size_t n_stacks, cap_stacks;
-
-	uint64_t allocs, frees;		/* scaled totals */
-	int64_t live, peak;
 	uint64_t stats[HEAP_STAT_MAX];	/* kernel counters, summed over CPUs */
-	uint64_t dropped_reported;
 };
 
 static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -88,63 +57,11 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
-/* --- the stack table ---------------------------------------------------- */
-
-static struct stack_state *tab_find(struct heap *h, uint64_t key)
-{
-	uint64_t i;
-
-	return hashmap__get(&h->by_key, key, &i) ? &h->states[i] : NULL;
-}
-
-static struct stack_state *tab_add(struct heap *h, uint64_t key)
-{
-	struct stack_state *st;
-
-	if (h->n_states == h->cap_states) {
-		size_t cap = h->cap_states ? h->cap_states * 2 : 256;
-		struct stack_state *v = realloc(h->states, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		h->states = v;
-		h->cap_states = cap;
-	}
-	if (hashmap__set(&h->by_key, key, h->n_states))
-		return NULL;
-	st = &h->states[h->n_states++];
-	memset(st, 0, sizeof(*st));
-	st->key = key;
-	st->stack_id = -1;
-	return st;
-}
-
-static int add_new_addr(struct heap *h, uint64_t addr, uint64_t **na, size_t *n, size_t *cap)
-{
-	bool added;
-	int err;
-
-	if (!addr)
-		return 0;
-	err = hashmap__add(&h->seen, addr, 1, &added);
-	if (err || !added)
-		return err;
-	if (*n == *cap) {
-		size_t c = *cap ? *cap * 2 : 64;
-		uint64_t *v = realloc(*na, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*na = v;
-		*cap = c;
-	}
-	(*na)[(*n)++] = addr;
-	return 0;
-}
+static void uprobe_delete(struct heap_be *h);
 
 /* --- loading and attaching ---------------------------------------------- */
 
-static int attach_one(struct heap *h, struct bpf_program *prog, const struct alloc_probe *p,
+static int attach_one(struct heap_be *h, struct bpf_program *prog, const struct alloc_probe *p,
 		      bool ret)
 {
 	LIBBPF_OPTS(bpf_uprobe_opts, uo, .bpf_cookie = p->kind, .retprobe = ret);
@@ -175,7 +92,7 @@ static int attach_one(struct heap *h, struct bpf_program *prog, const struct all
  * session program, the frees as one uprobe_multi program, kernel 6.13+)
  * or classic (uprobe + uretprobe per function, one perf event each).
  */
-static int load(struct heap *h, const struct heap_opts *o)
+static int load(struct heap_be *h, const struct heap_opts *o)
 {
 	struct heap_bpf *sk = heap_bpf__open();
 	int err;
@@ -224,7 +141,7 @@ struct link_create_uprobe_multi {
  * makes the detach at the end fast (each perf event waits for an RCU
  * grace period when it goes).
  */
-static int attach_multi(struct heap *h, struct bpf_program *prog, uint32_t type, bool frees)
+static int attach_multi(struct heap_be *h, struct bpf_program *prog, uint32_t type, bool frees)
 {
 	size_t n = h->syms->n;
 	uint64_t *offs = calloc(n, sizeof(*offs)), *cookies = calloc(n, sizeof(*cookies));
@@ -287,7 +204,7 @@ out:
 	return err;
 }
 
-static void detach_multi(struct heap *h)
+static void detach_multi(struct heap_be *h)
 {
 	for (size_t i = 0; i < h->n_multi_fds; i++)
 		close(h->multi_fds[i]);
@@ -295,7 +212,7 @@ static void detach_multi(struct heap *h)
 }
 
 /* The classic way: a perf event per probe; optional probes may fail. */
-static int attach_classic(struct heap *h)
+static int attach_classic(struct heap_be *h)
 {
 	int err = 0;
 
@@ -322,9 +239,9 @@ static int attach_classic(struct heap *h)
 	return err;
 }
 
-int heap__new(const struct heap_opts *o, struct heap **out)
+int heap_uprobe__new(const struct heap_opts *o, struct heap_be **out)
 {
-	struct heap *h;
+	struct heap_be *h;
 	int err;
 
 	*out = NULL;
@@ -337,9 +254,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	if (!h)
 		return -ENOMEM;
 	h->pid = o->pid;
-	h->attr = o->attribution;
 	h->sample = o->sample ? o->sample : 1;
-	h->code_fd = -1;
 
 	err = alloc_syms__find(o->exe, o->pid, o->before_exec, o->probes, &h->syms);
 	if (err)
@@ -393,13 +308,13 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	*out = h;
 	return 0;
 fail:
-	heap__delete(h);
+	uprobe_delete(h);
 	return err;
 }
 
 /* --- reading ------------------------------------------------------------ */
 
-static void read_stats(struct heap *h)
+static void read_stats(struct heap_be *h)
 {
 	int ncpu = libbpf_num_possible_cpus();
 	uint64_t *v;
@@ -422,239 +337,53 @@ static void read_stats(struct heap *h)
 	free(v);
 }
 
-static uint64_t dropped_total(const struct heap *h)
+static uint64_t dropped_total(const struct heap_be *h)
 {
 	return h->stats[HEAP_STAT_DROP_LIVE] + h->stats[HEAP_STAT_DROP_STACK] +
 	       h->stats[HEAP_STAT_DROP_SITE] + h->stats[HEAP_STAT_DROP_ENTRY];
 }
 
-/*
- * A stack seen for the first time: read its frames, resolve them, pick the
- * site by the attribution rule, and queue the stack for the file.
- */
-/*
- * Whether the instruction before ret is a call (x86-64: call rel32, and
- * the usual forms of an indirect call), read from the mapped file.
- */
-static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
+/* sites are never deleted, so walking the keys is stable */
+static int uprobe_sites(struct heap_be *h, heap_site_cb cb, void *ctx)
 {
-	const struct maps *m = resolver__maps(r);
-	const struct map *mp = m ? maps__find(m, ret) : NULL;
-	uint8_t b[8];
-	uint64_t off;
-
-	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
-		return false;
-	if (!h->code_path || strcmp(h->code_path, mp->path)) {
-		if (h->code_fd > 0)
-			close(h->code_fd);
-		free(h->code_path);
-		h->code_path = strdup(mp->path);
-		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
-		if (!h->code_path || h->code_fd < 0) {
-			h->code_fd = -1;
-			return false;
-		}
-	}
-	off = ret - mp->start + mp->pgoff;
-	if (h->code_fd < 0 || pread(h->code_fd, b, sizeof(b), off - 8) != sizeof(b))
-		return false;
-	return b[3] == 0xe8 ||						/* call rel32 */
-	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90)) ||	/* disp32 */
-	       (b[1] == 0x41 && b[2] == 0xff && (b[3] & 0xf8) == 0x90) ||
-	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||			/* disp8 */
-	       (b[4] == 0x41 && b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||
-	       (b[4] == 0xff && b[5] == 0x54 && b[6] == 0x24) ||		/* disp8(%rsp) */
-	       (b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10)) ||
-	       (b[5] == 0x41 && b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10));
-}
-
-/*
- * A stack seen for the first time: read its frames, resolve them, pick the
- * site by the attribution rule, and queue the stack for the file.
- *
- * When the frame-pointer chain holds none of the program's own code and
- * the kernel kept candidates from the stack (words pointing into the
- * executable's text, see bpf/heap.bpf.c), those that follow a call
- * instruction are return addresses the chain missed: they are added after
- * the chain, in stack order, before the rule is applied.
- */
-static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
-		     uint64_t **na, size_t *nn, size_t *cn)
-{
-	struct heap_stack ks;
-	const struct symbol *syms[HEAP_MAX_DEPTH];
-	uint64_t *addrs;
-	int depth = 0, chain, site, err;
-	bool refreshed = false, user = false;
-
-	memset(&ks, 0, sizeof(ks));
-	if (bpf_map__lookup_elem(h->skel->maps.stacks, &st->key, sizeof(st->key), &ks,
-				 sizeof(ks), 0))
-		return 0;	/* not stored (map full, counted): site stays 0 */
-	addrs = calloc(HEAP_MAX_DEPTH, sizeof(*addrs));
-	if (!addrs)
-		return -ENOMEM;
-	/* return addresses: - 1 is inside the call instruction, i.e. the call's line */
-	while (depth < HEAP_MAX_DEPTH && ks.ips[depth]) {
-		addrs[depth] = ks.ips[depth] - 1;
-		depth++;
-	}
-	for (int i = 0; i < depth; i++) {
-		syms[i] = r ? resolver__resolve(r, addrs[i]) : NULL;
-		if (r && syms[i] && !syms[i]->module && !refreshed && i < 4) {
-			/* an address in no known mapping: a library loaded since */
-			refreshed = true;
-			resolver__refresh_maps(r);
-		}
-		user = user || heap_attrib__is_user(syms[i]);
-	}
-	chain = depth;
-	for (int i = 0; r && !user && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
-		if (depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
-			continue;
-		addrs[depth] = ks.cand[i] - 1;
-		syms[depth] = resolver__resolve(r, addrs[depth]);
-		depth++;
-	}
-	if (depth > chain)
-		pr_debug(2, "heap: stack %#llx: %d frames from the scan",
-			 (unsigned long long)st->key, depth - chain);
-	site = heap_attrib__site(syms, depth, h->attr);
-	st->site = depth ? addrs[site] : 0;
-	for (int i = 0; i < depth; i++) {
-		err = add_new_addr(h, addrs[i], na, nn, cn);
-		if (err)
-			goto fail;
-	}
-	if (!depth) {
-		free(addrs);
-		return 0;
-	}
-	if (h->n_stacks == h->cap_stacks) {
-		size_t c = h->cap_stacks ? h->cap_stacks * 2 : 64;
-		struct stack_rec *v = realloc(h->stacks, c * sizeof(*v));
-
-		if (!v) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		h->stacks = v;
-		h->cap_stacks = c;
-	}
-	/* the kernel's 64-bit key is the id: stable, and the same stack
-	 * gets the same id in an appended recording */
-	st->stack_id = (int64_t)(st->key >> 1);
-	h->stacks[h->n_stacks++] = (struct stack_rec){
-		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
-	};
-	return 0;
-fail:
-	free(addrs);
-	return err;
-}
-
-static void free_output(struct heap *h)
-{
-	for (size_t i = 0; i < h->n_stacks; i++)
-		free((void *)h->stacks[i].addrs);
-	h->n_stacks = 0;
-	h->n_rows = 0;
-}
-
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
-		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs)
-{
-	struct bpf_map *sites;
+	struct bpf_map *sites = h->skel->maps.sites;
 	uint64_t key, next, *prev = NULL;
-	uint64_t dropped;
-	int err = 0;
+	int err;
 
-	if (!h)
-		return 0;
-	free_output(h);
-	sites = h->skel->maps.sites;
-	/* sites are never deleted, so walking the keys is stable */
 	while (!bpf_map__get_next_key(sites, prev, &next, sizeof(next))) {
-		struct heap_site cur, d;
-		struct stack_state *st;
-		struct heap_count *row;
+		struct heap_site cur;
 
 		key = next;
 		prev = &key;
 		if (bpf_map__lookup_elem(sites, &key, sizeof(key), &cur, sizeof(cur), 0))
 			continue;
-		st = tab_find(h, key);
-		if (!st) {
-			st = tab_add(h, key);
-			if (!st)
-				return -ENOMEM;
-			err = new_stack(h, r, st, new_addrs, n_new_addrs, cap_new_addrs);
-			if (err)
-				return err;
-		}
-		d.alloc_bytes = cur.alloc_bytes - st->last.alloc_bytes;
-		d.alloc_count = cur.alloc_count - st->last.alloc_count;
-		d.free_bytes = cur.free_bytes - st->last.free_bytes;
-		d.free_count = cur.free_count - st->last.free_count;
-		st->last = cur;
-		if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
-			continue;
-		if (!st->site)
-			continue;	/* stack lost: its bytes are in the dropped count */
-		if (h->n_rows == h->cap_rows) {
-			size_t c = h->cap_rows ? h->cap_rows * 2 : 256;
-			struct heap_count *v = realloc(h->rows, c * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			h->rows = v;
-			h->cap_rows = c;
-		}
-		row = &h->rows[h->n_rows++];
-		row->addr = st->site;
-		row->stack_id = st->stack_id;
-		row->alloc_bytes = (int64_t)d.alloc_bytes;
-		row->free_bytes = (int64_t)d.free_bytes;
-		row->alloc_count = (int64_t)d.alloc_count;
-		row->free_count = (int64_t)d.free_count;
-		h->allocs += row->alloc_count;
-		h->frees += row->free_count;
+		err = cb(ctx, key, &cur);
+		if (err)
+			return err;
 	}
-	read_stats(h);
-	/* the kernel's figures are already weighted by the sampling */
-	h->live = h->skel->bss->live_bytes;
-	if (h->skel->bss->peak_bytes > h->peak)
-		h->peak = h->skel->bss->peak_bytes;
-	dropped = dropped_total(h);
-
-	cp->heap = h->rows;
-	cp->n_heap = h->n_rows;
-	cp->stacks = h->stacks;
-	cp->n_stacks = h->n_stacks;
-	cp->heap_live_bytes = h->live;
-	cp->heap_dropped = dropped - h->dropped_reported;
-	h->dropped_reported = dropped;
 	return 0;
 }
 
-void heap__stats(const struct heap *h, struct heap_stats *st)
+static bool uprobe_stack(struct heap_be *h, uint64_t key, struct heap_stack *out)
 {
-	memset(st, 0, sizeof(*st));
-	if (!h)
-		return;
-	st->live_bytes = h->live;
-	st->peak_bytes = h->peak;
-	st->allocs = h->allocs;
-	st->frees = h->frees;
-	st->unknown_frees = h->stats[HEAP_STAT_UNKNOWN_FREES];
-	st->unknown_free_bytes = h->stats[HEAP_STAT_UNKNOWN_FREE_BYTES];
-	st->dropped = dropped_total(h);
-	st->probes = h->syms ? h->syms->family : NULL;
-	st->sample = h->sample;
+	return !bpf_map__lookup_elem(h->skel->maps.stacks, &key, sizeof(key), out, sizeof(*out), 0);
 }
 
-void heap__delete(struct heap *h)
+static void uprobe_totals(struct heap_be *h, struct heap_totals *t)
+{
+	read_stats(h);
+	memset(t, 0, sizeof(*t));
+	/* the kernel's figures are already weighted by the sampling */
+	t->live = h->skel->bss->live_bytes;
+	t->peak = h->skel->bss->peak_bytes;
+	t->unknown_frees = h->stats[HEAP_STAT_UNKNOWN_FREES];
+	t->unknown_free_bytes = h->stats[HEAP_STAT_UNKNOWN_FREE_BYTES];
+	t->dropped = dropped_total(h);
+	t->probes = h->syms ? h->syms->family : NULL;
+	t->started = true;
+}
+
+static void uprobe_delete(struct heap_be *h)
 {
 	if (!h)
 		return;
@@ -663,16 +392,15 @@ void heap__delete(struct heap *h)
 	free(h->links);
 	detach_multi(h);
 	free(h->multi_fds);
-	if (h->code_fd >= 0)
-		close(h->code_fd);
-	free(h->code_path);
 	heap_bpf__destroy(h->skel);
 	alloc_syms__delete(h->syms);
-	free_output(h);
-	free(h->rows);
-	free(h->stacks);
-	free(h->states);
-	hashmap__free(&h->by_key);
-	hashmap__free(&h->seen);
 	free(h);
 }
+
+const struct heap_backend_ops heap_uprobe_ops = {
+	.name = "uprobe",
+	.sites = uprobe_sites,
+	.stack = uprobe_stack,
+	.totals = uprobe_totals,
+	.delete = uprobe_delete,
+};

@@ -164,6 +164,12 @@ void checkpoint_writer__refresh_maps(struct checkpoint_writer *w, uint64_t now_m
 	}
 }
 
+void checkpoint_writer__maps_changed(struct checkpoint_writer *w)
+{
+	w->maps_stale = true;
+	w->maps_read_ms = 0;
+}
+
 /* The symbol of addr goes into this checkpoint unless the file has it already. */
 static int want_symbol(struct checkpoint_writer *w, uint64_t addr, bool *maps_refreshed)
 {

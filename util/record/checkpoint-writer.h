@@ -38,6 +38,9 @@ int checkpoint_writer__error(const struct checkpoint_writer *w);
 void checkpoint_writer__refresh_maps(struct checkpoint_writer *w, uint64_t now_ms,
 				     uint64_t every_ms);
 
+/* The target mapped new files (the heap tracker saw it start): re-read them soon. */
+void checkpoint_writer__maps_changed(struct checkpoint_writer *w);
+
 /*
  * Write the checkpoint stamped timestamp_ms; lost_total is the sampler's
  * count of lost samples so far (the checkpoint gets the difference). Then

@@ -17,6 +17,7 @@
 #include "util/error.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
+#include "util/record/proc.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
@@ -37,6 +38,8 @@ struct recorder {
 	struct db *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
+	struct heap_launch *heap_launch;	/* until heap__new() takes it */
+	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
 
 	struct timespec t0;
@@ -45,6 +48,7 @@ struct recorder {
 	volatile sig_atomic_t stop;
 	bool finalised;
 	bool warned_rescan;
+	bool heap_started;	/* the in-process tracker claimed its region */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -106,6 +110,31 @@ static void disable_heap(struct recorder *r, const char *why)
 	r->o.heap = false;
 }
 
+/*
+ * Launch: before the fork, which heap backend (util/heap/heap.h) and, for
+ * the in-process tracker, its directory and the environment to exec with.
+ */
+static int plan_heap(struct recorder *r)
+{
+	char exe[PATH_MAX];
+	int err;
+
+	if (!r->o.heap || !r->o.argv || proc__which(r->o.argv[0], exe, sizeof(exe)))
+		return 0;	/* not found: target__launch() says so */
+	err = heap_launch__new(exe, r->o.heap_backend, r->o.heap_probes, r->o.heap_sample,
+			       &r->heap_launch, &r->heap_why);
+	if (err) {
+		r->heap_launch = NULL;
+		if (r->o.heap_required)
+			return err;
+		disable_heap(r, rsprof_strerror(err));
+		return 0;
+	}
+	if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
+		pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
+	return 0;
+}
+
 static int start_heap(struct recorder *r, bool before_exec)
 {
 	struct heap_opts ho = {
@@ -115,12 +144,19 @@ static int start_heap(struct recorder *r, bool before_exec)
 		.probes = r->o.heap_probes,
 		.attribution = r->o.heap_attribution,
 		.sample = r->o.heap_sample,
+		.launch = r->heap_launch,
 	};
 	const char *why = NULL;
 	int err;
 
 	if (!r->o.heap)
 		return 0;
+	if (ho.launch) {
+		/* no BPF: the tracker runs in the program */
+		r->heap_launch = NULL;	/* heap__new() takes it, even when it fails */
+		err = heap__new(&ho, &r->heap);
+		goto out;
+	}
 	err = caps__check_bpf(&why);
 	if (err) {
 		if (r->o.heap_required) {
@@ -132,6 +168,7 @@ static int start_heap(struct recorder *r, bool before_exec)
 		return 0;
 	}
 	err = heap__new(&ho, &r->heap);
+out:
 	if (err) {
 		r->heap = NULL;
 		if (r->o.heap_required)
@@ -162,7 +199,7 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
-	return record_meta__start(r->db, &r->o, &r->t, r->heap != NULL, &r->ts_base);
+	return record_meta__start(r->db, &r->o, &r->t, r->heap, r->heap_why, &r->ts_base);
 }
 
 int recorder__new(const struct record_opts *o, struct recorder **out)
@@ -178,7 +215,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	pthread_mutex_init(&r->lock, NULL);
 
 	if (o->argv) {
-		err = target__launch(&r->t, o->argv);
+		err = plan_heap(r);
+		if (!err)
+			err = target__launch(&r->t, o->argv,
+					     r->heap_launch ? heap_launch__env(r->heap_launch) : NULL);
 	} else {
 		err = target__attach(&r->t, o->pid, o->process);
 		if (!err)
@@ -234,6 +274,13 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
+	if (r->heap) {
+		struct heap_stats hs;
+
+		heap__stats(r->heap, &hs);
+		r->st.heap_backend = hs.backend;
+		r->st.heap_why = r->heap_why;
+	}
 	r->st.exit_status = -1;
 	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->t.pid, r->t.comm, r->t.exe,
 		 r->path);
@@ -250,6 +297,8 @@ fail:
 			unlink(r->path);
 	}
 	r->finalised = true;
+	heap_launch__delete(r->heap_launch);
+	r->heap_launch = NULL;
 	recorder__delete(r);
 	return err;
 }
@@ -321,6 +370,17 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	if (!err && r->heap) {
+		struct heap_stats hs;
+
+		heap__stats(r->heap, &hs);
+		if (!hs.started) {
+			pr_warn("the in-process heap tracker did not start in '%s': no heap figures",
+				r->t.comm);
+			pr_hint("the program may have cleared LD_PRELOAD before its first "
+				"allocation; use --heap-backend uprobe");
+		}
+	}
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
 	pthread_mutex_lock(&r->lock);
@@ -378,6 +438,16 @@ int recorder__run(struct recorder *r)
 		 * maps its libraries after exec; dlopen): once it is gone, its
 		 * last samples could not be placed any more.
 		 */
+		/*
+		 * A launched program's libraries (the heap tracker among them) are
+		 * mapped once its tracker runs: read the mappings then, before a
+		 * short-lived program is gone.
+		 */
+		if (r->heap && !r->heap_started && heap__started(r->heap)) {
+			r->heap_started = true;
+			if (r->t.launched)
+				checkpoint_writer__maps_changed(r->cpw);
+		}
 		checkpoint_writer__refresh_maps(r->cpw, now, RESCAN_MS);
 		if (now >= next_rescan && r->sampler) {
 			int changes = sampler__rescan(r->sampler);
@@ -453,6 +523,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
+	heap_launch__delete(r->heap_launch);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);

@@ -1,0 +1,435 @@
+/*
+ * Heap tracking, what both backends share (issue 8): once per checkpoint,
+ * the backend's running counters per call stack become deltas attributed
+ * to the user's line (util/heap/attrib.c). A stack seen for the first time
+ * is read from the backend, resolved, given its site and queued for the
+ * file; its counters at the previous checkpoint are remembered here.
+ */
+#include "util/heap/heap.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/db/db.h"
+#include "util/error.h"
+#include "util/hashmap.h"
+#include "util/heap/attrib.h"
+#include "util/heap/backend.h"
+#include "util/record/maps.h"
+#include "util/symbols/resolver.h"
+#include "util/symbols/symbol.h"
+
+/* What user space remembers of one stack key. */
+struct stack_state {
+	uint64_t key;
+	struct heap_site last;		/* counters at the previous collect */
+	uint64_t site;			/* attributed site address */
+	int64_t stack_id;		/* -1: stack not stored */
+};
+
+struct heap {
+	const struct heap_backend_ops *ops;
+	struct heap_be *be;
+	enum heap_attribution attr;
+	unsigned int sample;
+	int code_fd;			/* a mapped file, to check call instructions */
+	char *code_path;
+
+	struct stack_state *states;	/* every stack key seen */
+	size_t n_states, cap_states;
+	struct hashmap by_key;		/* stack key -> index in states */
+	struct hashmap seen;		/* addresses already handed out as new */
+
+	/* this checkpoint's output, owned until the next collect */
+	struct heap_count *rows;
+	size_t n_rows, cap_rows;
+	struct stack_rec *stacks;
+	size_t n_stacks, cap_stacks;
+
+	/* the collect in progress */
+	struct resolver *res;
+	uint64_t **na;
+	size_t *nn, *cn;
+	int64_t site_sum;		/* live bytes: the sum of every stack's */
+
+	uint64_t allocs, frees;		/* scaled totals */
+	int64_t live, peak;
+	struct heap_totals tot;
+	uint64_t dropped_reported;
+};
+
+static const struct {
+	const char *name;
+	enum heap_backend b;
+} backends[] = {
+	{ "auto", HEAP_BACKEND_AUTO },
+	{ "preload", HEAP_BACKEND_PRELOAD },
+	{ "uprobe", HEAP_BACKEND_UPROBE },
+};
+
+int heap_backend__parse(const char *name)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (name && !strcmp(name, backends[i].name))
+			return backends[i].b;
+	return -1;
+}
+
+const char *heap_backend__name(enum heap_backend b)
+{
+	for (size_t i = 0; i < sizeof(backends) / sizeof(backends[0]); i++)
+		if (backends[i].b == b)
+			return backends[i].name;
+	return "?";
+}
+
+/* --- the stack table ---------------------------------------------------- */
+
+static struct stack_state *tab_find(struct heap *h, uint64_t key)
+{
+	uint64_t i;
+
+	return hashmap__get(&h->by_key, key, &i) ? &h->states[i] : NULL;
+}
+
+static struct stack_state *tab_add(struct heap *h, uint64_t key)
+{
+	struct stack_state *st;
+
+	if (h->n_states == h->cap_states) {
+		size_t cap = h->cap_states ? h->cap_states * 2 : 256;
+		struct stack_state *v = realloc(h->states, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		h->states = v;
+		h->cap_states = cap;
+	}
+	if (hashmap__set(&h->by_key, key, h->n_states))
+		return NULL;
+	st = &h->states[h->n_states++];
+	memset(st, 0, sizeof(*st));
+	st->key = key;
+	st->stack_id = -1;
+	return st;
+}
+
+static int add_new_addr(struct heap *h, uint64_t addr)
+{
+	bool added;
+	int err;
+
+	if (!addr)
+		return 0;
+	err = hashmap__add(&h->seen, addr, 1, &added);
+	if (err || !added)
+		return err;
+	if (*h->nn == *h->cn) {
+		size_t c = *h->cn ? *h->cn * 2 : 64;
+		uint64_t *v = realloc(*h->na, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		*h->na = v;
+		*h->cn = c;
+	}
+	(*h->na)[(*h->nn)++] = addr;
+	return 0;
+}
+
+/* --- a new stack -------------------------------------------------------- */
+
+/*
+ * Whether the instruction before ret is a call (x86-64: call rel32, and
+ * the usual forms of an indirect call), read from the mapped file.
+ */
+static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
+{
+	const struct maps *m = resolver__maps(r);
+	const struct map *mp = m ? maps__find(m, ret) : NULL;
+	uint8_t b[8];
+	uint64_t off;
+
+	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
+		return false;
+	if (!h->code_path || strcmp(h->code_path, mp->path)) {
+		if (h->code_fd >= 0)
+			close(h->code_fd);
+		free(h->code_path);
+		h->code_path = strdup(mp->path);
+		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+		if (!h->code_path || h->code_fd < 0) {
+			if (h->code_fd >= 0)
+				close(h->code_fd);
+			h->code_fd = -1;
+			return false;
+		}
+	}
+	off = ret - mp->start + mp->pgoff;
+	if (h->code_fd < 0 || pread(h->code_fd, b, sizeof(b), off - 8) != sizeof(b))
+		return false;
+	return b[3] == 0xe8 ||						/* call rel32 */
+	       (b[2] == 0xff && (b[3] == 0x15 || (b[3] & 0xf8) == 0x90)) ||	/* disp32 */
+	       (b[1] == 0x41 && b[2] == 0xff && (b[3] & 0xf8) == 0x90) ||
+	       (b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||			/* disp8 */
+	       (b[4] == 0x41 && b[5] == 0xff && (b[6] & 0xf8) == 0x50) ||
+	       (b[4] == 0xff && b[5] == 0x54 && b[6] == 0x24) ||		/* disp8(%rsp) */
+	       (b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10)) ||
+	       (b[5] == 0x41 && b[6] == 0xff && ((b[7] & 0xf8) == 0xd0 || (b[7] & 0xf8) == 0x10));
+}
+
+/*
+ * A stack seen for the first time: read its frames, resolve them, pick the
+ * site by the attribution rule, and queue the stack for the file.
+ *
+ * When the frame-pointer chain holds none of the program's own code and
+ * the backend kept candidates from the stack (words pointing into the
+ * executable's text), those that follow a call instruction are return
+ * addresses the chain missed: they are added after the chain, in stack
+ * order, before the rule is applied.
+ */
+static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
+{
+	struct heap_stack ks;
+	const struct symbol *syms[HEAP_MAX_DEPTH];
+	uint64_t *addrs;
+	int depth = 0, chain, site, err;
+	bool refreshed = false, user = false;
+
+	memset(&ks, 0, sizeof(ks));
+	if (!h->ops->stack(h->be, st->key, &ks))
+		return 0;	/* not stored (table full, counted): site stays 0 */
+	addrs = calloc(HEAP_MAX_DEPTH, sizeof(*addrs));
+	if (!addrs)
+		return -ENOMEM;
+	/* return addresses: - 1 is inside the call instruction, i.e. the call's line */
+	while (depth < HEAP_MAX_DEPTH && ks.ips[depth]) {
+		addrs[depth] = ks.ips[depth] - 1;
+		depth++;
+	}
+	for (int i = 0; i < depth; i++) {
+		syms[i] = r ? resolver__resolve(r, addrs[i]) : NULL;
+		if (r && syms[i] && !syms[i]->module && !refreshed && i < 4) {
+			/* an address in no known mapping: a library loaded since */
+			refreshed = true;
+			resolver__refresh_maps(r);
+		}
+		user = user || heap_attrib__is_user(syms[i]);
+	}
+	chain = depth;
+	for (int i = 0; r && !user && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
+		if (depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
+			continue;
+		addrs[depth] = ks.cand[i] - 1;
+		syms[depth] = resolver__resolve(r, addrs[depth]);
+		depth++;
+	}
+	if (depth > chain)
+		pr_debug(2, "heap: stack %#llx: %d frames from the scan",
+			 (unsigned long long)st->key, depth - chain);
+	site = heap_attrib__site(syms, depth, h->attr);
+	st->site = depth ? addrs[site] : 0;
+	for (int i = 0; i < depth; i++) {
+		err = add_new_addr(h, addrs[i]);
+		if (err)
+			goto fail;
+	}
+	if (!depth) {
+		free(addrs);
+		return 0;
+	}
+	if (h->n_stacks == h->cap_stacks) {
+		size_t c = h->cap_stacks ? h->cap_stacks * 2 : 64;
+		struct stack_rec *v = realloc(h->stacks, c * sizeof(*v));
+
+		if (!v) {
+			err = -ENOMEM;
+			goto fail;
+		}
+		h->stacks = v;
+		h->cap_stacks = c;
+	}
+	/* the 64-bit key is the id: stable, and the same stack gets the
+	 * same id in an appended recording */
+	st->stack_id = (int64_t)(st->key >> 1);
+	h->stacks[h->n_stacks++] = (struct stack_rec){
+		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
+	};
+	return 0;
+fail:
+	free(addrs);
+	return err;
+}
+
+/* --- collecting --------------------------------------------------------- */
+
+static void free_output(struct heap *h)
+{
+	for (size_t i = 0; i < h->n_stacks; i++)
+		free((void *)h->stacks[i].addrs);
+	h->n_stacks = 0;
+	h->n_rows = 0;
+}
+
+/* One stack's running totals: its delta since the last checkpoint, a row. */
+static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
+{
+	struct heap *h = ctx;
+	struct stack_state *st = tab_find(h, key);
+	struct heap_site d;
+	struct heap_count *row;
+	int err;
+
+	h->site_sum += (int64_t)(cur->alloc_bytes - cur->free_bytes);
+	if (!st) {
+		st = tab_add(h, key);
+		if (!st)
+			return -ENOMEM;
+		err = new_stack(h, h->res, st);
+		if (err)
+			return err;
+	}
+	d.alloc_bytes = cur->alloc_bytes - st->last.alloc_bytes;
+	d.alloc_count = cur->alloc_count - st->last.alloc_count;
+	d.free_bytes = cur->free_bytes - st->last.free_bytes;
+	d.free_count = cur->free_count - st->last.free_count;
+	st->last = *cur;
+	if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
+		return 0;
+	if (!st->site)
+		return 0;	/* stack lost: its bytes are in the dropped count */
+	if (h->n_rows == h->cap_rows) {
+		size_t c = h->cap_rows ? h->cap_rows * 2 : 256;
+		struct heap_count *v = realloc(h->rows, c * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		h->rows = v;
+		h->cap_rows = c;
+	}
+	row = &h->rows[h->n_rows++];
+	row->addr = st->site;
+	row->stack_id = st->stack_id;
+	row->alloc_bytes = (int64_t)d.alloc_bytes;
+	row->free_bytes = (int64_t)d.free_bytes;
+	row->alloc_count = (int64_t)d.alloc_count;
+	row->free_count = (int64_t)d.free_count;
+	h->allocs += row->alloc_count;
+	h->frees += row->free_count;
+	return 0;
+}
+
+int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
+		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs)
+{
+	int err;
+
+	if (!h)
+		return 0;
+	free_output(h);
+	h->res = r;
+	h->na = new_addrs;
+	h->nn = n_new_addrs;
+	h->cn = cap_new_addrs;
+	h->site_sum = 0;
+	err = h->ops->sites(h->be, site_cb, h);
+	if (err)
+		return err;
+	h->ops->totals(h->be, &h->tot);
+	/* the backend's figures are already weighted by the sampling */
+	h->live = h->tot.live == INT64_MIN ? h->site_sum : h->tot.live;
+	if (h->tot.peak > h->peak)
+		h->peak = h->tot.peak;
+	if (h->live > h->peak)
+		h->peak = h->live;
+
+	cp->heap = h->rows;
+	cp->n_heap = h->n_rows;
+	cp->stacks = h->stacks;
+	cp->n_stacks = h->n_stacks;
+	cp->heap_live_bytes = h->live;
+	cp->heap_dropped = h->tot.dropped - h->dropped_reported;
+	h->dropped_reported = h->tot.dropped;
+	return 0;
+}
+
+/* --- the start and the end ---------------------------------------------- */
+
+int heap__new(const struct heap_opts *o, struct heap **out)
+{
+	struct heap *h;
+	int err;
+
+	*out = NULL;
+	h = calloc(1, sizeof(*h));
+	if (!h) {
+		heap_launch__delete(o->launch);
+		return -ENOMEM;
+	}
+	h->attr = o->attribution;
+	h->sample = o->sample ? o->sample : 1;
+	h->code_fd = -1;
+	h->ops = o->launch ? &heap_preload_ops : &heap_uprobe_ops;
+	err = o->launch ? heap_preload__new(o, &h->be) : heap_uprobe__new(o, &h->be);
+	if (err) {
+		h->be = NULL;
+		heap__delete(h);
+		return err;
+	}
+	h->ops->totals(h->be, &h->tot);
+	*out = h;
+	return 0;
+}
+
+void heap__stats(const struct heap *h, struct heap_stats *st)
+{
+	memset(st, 0, sizeof(*st));
+	if (!h)
+		return;
+	st->live_bytes = h->live;
+	st->peak_bytes = h->peak;
+	st->allocs = h->allocs;
+	st->frees = h->frees;
+	st->unknown_frees = h->tot.unknown_frees;
+	st->unknown_free_bytes = h->tot.unknown_free_bytes;
+	st->dropped = h->tot.dropped;
+	st->backend = h->ops->name;
+	st->probes = h->tot.probes;
+	st->sample = h->sample;
+	st->started = h->tot.started;
+}
+
+bool heap__started(struct heap *h)
+{
+	struct heap_totals t;
+
+	if (!h)
+		return false;
+	if (!h->tot.started) {
+		h->ops->totals(h->be, &t);
+		h->tot.started = t.started;
+	}
+	return h->tot.started;
+}
+
+void heap__delete(struct heap *h)
+{
+	if (!h)
+		return;
+	if (h->be)
+		h->ops->delete(h->be);
+	if (h->code_fd >= 0)
+		close(h->code_fd);
+	free(h->code_path);
+	free_output(h);
+	free(h->rows);
+	free(h->stacks);
+	free(h->states);
+	hashmap__free(&h->by_key);
+	hashmap__free(&h->seen);
+	free(h);
+}
