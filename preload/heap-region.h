@@ -14,8 +14,14 @@
  * nothing in the next.
  *
  * Layout: this header, then the site index (index_cap slots), the site
- * records (site_cap), the frames (frame_cap u64). The file is sparse: only
- * what is used takes memory.
+ * records (site_cap), the frames (frame_cap u64), the thread blocks
+ * (block_cap blocks of count_cap counters). The file is sparse: only what
+ * is used takes memory.
+ *
+ * A site's totals are its record's counters plus its counters in every
+ * thread block: each thread counts into a block of its own with plain
+ * stores (no atomic instruction on the hot path); the record's counters
+ * take what a thread without a block (or with a full one) counts.
  */
 #ifndef RSPROF_PRELOAD_HEAP_REGION_H
 #define RSPROF_PRELOAD_HEAP_REGION_H
@@ -64,6 +70,7 @@ enum heap_region_stat {
 					 * its free went by unseen; counted freed then */
 	HEAP_RSTAT_THREADS,		/* threads that allocated */
 	HEAP_RSTAT_FORKS,		/* fork()s: the children are not tracked */
+	HEAP_RSTAT_NO_BLOCK,		/* threads that found no free thread block */
 	HEAP_RSTAT_MAX = 16,
 };
 
@@ -79,7 +86,10 @@ struct heap_region {
 	uint32_t site_cap;
 	uint32_t index_cap;		/* a power of two, >= 2 * site_cap */
 	uint64_t frame_cap;
-	uint64_t off_index, off_sites, off_frames;
+	uint32_t block_cap;		/* thread blocks */
+	uint32_t count_cap;		/* counters per thread block */
+	uint64_t off_index, off_sites, off_frames, off_blocks;
+	uint64_t block_size;		/* bytes of one thread block */
 	uint64_t reserved_history[4];	/* an optional per-event stream, later */
 
 	/* written by rsprof */
@@ -89,11 +99,11 @@ struct heap_region {
 	uint64_t n_sites;		/* records handed out (a record is complete once
 					 * its key is set) */
 	uint64_t n_frames;		/* frame slots handed out */
+	uint64_t n_blocks;		/* thread blocks handed out */
 	int64_t live_bytes;		/* live bytes, added in steps (HEAP_REGION_FLUSH) */
 	int64_t peak_bytes;		/* highest live_bytes seen */
 	uint64_t stats[HEAP_RSTAT_MAX];
-	uint64_t tracker_started_ms;	/* reserved */
-	uint64_t reserved[7];
+	uint64_t reserved[6];
 };
 
 /*
@@ -127,6 +137,32 @@ struct heap_region_site {
 	uint8_t n_cand;			/* then stack-scan candidates (bpf/heap.h) */
 	uint8_t kind;			/* reserved: 0 heap; anonymous mmap later */
 	uint8_t flags;
+};
+
+/* A thread's counters of one site (a site may have several: they add up). */
+struct heap_region_count {
+	uint32_t site_plus1;		/* 0: not in use yet */
+	uint32_t pad;
+	uint64_t alloc_bytes;
+	uint64_t alloc_count;
+	uint64_t free_bytes;
+	uint64_t free_count;
+	uint64_t temp_count;
+};
+
+enum heap_region_block_state {
+	HEAP_BLOCK_OWNED = 1,		/* a live thread counts into it */
+	HEAP_BLOCK_FREE = 2,		/* its thread exited: the next thread may take it
+					 * (its counters stay, new ones come after) */
+};
+
+/* One thread's counters: count_cap of them follow the header. */
+struct heap_region_block {
+	uint32_t state;			/* enum heap_region_block_state; 0: never used */
+	uint32_t n_used;		/* counters handed out */
+	uint32_t tid;			/* the thread that owns it (or owned it last) */
+	uint32_t pad[13];
+	struct heap_region_count counts[];
 };
 
 #endif

@@ -63,6 +63,12 @@ static uint32_t sample_every = 1;
 
 #define CACHE 32
 
+/* A thread's private index of its block: site -> counter (mmap'd). */
+struct tindex {
+	uint32_t site_plus1;
+	uint32_t count;
+};
+
 struct thread {
 	uint8_t busy;		/* inside the tracker: calls pass through */
 	uint8_t ready;		/* stack bounds known */
@@ -72,11 +78,18 @@ struct thread {
 	int64_t live;		/* bytes not yet added to the region's live total */
 	uint64_t rng;
 	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
+	struct heap_region_block *block;	/* NULL: count into the records */
+	struct tindex *index;		/* 2 * count_cap entries */
 	struct {
 		uint64_t key;
 		struct heap_region_site *site;
+		struct heap_region_count *count;	/* NULL: the record's counters */
 	} cache[CACHE];
 };
+
+static pthread_key_t thread_key;
+
+static void flush_live(struct thread *t);
 
 static __thread struct thread th __attribute__((tls_model("initial-exec")));
 
@@ -90,8 +103,79 @@ static __thread struct thread th __attribute__((tls_model("initial-exec")));
 
 /* --- start, fork, environment ------------------------------------------- */
 
+static struct heap_region_block *block_at(uint64_t i)
+{
+	struct heap_region *r = tracker_region;
+
+	return (struct heap_region_block *)((char *)r + r->off_blocks + i * r->block_size);
+}
+
+/*
+ * A block of counters for this thread: one freed by a thread that exited,
+ * else a new one; none left: the thread counts into the records.
+ */
+static void block_take(struct thread *t)
+{
+	struct heap_region *r = tracker_region;
+	uint64_t n = __atomic_load_n(&r->n_blocks, __ATOMIC_ACQUIRE), i;
+	size_t isize = 2 * (size_t)r->count_cap * sizeof(struct tindex);
+	struct heap_region_block *b = NULL;
+	void *idx;
+
+	idx = mmap(NULL, isize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (idx == MAP_FAILED) {
+		tracker_stat(HEAP_RSTAT_NO_BLOCK, 1);
+		return;
+	}
+	for (i = 0; i < n && i < r->block_cap && !b; i++) {
+		uint32_t st = HEAP_BLOCK_FREE;
+
+		b = block_at(i);
+		if (__atomic_load_n(&b->n_used, __ATOMIC_RELAXED) >= r->count_cap ||
+		    !__atomic_compare_exchange_n(&b->state, &st, HEAP_BLOCK_OWNED, false,
+						 __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			b = NULL;
+	}
+	if (!b) {
+		i = __atomic_fetch_add(&r->n_blocks, 1, __ATOMIC_ACQ_REL);
+		if (i >= r->block_cap) {
+			munmap(idx, isize);
+			tracker_stat(HEAP_RSTAT_NO_BLOCK, 1);
+			return;
+		}
+		b = block_at(i);
+		__atomic_store_n(&b->state, HEAP_BLOCK_OWNED, __ATOMIC_RELEASE);
+	}
+	b->tid = (uint32_t)syscall(SYS_gettid);
+	t->index = idx;
+	t->block = b;
+	pthread_setspecific(thread_key, t);
+}
+
+/* A thread exits (pthread key destructor): its block goes to the next thread. */
+static void thread_exit(void *p)
+{
+	struct thread *t = p;
+	struct heap_region_block *b = t->block;
+
+	if (!b || t != &th)
+		return;
+	t->busy = 1;
+	if (t->live)
+		flush_live(t);
+	memset(t->cache, 0, sizeof(t->cache));
+	t->block = NULL;
+	munmap(t->index, 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex));
+	t->index = NULL;
+	t->ready = 2;	/* what it still allocates counts into the records */
+	__atomic_store_n(&b->state, HEAP_BLOCK_FREE, __ATOMIC_RELEASE);
+	t->busy = 0;
+}
+
 static void thread_init(struct thread *t)
 {
+	if (t->ready == 2)
+		return;		/* exiting: no block any more */
 	t->ready = 1;
 	t->salt = (uint32_t)(uintptr_t)t * 2654435761u;
 	t->rng = ((uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ULL) | 1;
@@ -118,6 +202,7 @@ static void thread_init(struct thread *t)
 		}
 	}
 	tracker_stat(HEAP_RSTAT_THREADS, 1);
+	block_take(t);
 }
 
 /*
@@ -208,7 +293,10 @@ static bool region_ok(const struct heap_region *r, size_t size)
 	       r->header_size == sizeof(*r) && r->size == size &&
 	       r->pid == (uint32_t)getpid() && r->site_cap && r->index_cap &&
 	       !(r->index_cap & (r->index_cap - 1)) &&
-	       r->off_frames + r->frame_cap * sizeof(uint64_t) <= size;
+	       r->off_frames + r->frame_cap * sizeof(uint64_t) <= size &&
+	       r->count_cap && r->block_size >= sizeof(struct heap_region_block) +
+				r->count_cap * sizeof(struct heap_region_count) &&
+	       r->off_blocks + r->block_cap * r->block_size <= size;
 }
 
 /*
@@ -314,6 +402,7 @@ static void tracker_init(void)
 	unwind__init();
 	tracker_region = r;
 	pthread_atfork(NULL, after_fork_parent, after_fork_child);
+	pthread_key_create(&thread_key, thread_exit);
 	__atomic_store_n(&mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
@@ -377,20 +466,60 @@ static inline void add_live(struct thread *t, int64_t d)
 		flush_live(t);
 }
 
+/* The owner's add to its block: a plain store, never torn (8-byte aligned). */
+static inline void cadd(uint64_t *p, uint64_t v)
+{
+	__atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
+}
+
+/* This thread's counter of site i; NULL: none (count into the record). */
+static struct heap_region_count *counter_of(struct thread *t, uint32_t i)
+{
+	struct heap_region_block *b = t->block;
+	uint32_t cap = tracker_region->count_cap, mask = 2 * cap - 1, n, j;
+	struct heap_region_count *c;
+
+	if (!b)
+		return NULL;
+	for (j = (i * 2654435761u) & mask; t->index[j].site_plus1; j = (j + 1) & mask)
+		if (t->index[j].site_plus1 == i + 1)
+			return &b->counts[t->index[j].count];
+	n = b->n_used;
+	if (n >= cap)
+		return NULL;
+	c = &b->counts[n];
+	__atomic_store_n(&c->site_plus1, i + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(&b->n_used, n + 1, __ATOMIC_RELEASE);
+	t->index[j].site_plus1 = i + 1;
+	t->index[j].count = n;
+	return c;
+}
+
 /* A live entry goes: its free, or the old block of a realloc. */
 static inline void count_free(struct thread *t, const struct live_entry *e)
 {
-	struct heap_region_site *s = sites__at(e->site);
 	uint64_t w = weight_of(e->size), bytes = e->size * w;
+	bool temp = e->tick == (t->seq ^ t->salt);
+	struct heap_region_count *c = counter_of(t, e->site);
 
-	__atomic_fetch_add(&s->free_bytes, bytes, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->free_count, w, __ATOMIC_RELAXED);
-	if (e->tick == (t->seq ^ t->salt))
-		__atomic_fetch_add(&s->temp_count, w, __ATOMIC_RELAXED);
+	if (likely(c)) {
+		cadd(&c->free_bytes, bytes);
+		cadd(&c->free_count, w);
+		if (temp)
+			cadd(&c->temp_count, w);
+	} else {
+		struct heap_region_site *s = sites__at(e->site);
+
+		__atomic_fetch_add(&s->free_bytes, bytes, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->free_count, w, __ATOMIC_RELAXED);
+		if (temp)
+			__atomic_fetch_add(&s->temp_count, w, __ATOMIC_RELAXED);
+	}
 	add_live(t, -(int64_t)bytes);
 }
 
-static struct heap_region_site *site_of(struct thread *t, const struct unwind_from *from)
+/* The site of the allocation made from `from`: its cache slot. NULL: dropped. */
+static unsigned int site_of(struct thread *t, const struct unwind_from *from)
 {
 	struct unwind_stack st;
 	struct unwind_from nf;
@@ -398,7 +527,7 @@ static struct heap_region_site *site_of(struct thread *t, const struct unwind_fr
 	uint64_t key;
 	unsigned int c;
 
-	if (unlikely(!t->ready))
+	if (unlikely(t->ready != 1))
 		thread_init(t);
 	if (t->new_from.ret) {
 		/* malloc inside operator new: the stack of new's caller */
@@ -410,21 +539,23 @@ static struct heap_region_site *site_of(struct thread *t, const struct unwind_fr
 	key = unwind__hash(&st);
 	c = key & (CACHE - 1);
 	if (likely(t->cache[c].key == key))
-		return t->cache[c].site;
+		return c;
 	s = sites__get(key, &st);
-	if (s) {
-		t->cache[c].key = key;
-		t->cache[c].site = s;
-	}
-	return s;
+	if (!s)
+		return CACHE;
+	t->cache[c].key = key;
+	t->cache[c].site = s;
+	t->cache[c].count = counter_of(t, sites__index(s));
+	return c;
 }
 
 /* A new block p of size bytes, allocated from `from`. */
 static void count_alloc(struct thread *t, void *p, uint64_t size, const struct unwind_from *from)
 {
-	struct heap_region_site *s;
+	struct heap_region_count *cnt;
 	struct live_entry e, stale;
 	uint64_t w = 1;
+	unsigned int c;
 	int put;
 
 	if (!p) {
@@ -438,13 +569,13 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		}
 		w = sample_every;
 	}
-	s = site_of(t, from);
-	if (!s)
+	c = site_of(t, from);
+	if (c == CACHE)
 		return;
 	t->seq++;
 	e.ptr = (uintptr_t)p;
 	e.size = size;
-	e.site = sites__index(s);
+	e.site = sites__index(t->cache[c].site);
 	e.tick = t->seq ^ t->salt;
 	put = live__put(&e, &stale);
 	if (put < 0) {
@@ -455,8 +586,16 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		tracker_stat(HEAP_RSTAT_STALE, 1);
 		count_free(t, &stale);
 	}
-	__atomic_fetch_add(&s->alloc_bytes, size * w, __ATOMIC_RELAXED);
-	__atomic_fetch_add(&s->alloc_count, w, __ATOMIC_RELAXED);
+	cnt = t->cache[c].count;
+	if (likely(cnt)) {
+		cadd(&cnt->alloc_bytes, size * w);
+		cadd(&cnt->alloc_count, w);
+	} else {
+		struct heap_region_site *s = t->cache[c].site;
+
+		__atomic_fetch_add(&s->alloc_bytes, size * w, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&s->alloc_count, w, __ATOMIC_RELAXED);
+	}
 	add_live(t, (int64_t)(size * w));
 }
 

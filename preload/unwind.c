@@ -13,12 +13,14 @@
  *
  * A chain shorter than HEAP_REGION_SCAN_MIN also gets the stack scanned:
  * the words above the call pointing into the executable's code (rsprof
- * keeps those that follow a call instruction: util/heap/heap.c).
+ * keeps those that follow a call instruction: util/heap/heap.c), unless
+ * the chain is whole (walked_out()).
  *
  * This is the step a CFI unwinder (libunwind) replaces for modules without
  * frame pointers.
  */
 #include <link.h>
+#include <stdbool.h>
 
 #include "preload/tracker.h"
 
@@ -41,6 +43,27 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *data)
 void unwind__init(void)
 {
 	dl_iterate_phdr(text_cb, NULL);
+}
+
+static inline bool in_text(uint64_t a)
+{
+	return a - text_lo < text_hi - text_lo;
+}
+
+/*
+ * The chain went through the executable and out of it (into libc's
+ * start-up code, or start_thread): it is whole, and the executable's code
+ * is in it, so rsprof would not use the scan (a shallow program's every
+ * allocation would pay for it).
+ */
+static inline bool walked_out(const struct unwind_stack *s)
+{
+	if (s->depth < 2 || in_text(s->ips[s->depth - 1]))
+		return false;
+	for (int i = 0; i < s->depth - 1; i++)
+		if (!in_text(s->ips[i]))
+			return false;
+	return true;
 }
 
 void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
@@ -67,14 +90,14 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 		fp = f[0];
 	}
 	s->depth = n;
-	if (n < HEAP_REGION_SCAN_MIN && text_hi) {
+	if (n < HEAP_REGION_SCAN_MIN && text_hi && !walked_out(s)) {
 		const uintptr_t *w = (const uintptr_t *)sp;
 		size_t words = (hi - sp) / sizeof(*w);
 
 		if (words > HEAP_REGION_SCAN_WORDS)
 			words = HEAP_REGION_SCAN_WORDS;
 		for (size_t i = 0; i < words && s->n_cand < HEAP_REGION_MAX_CAND; i++)
-			if (w[i] >= text_lo && w[i] < text_hi)
+			if (in_text(w[i]))
 				s->cand[s->n_cand++] = w[i];
 	}
 }

@@ -39,6 +39,8 @@ extern char **environ;
 #define SITE_CAP	(1u << 18)
 #define INDEX_CAP	(1u << 19)
 #define FRAME_CAP	((uint64_t)SITE_CAP * 16)
+#define BLOCK_CAP	1024		/* threads counting at once */
+#define COUNT_CAP	4096		/* sites per thread block */
 
 struct heap_launch {
 	char dir[PATH_MAX / 2];
@@ -65,6 +67,8 @@ struct heap_be {
 	const struct region *cur;
 	const struct heap_region_site *cur_rec;
 	uint64_t cur_key;
+	struct heap_site *sum;		/* a region's totals per site, while read */
+	uint64_t cap_sum;
 };
 
 /* --- before the launch -------------------------------------------------- */
@@ -300,7 +304,10 @@ static int region_offer(struct heap_be *b)
 	size_t off_index = align_page(sizeof(*r));
 	size_t off_sites = align_page(off_index + INDEX_CAP * sizeof(struct heap_region_slot));
 	size_t off_frames = align_page(off_sites + SITE_CAP * sizeof(struct heap_region_site));
-	size_t size = align_page(off_frames + FRAME_CAP * sizeof(uint64_t));
+	size_t off_blocks = align_page(off_frames + FRAME_CAP * sizeof(uint64_t));
+	size_t block_size = align_page(sizeof(struct heap_region_block) +
+				       COUNT_CAP * sizeof(struct heap_region_count));
+	size_t size = off_blocks + BLOCK_CAP * block_size;
 	struct region *reg;
 	void *p;
 	int fd, err;
@@ -330,6 +337,10 @@ static int region_offer(struct heap_be *b)
 	r->off_index = off_index;
 	r->off_sites = off_sites;
 	r->off_frames = off_frames;
+	r->block_cap = BLOCK_CAP;
+	r->count_cap = COUNT_CAP;
+	r->off_blocks = off_blocks;
+	r->block_size = block_size;
 	__atomic_store_n(&r->state, HEAP_REGION_OFFERED, __ATOMIC_RELEASE);
 	reg = calloc(1, sizeof(*reg));
 	if (!reg) {
@@ -345,6 +356,16 @@ fail:
 	err = -errno;
 	pr_err("cannot make the heap tracker's region %s: %s", path, strerror(errno));
 	return err;
+}
+
+/* The layout of r lies within it (a region made by the tracker). */
+static bool region_fits(const struct heap_region *r)
+{
+	return r->off_frames + r->frame_cap * sizeof(uint64_t) <= r->size &&
+	       r->off_sites + (uint64_t)r->site_cap * sizeof(struct heap_region_site) <= r->size &&
+	       r->block_size >= sizeof(struct heap_region_block) +
+				(uint64_t)r->count_cap * sizeof(struct heap_region_count) &&
+	       r->off_blocks + (uint64_t)r->block_cap * r->block_size <= r->size;
 }
 
 /*
@@ -375,7 +396,7 @@ static void follow_exec(struct heap_be *b)
 	r = p;
 	v = realloc(b->regions, (b->n + 1) * sizeof(*v));
 	if (r->magic != HEAP_REGION_MAGIC || r->header_size != sizeof(*r) ||
-	    r->size != (uint64_t)st.st_size || r->off_frames + r->frame_cap * 8 > r->size ||
+	    r->size != (uint64_t)st.st_size || !region_fits(r) ||
 	    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != HEAP_REGION_CLAIMED || !v) {
 		if (v)
 			b->regions = v;
@@ -393,51 +414,109 @@ static void follow_exec(struct heap_be *b)
 
 /* --- reading ------------------------------------------------------------ */
 
+static const struct heap_region_block *block_at(const struct heap_region *r, uint64_t i)
+{
+	return (const void *)((const char *)r + r->off_blocks + i * r->block_size);
+}
+
+/*
+ * Add the thread blocks' counters of sites below n to sum[]: the frees
+ * (frees true) or the allocations. Read in two passes, frees first, so
+ * that no free is seen without its allocation.
+ */
+static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site *sum, bool frees)
+{
+	uint64_t nb = __atomic_load_n(&r->n_blocks, __ATOMIC_ACQUIRE);
+
+	if (nb > r->block_cap)
+		nb = r->block_cap;
+	for (uint64_t j = 0; j < nb; j++) {
+		const struct heap_region_block *bl = block_at(r, j);
+		uint32_t used = __atomic_load_n(&bl->n_used, __ATOMIC_ACQUIRE);
+
+		if (used > r->count_cap)
+			used = r->count_cap;
+		for (uint32_t k = 0; k < used; k++) {
+			const struct heap_region_count *c = &bl->counts[k];
+			uint32_t site = __atomic_load_n(&c->site_plus1, __ATOMIC_ACQUIRE);
+
+			if (!site || site > n)
+				continue;
+			if (frees) {
+				sum[site - 1].free_bytes += __atomic_load_n(&c->free_bytes, __ATOMIC_ACQUIRE);
+				sum[site - 1].free_count += __atomic_load_n(&c->free_count, __ATOMIC_ACQUIRE);
+			} else {
+				sum[site - 1].alloc_bytes += __atomic_load_n(&c->alloc_bytes, __ATOMIC_ACQUIRE);
+				sum[site - 1].alloc_count += __atomic_load_n(&c->alloc_count, __ATOMIC_ACQUIRE);
+			}
+		}
+	}
+}
+
+/* One region's sites: each record's counters plus its thread blocks'. */
+static int region_sites(struct heap_be *b, const struct region *reg, heap_site_cb cb, void *ctx)
+{
+	const struct heap_region *r = reg->r;
+	const struct heap_region_site *recs = (const void *)((const char *)r + r->off_sites);
+	uint64_t n = __atomic_load_n(&r->n_sites, __ATOMIC_ACQUIRE);
+	struct heap_site *sum;
+
+	if (n > r->site_cap)
+		n = r->site_cap;
+	if (n > b->cap_sum) {
+		sum = realloc(b->sum, n * sizeof(*sum));
+		if (!sum)
+			return -ENOMEM;
+		b->sum = sum;
+		b->cap_sum = n;
+	}
+	sum = b->sum;
+	memset(sum, 0, n * sizeof(*sum));
+	for (uint64_t i = 0; i < n; i++) {
+		sum[i].free_bytes = __atomic_load_n(&recs[i].free_bytes, __ATOMIC_ACQUIRE);
+		sum[i].free_count = __atomic_load_n(&recs[i].free_count, __ATOMIC_ACQUIRE);
+	}
+	add_blocks(r, n, sum, true);
+	for (uint64_t i = 0; i < n; i++) {
+		sum[i].alloc_bytes = __atomic_load_n(&recs[i].alloc_bytes, __ATOMIC_ACQUIRE);
+		sum[i].alloc_count = __atomic_load_n(&recs[i].alloc_count, __ATOMIC_ACQUIRE);
+	}
+	add_blocks(r, n, sum, false);
+	for (uint64_t i = 0; i < n; i++) {
+		const struct heap_region_site *s = &recs[i];
+		uint64_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
+		int err;
+
+		if (!key)
+			continue;	/* being made */
+		if (reg->retired) {
+			sum[i].free_bytes = sum[i].alloc_bytes;
+			sum[i].free_count = sum[i].alloc_count;
+		}
+		b->cur = reg;
+		b->cur_rec = s;
+		b->cur_key = (key ^ reg->salt) ? key ^ reg->salt : 1;
+		err = cb(ctx, b->cur_key, &sum[i]);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 static int preload_sites(struct heap_be *b, heap_site_cb cb, void *ctx)
 {
 	struct timespec now;
+	int err = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	b->regions[b->n - 1].r->clock_ms = (uint64_t)(now.tv_sec - b->t0.tv_sec) * 1000 +
 					   (uint64_t)((now.tv_nsec - b->t0.tv_nsec) / 1000000);
 	if (__atomic_load_n(&b->regions[b->n - 1].r->state, __ATOMIC_ACQUIRE) == HEAP_REGION_CLAIMED)
 		follow_exec(b);
-	for (size_t g = 0; g < b->n; g++) {
-		const struct region *reg = &b->regions[g];
-		const struct heap_region *r = reg->r;
-		const struct heap_region_site *recs =
-			(const void *)((const char *)r + r->off_sites);
-		uint64_t n = __atomic_load_n(&r->n_sites, __ATOMIC_ACQUIRE);
-
-		if (n > r->site_cap)
-			n = r->site_cap;
-		for (uint64_t i = 0; i < n; i++) {
-			const struct heap_region_site *s = &recs[i];
-			uint64_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
-			struct heap_site cur;
-			int err;
-
-			if (!key)
-				continue;	/* being made */
-			/* frees first: an allocation is counted before its free */
-			cur.free_bytes = __atomic_load_n(&s->free_bytes, __ATOMIC_ACQUIRE);
-			cur.free_count = __atomic_load_n(&s->free_count, __ATOMIC_ACQUIRE);
-			cur.alloc_bytes = __atomic_load_n(&s->alloc_bytes, __ATOMIC_ACQUIRE);
-			cur.alloc_count = __atomic_load_n(&s->alloc_count, __ATOMIC_ACQUIRE);
-			if (reg->retired) {
-				cur.free_bytes = cur.alloc_bytes;
-				cur.free_count = cur.alloc_count;
-			}
-			b->cur = reg;
-			b->cur_rec = s;
-			b->cur_key = (key ^ reg->salt) ? key ^ reg->salt : 1;
-			err = cb(ctx, b->cur_key, &cur);
-			if (err)
-				return err;
-		}
-	}
+	for (size_t g = 0; g < b->n && !err; g++)
+		err = region_sites(b, &b->regions[g], cb, ctx);
 	b->cur_rec = NULL;
-	return 0;
+	return err;
 }
 
 static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *out)
@@ -488,9 +567,11 @@ static void preload_delete(struct heap_be *b)
 	for (size_t g = 0; g < b->n; g++) {
 		const uint64_t *s = b->regions[g].r->stats;
 
-		pr_debug(1, "heap: region %zu: %llu threads, %llu forks, %llu calls re-entered, "
-			 "%llu stale, %llu NULL returns", g,
+		pr_debug(1, "heap: region %zu: %llu threads (%llu blocks, %llu without), %llu forks, "
+			 "%llu calls re-entered, %llu stale, %llu NULL returns", g,
 			 (unsigned long long)s[HEAP_RSTAT_THREADS],
+			 (unsigned long long)b->regions[g].r->n_blocks,
+			 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
 			 (unsigned long long)s[HEAP_RSTAT_FORKS],
 			 (unsigned long long)s[HEAP_RSTAT_REENTERED],
 			 (unsigned long long)s[HEAP_RSTAT_STALE],
@@ -498,6 +579,7 @@ static void preload_delete(struct heap_be *b)
 		munmap(b->regions[g].r, b->regions[g].size);
 	}
 	free(b->regions);
+	free(b->sum);
 	heap_launch__delete(b->launch);
 	free(b);
 }
