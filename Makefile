@@ -54,6 +54,7 @@ UNIT_SRC    := $(sort $(wildcard tests/unit/test-*.c))
 # The in-process heap tracker: its own artifact, embedded in rsprof.
 PRELOAD_SRC := $(sort $(wildcard preload/*.c))
 PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
+PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 
 .DELETE_ON_ERROR:
@@ -109,6 +110,14 @@ $(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,defs -Wl,-soname,librsprof-heap.so \
 		-o $@ $(PRELOAD_SRC)
 
+# The same with UBSan (it cannot run under ASan, whose allocator it would
+# replace): tests/t1513 runs its stress test with it (RSPROF_HEAP_TRACKER).
+$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -shared \
+		-Wl,-z,now -o $@ $(PRELOAD_SRC)
+
 $(OUT)/util/heap/preload-so.o: $(PRELOAD_SO)
 $(OUT)/util/heap/preload-so.o: CFLAGS += -DRSPROF_PRELOAD_SO='"$(abspath $(PRELOAD_SO))"'
 
@@ -147,7 +156,7 @@ targets:
 test-unit: $(UNIT_BIN)
 	$(Q)prove $(UNIT_BIN)
 
-test: deps all $(UNIT_BIN) targets $(OUT)/demo
+test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO)
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		prove -j2 $(UNIT_BIN) tests/t*.sh
 

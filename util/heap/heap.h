@@ -46,9 +46,9 @@ struct heap_opts {
  * Launching with heap tracking, before the fork: which backend for exe.
  * HEAP_BACKEND_AUTO takes the in-process tracker unless it cannot work for
  * exe: a static executable, setuid/setgid, an executable with its own
- * malloc or Rust #[global_allocator], an allocator library (jemalloc,
- * tcmalloc, mimalloc) among its DT_NEEDED, or --heap-probes asked for
- * uprobes; *why then says which (a static string). HEAP_BACKEND_PRELOAD
+ * malloc or a Rust #[global_allocator] that is jemalloc or mimalloc, an
+ * allocator library (jemalloc, tcmalloc, mimalloc) among its DT_NEEDED,
+ * or --heap-probes rust; *why then says which (a static string). HEAP_BACKEND_PRELOAD
  * fails (-ENOTSUP, printed with the reason) where auto would fall back.
  * With the tracker: makes the private 0700 directory with the library in
  * it; *out is then the launch, whose environment the program execs with.

@@ -9,9 +9,10 @@
  * Where preloading cannot work, auto falls back to uprobes and says why:
  * a static executable, setuid/setgid (the loader ignores LD_PRELOAD), an
  * executable that defines malloc itself (it wins over the preload: rustc
- * with its jemalloc), a Rust #[global_allocator] (its allocations never
- * reach malloc), an allocator library among its DT_NEEDED or in
- * LD_PRELOAD (the tracker would replace it with glibc's).
+ * with its jemalloc), a Rust #[global_allocator] that is jemalloc or
+ * mimalloc (its allocations never reach malloc), an allocator library
+ * among its DT_NEEDED or in LD_PRELOAD (the tracker would replace it with
+ * glibc's).
  */
 #include "util/heap/preload.h"
 
@@ -98,9 +99,10 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 			 x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
 		return why;
 	}
-	if (x.rust_global && probes != HEAP_PROBES_LIBC) {
-		snprintf(why, sizeof(why), "the Rust program sets a #[global_allocator]%s%s%s",
-			 x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
+	/* a #[global_allocator] of unknown make most likely wraps System (malloc) */
+	if (x.rust_global && x.alloc_name[0]) {
+		snprintf(why, sizeof(why), "the Rust program's #[global_allocator] is %s",
+			 x.alloc_name);
 		return why;
 	}
 	if (x.alloc_lib[0]) {
@@ -136,12 +138,54 @@ static int make_dir(char *dir, size_t len)
 	return err;
 }
 
+/*
+ * The tracker's bytes: the build inside rsprof, or RSPROF_HEAP_TRACKER's
+ * (a developer's build, e.g. with UBSan). *buf: to free.
+ */
+static int tracker_bytes(const unsigned char **p, size_t *len, void **buf)
+{
+	const char *alt = getenv("RSPROF_HEAP_TRACKER");
+	struct stat st;
+	ssize_t n;
+	int fd, err;
+
+	*buf = NULL;
+	if (!alt || !*alt) {
+		*p = heap_preload_so;
+		*len = (size_t)(heap_preload_so_end - heap_preload_so);
+		return 0;
+	}
+	fd = open(alt, O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || fstat(fd, &st) || !(*buf = malloc(st.st_size + 1)))
+		goto fail;
+	n = read(fd, *buf, st.st_size);
+	if (n != st.st_size)
+		goto fail;
+	close(fd);
+	*p = *buf;
+	*len = (size_t)n;
+	pr_debug(1, "heap: the tracker from %s (RSPROF_HEAP_TRACKER)", alt);
+	return 0;
+fail:
+	err = errno ? -errno : -EIO;
+	pr_err("cannot read RSPROF_HEAP_TRACKER %s: %s", alt, strerror(-err));
+	if (fd >= 0)
+		close(fd);
+	free(*buf);
+	*buf = NULL;
+	return err;
+}
+
 static int write_so(const char *dir)
 {
-	const unsigned char *p = heap_preload_so;
-	size_t left = (size_t)(heap_preload_so_end - heap_preload_so);
+	const unsigned char *p;
+	size_t left;
 	char path[PATH_MAX];
-	int fd, err = 0;
+	void *buf;
+	int fd, err = tracker_bytes(&p, &left, &buf);
+
+	if (err)
+		return err;
 
 	snprintf(path, sizeof(path), "%s/%s", dir, HEAP_REGION_SO);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0500);
@@ -163,10 +207,12 @@ static int write_so(const char *dir)
 	}
 	if (close(fd))
 		goto fail;
+	free(buf);
 	return 0;
 fail:
 	err = -errno;
 	pr_err("cannot write %s: %s", path, strerror(errno));
+	free(buf);
 	return err;
 }
 
