@@ -572,7 +572,8 @@ static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *ou
 	const uint64_t *frames;
 	unsigned int depth, n_cand;
 
-	if (!s || key != b->cur_key || !s->depth)
+	/* an image gone before its stacks were read: its mappings are gone too */
+	if (!s || key != b->cur_key || !s->depth || b->cur->retired)
 		return false;
 	r = b->cur->r;
 	frames = (const uint64_t *)((const char *)r + r->off_frames);
