@@ -51,10 +51,12 @@ test_expect_success "[$B] live heap = sum of the sites" '
 '
 done
 
+case " $HEAP_BACKENDS " in *" preload "*)
 test_expect_success 'the child'"'"'s exec and the spawned program'"'"'s children run without the tracker' '
 	cat preload/child-env preload/spawned-maps &&
 	test "$(cat preload/child-env)" = clean &&
 	test "$(cat preload/spawned-maps)" = 0
 '
+esac
 
 test_done

@@ -41,12 +41,17 @@ if backend_ok uprobe; then
 	'
 
 	test_expect_success 'its own malloc: uprobes on it, and the summary says why' '
-		"$RSPROF" record --no-cpu -o own.db -- "$TARGETS/heap_own_malloc" 2>sum &&
+		"$RSPROF" record -v --no-cpu -o own.db -- "$TARGETS/heap_own_malloc" 2>sum &&
 		cat sum && grep -q "heap tracked with uprobes: the executable has its own malloc" sum &&
 		backend_meta own.db uprobe &&
 		heap_lines own.db >olines && cat olines &&
 		grep -q "heap_own_malloc.c|$(line_of OWN_KEEP "$OWN")|main|$((256 * 4096))|256|0" olines &&
 		grep -q "heap_own_malloc.c|$(line_of OWN_CHURN "$OWN")|main|0|1000|1000" olines
+	'
+
+	test_expect_success '... its probe on the jae after the size check, which the kernel emulates' '
+		grep "heap: malloc in .*heap_own_malloc at 0x[0-9a-f]* (+7)" sum &&
+		! grep "single-stepped" sum
 	'
 
 	test_expect_success 'setuid: uprobes, and the summary says why' '

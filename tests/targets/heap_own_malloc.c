@@ -3,6 +3,9 @@
  * (it defines malloc and free, as a program linking jemalloc statically
  * does); here they count and hand over to glibc. Its malloc wins over any
  * LD_PRELOAD, so rsprof tracks it with uprobes on the program's own malloc.
+ * That malloc starts as jemalloc's does, with a size check and a jump
+ * (cmp $imm,%rdi; jae): the kernel single-steps a probe on the cmp, but
+ * emulates one on the jae, where rsprof puts it.
  *
  *   heap_own_malloc [HOLD_MS]
  *
@@ -19,10 +22,23 @@ extern void __libc_free(void *p);
 
 static unsigned long calls;
 
-void *malloc(size_t n)
+__attribute__((noinline, used)) void *own_malloc_large(size_t n)
 {
 	calls++;
 	return __libc_malloc(n);
+}
+
+__attribute__((noinline, used)) void *own_malloc_small(size_t n)
+{
+	calls++;
+	return __libc_malloc(n);
+}
+
+__attribute__((naked)) void *malloc(size_t n)
+{
+	__asm__("cmp $0x1001, %rdi\n\t"
+		"jae own_malloc_large\n\t"
+		"jmp own_malloc_small\n\t");
 }
 
 void *calloc(size_t n, size_t size)
