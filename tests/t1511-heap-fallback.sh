@@ -54,6 +54,22 @@ if backend_ok uprobe; then
 		! grep "single-stepped" sum
 	'
 
+	# a program linking jemalloc: uprobes on jemalloc's malloc, not glibc's
+	if echo "int main(void) { return 0; }" | gcc -x c -o jtest - -ljemalloc 2>/dev/null; then
+		test_expect_success 'a program linking libjemalloc: uprobes on jemalloc'"'"'s own malloc' '
+			gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o c_jemalloc "$C" -ljemalloc &&
+			"$RSPROF" record -v --no-cpu -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
+			grep -q "heap tracked with uprobes: the executable links the allocator libjemalloc" sum &&
+			grep -q "heap: malloc in .*libjemalloc" sum &&
+			heap_lines je.db >jlines && head -n 3 jlines &&
+			sed -n 1p jlines | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|grow|" &&
+			within "$(sed -n 1p jlines | cut -d"|" -f4)" $((40 * MiB)) 10 &&
+			grep -q "heap_c.c|$(line_of HEAP_CHURN "$C")|churn|0|1000|1000" jlines
+		'
+	else
+		test_skip 'a program linking libjemalloc' 'libjemalloc-dev is not installed'
+	fi
+
 	test_expect_success 'setuid: uprobes, and the summary says why' '
 		"$RSPROF" record --no-cpu -o suid.db -- ./c_setuid 1000 0 >/dev/null 2>sum &&
 		cat sum && grep -q "heap tracked with uprobes: the executable is setuid or setgid" sum &&

@@ -548,6 +548,39 @@ static void cxx_beside_libc(const char *libc, char *path, bool *found)
 	*found = !access(path, R_OK);
 }
 
+/*
+ * The allocator library exe links (DT_NEEDED libjemalloc.so.2...), which
+ * defines the malloc it calls: into path (which holds the libc) when found,
+ * from the target's mappings, else beside the libc.
+ */
+static void alloc_lib(const char *exe, pid_t pid, bool before_exec, char *path)
+{
+	struct alloc_exe x;
+	char lib[PATH_MAX];
+	const char *slash;
+
+	if (alloc_syms__inspect(exe, &x) || !x.alloc_lib[0])
+		return;
+	if (pid > 0 && !before_exec) {
+		char prefix[64];
+
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(x.alloc_lib, "."), x.alloc_lib);
+		if (!target_lib(pid, prefix, lib)) {
+			snprintf(path, PATH_MAX, "%s", lib);
+			pr_debug(1, "heap: %s links %s: its malloc", exe, lib);
+		}
+		return;
+	}
+	slash = strrchr(path, '/');
+	if (!slash)
+		return;
+	snprintf(lib, sizeof(lib), "%.*s/%s", (int)(slash - path), path, x.alloc_lib);
+	if (!access(lib, R_OK)) {
+		snprintf(path, PATH_MAX, "%s", lib);
+		pr_debug(1, "heap: %s links %s: its malloc", exe, lib);
+	}
+}
+
 static size_t count_kind(const struct alloc_syms *s, bool is_free)
 {
 	size_t n = 0;
@@ -612,6 +645,9 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 			err = target_lib(pid, "libc.so", libc);
 		if (err && (needs_libc || pid > 0))
 			err = dl_iterate_phdr(own_libc_cb, libc) ? 0 : -ENOENT;
+		/* an allocator library it links (jemalloc...) has the malloc it calls */
+		if (!err)
+			alloc_lib(exe, pid, before_exec, libc);
 		if (!err)
 			err = scan_elf(libc, libc_wants, N_WANTS(libc_wants), false, s, NULL, NULL);
 		if (!err && !(count_kind(s, false) && count_kind(s, true)))

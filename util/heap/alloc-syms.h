@@ -18,6 +18,7 @@
  *        i.e. __rustc::__rust_alloc);
  *  libc: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
  *        memalign in the executable when it has its own (static build),
+ *        else in the allocator library it links (libjemalloc.so.2...),
  *        else in the libc it maps (or, before exec, the one it will load);
  *        and C++'s operator new in libstdc++ when the target uses it
  *        (libstdc++ keeps no frame pointers: probed there, the caller of

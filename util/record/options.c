@@ -38,7 +38,7 @@ struct poptOption options_record[] = {
 	  "how to track the heap of a launched program: auto, preload (in-process "
 	  "tracker) or uprobe (default auto; attach always uses uprobes)", "KIND" },
 	{ "heap-probes", 0, POPT_ARG_STRING, &record_args.heap_probes, 0,
-	  "allocator to probe: auto, rust or libc (default auto)", "KIND" },
+	  "allocator to probe with uprobes: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
 	  "track one allocation in N (default 1: all)", "N" },
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
