@@ -614,20 +614,32 @@ static void release(struct thread *t, void *p)
 
 /* --- the interposed functions -------------------------------------------- */
 
-EXPORT void *malloc(size_t n)
+/*
+ * An allocation of n bytes by fn (__libc_malloc, __libc_valloc...), made
+ * for the caller of the interposed function whose frame is `frame`.
+ */
+static inline __attribute__((always_inline)) void *
+sized(void *(*fn)(size_t), size_t n, const uintptr_t *frame)
 {
 	struct thread *t = &th;
 	struct unwind_from from;
 	void *p;
 
 	if (!tracking(t))
-		return __libc_malloc(n);
-	CALLER(from);
+		return fn(n);
+	from.ret = frame[1];
+	from.fp = frame[0];
+	from.sp = (uintptr_t)(frame + 2);
 	t->busy = 1;
-	p = __libc_malloc(n);
+	p = fn(n);
 	count_alloc(t, p, n, &from);
 	t->busy = 0;
 	return p;
+}
+
+EXPORT void *malloc(size_t n)
+{
+	return sized(__libc_malloc, n, __builtin_frame_address(0));
 }
 
 EXPORT void free(void *p)
@@ -775,34 +787,12 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 EXPORT void *valloc(size_t n)
 {
-	struct thread *t = &th;
-	struct unwind_from from;
-	void *p;
-
-	if (!tracking(t))
-		return __libc_valloc(n);
-	CALLER(from);
-	t->busy = 1;
-	p = __libc_valloc(n);
-	count_alloc(t, p, n, &from);
-	t->busy = 0;
-	return p;
+	return sized(__libc_valloc, n, __builtin_frame_address(0));
 }
 
 EXPORT void *pvalloc(size_t n)
 {
-	struct thread *t = &th;
-	struct unwind_from from;
-	void *p;
-
-	if (!tracking(t))
-		return __libc_pvalloc(n);
-	CALLER(from);
-	t->busy = 1;
-	p = __libc_pvalloc(n);
-	count_alloc(t, p, n, &from);
-	t->busy = 0;
-	return p;
+	return sized(__libc_pvalloc, n, __builtin_frame_address(0));
 }
 
 /*
