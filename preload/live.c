@@ -1,11 +1,25 @@
 /*
  * The live pointers: pointer -> {size, site, tick}, for millions of blocks.
- * Sharded by the pointer's hash into 64 open-addressing tables (linear
- * probing, deletion by backward shift, doubled at 70% load), each behind
- * its own spinlock: no lock is shared by all threads, and two threads
- * collide only when they touch the same shard at the same instant. The
- * tables are mmap'd, never malloc'd: the tracker's memory stays out of the
- * program's heap and out of its own allocator calls.
+ *
+ * The shared table: sharded by the pointer's hash into 64 open-addressing
+ * tables (linear probing, deletion by backward shift, doubled at 70%
+ * load), each behind its own spinlock: no lock is shared by all threads,
+ * and two threads collide only when they touch the same shard at the same
+ * instant. The tables are mmap'd, never malloc'd: the tracker's memory
+ * stays out of the program's heap and out of its own allocator calls.
+ *
+ * In front of it, each thread's young table: a new block goes into a
+ * direct-mapped table of the allocating thread, with plain stores, and
+ * moves to the shared table only when another block needs its slot. Most
+ * blocks are freed young by the thread that made them: no lock, no atomic
+ * instruction at all. Another thread may free a block that is still
+ * young: after a miss in its own young table and in the shared one it
+ * looks in the others', and claims the entry with a compare-and-swap of its
+ * pointer. The owner moving an entry out marks it first (pointer | MOVING,
+ * with a compare-and-swap too), puts it in the shared table, then empties
+ * the slot; a thread that finds the mark waits and looks in the shared
+ * table again. The owner freeing its own young block needs neither: no
+ * other thread may free that pointer at the same time.
  *
  * A signal handler that allocates while its thread holds a shard lock
  * never reaches here: the thread is marked busy, and the handler's calls
@@ -20,6 +34,18 @@
 #define SHARD_BITS	6
 #define SHARDS		(1u << SHARD_BITS)
 #define INITIAL_CAP	512
+
+#define YOUNG_SLOTS	128	/* per thread, direct-mapped */
+#define YOUNG_TABLES	64	/* threads with one at once; others use the shared table */
+#define MOVING		1ULL	/* low bit of a young entry's pointer: being moved out */
+
+struct young {
+	struct live_entry e[YOUNG_SLOTS];
+	int used;
+} __attribute__((aligned(64)));
+
+static struct young youngs[YOUNG_TABLES];
+static unsigned int n_youngs;	/* tables handed out at least once */
 
 struct shard {
 	int lock;
@@ -147,4 +173,152 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 	s->n--;
 	unlock(&s->lock);
 	return true;
+}
+
+/* --- the young tables -------------------------------------------------- */
+
+static inline struct live_entry *young_slot(struct young *y, uint64_t ptr)
+{
+	return &y->e[(mix(ptr) >> 40) & (YOUNG_SLOTS - 1)];
+}
+
+struct young *live__young(void)
+{
+	unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE), i;
+
+	for (i = 0; i < n && i < YOUNG_TABLES; i++) {
+		int unused = 0;
+
+		if (__atomic_compare_exchange_n(&youngs[i].used, &unused, 1, false,
+						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+			return &youngs[i];
+	}
+	i = __atomic_fetch_add(&n_youngs, 1, __ATOMIC_ACQ_REL);
+	if (i >= YOUNG_TABLES)
+		return NULL;
+	__atomic_store_n(&youngs[i].used, 1, __ATOMIC_RELEASE);
+	return &youngs[i];
+}
+
+/*
+ * Move the entry of slot s (pointer cur) to the shared table, unless
+ * another thread claims it first (it freed that block). stale: called for
+ * an entry of the same pointer found there (its free went by unseen).
+ * -1: no memory (the entry stays young).
+ */
+static int evict(struct live_entry *s, uint64_t cur, live_stale_fn stale, void *ctx)
+{
+	struct live_entry old, prev;
+	int put;
+
+	if (!__atomic_compare_exchange_n(&s->ptr, &cur, cur | MOVING, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_RELAXED))
+		return 0;	/* claimed by the thread that freed it */
+	old = *s;
+	old.ptr = cur;
+	put = live__put(&old, &prev);
+	if (put < 0) {
+		__atomic_store_n(&s->ptr, cur, __ATOMIC_RELEASE);
+		return -1;
+	}
+	__atomic_store_n(&s->ptr, 0, __ATOMIC_RELEASE);
+	if (put > 0)
+		stale(ctx, &prev);
+	return 0;
+}
+
+void live__young_release(struct young *y, live_stale_fn stale, void *ctx)
+{
+	if (!y)
+		return;
+	for (int i = 0; i < YOUNG_SLOTS; i++) {
+		uint64_t cur = __atomic_load_n(&y->e[i].ptr, __ATOMIC_ACQUIRE);
+
+		if (cur && evict(&y->e[i], cur, stale, ctx) < 0)
+			__atomic_store_n(&y->e[i].ptr, 0, __ATOMIC_RELEASE);	/* lost */
+	}
+	__atomic_store_n(&y->used, 0, __ATOMIC_RELEASE);
+}
+
+int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx)
+{
+	struct live_entry *s, prev;
+	uint64_t cur;
+	int put;
+
+	if (!y) {
+		put = live__put(e, &prev);
+		if (put > 0)
+			stale(ctx, &prev);
+		return put < 0 ? -1 : 0;
+	}
+	s = young_slot(y, e->ptr);
+	cur = s->ptr;
+	if (cur == e->ptr) {
+		prev = *s;
+		stale(ctx, &prev);
+	} else if (cur && evict(s, cur, stale, ctx) < 0) {
+		put = live__put(e, &prev);	/* no room to move the old one: the new one goes */
+		if (put > 0)
+			stale(ctx, &prev);
+		return put < 0 ? -1 : 0;
+	}
+	s->size = e->size;
+	s->site = e->site;
+	s->tick = e->tick;
+	__atomic_store_n(&s->ptr, e->ptr, __ATOMIC_RELEASE);
+	return 0;
+}
+
+bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e)
+{
+	struct live_entry *s;
+
+	if (y) {
+		s = young_slot(y, ptr);
+		if (s->ptr == ptr) {
+			*e = *s;
+			__atomic_store_n(&s->ptr, 0, __ATOMIC_RELEASE);
+			return true;
+		}
+	}
+	for (int round = 0;; round++) {
+		unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE);
+		bool moving = false;
+
+		if (live__take(ptr, e))
+			return true;
+		if (n > YOUNG_TABLES)
+			n = YOUNG_TABLES;
+		for (unsigned int i = 0; i < n; i++) {
+			struct live_entry c;
+			uint64_t v;
+
+			if (&youngs[i] == y)
+				continue;
+			s = young_slot(&youngs[i], ptr);
+			v = __atomic_load_n(&s->ptr, __ATOMIC_ACQUIRE);
+			if (v == (ptr | MOVING)) {
+				moving = true;
+				continue;
+			}
+			if (v != ptr)
+				continue;
+			c = *s;
+			if (__atomic_compare_exchange_n(&s->ptr, &v, 0, false, __ATOMIC_ACQ_REL,
+							__ATOMIC_RELAXED)) {
+				*e = c;
+				e->ptr = ptr;
+				return true;
+			}
+			moving = true;	/* its owner is moving it: the shared table, again */
+		}
+		/* a move may have ended between the shared table and the scan */
+		if (!moving)
+			return live__take(ptr, e);
+		if (round > 100)
+			sched_yield();
+		else
+			__builtin_ia32_pause();
+	}
 }

@@ -79,6 +79,7 @@ struct thread {
 	uint64_t rng;
 	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
 	struct heap_region_block *block;	/* NULL: count into the records */
+	struct young *young;		/* its young blocks (preload/live.c); NULL: none */
 	struct tindex *index;		/* 2 * count_cap entries */
 	struct {
 		uint64_t key;
@@ -90,6 +91,7 @@ struct thread {
 static pthread_key_t thread_key;
 
 static void flush_live(struct thread *t);
+static void stale_gone(void *ctx, const struct live_entry *e);
 
 static __thread struct thread th __attribute__((tls_model("initial-exec")));
 
@@ -161,6 +163,8 @@ static void thread_exit(void *p)
 	if (!b || t != &th)
 		return;
 	t->busy = 1;
+	live__young_release(t->young, stale_gone, t);
+	t->young = NULL;
 	if (t->live)
 		flush_live(t);
 	memset(t->cache, 0, sizeof(t->cache));
@@ -202,6 +206,7 @@ static void thread_init(struct thread *t)
 		}
 	}
 	tracker_stat(HEAP_RSTAT_THREADS, 1);
+	t->young = live__young();
 	block_take(t);
 }
 
@@ -518,6 +523,13 @@ static inline void count_free(struct thread *t, const struct live_entry *e)
 	add_live(t, -(int64_t)bytes);
 }
 
+/* A block found still live when its pointer came back: its free went by unseen. */
+static void stale_gone(void *ctx, const struct live_entry *e)
+{
+	tracker_stat(HEAP_RSTAT_STALE, 1);
+	count_free(ctx, e);
+}
+
 /* The site of the allocation made from `from`: its cache slot. NULL: dropped. */
 static unsigned int site_of(struct thread *t, const struct unwind_from *from)
 {
@@ -553,10 +565,9 @@ static unsigned int site_of(struct thread *t, const struct unwind_from *from)
 static void count_alloc(struct thread *t, void *p, uint64_t size, const struct unwind_from *from)
 {
 	struct heap_region_count *cnt;
-	struct live_entry e, stale;
+	struct live_entry e;
 	uint64_t w = 1;
 	unsigned int c;
-	int put;
 
 	if (!p) {
 		tracker_stat(HEAP_RSTAT_NULL_RETURNS, 1);
@@ -577,14 +588,9 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 	e.size = size;
 	e.site = sites__index(t->cache[c].site);
 	e.tick = t->seq ^ t->salt;
-	put = live__put(&e, &stale);
-	if (put < 0) {
+	if (live__add(t->young, &e, stale_gone, t) < 0) {
 		tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
 		return;
-	}
-	if (put > 0) {
-		tracker_stat(HEAP_RSTAT_STALE, 1);
-		count_free(t, &stale);
 	}
 	cnt = t->cache[c].count;
 	if (likely(cnt)) {
@@ -604,7 +610,7 @@ static void release(struct thread *t, void *p)
 {
 	struct live_entry e;
 
-	if (live__take((uintptr_t)p, &e)) {
+	if (live__remove(t->young, (uintptr_t)p, &e)) {
 		count_free(t, &e);
 	} else if (sample_every == 1) {
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
@@ -686,16 +692,14 @@ static void *do_realloc(struct thread *t, void *old, size_t n, const struct unwi
 
 	t->busy = 1;
 	if (old) {
-		had = live__take((uintptr_t)old, &e);
+		had = live__remove(t->young, (uintptr_t)old, &e);
 		if (!had)
 			old_usable = malloc_usable_size(old);
 	}
 	p = __libc_realloc(old, n);
 	if (!p && (n || !old)) {
 		/* failed: the old block stays */
-		struct live_entry none;
-
-		if (had && live__put(&e, &none) < 0)
+		if (had && live__add(t->young, &e, stale_gone, t) < 0)
 			tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
 		tracker_stat(HEAP_RSTAT_NULL_RETURNS, 1);
 	} else {

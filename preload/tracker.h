@@ -72,4 +72,17 @@ int live__put(const struct live_entry *e, struct live_entry *stale);
 /* Remove ptr's entry into *e; false when it is not there. */
 bool live__take(uint64_t ptr, struct live_entry *e);
 
+/* A thread's young table (NULL: none left, the shared table only). */
+struct young;
+typedef void (*live_stale_fn)(void *ctx, const struct live_entry *stale);
+
+struct young *live__young(void);
+/* The thread exits: its young entries move to the shared table. */
+void live__young_release(struct young *y, live_stale_fn stale, void *ctx);
+/* A new block, into y (moving what had its slot); stale: an entry of the
+ * same pointer found (its free went by unseen). 0, -1: no memory. */
+int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx);
+/* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
+bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
+
 #endif

@@ -26,12 +26,12 @@ profile_account() {
 	done
 }
 
-# stress NAME ITERS [RSPROF OPTIONS]: record, compare with the target's account
+# stress NAME THREADS ITERS [RSPROF OPTIONS]: record, compare with the target's account
 stress() {
-	name=$1 iters=$2
-	shift 2
+	name=$1 threads=$2 iters=$3
+	shift 3
 	"$RSPROF" record -q --no-cpu -i 100ms "$@" -o $name.db -- \
-		"$TARGETS/heap_stress" "$PWD/$name.txt" 4 $iters 3 &&
+		"$TARGETS/heap_stress" "$PWD/$name.txt" $threads $iters 3 &&
 	grep -v ticks $name.txt >want-$name && profile_account $name.db >got-$name &&
 	echo "target:" && cat want-$name && echo "profile:" && cat got-$name &&
 	diff want-$name got-$name &&
@@ -39,13 +39,18 @@ stress() {
 }
 
 test_expect_success 'in-process: the profile agrees with the target, line by line' '
-	stress preload 100000 --heap-backend preload && backend_meta preload.db preload &&
+	stress preload 4 100000 --heap-backend preload && backend_meta preload.db preload &&
 	test "$(meta preload.db unknown_frees)" = 0
+'
+
+# more threads than have young tables (preload/live.c): the shared table only for some
+test_expect_success 'in-process, 80 threads: the same' '
+	stress many 80 5000 --heap-backend preload && test "$(meta many.db unknown_frees)" = 0
 '
 
 test_expect_success 'in-process, the tracker built with UBSan: the same' '
 	test -r "$UBSAN_TRACKER" &&
-	RSPROF_HEAP_TRACKER=$UBSAN_TRACKER stress ubsan 30000 --heap-backend preload &&
+	RSPROF_HEAP_TRACKER=$UBSAN_TRACKER stress ubsan 4 30000 --heap-backend preload &&
 	test "$(meta ubsan.db unknown_frees)" = 0
 '
 
@@ -53,7 +58,7 @@ test_expect_success 'in-process, the tracker built with UBSan: the same' '
 # (tcache), which it took back without a malloc call: unknown frees there.
 if backend_ok uprobe; then
 	test_expect_success 'uprobes: the same' '
-		stress uprobe 10000 --heap-backend uprobe && backend_meta uprobe.db uprobe
+		stress uprobe 4 10000 --heap-backend uprobe && backend_meta uprobe.db uprobe
 	'
 fi
 

@@ -165,10 +165,10 @@ int main(int argc, char **argv)
 {
 	int threads = argc > 2 ? atoi(argv[2]) : 4, rounds = argc > 4 ? atoi(argv[4]) : 3;
 	struct itimerval it = { { 0, 200 }, { 0, 200 } };
-	pthread_t th[64];
+	pthread_t th[128];
 	FILE *out;
 
-	if (argc < 2 || threads < 1 || threads > 64)
+	if (argc < 2 || threads < 1 || threads > 128)
 		return 2;
 	if (argc > 3)
 		iters = strtoul(argv[3], NULL, 10);
