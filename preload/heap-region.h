@@ -71,6 +71,8 @@ enum heap_region_stat {
 	HEAP_RSTAT_THREADS,		/* threads that allocated */
 	HEAP_RSTAT_FORKS,		/* fork()s: the children are not tracked */
 	HEAP_RSTAT_NO_BLOCK,		/* threads that found no free thread block */
+	HEAP_RSTAT_EARLY,		/* calls before the tracker could start (ld.so's,
+					 * before libc set the environment up): untracked */
 	HEAP_RSTAT_MAX = 16,
 };
 

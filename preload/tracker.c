@@ -58,6 +58,7 @@ extern char **environ;
 enum mode { M_UNINIT, M_INIT, M_OFF, M_ON };
 
 static int mode = M_UNINIT;
+static unsigned long early;		/* calls before the tracker could start */
 struct heap_region *tracker_region;
 static uint32_t sample_every = 1;
 
@@ -151,7 +152,6 @@ static void block_take(struct thread *t)
 	b->tid = (uint32_t)syscall(SYS_gettid);
 	t->index = idx;
 	t->block = b;
-	pthread_setspecific(thread_key, t);
 }
 
 /* A thread exits (pthread key destructor): its block goes to the next thread. */
@@ -160,7 +160,7 @@ static void thread_exit(void *p)
 	struct thread *t = p;
 	struct heap_region_block *b = t->block;
 
-	if (!b || t != &th)
+	if (t != &th || !tracker_region)
 		return;
 	t->busy = 1;
 	live__young_release(t->young, stale_gone, t);
@@ -168,11 +168,13 @@ static void thread_exit(void *p)
 	if (t->live)
 		flush_live(t);
 	memset(t->cache, 0, sizeof(t->cache));
-	t->block = NULL;
-	munmap(t->index, 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex));
-	t->index = NULL;
 	t->ready = 2;	/* what it still allocates counts into the records */
-	__atomic_store_n(&b->state, HEAP_BLOCK_FREE, __ATOMIC_RELEASE);
+	if (b) {
+		t->block = NULL;
+		munmap(t->index, 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex));
+		t->index = NULL;
+		__atomic_store_n(&b->state, HEAP_BLOCK_FREE, __ATOMIC_RELEASE);
+	}
 	t->busy = 0;
 }
 
@@ -208,6 +210,7 @@ static void thread_init(struct thread *t)
 	tracker_stat(HEAP_RSTAT_THREADS, 1);
 	t->young = live__young();
 	block_take(t);
+	pthread_setspecific(thread_key, t);	/* thread_exit() when it ends */
 }
 
 /*
@@ -403,6 +406,7 @@ static void tracker_init(void)
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
+	r->stats[HEAP_RSTAT_EARLY] = early;
 	sites__init(r);
 	unwind__init();
 	tracker_region = r;
@@ -429,7 +433,11 @@ static inline bool tracking(struct thread *t)
 		return true;
 	if (m == M_UNINIT) {
 		tracker_init();
-		return __atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_ON && !t->busy;
+		if (__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_ON && !t->busy)
+			return true;
+		if (__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_UNINIT)
+			early++;	/* before libc set the environment up */
+		return false;
 	}
 	if (m == M_ON && t->busy)
 		tracker_stat(HEAP_RSTAT_REENTERED, 1);

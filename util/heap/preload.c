@@ -615,11 +615,13 @@ static void preload_delete(struct heap_be *b)
 		const uint64_t *s = b->regions[g].r->stats;
 
 		pr_debug(1, "heap: region %zu: %llu threads (%llu blocks, %llu without), %llu forks, "
+			 "%llu calls before the start, "
 			 "%llu calls re-entered, %llu stale, %llu NULL returns", g,
 			 (unsigned long long)s[HEAP_RSTAT_THREADS],
 			 (unsigned long long)b->regions[g].r->n_blocks,
 			 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
 			 (unsigned long long)s[HEAP_RSTAT_FORKS],
+			 (unsigned long long)s[HEAP_RSTAT_EARLY],
 			 (unsigned long long)s[HEAP_RSTAT_REENTERED],
 			 (unsigned long long)s[HEAP_RSTAT_STALE],
 			 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS]);
