@@ -47,9 +47,37 @@ struct young {
 static struct young youngs[YOUNG_TABLES];
 static unsigned int n_youngs;	/* tables handed out at least once */
 
+/*
+ * An entry of the shared table: 16 bytes (its size saturates at 1 TiB; its
+ * tick is gone: a block moved out of its young table was not freed before
+ * the next allocation, so it is not a temporary).
+ */
+struct shared_entry {
+	uint64_t ptr;
+	uint64_t meta;		/* size (40 bits) | site << 40 */
+};
+
+#define SIZE_BITS	40
+#define SIZE_MAX40	((1ULL << SIZE_BITS) - 1)
+
+static inline struct shared_entry pack(const struct live_entry *e)
+{
+	uint64_t size = e->size < SIZE_MAX40 ? e->size : SIZE_MAX40;
+
+	return (struct shared_entry){ .ptr = e->ptr, .meta = size | (uint64_t)e->site << SIZE_BITS };
+}
+
+static inline void unpack(const struct shared_entry *s, struct live_entry *e)
+{
+	e->ptr = s->ptr;
+	e->size = s->meta & SIZE_MAX40;
+	e->site = (uint32_t)(s->meta >> SIZE_BITS);
+	e->tick = LIVE_NO_TICK;
+}
+
 struct shard {
 	int lock;
-	struct live_entry *v;
+	struct shared_entry *v;
 	uint64_t mask;		/* capacity - 1; 0: no table yet */
 	uint64_t n;
 } __attribute__((aligned(64)));
@@ -79,12 +107,17 @@ static inline uint64_t mix(uint64_t ptr)
 	return (ptr >> 4) * 0x9e3779b97f4a7c15ULL;
 }
 
-static struct live_entry *table_new(uint64_t cap)
+static struct shared_entry *table_new(uint64_t cap)
 {
-	void *p = mmap(NULL, cap * sizeof(struct live_entry), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	size_t len = cap * sizeof(struct shared_entry);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	/* random access all over it: huge pages save a TLB miss on most lookups */
+	if (len >= (2u << 20))
+		madvise(p, len, MADV_HUGEPAGE);
+	return p;
 }
 
 static inline uint64_t slot_of(uint64_t h, uint64_t mask)
@@ -96,7 +129,7 @@ static inline uint64_t slot_of(uint64_t h, uint64_t mask)
 static bool grow(struct shard *s)
 {
 	uint64_t cap = s->mask ? (s->mask + 1) * 2 : INITIAL_CAP, mask = cap - 1;
-	struct live_entry *v = table_new(cap);
+	struct shared_entry *v = table_new(cap);
 
 	if (!v)
 		return false;
@@ -130,13 +163,13 @@ int live__put(const struct live_entry *e, struct live_entry *stale)
 	}
 	for (i = slot_of(h, s->mask); s->v[i].ptr; i = (i + 1) & s->mask) {
 		if (s->v[i].ptr == e->ptr) {
-			*stale = s->v[i];
-			s->v[i] = *e;
+			unpack(&s->v[i], stale);
+			s->v[i] = pack(e);
 			unlock(&s->lock);
 			return 1;
 		}
 	}
-	s->v[i] = *e;
+	s->v[i] = pack(e);
 	s->n++;
 	unlock(&s->lock);
 	return ret;
@@ -159,7 +192,7 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 			return false;
 		}
 	}
-	*e = s->v[i];
+	unpack(&s->v[i], e);
 	/* backward shift: move up each later entry whose home is at or before the hole */
 	for (j = (i + 1) & mask; s->v[j].ptr; j = (j + 1) & mask) {
 		uint64_t home = slot_of(mix(s->v[j].ptr), mask);
@@ -238,6 +271,24 @@ void live__young_release(struct young *y, live_stale_fn stale, void *ctx)
 			__atomic_store_n(&y->e[i].ptr, 0, __ATOMIC_RELEASE);	/* lost */
 	}
 	__atomic_store_n(&y->used, 0, __ATOMIC_RELEASE);
+}
+
+void live__prefetch(struct young *y, uint64_t ptr)
+{
+	uint64_t cur, h;
+	struct shard *sh;
+
+	if (!y)
+		return;
+	cur = young_slot(y, ptr)->ptr;
+	if (!cur || cur == ptr)
+		return;
+	/* the entry that will move out: its place in the shared table, while
+	 * the caller walks the stack */
+	h = mix(cur);
+	sh = &shards[h >> (64 - SHARD_BITS)];
+	if (sh->mask)
+		__builtin_prefetch(&sh->v[slot_of(h, sh->mask)], 1);
 }
 
 int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx)

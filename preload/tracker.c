@@ -62,7 +62,7 @@ static unsigned long early;		/* calls before the tracker could start */
 struct heap_region *tracker_region;
 static uint32_t sample_every = 1;
 
-#define CACHE 32
+#define CACHE 256
 
 /* A thread's private index of its block: site -> counter (mmap'd). */
 struct tindex {
@@ -512,7 +512,7 @@ static struct heap_region_count *counter_of(struct thread *t, uint32_t i)
 static inline void count_free(struct thread *t, const struct live_entry *e)
 {
 	uint64_t w = weight_of(e->size), bytes = e->size * w;
-	bool temp = e->tick == (t->seq ^ t->salt);
+	bool temp = e->tick == (t->seq ^ t->salt) && e->tick != LIVE_NO_TICK;
 	struct heap_region_count *c = counter_of(t, e->site);
 
 	if (likely(c)) {
@@ -588,6 +588,7 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		}
 		w = sample_every;
 	}
+	live__prefetch(t->young, (uintptr_t)p);
 	c = site_of(t, from);
 	if (c == CACHE)
 		return;

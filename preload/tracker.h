@@ -63,6 +63,9 @@ struct live_entry {
 	uint32_t tick;		/* the allocating thread's count, for temporaries */
 };
 
+/* The tick of an entry that cannot be a temporary (it left its young table). */
+#define LIVE_NO_TICK	UINT32_MAX
+
 /*
  * Insert e (keyed by e->ptr). 1 when a stale entry for the same pointer was
  * there (its free went by unseen): it is copied to *stale and replaced.
@@ -82,6 +85,8 @@ void live__young_release(struct young *y, live_stale_fn stale, void *ctx);
 /* A new block, into y (moving what had its slot); stale: an entry of the
  * same pointer found (its free went by unseen). 0, -1: no memory. */
 int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx);
+/* A new block ptr is coming: start fetching what live__add() will touch. */
+void live__prefetch(struct young *y, uint64_t ptr);
 /* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
 bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
 

@@ -44,7 +44,7 @@ int main(void)
 			hashmap__remove(&ref, ptr);
 			live--;
 		} else {
-			e = (struct live_entry){ .ptr = ptr, .size = ptr >> 4, .site = i, .tick = 0 };
+			e = (struct live_entry){ .ptr = ptr, .size = (ptr >> 4) & 0xffffff, .site = i, .tick = 0 };
 			put = live__put(&e, &stale);
 			if (put != 0)
 				mismatches++;
