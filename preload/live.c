@@ -334,7 +334,7 @@ bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e)
 		}
 	}
 	for (int round = 0;; round++) {
-		unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE);
+		unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE), others = 0;
 		bool moving = false;
 
 		if (live__take(ptr, e))
@@ -347,6 +347,7 @@ bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e)
 
 			if (&youngs[i] == y)
 				continue;
+			others++;
 			s = young_slot(&youngs[i], ptr);
 			v = __atomic_load_n(&s->ptr, __ATOMIC_ACQUIRE);
 			if (v == (ptr | MOVING)) {
@@ -366,7 +367,7 @@ bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e)
 		}
 		/* a move may have ended between the shared table and the scan */
 		if (!moving)
-			return live__take(ptr, e);
+			return others && live__take(ptr, e);
 		if (round > 100)
 			sched_yield();
 		else
