@@ -509,6 +509,8 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 
 	if (n > r->site_cap)
 		n = r->site_cap;
+	if (!n)
+		return 0;	/* nothing allocated yet */
 	if (n > b->cap_sum) {
 		sum = realloc(b->sum, n * sizeof(*sum));
 		if (!sum)
