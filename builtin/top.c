@@ -495,5 +495,6 @@ int cmd_top(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	poptFreeContext(pc[1]);
 	poptFreeContext(pc[0]);
+	record_args__free();
 	return ret;
 }

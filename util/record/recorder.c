@@ -15,6 +15,7 @@
 #include "util/db/db.h"
 #include "util/db/stacks.h"
 #include "util/error.h"
+#include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
 #include "util/symbols/resolver.h"
@@ -37,6 +38,7 @@ struct recorder {
 	struct db *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
+	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct checkpoint_writer *cpw;
 
 	struct timespec t0;
@@ -121,6 +123,15 @@ static int start_heap(struct recorder *r, bool before_exec)
 
 	if (!r->o.heap)
 		return 0;
+	r->alloc_fns = alloc_fns__new(true);
+	if (!r->alloc_fns)
+		return -ENOMEM;
+	for (size_t i = 0; r->o.alloc_fn && r->o.alloc_fn[i]; i++) {
+		err = alloc_fns__add(r->alloc_fns, r->o.alloc_fn[i]);
+		if (err)
+			return err;
+	}
+	ho.alloc_fns = r->alloc_fns;
 	err = caps__check_bpf(&why);
 	if (err) {
 		if (r->o.heap_required) {
@@ -453,6 +464,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
+	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);
