@@ -25,6 +25,7 @@
 #include "util/options.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
+#include "util/symbols/srcpath.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -35,6 +36,7 @@ static struct report_opts {
 	const char *sort;
 	int full_paths;
 	const char *format;
+	const char **alloc_fn;
 	const char *file;
 } opts;
 
@@ -61,6 +63,8 @@ static struct poptOption report_options[] = {
 	  "aggregate by line, function, file or module (default: line)", "KEY" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
+	  "heap: NAME is an allocation wrapper, count its callers (a glob; repeatable)", "NAME" },
 	{ "format", 0, POPT_ARG_STRING, &opts.format, 0,
 	  "text (default), folded (flame graph stacks) or pprof (gzipped protobuf)", "FMT" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
@@ -76,6 +80,7 @@ struct report {
 	uint64_t cpu_total;
 	int64_t heap_total;
 	struct report_table cpu, heap;
+	struct heap_hint hint;
 	char *meta_pid, *meta_comm, *meta_exe;
 	enum report_format format;
 };
@@ -175,6 +180,13 @@ static int parse_opts(struct report *rp)
 		pr_hint("redirect it: rsprof report --format pprof > cpu.pb.gz");
 		return -RSPROF_EUSAGE;
 	}
+	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++) {
+		if (!*opts.alloc_fn[i] || strchr(opts.alloc_fn[i], '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", opts.alloc_fn[i]);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	rp->f.alloc_fn = opts.alloc_fn;
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
 	rp->f.threshold_pct = opts.threshold;
@@ -328,6 +340,29 @@ static int print_json(const struct report *rp)
 	return json__finish(&j);
 }
 
+/*
+ * One site holds most of the heap and many lines reach it: likely an
+ * allocation wrapper nobody named (issue 9). On stderr, after the table.
+ */
+static void print_hint(const struct heap_hint *h)
+{
+	char buf[512];
+	const char *fn = h->function;
+
+	if (!h->suspect)
+		return;
+	fflush(stdout);		/* after the table, on a terminal too */
+	srcpath__display(h->file, NULL, buf, sizeof(buf));
+	pr_warn("%.0f%% of the live heap is at %s:%d%s%s, reached from %d different lines",
+		h->pct, buf, h->line, fn ? " in " : "", fn ? fn : "", h->callers);
+	if (fn)
+		pr_hint("if %s only wraps the allocator, count its callers instead: "
+			"rsprof report --alloc-fn '%s' (or record --alloc-fn)", fn, fn);
+	else
+		pr_hint("if that line is in an allocation wrapper, name the function with "
+			"--alloc-fn NAME to count its callers instead");
+}
+
 /* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
 
 static const char *frame_name(const struct prof_frame *f, int k, char *buf, size_t len)
@@ -468,7 +503,8 @@ static int report_run(void)
 	if (!err && rp.show_cpu)
 		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, report_table__add, &rp.cpu);
 	if (!err && rp.show_heap)
-		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap);
+		err = db_query_heap_hint(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap,
+					 &rp.hint);
 	if (!err)
 		err = db__snapshot_end(rp.db);
 	if (err)
@@ -480,7 +516,10 @@ static int report_run(void)
 		err = print_csv(&rp);
 	else
 		err = print_text(&rp);
+	if (!err)
+		print_hint(&rp.hint);
 out:
+	heap_hint__free(&rp.hint);
 	report_table__exit(&rp.cpu);
 	report_table__exit(&rp.heap);
 	free(rp.meta_pid);
@@ -515,5 +554,9 @@ int cmd_report(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	poptFreeContext(pc);
+	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++)
+		free((char *)opts.alloc_fn[i]);
+	free(opts.alloc_fn);
+	opts.alloc_fn = NULL;
 	return ret;
 }

@@ -2,10 +2,12 @@
  * Allocation wrappers in a program built without frame pointers (issue 9):
  * tests/targets/Makefile builds nofp_*.c with -O2 -fomit-frame-pointer.
  *
- *   nofp_wrap custom|xmalloc [HOLD_MS]
+ *   nofp_wrap custom|xmalloc|inline [HOLD_MS]
  *
  * custom: every allocation goes through pool_take(), a wrapper named like
- * none of rsprof's built-in ones; xmalloc: through xmalloc(), one of them.
+ * none of rsprof's built-in ones; xmalloc: through xmalloc(), one of them;
+ * inline: through take_inline(), a wrapper inlined into each caller (its
+ * line and the caller's share one address).
  * Four callers keep known amounts live, each on its own line:
  * WRAP_NAMES 8 MiB in 64-byte blocks, WRAP_TABLE 4 MiB in 4 KiB blocks,
  * WRAP_BUF 2 MiB in one block, WRAP_NODES 1 MiB in 32-byte blocks.
@@ -16,7 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 
-static int use_xmalloc;
+static int mode;	/* 0 custom, 1 xmalloc, 2 inline */
 static size_t taken;
 static void *keep[4];
 
@@ -45,7 +47,17 @@ __attribute__((noinline)) void *xmalloc(size_t n)
 	return p;
 }
 
-#define TAKE(n) (use_xmalloc ? xmalloc(n) : pool_take(n))
+__attribute__((always_inline)) static inline void *take_inline(size_t n)
+{
+	void *p = malloc(n);
+
+	if (!p)
+		abort();
+	taken += n;
+	return p;
+}
+
+#define TAKE(n) (mode == 1 ? xmalloc(n) : mode == 2 ? take_inline(n) : pool_take(n))
 
 __attribute__((noinline)) static void **names(void)
 {
@@ -89,11 +101,12 @@ int main(int argc, char **argv)
 {
 	unsigned long hold = argc > 2 ? strtoul(argv[2], NULL, 10) : 300;
 
-	if (argc < 2 || (strcmp(argv[1], "custom") && strcmp(argv[1], "xmalloc"))) {
-		fputs("usage: nofp_wrap custom|xmalloc [HOLD_MS]\n", stderr);
+	if (argc < 2 || (strcmp(argv[1], "custom") && strcmp(argv[1], "xmalloc") &&
+			 strcmp(argv[1], "inline"))) {
+		fputs("usage: nofp_wrap custom|xmalloc|inline [HOLD_MS]\n", stderr);
 		return 2;
 	}
-	use_xmalloc = !strcmp(argv[1], "xmalloc");
+	mode = !strcmp(argv[1], "xmalloc") ? 1 : !strcmp(argv[1], "inline") ? 2 : 0;
 	keep[0] = names();
 	keep[1] = table();
 	keep[2] = buf();

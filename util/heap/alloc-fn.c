@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/hashmap.h"
+
 /*
  * Well-known allocation wrappers, as glob patterns on the demangled name.
  * A function listed here is never an allocation's site: the site is its
@@ -57,6 +59,16 @@ struct alloc_fns {
 	bool builtins;
 	char **user;
 	size_t n_user;
+	/*
+	 * A memo of the answers by name: a reader asks about the same few
+	 * thousand names for every stack of a profile, and ~50 fnmatch()
+	 * calls a name add up. Logically const (alloc_fns__match takes a
+	 * const list); emptied when a pattern is added.
+	 */
+	struct hashmap memo;		/* name hash -> index in names */
+	char **names;
+	bool *answers;
+	size_t n_names, cap_names;
 };
 
 struct alloc_fns *alloc_fns__new(bool builtins)
@@ -68,6 +80,14 @@ struct alloc_fns *alloc_fns__new(bool builtins)
 	return a;
 }
 
+static void memo_clear(struct alloc_fns *a)
+{
+	for (size_t i = 0; i < a->n_names; i++)
+		free(a->names[i]);
+	a->n_names = 0;
+	hashmap__clear(&a->memo);
+}
+
 void alloc_fns__delete(struct alloc_fns *a)
 {
 	if (!a)
@@ -75,6 +95,10 @@ void alloc_fns__delete(struct alloc_fns *a)
 	for (size_t i = 0; i < a->n_user; i++)
 		free(a->user[i]);
 	free(a->user);
+	memo_clear(a);
+	hashmap__free(&a->memo);
+	free(a->names);
+	free(a->answers);
 	free(a);
 }
 
@@ -101,6 +125,7 @@ static int add_n(struct alloc_fns *a, const char *p, size_t len)
 	}
 	a->user = v;
 	a->user[a->n_user++] = s;
+	memo_clear(a);
 	return 0;
 }
 
@@ -162,14 +187,19 @@ static bool match_one(const char *pat, const char *fn, const char *bare)
 	return !fnmatch(pat, fn, 0) || (bare && !fnmatch(pat, bare, 0));
 }
 
-bool alloc_fns__match(const struct alloc_fns *a, const char *function)
+static bool name_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct alloc_fns *a = ctx;
+
+	return !strcmp(a->names[val], key);
+}
+
+static bool match_all(const struct alloc_fns *a, const char *function)
 {
 	const char *paren;
 	char buf[256], *bare = NULL;
 	bool hit = false;
 
-	if (!a || !function || !*function)
-		return false;
 	paren = strchr(function, '(');
 	if (paren && paren > function && (size_t)(paren - function) < sizeof(buf)) {
 		memcpy(buf, function, paren - function);
@@ -181,6 +211,43 @@ bool alloc_fns__match(const struct alloc_fns *a, const char *function)
 	for (size_t i = 0; !hit && i < a->n_user; i++)
 		hit = match_one(a->user[i], function, bare);
 	return hit;
+}
+
+bool alloc_fns__match(const struct alloc_fns *ca, const char *function)
+{
+	struct alloc_fns *a = (struct alloc_fns *)ca;	/* the memo only */
+	uint64_t idx;
+	bool fresh;
+
+	if (!a || !function || !*function)
+		return false;
+	if (a->n_names == a->cap_names) {
+		size_t cap = a->cap_names ? 2 * a->cap_names : 256;
+		char **n = realloc(a->names, cap * sizeof(*n));
+		bool *b = n ? realloc(a->answers, cap * sizeof(*b)) : NULL;
+
+		if (n)
+			a->names = n;
+		if (!b)
+			return match_all(a, function);	/* no memory for the memo */
+		a->answers = b;
+		a->cap_names = cap;
+	}
+	idx = a->n_names;
+	if (hashmap__intern(&a->memo, hashmap__hash_str(function), name_eq, function, a, &idx,
+			    &fresh))
+		return match_all(a, function);
+	if (fresh) {
+		a->names[idx] = strdup(function);
+		if (!a->names[idx]) {
+			hashmap__clear(&a->memo);	/* forget it all, keep the answer right */
+			memo_clear(a);
+			return match_all(a, function);
+		}
+		a->answers[idx] = match_all(a, function);
+		a->n_names++;
+	}
+	return a->answers[idx];
 }
 
 const char *alloc_fns__builtin(size_t i)

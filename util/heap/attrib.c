@@ -34,6 +34,28 @@ int heap_attrib__own_depth(const struct symbol *s, const struct alloc_fns *fns)
 	return -1;
 }
 
+int heap_attrib__next_own(const struct symbol *const *frames, int n, int frame, int depth,
+			  const struct alloc_fns *fns, int *out_depth)
+{
+	const struct symbol *s = frame >= 0 && frame < n ? frames[frame] : NULL;
+
+	for (int d = depth + 1; s && s->has_debuginfo && d < s->n_frames; d++) {
+		if (own_source(&s->frames[d]) && !alloc_fns__match(fns, s->frames[d].function)) {
+			*out_depth = d;
+			return frame;
+		}
+	}
+	for (int i = frame + 1; i < n; i++) {
+		int d = heap_attrib__own_depth(frames[i], fns);
+
+		if (d >= 0) {
+			*out_depth = d;
+			return i;
+		}
+	}
+	return -1;
+}
+
 bool heap_attrib__is_user(const struct symbol *s, const struct alloc_fns *fns)
 {
 	return heap_attrib__own_depth(s, fns) >= 0;

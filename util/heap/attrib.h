@@ -57,6 +57,15 @@ int heap_attrib__site(const struct symbol *const *frames, int n, enum heap_attri
 		      const struct alloc_fns *fns, int *depth);
 
 /*
+ * The own-code line after the one at (frame, depth), outwards: the next
+ * own inline frame of the same frame, else the first own one of the frames
+ * after it. Returns its frame index (*out_depth its inline depth), or -1.
+ * What called a site, for report's hint about unnamed wrappers.
+ */
+int heap_attrib__next_own(const struct symbol *const *frames, int n, int frame, int depth,
+			  const struct alloc_fns *fns, int *out_depth);
+
+/*
  * The own-code test above, for one resolved frame: the index in s->frames
  * of its first own inline frame from s->chosen outwards, or -1.
  */
