@@ -224,6 +224,20 @@ static void print_header(const struct report *rp)
 			       " before attach\n", format__count(s->heap_dropped, a, sizeof(a)),
 			       format__count(s->unknown_frees, b, sizeof(b)));
 	}
+	/* issue 9: what the tracked heap is of the process's memory */
+	if (s->has_rss && s->has_heap)
+		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s)\n",
+		       format__bytes(s->live_bytes, a, sizeof(a)),
+		       /* more than resident: allocated pages count before they are touched */
+		       s->live_bytes <= s->rss_bytes ? " of " : ", ",
+		       format__bytes(s->rss_bytes, b, sizeof(b)),
+		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
+		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
+	else if (s->has_rss)
+		printf("# memory:   %s resident (anonymous %s, peak %s)\n",
+		       format__bytes(s->rss_bytes, b, sizeof(b)),
+		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
+		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
 	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
 		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
 		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
@@ -300,6 +314,15 @@ static int print_json(const struct report *rp)
 	json__uint(&j, "heap_dropped", s->heap_dropped);
 	json__uint(&j, "unknown_frees", s->unknown_frees);
 	json__uint(&j, "heap_sample", s->heap_sample > 1 ? s->heap_sample : 1);
+	if (s->has_rss) {
+		json__int(&j, "rss_bytes", s->rss_bytes);
+		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);
+		json__int(&j, "rss_peak_bytes", s->rss_peak_bytes);
+	} else {
+		json__null(&j, "rss_bytes");
+		json__null(&j, "rss_anon_bytes");
+		json__null(&j, "rss_peak_bytes");
+	}
 	json__bool(&j, "finished", s->finished);
 	json__end_object(&j);
 	json__begin_object(&j, "query");

@@ -136,6 +136,10 @@ struct prof_summary {
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
 	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
 	uint64_t mappings;		/* rows of the `map` table */
+	/* the process's resident memory (schema v3; has_rss false before or when unread) */
+	bool has_rss;
+	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
+	int64_t rss_peak_bytes;			/* highest at any checkpoint */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);

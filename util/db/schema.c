@@ -19,7 +19,12 @@ const char db_schema_sql[] =
 	"    heap_free_bytes INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_free_count INTEGER NOT NULL DEFAULT 0,\n"
-	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0\n"
+	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0,\n"
+	/* v3 (issue 9): the process's resident memory at the checkpoint
+	 * (/proc/PID/statm), all of it and the anonymous part; NULL when it
+	 * could not be read (the process had gone) */
+	"    rss_bytes INTEGER DEFAULT NULL,\n"
+	"    rss_anon_bytes INTEGER DEFAULT NULL\n"
 	");\n"
 	/* seed 000 §7.3.3: file/line/function are the chosen (user's own)
 	 * frame of the inline chain; the whole chain is in symbol_frames. */

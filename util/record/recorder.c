@@ -239,6 +239,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	err = checkpoint_writer__new(r->db, r->dbst, r->res, r->heap, &r->cpw);
 	if (err)
 		goto fail;
+	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded();

@@ -467,18 +467,23 @@ static void draw_header(struct tui *t, const struct top_view *v, const struct fo
 static void draw_footer(struct tui *t, const struct top_view *v, const struct follow *f,
 			int rows, int cols)
 {
-	char line[512], a[32], b[32], c[32], d[32], e[32];
+	char line[512], a[32], b[32], c[32], d[32], e[32], r[64], rb[32];
 	const struct prof_summary *s = f ? &f->sum : NULL;
 
 	if (s) {
 		double lost_pct = s->samples + s->lost_samples ?
 			100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0;
 
+		/* the tracked heap beside the process's resident memory (issue 9) */
+		r[0] = '\0';
+		if (s->has_rss)
+			snprintf(r, sizeof(r), " of %s resident",
+				 format__bytes(s->rss_bytes, rb, sizeof(rb)));
 		snprintf(line, sizeof(line),
-			 " samples %s  lost %s (%.1f%%)  live heap %s  peak %s  checkpoints %s",
+			 " samples %s  lost %s (%.1f%%)  live heap %s%s  peak %s  checkpoints %s",
 			 format__count(s->samples, a, sizeof(a)),
 			 format__count(s->lost_samples, b, sizeof(b)), lost_pct,
-			 s->has_heap ? format__bytes(s->live_bytes, c, sizeof(c)) : "-",
+			 s->has_heap ? format__bytes(s->live_bytes, c, sizeof(c)) : "-", r,
 			 s->has_heap ? format__bytes(s->peak_bytes, d, sizeof(d)) : "-",
 			 format__count(s->checkpoints, e, sizeof(e)));
 	} else {
