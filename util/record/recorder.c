@@ -18,6 +18,7 @@
 #include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
@@ -82,6 +83,27 @@ static int check_debuginfo(struct recorder *r)
 	return 0;
 }
 
+/*
+ * -g walks the frame-pointer chain: say once, up front, when the program's
+ * own code keeps none and its CPU stacks will be short (issue 9).
+ */
+static void check_frame_pointers(struct recorder *r)
+{
+	struct fp_census c;
+
+	if (!r->o.call_graph || !r->o.cpu || resolver__frame_pointers(r->res, &c))
+		return;
+	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", r->t.exe,
+		 c.with_fp, c.functions);
+	if (!frame_pointers__missing(&c))
+		return;
+	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
+		"CPU call stacks (-g) will stop after a frame or two", r->t.exe, c.with_fp,
+		c.functions);
+	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
+		"(Rust) for whole call stacks");
+}
+
 /* The target's mappings read and its debug information checked. */
 static int open_resolver(struct recorder *r)
 {
@@ -99,6 +121,7 @@ static int open_resolver(struct recorder *r)
 			       (int)r->t.pid, rsprof_strerror(err));
 		return err;
 	}
+	check_frame_pointers(r);
 	return check_debuginfo(r);
 }
 

@@ -27,6 +27,7 @@
 
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
@@ -627,18 +628,30 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 	return s;
 }
 
+/* The executable's module: by its path, else the lowest executable mapping. */
+static Dwfl_Module *main_module(struct resolver *r)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->exe && !strcmp(r->mods[i].path, r->exe))
+			return r->mods[i].mod;
+	return r->n_mods ? r->mods[0].mod : NULL;
+}
+
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c)
+{
+	Dwfl_Module *m = main_module(r);
+
+	if (!m) {
+		memset(c, 0, sizeof(*c));
+		return -ENOENT;
+	}
+	return frame_pointers__census(m, c);
+}
+
 int resolver__check_debuginfo(struct resolver *r)
 {
-	Dwfl_Module *main_mod = NULL;
+	Dwfl_Module *main_mod = main_module(r);
 
-	for (size_t i = 0; i < r->n_mods; i++) {
-		if (r->exe && !strcmp(r->mods[i].path, r->exe)) {
-			main_mod = r->mods[i].mod;
-			break;
-		}
-	}
-	if (!main_mod && r->n_mods)
-		main_mod = r->mods[0].mod;	/* the lowest executable mapping */
 	if (!main_mod)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)

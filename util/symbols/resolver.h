@@ -47,6 +47,10 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr);
  */
 int resolver__check_debuginfo(struct resolver *r);
 
+/* The frame-pointer census of the executable's own code (frame-pointers.h); 0 or -ENOENT. */
+struct fp_census;
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c);
+
 /* The mappings as last read (for the `map` table). */
 const struct maps *resolver__maps(const struct resolver *r);
 
