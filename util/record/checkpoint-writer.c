@@ -234,6 +234,9 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 
 	w->cpu_rows.n = 0;
 	w->syms.n = 0;
+	/* first: resolving new stacks below can take a while */
+	cp.has_rss = w->rss_pid > 0 &&
+		     !proc__rss(w->rss_pid, &cp.rss_bytes, &cp.rss_anon_bytes);
 	hashmap__for_each(&w->cpu, i) {
 		struct cpu_count *c = vec__push(&w->cpu_rows);
 		if (!c)
@@ -293,9 +296,6 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		return err;
 	}
 	cp.timestamp_ms = timestamp_ms;
-	/* read after the heap's counters: the same moment, near enough */
-	cp.has_rss = w->rss_pid > 0 &&
-		     !proc__rss(w->rss_pid, &cp.rss_bytes, &cp.rss_anon_bytes);
 	cp.cpu = w->cpu_rows.v;
 	cp.n_cpu = w->cpu_rows.n;
 	cp.symbols = w->syms.v;
