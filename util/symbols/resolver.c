@@ -203,6 +203,11 @@ static int open_mapped(const struct resolver *r, const struct map *m)
 	char fn[PATH_MAX + 64];
 	int fd;
 
+	/* a recorded process (pid 0): the file as it is on this machine now */
+	if (r->pid <= 0) {
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
 	/* the target's view of the file system first (containers), then ours */
 	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)r->pid, m->path);
 	fd = open(fn, O_RDONLY | O_CLOEXEC);
@@ -344,6 +349,39 @@ int resolver__new(pid_t pid, struct resolver **out)
 	r->index = dwarf_index__new();
 	r->dwfl = dwfl_begin(&dwfl_callbacks);
 	if (!r->index || !r->dwfl) {
+		err = -ENOMEM;
+		goto fail;
+	}
+	dwfl_report_begin(r->dwfl);
+	err = resolver__report(r);
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err)
+		goto fail;
+	*out = r;
+	return 0;
+fail:
+	resolver__delete(r);
+	return err;
+}
+
+int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out)
+{
+	struct resolver *r;
+	int err;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		maps__delete(maps);
+		return -ENOMEM;
+	}
+	r->maps = maps;
+	r->exe = exe ? strdup(exe) : NULL;
+	r->index = dwarf_index__new();
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if ((exe && !r->exe) || !r->index || !r->dwfl) {
 		err = -ENOMEM;
 		goto fail;
 	}
@@ -664,4 +702,51 @@ int resolver__check_debuginfo(struct resolver *r)
 const struct maps *resolver__maps(const struct resolver *r)
 {
 	return r ? r->maps : NULL;
+}
+
+/* The bytes of the executable section holding [vaddr, vaddr + len) in the file, or NULL. */
+static const unsigned char *elf_code_bytes(Elf *elf, uint64_t vaddr, uint64_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || vaddr < sh.sh_addr ||
+		    vaddr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return NULL;
+		return (const unsigned char *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out)
+{
+	Dwfl_Module *mod = r->dwfl ? dwfl_addrmodule(r->dwfl, addr) : NULL;
+	struct module *m = mod ? resolver__module(r, mod) : NULL;
+	uint64_t start, end;
+	GElf_Addr bias;
+	const char *name;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	name = symtab__find_range(module__symtab(m), addr, &start, &end);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!name || !elf || end <= start || end - start > (64u << 20))
+		return -ENOENT;
+	out->bytes = elf_code_bytes(elf, start - bias, end - start);
+	if (!out->bytes)
+		return -ENOENT;
+	out->start = start;
+	out->end = end;
+	out->name = name;
+	out->module = m->path;
+	return 0;
 }
