@@ -8,6 +8,7 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <popt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,10 +16,13 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/callgraph.h"
 #include "util/db/db.h"
 #include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/callgraph.h"
+#include "util/output/chart.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
@@ -26,6 +30,7 @@
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
+#include "util/output/styled.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -38,6 +43,9 @@ static struct report_opts {
 	const char *format;
 	const char **alloc_fn;
 	const char *file;
+	int graph;
+	const char *callers, *callees;
+	const char *sort_by;
 } opts;
 
 enum report_format { FMT_TEXT, FMT_FOLDED, FMT_PPROF };
@@ -67,6 +75,15 @@ static struct poptOption report_options[] = {
 	  "heap: NAME is an allocation wrapper, count its callers (a glob; repeatable)", "NAME" },
 	{ "format", 0, POPT_ARG_STRING, &opts.format, 0,
 	  "text (default), folded (flame graph stacks) or pprof (gzipped protobuf)", "FMT" },
+	{ "call-graph", 'g', POPT_ARG_NONE, &opts.graph, 0,
+	  "functions by children (total) and self, each with its callees (needs stacks)", NULL },
+	{ "callers", 0, POPT_ARG_STRING, &opts.callers, 0,
+	  "the callers of function FUNC, as a tree, with their shares", "FUNC" },
+	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
+	  "what function FUNC calls, as a tree, with shares", "FUNC" },
+	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
+	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
+	  "KEY" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -86,6 +103,7 @@ struct report {
 };
 
 static const char *const group_names[] = { "line", "function", "file", "module" };
+static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
 
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
@@ -187,6 +205,31 @@ static int parse_opts(struct report *rp)
 		}
 	}
 	rp->f.alloc_fn = opts.alloc_fn;
+	if (opts.sort_by) {
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (!strcmp(opts.sort_by, heap_sort_names[i]))
+				break;
+		if (i == 4) {
+			pr_err("--sort-by: unknown key '%s'", opts.sort_by);
+			pr_hint("use live, peak, allocated or allocs");
+			return -RSPROF_EUSAGE;
+		}
+		rp->f.heap_sort = (enum heap_sort)i;
+	}
+	if (opts.graph + (opts.callers != NULL) + (opts.callees != NULL) > 1) {
+		pr_err("-g/--call-graph, --callers and --callees: one at a time");
+		return -RSPROF_EUSAGE;
+	}
+	if ((opts.graph || opts.callers || opts.callees) && rp->format != FMT_TEXT) {
+		pr_err("--format %s cannot be combined with a call graph view", opts.format);
+		return -RSPROF_EUSAGE;
+	}
+	if ((opts.graph || opts.callers || opts.callees) && opts.cpu && opts.heap) {
+		pr_err("a call graph is of CPU or of heap stacks: --cpu or --heap, not both");
+		return -RSPROF_EUSAGE;
+	}
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
 	rp->f.threshold_pct = opts.threshold;
@@ -471,6 +514,92 @@ static int export_stacks(struct report *rp, bool heap)
 	return err;
 }
 
+/* ---- call graphs: -g, --callers, --callees ----------------------------------- */
+
+static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg_dir dir,
+		      const struct cg_view *v)
+{
+	struct json j;
+	int *order = NULL;
+
+	json__init(&j, stdout);
+	json__begin_object(&j, NULL);
+	json__string(&j, "file", db__path(rp->db));
+	json__string(&j, "kind", cg->heap ? "heap" : "cpu");
+	json__string(&j, "unit", cg->heap ? "live_bytes" : "samples");
+	json__int(&j, "total", cg->total);
+	if (root >= 0) {
+		json__string(&j, "view", dir == CG_CALLERS ? "callers" : "callees");
+		callgraph__json_tree(cg, root, dir, v, &j, "tree");
+	} else {
+		order = callgraph__by_total(cg);
+		if (!order)
+			return -ENOMEM;
+		json__string(&j, "view", "children");
+		json__begin_array(&j, "functions");
+		callgraph__json_children(cg, order, v, &j);
+		json__end_array(&j);
+		free(order);
+	}
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int report_graph(struct report *rp)
+{
+	bool heap = opts.heap || (rp->show_heap && !rp->show_cpu);
+	const char *name = opts.callers ? opts.callers : opts.callees;
+	enum cg_dir dir = opts.callers ? CG_CALLERS : CG_CALLEES;
+	struct cg_view v = { .threshold = rp->f.threshold_pct > 0 ? rp->f.threshold_pct : 0.5,
+			     .limit = rp->f.limit, .full_paths = opts.full_paths };
+	struct styled_text t = { 0 };
+	struct callgraph *cg = NULL;
+	int fn, root = -1, err;
+
+	setlocale(LC_CTYPE, "");
+	v.utf8 = chart__locale_utf8();
+	err = callgraph__load(rp->db, &rp->f, heap, &cg);
+	if (!err)
+		err = db__snapshot_end(rp->db);
+	if (!err && !cg->has_stacks) {
+		pr_err("'%s' has no %s call stacks", db__path(rp->db), heap ? "heap" : "CPU");
+		pr_hint(heap ? "heap stacks need a version-2 profile with heap tracking" :
+			       "record with -g (--call-graph) to keep CPU call stacks");
+		err = -ENOENT;
+	}
+	if (!err && name)
+		err = callgraph__find(cg, name, &fn);
+	if (!err && name)
+		err = callgraph__tree(cg, fn, dir, &root);
+	if (err)
+		goto out;
+	if (output_args.json) {
+		err = graph_json(rp, cg, root, dir, &v);
+	} else if (output_args.csv) {
+		int *order = root < 0 ? callgraph__by_total(cg) : NULL;
+
+		if (root >= 0)
+			err = callgraph__csv_tree(cg, root, dir, &v, stdout);
+		else if (order)
+			callgraph__csv_children(cg, order, &v, stdout);
+		else
+			err = -ENOMEM;
+		free(order);
+	} else {
+		err = root >= 0 ? callgraph__render_tree(cg, root, dir, &v, &t) :
+				  callgraph__render_children(cg, &v, &t);
+		if (!err) {
+			print_header(rp);
+			putchar('\n');
+			err = styled__print(&t, stdout, false);
+		}
+	}
+out:
+	styled__free(&t);
+	callgraph__delete(cg);
+	return err;
+}
+
 static int report_run(void)
 {
 	struct report rp = { 0 };
@@ -484,6 +613,7 @@ static int report_run(void)
 		return exit_from_err(err);
 	report_table__init(&rp.cpu, rp.f.group, opts.full_paths);
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
+	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
@@ -521,6 +651,10 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
+		goto out;
+	}
+	if (!err && (opts.graph || opts.callers || opts.callees)) {
+		err = report_graph(&rp);
 		goto out;
 	}
 	if (!err && rp.show_cpu)

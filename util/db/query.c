@@ -432,11 +432,29 @@ static int cpu_cmp(const void *pa, const void *pb)
 	return group_tiebreak(a, b);
 }
 
-static int heap_cmp(const void *pa, const void *pb)
+/* A group's value under the heap sort key. */
+static int64_t heap_key(const struct qgroup *g, enum heap_sort by)
+{
+	switch (by) {
+	case HEAP_SORT_PEAK:
+		return g->peak;
+	case HEAP_SORT_ALLOCATED:
+		return g->alloc_bytes;
+	case HEAP_SORT_ALLOCS:
+		return g->alloc_count;
+	default:
+		return g->live;
+	}
+}
+
+static int heap_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const struct qgroup *a = *(const struct qgroup *const *)pa;
 	const struct qgroup *b = *(const struct qgroup *const *)pb;
+	enum heap_sort by = *(const enum heap_sort *)ctx;
 
+	if (heap_key(a, by) != heap_key(b, by))
+		return heap_key(a, by) < heap_key(b, by) ? 1 : -1;
 	if (a->live != b->live)
 		return a->live < b->live ? 1 : -1;
 	if (a->peak != b->peak)
@@ -450,22 +468,38 @@ static int heap_cmp(const void *pa, const void *pb)
 int emit_rows(struct qctx *q, bool heap, double total, prof_row_cb cb, void *ctx)
 {
 	struct qgroup **v = malloc((q->n_groups + 1) * sizeof(*v));
+	enum heap_sort by = q->f->heap_sort;
 	int n = 0, err = 0, shown = 0;
+	double key_total = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (int i = 0; i <= q->n_groups; i++)
 		if (q->groups[i].used)
 			v[n++] = &q->groups[i];
-	qsort(v, n, sizeof(*v), heap ? heap_cmp : cpu_cmp);
+	/* the live share is the row's pct; the threshold is a share of the sort key */
+	if (heap && by != HEAP_SORT_LIVE) {
+		for (int i = 0; i < n; i++)
+			key_total += (double)heap_key(v[i], by);
+		qsort_r(v, n, sizeof(*v), heap_cmp, &by);
+	} else if (heap) {
+		key_total = total;
+		qsort_r(v, n, sizeof(*v), heap_cmp, &by);
+	} else {
+		qsort(v, n, sizeof(*v), cpu_cmp);
+	}
 	for (int i = 0; i < n && !err; i++) {
 		struct prof_row r = row_of(v[i], q->f->group);
+		double key_pct;
 
-		if (heap)
+		if (heap) {
 			r.pct = total > 0 && r.live_bytes > 0 ? 100.0 * r.live_bytes / total : 0;
-		else
-			r.pct = total > 0 ? 100.0 * r.samples / total : 0;
-		if (q->f->threshold_pct > 0 && r.pct < q->f->threshold_pct)
+			key_pct = key_total > 0 && heap_key(v[i], by) > 0 ?
+				  100.0 * heap_key(v[i], by) / key_total : 0;
+		} else {
+			r.pct = key_pct = total > 0 ? 100.0 * r.samples / total : 0;
+		}
+		if (q->f->threshold_pct > 0 && key_pct < q->f->threshold_pct)
 			continue;
 		if (q->f->limit > 0 && shown >= q->f->limit)
 			break;

@@ -19,6 +19,19 @@ enum group_by {
 
 #define TIME_NONE UINT64_MAX
 
+/*
+ * How heap rows are ranked (report --sort-by), largest first: live bytes
+ * at the end (or at_ms), the site's peak live bytes, bytes allocated in the
+ * window, allocations (count) in the window. pprof's inuse_space,
+ * alloc_space and alloc_objects; heaptrack's leaked, peak, allocations.
+ */
+enum heap_sort {
+	HEAP_SORT_LIVE,
+	HEAP_SORT_PEAK,
+	HEAP_SORT_ALLOCATED,
+	HEAP_SORT_ALLOCS,
+};
+
 struct query_filter {
 	uint64_t from_ms;	/* checkpoints with timestamp_ms >= from_ms; TIME_NONE: from start */
 	uint64_t to_ms;		/* ... and <= to_ms; TIME_NONE: to the end */
@@ -26,11 +39,13 @@ struct query_filter {
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	enum group_by group;
 	int limit;		/* 0: no limit */
-	double threshold_pct;	/* rows below this share of the total are left out */
 	/* heap: allocation wrappers (globs, util/heap/alloc-fn.h) passed over in the
 	 * stored stacks, beside the built-in ones and the file's meta.heap_alloc_fn;
 	 * NULL-terminated, NULL: none */
 	const char *const *alloc_fn;
+	double threshold_pct;	/* rows below this share of the total are left out (heap: of
+				 * the sort key's total) */
+	enum heap_sort heap_sort;
 };
 
 void query_filter__init(struct query_filter *f);
@@ -55,8 +70,9 @@ typedef int (*prof_row_cb)(const struct prof_row *row, void *ctx);
 int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
 		 prof_row_cb cb, void *ctx);
 /*
- * Heap rows, most live bytes first (sites with live bytes <= 0 left out
- * unless they allocated); *total_live = live bytes of all sites.
+ * Heap rows, ranked by f->heap_sort (sites with live bytes <= 0 left out
+ * unless they allocated); *total_live = live bytes of all sites; a row's
+ * pct is its share of that.
  *
  * The site of a row is heap_events.addr, as the recorder chose it, unless
  * an allocation wrapper (built in, meta.heap_alloc_fn, f->alloc_fn) is in

@@ -230,6 +230,15 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 		v->detail = true;
 		v->series_valid = false;
 		return TOP_REQUERY;
+	case 'a':
+	case 'c':
+		{
+			enum live_series kind;
+
+			if (!v->detail && !top_view__selected(v, f, &kind))
+				return TOP_NOTHING;
+		}
+		return key == 'a' ? TOP_ANNOTATE : TOP_CALLERS;
 	case TUI_KEY_UP:
 	case 'k':
 		return move_sel(v, v->sel[i] - 1, f);
@@ -499,15 +508,16 @@ static void draw_footer(struct tui *t, const struct top_view *v, const struct fo
 		return;
 	}
 	if (v->detail)
-		tui__text(t, rows - 1, 0, cols, TUI_DIM, " q quit  Esc/Enter close  p pause  w window");
-	else if (cols >= 120)
+		tui__text(t, rows - 1, 0, cols, TUI_DIM,
+			  " q quit  Esc/Enter close  p pause  w window  a annotate  c callers");
+	else if (cols >= 140)
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
 			  " q quit  1 cpu  2 heap  3 both  / filter  Esc clear  p pause  w window"
-			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail");
+			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail  a annotate  c callers");
 	else
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
 			  " q quit 1 cpu 2 heap 3 both / filter Esc clear p pause w window"
-			  " Enter detail");
+			  " Enter detail a annotate c callers");
 }
 
 static void draw_spark(struct tui *t, int y, int x, int w, int h, const int64_t *vals, int n)
