@@ -140,7 +140,7 @@ struct side_arg {
 
 static bool windowed(const struct diff_window *w)
 {
-	return w->from_ms != TIME_NONE || w->to_ms != TIME_NONE;
+	return w->on;
 }
 
 /*
@@ -154,7 +154,7 @@ static int parse_side(const char *arg, struct side_arg *sa)
 	uint64_t a, b;
 
 	sa->arg = arg;
-	sa->win.from_ms = sa->win.to_ms = TIME_NONE;
+	sa->win.on = false;
 	if (!at || !access(arg, F_OK)) {
 		sa->path = strdup(arg);
 		return sa->path ? 0 : -ENOMEM;
@@ -165,6 +165,7 @@ static int parse_side(const char *arg, struct side_arg *sa)
 		return -RSPROF_EUSAGE;
 	}
 	sa->path = strndup(arg, at - arg);
+	sa->win.on = true;
 	sa->win.from_ms = a;
 	sa->win.to_ms = b;
 	return sa->path ? 0 : -ENOMEM;

@@ -64,7 +64,7 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 
 	*lo = 0;
 	*hi = INT64_MAX;
-	if (w->from_ms == TIME_NONE && w->to_ms == TIME_NONE)
+	if (!w->on)
 		return 0;
 	if (sqlite3_prepare_v2(conn, "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
 			       " FROM checkpoints WHERE timestamp_ms > ? AND timestamp_ms <= ?",

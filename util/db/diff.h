@@ -49,14 +49,15 @@ struct diff_row {
  * A window of one run (`diff FILE@A..B`): checkpoints whose interval ends
  * after from_ms and at or before to_ms, as report --window; TIME_NONE ends
  * are open. CPU compares the window's samples, heap the live bytes at its
- * end and the allocations inside it.
+ * end and the allocations inside it. !on (zeroed): the whole run.
  */
 struct diff_window {
+	bool on;
 	uint64_t from_ms, to_ms;
 };
 
 struct diff_opts {
-	struct diff_window win[2];	/* A, B; both ends TIME_NONE: the whole run */
+	struct diff_window win[2];	/* A, B */
 	enum site_by by;
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent
