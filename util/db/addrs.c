@@ -169,6 +169,41 @@ out:
 	return err;
 }
 
+int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found)
+{
+	sqlite3_stmt *st;
+	int rc, err = q_prepare(db, "read symbol", db__version(db) >= 2 ?
+				"SELECT file, line, function, module FROM symbols WHERE addr = ?" :
+				"SELECT file, line, function, NULL FROM symbols WHERE addr = ?", &st);
+
+	memset(r, 0, sizeof(*r));
+	*found = false;
+	r->addr = addr;
+	if (err)
+		return err;
+	sqlite3_bind_int64(st, 1, addr);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*found = true;
+		r->file = dup_col(st, 0, &err);
+		r->line = sqlite3_column_int(st, 1);
+		r->function = dup_col(st, 2, &err);
+		r->module = dup_col(st, 3, &err);
+	} else if (rc != SQLITE_DONE) {
+		err = q_err(db, "read symbol");
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+void addr_row__exit(struct addr_row *r)
+{
+	free((char *)r->file);
+	free((char *)r->function);
+	free((char *)r->module);
+	memset(r, 0, sizeof(*r));
+}
+
 static int maps_add(struct maps *m, size_t *cap, sqlite3_stmt *st)
 {
 	const char *perm = (const char *)sqlite3_column_text(st, 3);

@@ -1,6 +1,7 @@
 #ifndef RSPROF_UTIL_DB_ADDRS_H
 #define RSPROF_UTIL_DB_ADDRS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "util/db/query.h"
@@ -44,6 +45,13 @@ typedef int (*addr_row_cb)(const struct addr_row *r, void *ctx);
  */
 int db_query_addrs(struct db *db, const struct query_filter *f, struct addr_totals *t,
 		   addr_row_cb cb, void *ctx);
+
+/*
+ * The symbols row of one address: file, line, function into r (strings
+ * malloc'd, freed by addr_row__exit()); *found false when there is none.
+ */
+int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found);
+void addr_row__exit(struct addr_row *r);
 
 /*
  * The `map` table (version 2) as struct maps, sorted by start; *out is NULL

@@ -92,4 +92,37 @@ const char db_schema_sql[] =
 	"    perm TEXT NOT NULL,\n"
 	"    offset INTEGER NOT NULL DEFAULT 0,\n"
 	"    path TEXT\n"
-	");\n";
+	");\n"
+	/*
+	 * Version 3: the allocation history (record --alloc-history), seed
+	 * 001's layout for "half-axis" queries (util/db/history.h): time
+	 * slices that never overlap (consecutive ids in time order), per slice
+	 * address chunks that never overlap for one kind, events in order of
+	 * appearance (rowid), each in exactly one chunk. Times are ns from
+	 * start_time; addr_last is inclusive.
+	 */
+	"CREATE TABLE alloc_slices (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    time_first INTEGER NOT NULL,\n"
+	"    time_last INTEGER NOT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_slices_last ON alloc_slices(time_last);\n"
+	"CREATE TABLE alloc_chunks (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    slice_id INTEGER NOT NULL,\n"
+	"    addr_first INTEGER NOT NULL,\n"
+	"    addr_last INTEGER NOT NULL,\n"
+	"    kind INTEGER NOT NULL DEFAULT 0\n"
+	");\n"
+	"CREATE INDEX idx_alloc_chunks ON alloc_chunks(kind, slice_id, addr_last);\n"
+	"CREATE TABLE alloc_events (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    chunk_id INTEGER NOT NULL,\n"
+	"    time_alloc INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    size INTEGER NOT NULL,\n"
+	"    site INTEGER DEFAULT NULL,\n"
+	"    stack_id INTEGER DEFAULT NULL,\n"
+	"    time_free INTEGER DEFAULT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_events_chunk ON alloc_events(chunk_id, time_alloc, addr, size);\n";

@@ -17,6 +17,8 @@
  *      + map (the target's mappings, seed 003)
  *   3  + checkpoints.{rss_bytes, rss_anon_bytes} (resident memory, issue 9)
  *      + meta.heap_alloc_fn (record --alloc-fn; a key, readable by any version)
+ *      + alloc_slices, alloc_chunks, alloc_events (the allocation history,
+ *        seed 001; empty unless recorded with --alloc-history)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */
