@@ -264,7 +264,8 @@ int db_history_query(struct db *db, const struct history_query *q, struct alloc_
 		err = slice_events(&h, q, slice, t, after, need, &c);
 		if (err)
 			break;
-		qsort_r(c.v, c.n, sizeof(*c.v), rec_cmp, &back);
+		if (c.n)
+			qsort_r(c.v, c.n, sizeof(*c.v), rec_cmp, &back);
 		for (int i = 0; i < c.n && i < need; i++)
 			out[(*n)++] = c.v[i];
 		slice += back ? -1 : 1;

@@ -324,6 +324,29 @@ static int resolver__report(struct resolver *r)
 	return 0;
 }
 
+/* Report r->maps to a new Dwfl; on error r is deleted. */
+static int resolver__start(struct resolver *r, struct resolver **out)
+{
+	int err = 0;
+
+	r->index = dwarf_index__new();
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->dwfl)
+		err = -ENOMEM;
+	if (!err) {
+		dwfl_report_begin(r->dwfl);
+		err = resolver__report(r);
+		if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+			err = -EINVAL;
+	}
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
 int resolver__new(pid_t pid, struct resolver **out)
 {
 	char fn[64], exe[PATH_MAX];
@@ -338,37 +361,22 @@ int resolver__new(pid_t pid, struct resolver **out)
 		return -ENOMEM;
 	r->pid = pid;
 	err = maps__load(pid, &r->maps);
-	if (err)
-		goto fail;
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
 	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
 	n = readlink(fn, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
 		r->exe = strdup(exe);
 	}
-	r->index = dwarf_index__new();
-	r->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!r->index || !r->dwfl) {
-		err = -ENOMEM;
-		goto fail;
-	}
-	dwfl_report_begin(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err)
-		goto fail;
-	*out = r;
-	return 0;
-fail:
-	resolver__delete(r);
-	return err;
+	return resolver__start(r, out);
 }
 
 int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out)
 {
 	struct resolver *r;
-	int err;
 
 	*out = NULL;
 	elf_version(EV_CURRENT);
@@ -379,23 +387,11 @@ int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **
 	}
 	r->maps = maps;
 	r->exe = exe ? strdup(exe) : NULL;
-	r->index = dwarf_index__new();
-	r->dwfl = dwfl_begin(&dwfl_callbacks);
-	if ((exe && !r->exe) || !r->index || !r->dwfl) {
-		err = -ENOMEM;
-		goto fail;
+	if (exe && !r->exe) {
+		resolver__delete(r);
+		return -ENOMEM;
 	}
-	dwfl_report_begin(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err)
-		goto fail;
-	*out = r;
-	return 0;
-fail:
-	resolver__delete(r);
-	return err;
+	return resolver__start(r, out);
 }
 
 void resolver__delete(struct resolver *r)
