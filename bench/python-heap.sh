@@ -102,6 +102,9 @@ heap_meta() {
 	"$RSPROF" query --csv "$1" "SELECT key || '=' || value FROM meta
 		WHERE key IN ('heap_backend', 'heap_probes', 'heap_attribution') ORDER BY key" 2>/dev/null |
 		sed 1d | tr '\n' ' '
+	# and how full its tables got: a full stack map drops events
+	"$RSPROF" info "$1" | sed -n 's/^\(checkpoints\|heap dropped\|call stacks\|symbols\): */\1=/p' |
+		tr '\n' ' '
 }
 
 median() {

@@ -260,6 +260,9 @@ heap_meta() {
 	"$RSPROF" query --csv "$1" "SELECT key || '=' || value FROM meta
 		WHERE key IN ('heap_backend', 'heap_probes', 'heap_attribution') ORDER BY key" 2>/dev/null |
 		sed 1d | tr '\n' ' '
+	# and how full its tables got: a full stack map drops events
+	"$RSPROF" info "$1" | sed -n 's/^\(checkpoints\|heap dropped\|call stacks\|symbols\): */\1=/p' |
+		tr '\n' ' '
 }
 
 median() {
@@ -300,6 +303,7 @@ for bld in $BUILDS; do
 	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-attach-$bld.db"
 	echo
 	echo "---- rsprof report --heap -n 10 (launch, record --heap-attribution=caller)"
+	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-caller-$bld.db"))"
 	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-caller-$bld.db"
 	echo
 	echo "---- heaptrack_print (last round): totals"
