@@ -6,6 +6,9 @@
 #   site   the first frame whose file does not match `skip` (the allocation
 #          wrappers: zmalloc.c for Redis, obmalloc.c for CPython): the line
 #          that asked for the memory
+#   also   with -v also=REGEX, the first frame whose file matches it (for
+#          Redis the command: t_string.c, t_list.c), "-" when none does;
+#          also_name: its column's title
 # Used by bench/redis.sh and bench/python-heap.sh:
 #   heaptrack_print -f F.zst -p 1 -a 0 -T 0 -n 5 -s 10 |
 #       awk -v skip='zmalloc[.]c' -v strip=/src/dir/ -f heaptrack-sites.awk
@@ -28,7 +31,11 @@ function flush() {
 		return
 	if (nfr > 0 && site == "")
 		site = "(none outside the wrappers)"
-	printf "  %9s %9s  %-44s %s\n", bytes, calls, past, (site == past ? "=" : site)
+	if (also == "")
+		printf "  %9s %9s  %-44s %s\n", bytes, calls, past, (site == past ? "=" : site)
+	else
+		printf "  %9s %9s  %-44s %-36s %s\n", bytes, calls, past,
+			(site == past ? "=" : site), (hit == "" ? "-" : hit)
 	bytes = ""
 }
 
@@ -41,6 +48,8 @@ function took(fn, at) {
 		past = frame(fn, at)
 	if (site == "" && at != "" && (skip == "" || at !~ skip))
 		site = frame(fn, at)
+	if (also != "" && hit == "" && at ~ also)
+		hit = frame(fn, at)
 }
 
 function endframe() {
@@ -68,7 +77,11 @@ function endframe() {
 	endframe(); flush()
 	if (in_head) {
 		printf "%s at %s\n", head, merged
-		printf "  %9s %9s  %-44s %s\n", "bytes", "calls", "one frame past it", "first outside the wrappers"
+		if (also == "")
+			printf "  %9s %9s  %-44s %s\n", "bytes", "calls", "one frame past it", "first outside the wrappers"
+		else
+			printf "  %9s %9s  %-44s %-36s %s\n", "bytes", "calls", "one frame past it",
+				"first outside the wrappers", (also_name != "" ? also_name : "first in " also)
 		in_head = 0
 	}
 	bytes = $1
@@ -76,6 +89,7 @@ function endframe() {
 	nfr = 0
 	past = ""
 	site = ""
+	hit = ""
 	next
 }
 

@@ -107,6 +107,18 @@ heap_meta() {
 		tr '\n' ' '
 }
 
+# the 5 stacks holding the most live bytes in profile $1, as rsprof stored
+# them (report --format=folded), the 6 frames nearest the allocator
+folded_top() {
+	"$RSPROF" report --heap --format=folded "$1" | awk '{
+		v = $NF; sub(/ [^ ]*$/, "")
+		n = split($0, f, ";"); s = f[n]
+		for (i = n - 1; i >= 1 && i > n - 6; i--) s = f[i] ";" s
+		if (i >= 1) s = "...;" s
+		print v, s }' | sort -k1,1 -n -r | head -5 |
+		awk '{ v = $1; sub(/^[^ ]* /, ""); printf "  %12s  %s\n", v, $0 }'
+}
+
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
 }
@@ -157,6 +169,9 @@ for mode in $MODES; do
 		echo "(meta: $(heap_meta "$OUT_DIR/rsprof-$attr-$mode.db"))"
 		"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-$attr-$mode.db"
 	done
+	echo
+	echo "---- rsprof's stored stacks (first-user): report --heap --format=folded, top 5"
+	folded_top "$OUT_DIR/rsprof-first-user-$mode.db"
 	echo
 	echo "---- live and peak: the process against the trackers (last round)"
 	rss=$(awk -v m="$mode" '$1 == m && $2 == "unprofiled" { v = $4 } END { print v }' "$W/runs")

@@ -18,8 +18,8 @@
 # after; then, for the last round's recordings, rsprof's top heap sites
 # (`report --heap -n 10`, and one extra untimed recording with
 # `--heap-attribution caller`) next to heaptrack_print's top peak and
-# leaked backtraces, one frame past the zmalloc wrapper
-# (bench/heaptrack-sites.awk).
+# leaked backtraces, one frame past the zmalloc wrapper, with the command
+# (t_*.c) that made them (bench/heaptrack-sites.awk).
 #
 #   bench/redis.sh OUT_DIR
 #   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 bench/redis.sh OUT_DIR
@@ -265,6 +265,18 @@ heap_meta() {
 		tr '\n' ' '
 }
 
+# the 5 stacks holding the most live bytes in profile $1, as rsprof stored
+# them (report --format=folded), the 6 frames nearest the allocator
+folded_top() {
+	"$RSPROF" report --heap --format=folded "$1" | awk '{
+		v = $NF; sub(/ [^ ]*$/, "")
+		n = split($0, f, ";"); s = f[n]
+		for (i = n - 1; i >= 1 && i > n - 6; i--) s = f[i] ";" s
+		if (i >= 1) s = "...;" s
+		print v, s }' | sort -k1,1 -n -r | head -5 |
+		awk '{ v = $1; sub(/^[^ ]* /, ""); printf "  %12s  %s\n", v, $0 }'
+}
+
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
 }
@@ -306,6 +318,9 @@ for bld in $BUILDS; do
 	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-caller-$bld.db"))"
 	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-caller-$bld.db"
 	echo
+	echo "---- rsprof's stored stacks (launch, last round): report --heap --format=folded, top 5"
+	folded_top "$OUT_DIR/rsprof-launch-$bld.db"
+	echo
 	echo "---- heaptrack_print (last round): totals"
 	heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" -p 0 -a 0 -T 0 -l 0 2>/dev/null |
 		grep -E '^(calls to allocation|peak heap|peak RSS|total memory leaked)' || true
@@ -314,7 +329,9 @@ for bld in $BUILDS; do
 		echo "---- heaptrack_print $kind -a 0 -T 0 -n 4 -s 8, one line a backtrace"
 		# shellcheck disable=SC2086
 		heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" $kind -a 0 -T 0 -n 4 -s 8 2>/dev/null |
-			awk -v skip='zmalloc[.]c' -v strip="$W/$bld/" -f "$here/heaptrack-sites.awk"
+			awk -v skip='zmalloc[.]c' -v also='/t_[a-z]+[.]c:' -v also_name='the command (t_*.c)' \
+				-v strip="$W/$bld/" \
+				-f "$here/heaptrack-sites.awk"
 	done
 done
 echo
