@@ -31,9 +31,9 @@
 # this machine's own apt sources; the source and the builds live in a
 # scratch directory removed at the end (BUILD_DIR=DIR keeps and reuses
 # them). RSPROF: the rsprof binary (default: out/rsprof beside bench/).
-# Needs root (uprobes), `make` and `make bench-deps`. Takes about 12
-# minutes on 2 vCPUs with the defaults (2 builds of ~1 min, then ~90 s a
-# round and build).
+# Needs root (uprobes), `make` and `make bench-deps`. Takes about 8
+# minutes on 2 vCPUs at load 2-5 with the defaults (2 builds of ~30 s,
+# then ~70 s a round and build), 20 minutes at load 14.
 set -eu
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -286,10 +286,10 @@ echo "req/s, medians of $ROUNDS runs (ratio to unprofiled); * = the set,get,lpus
 printf '%-5s %-7s %10s %17s %17s %17s\n' build test unprofiled "rsprof launch" "rsprof attach" heaptrack
 for bld in $BUILDS; do
 	for t in SET 'SET*' 'GET*' 'LPUSH*'; do
-		base=$(awk -v b=$bld -v t="$t" '$1 == b && $2 == "unprofiled" && $3 == t { print $4 }' "$W/results" | median)
-		line=$(printf '%-5s %-7s %10.0f' $bld "$t" "$base")
+		base=$(awk -v b="$bld" -v t="$t" '$1 == b && $2 == "unprofiled" && $3 == t { print $4 }' "$W/results" | median)
+		line=$(printf '%-5s %-7s %10.0f' "$bld" "$t" "$base")
 		for cfg in launch attach heaptrack; do
-			v=$(awk -v b=$bld -v c=$cfg -v t="$t" '$1 == b && $2 == c && $3 == t { print $4 }' "$W/results" | median)
+			v=$(awk -v b="$bld" -v c="$cfg" -v t="$t" '$1 == b && $2 == c && $3 == t { print $4 }' "$W/results" | median)
 			line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%9.0f (%4.2fx)", v, v / b }')"
 		done
 		echo "$line"
