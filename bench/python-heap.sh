@@ -139,6 +139,7 @@ for round in $(seq "$ROUNDS"); do
 			run "$mode" "$cfg"
 		done
 	done
+	echo "round $round of $ROUNDS done ($(($(date +%s) - t_start)) s)"
 done
 echo "uptime after:  $(uptime)"
 
