@@ -111,7 +111,7 @@ $(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
 		-o $@ $(PRELOAD_SRC)
 
 # The same with UBSan (it cannot run under ASan, whose allocator it would
-# replace): tests/t1513 runs its stress test with it (RSPROF_HEAP_TRACKER).
+# replace): tests/t1524 runs its stress test with it (RSPROF_HEAP_TRACKER).
 $(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)

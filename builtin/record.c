@@ -142,5 +142,6 @@ int cmd_record(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	poptFreeContext(pc);
+	record_args__free();
 	return ret;
 }

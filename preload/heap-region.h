@@ -41,10 +41,10 @@
 
 /* Frames kept per stack and stack words kept from the scan (as bpf/heap.h). */
 #define HEAP_REGION_MAX_DEPTH	24
-#define HEAP_REGION_MAX_CAND	8
+#define HEAP_REGION_MAX_CAND	16
 /* A frame-pointer chain shorter than this gets the stack scanned. */
 #define HEAP_REGION_SCAN_MIN	4
-#define HEAP_REGION_SCAN_WORDS	32
+#define HEAP_REGION_SCAN_WORDS	128	/* 1 KiB above the call */
 
 /* With sampling, allocations this large are always tracked (bpf/heap.h). */
 #define HEAP_REGION_SAMPLE_ALWAYS (64 * 1024)

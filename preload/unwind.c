@@ -11,10 +11,11 @@
  * checks stop at. On another stack (sigaltstack, a coroutine) there is no
  * walk, the caller only.
  *
- * A chain shorter than HEAP_REGION_SCAN_MIN also gets the stack scanned:
- * the words above the call pointing into the executable's code (rsprof
+ * A chain shorter than HEAP_REGION_SCAN_MIN is cut at its first frame
+ * outside the executable's code and gets the stack scanned: the words of
+ * the 1 KiB above the call pointing into the executable's code (rsprof
  * keeps those that follow a call instruction: util/heap/heap.c), unless
- * the chain is whole (walked_out()).
+ * the chain is whole (walked_out()). As bpf/heap.bpf.c does.
  *
  * This is the step a CFI unwinder (libunwind) replaces for modules without
  * frame pointers.
@@ -92,6 +93,15 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 	s->depth = n;
 	if (n < HEAP_REGION_SCAN_MIN && text_hi && !walked_out(s)) {
 		const uintptr_t *w = (const uintptr_t *)sp;
+
+		/* a short chain is cut at its first word outside the executable's
+		 * text: what a plain %rbp pointed at (bpf/heap.bpf.c does the same) */
+		for (int i = 1; i < s->depth; i++) {
+			if (!in_text(s->ips[i])) {
+				s->depth = i;
+				break;
+			}
+		}
 		size_t words = (hi - sp) / sizeof(*w);
 
 		if (words > HEAP_REGION_SCAN_WORDS)

@@ -42,7 +42,8 @@ static const struct {
 	[ST_CHECKPOINT] = { "insert checkpoint",
 		"INSERT INTO checkpoints (timestamp_ms, lost_samples, heap_dropped, cpu_total,"
 		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
-		" heap_live_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+		" heap_live_bytes, rss_bytes, rss_anon_bytes)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
 	[ST_CPU] = { "insert cpu sample",
 		"INSERT INTO cpu_samples (checkpoint_id, addr, count) VALUES (?, ?, ?)" },
 	[ST_HEAP] = { "insert heap event",
@@ -726,7 +727,11 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 	    sqlite3_bind_int64(st, 3, (int64_t)cp->heap_dropped) ||
 	    sqlite3_bind_int64(st, 4, cpu_total) || sqlite3_bind_int64(st, 5, ab) ||
 	    sqlite3_bind_int64(st, 6, fb) || sqlite3_bind_int64(st, 7, ac) ||
-	    sqlite3_bind_int64(st, 8, fc) || sqlite3_bind_int64(st, 9, cp->heap_live_bytes)) {
+	    sqlite3_bind_int64(st, 8, fc) || sqlite3_bind_int64(st, 9, cp->heap_live_bytes) ||
+	    (cp->has_rss ? sqlite3_bind_int64(st, 10, cp->rss_bytes) :
+			   sqlite3_bind_null(st, 10)) ||
+	    (cp->has_rss ? sqlite3_bind_int64(st, 11, cp->rss_anon_bytes) :
+			   sqlite3_bind_null(st, 11))) {
 		sqlite3_reset(st);
 		err = db_err(db, db_stmts[ST_CHECKPOINT].name);
 		goto fail;

@@ -76,6 +76,9 @@ struct checkpoint {
 	uint64_t lost_samples;
 	uint64_t heap_dropped;
 	int64_t heap_live_bytes;	/* live heap at the end of the interval */
+	/* schema v3: the process's resident memory at the checkpoint */
+	bool has_rss;			/* false: unknown (written as NULL) */
+	int64_t rss_bytes, rss_anon_bytes;
 };
 
 /* Writes the checkpoint; *id receives checkpoints.id. */

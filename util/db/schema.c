@@ -19,7 +19,12 @@ const char db_schema_sql[] =
 	"    heap_free_bytes INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_free_count INTEGER NOT NULL DEFAULT 0,\n"
-	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0\n"
+	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0,\n"
+	/* v3 (issue 9): the process's resident memory at the checkpoint
+	 * (/proc/PID/statm), all of it and the anonymous part; NULL when it
+	 * could not be read (the process had gone) */
+	"    rss_bytes INTEGER DEFAULT NULL,\n"
+	"    rss_anon_bytes INTEGER DEFAULT NULL\n"
 	");\n"
 	/* seed 000 §7.3.3: file/line/function are the chosen (user's own)
 	 * frame of the inline chain; the whole chain is in symbol_frames. */
@@ -87,4 +92,37 @@ const char db_schema_sql[] =
 	"    perm TEXT NOT NULL,\n"
 	"    offset INTEGER NOT NULL DEFAULT 0,\n"
 	"    path TEXT\n"
-	");\n";
+	");\n"
+	/*
+	 * Version 3: the allocation history (record --alloc-history), seed
+	 * 001's layout for "half-axis" queries (util/db/history.h): time
+	 * slices that never overlap (consecutive ids in time order), per slice
+	 * address chunks that never overlap for one kind, events in order of
+	 * appearance (rowid), each in exactly one chunk. Times are ns from
+	 * start_time; addr_last is inclusive.
+	 */
+	"CREATE TABLE alloc_slices (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    time_first INTEGER NOT NULL,\n"
+	"    time_last INTEGER NOT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_slices_last ON alloc_slices(time_last);\n"
+	"CREATE TABLE alloc_chunks (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    slice_id INTEGER NOT NULL,\n"
+	"    addr_first INTEGER NOT NULL,\n"
+	"    addr_last INTEGER NOT NULL,\n"
+	"    kind INTEGER NOT NULL DEFAULT 0\n"
+	");\n"
+	"CREATE INDEX idx_alloc_chunks ON alloc_chunks(kind, slice_id, addr_last);\n"
+	"CREATE TABLE alloc_events (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    chunk_id INTEGER NOT NULL,\n"
+	"    time_alloc INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    size INTEGER NOT NULL,\n"
+	"    site INTEGER DEFAULT NULL,\n"
+	"    stack_id INTEGER DEFAULT NULL,\n"
+	"    time_free INTEGER DEFAULT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_events_chunk ON alloc_events(chunk_id, time_alloc, addr, size);\n";

@@ -15,11 +15,15 @@
  *      + symbol_frames (the whole inline chain of an address)
  *      + stacks, stack_frames (deduplicated call stacks, seed 004)
  *      + map (the target's mappings, seed 003)
+ *   3  + checkpoints.{rss_bytes, rss_anon_bytes} (resident memory, issue 9)
+ *      + meta.heap_alloc_fn (record --alloc-fn; a key, readable by any version)
+ *      + alloc_slices, alloc_chunks, alloc_events (the allocation history,
+ *        seed 001; empty unless recorded with --alloc-history)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */
 
-#define RSPROF_SCHEMA_VERSION 2
+#define RSPROF_SCHEMA_VERSION 3
 
 /* CREATE statements, one string with several statements; run once. */
 extern const char db_schema_sql[];

@@ -96,6 +96,20 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->stacks = v[0];
 		s->mappings = v[1];
 	}
+	if (db__version(db) >= 3) {
+		err = int_query(db, "read resident memory",
+				"SELECT COUNT(rss_bytes), COALESCE(MAX(rss_bytes), 0),"
+				" COALESCE((SELECT rss_bytes FROM checkpoints WHERE rss_bytes IS NOT NULL"
+				" ORDER BY id DESC LIMIT 1), 0),"
+				" COALESCE((SELECT rss_anon_bytes FROM checkpoints WHERE rss_bytes"
+				" IS NOT NULL ORDER BY id DESC LIMIT 1), 0) FROM checkpoints", v, 4);
+		if (err)
+			return err;
+		s->has_rss = v[0] > 0;
+		s->rss_peak_bytes = v[1];
+		s->rss_bytes = v[2];
+		s->rss_anon_bytes = v[3];
+	}
 	err = db__meta_get(db, "heap_probes", &val);
 	if (err)
 		return err;

@@ -35,6 +35,7 @@ struct heap {
 	const struct heap_backend_ops *ops;
 	struct heap_be *be;
 	enum heap_attribution attr;
+	const struct alloc_fns *fns;
 	unsigned int sample;
 	int code_fd;			/* a mapped file, to check call instructions */
 	char *code_path;
@@ -186,19 +187,25 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
  * A stack seen for the first time: read its frames, resolve them, pick the
  * site by the attribution rule, and queue the stack for the file.
  *
- * When the frame-pointer chain holds none of the program's own code and
- * the backend kept candidates from the stack (words pointing into the
- * executable's text), those that follow a call instruction are return
+ * When the backend kept candidates from the stack (a short frame-pointer
+ * chain: words pointing into the executable's text, see bpf/heap.bpf.c and
+ * preload/unwind.c), those that follow a call instruction are return
  * addresses the chain missed: they are added after the chain, in stack
- * order, before the rule is applied.
+ * order, before the rule is applied. They are used when the chain holds at
+ * most one frame of the program's own code (by its source, wrappers
+ * included): with none, they are the site; with one, it may be a wrapper,
+ * and its caller must be in the stored stack for the rule to pass over it,
+ * now or when a wrapper is named later (report --alloc-fn). A longer chain
+ * is a real one (frame pointers): the scan's words would only add stale
+ * frames after it.
  */
 static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 {
 	struct heap_stack ks;
 	const struct symbol *syms[HEAP_MAX_DEPTH];
 	uint64_t *addrs;
-	int depth = 0, chain, site, err;
-	bool refreshed = false, user = false;
+	int depth = 0, chain, site, own = 0, err;
+	bool refreshed = false;
 
 	memset(&ks, 0, sizeof(ks));
 	if (!h->ops->stack(h->be, st->key, &ks))
@@ -218,11 +225,15 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 			refreshed = true;
 			resolver__refresh_maps(r);
 		}
-		user = user || heap_attrib__is_user(syms[i]);
+		own += heap_attrib__is_user(syms[i], NULL);
 	}
 	chain = depth;
-	for (int i = 0; r && !user && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
-		if (depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
+	for (int i = 0; r && own < 2 && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < depth && !dup; j++)
+			dup = addrs[j] == ks.cand[i] - 1;
+		if (dup || depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
 			continue;
 		addrs[depth] = ks.cand[i] - 1;
 		syms[depth] = resolver__resolve(r, addrs[depth]);
@@ -231,7 +242,7 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 	if (depth > chain)
 		pr_debug(2, "heap: stack %#llx: %d frames from the scan",
 			 (unsigned long long)st->key, depth - chain);
-	site = heap_attrib__site(syms, depth, h->attr);
+	site = heap_attrib__site(syms, depth, h->attr, h->fns, NULL);
 	st->site = depth ? addrs[site] : 0;
 	for (int i = 0; i < depth; i++) {
 		err = add_new_addr(h, addrs[i]);
@@ -371,6 +382,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		return -ENOMEM;
 	}
 	h->attr = o->attribution;
+	h->fns = o->alloc_fns;
 	h->sample = o->sample ? o->sample : 1;
 	h->code_fd = -1;
 	h->ops = o->launch ? &heap_preload_ops : &heap_uprobe_ops;

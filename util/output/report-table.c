@@ -110,23 +110,35 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 	static const struct table_col cols[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocated", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
 	};
-	struct table *t = table__new(cols, 5);
+	/* without the Allocated column: every column but the third */
+	static const struct table_col cols5[] = {
+		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = rt->allocated ? table__new(cols, 6) : table__new(cols5, 5);
 	int err = t ? 0 : -ENOMEM;
 
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
-		char live[32], peak[32], n[32];
-		const char *cells[5] = {
+		char live[32], peak[32], al[32], n[32];
+		const char *cells[6] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
+			format__bytes(w->r.alloc_bytes, al, sizeof(al)),
 			format__count(w->r.alloc_count, n, sizeof(n)),
 			w->location, w->function_short,
 		};
 
+		if (!rt->allocated)
+			memmove(&cells[2], &cells[3], 3 * sizeof(cells[0]));
 		err = table__add_row(t, cells);
 	}
 	if (!err)

@@ -10,6 +10,7 @@
 #include "util/db/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
 
@@ -50,6 +51,7 @@ struct checkpoint_writer {
 	struct db_stacks *dbst;		/* -g */
 	struct resolver *res;
 	struct heap *heap;
+	pid_t rss_pid;			/* resident memory of this process, 0: none */
 
 	uint64_t lost_at_cp;	/* sampler's lost total at the previous checkpoint */
 	bool maps_written;
@@ -92,6 +94,11 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct resolve
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
+}
+
+void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid)
+{
+	w->rss_pid = pid;
 }
 
 static uint64_t stack_hash(const uint64_t *a, unsigned int n)
@@ -233,6 +240,9 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 
 	w->cpu_rows.n = 0;
 	w->syms.n = 0;
+	/* first: resolving new stacks below can take a while */
+	cp.has_rss = w->rss_pid > 0 &&
+		     !proc__rss(w->rss_pid, &cp.rss_bytes, &cp.rss_anon_bytes);
 	hashmap__for_each(&w->cpu, i) {
 		struct cpu_count *c = vec__push(&w->cpu_rows);
 		if (!c)

@@ -24,6 +24,9 @@ struct resolver;
 int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct resolver *res,
 			   struct heap *heap, struct checkpoint_writer **out);
 
+/* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */
+void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid);
+
 /* A sampler_cb (util/record/sampler.h); ctx is the writer. */
 void checkpoint_writer__sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
 			       unsigned int depth);

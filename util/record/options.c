@@ -44,6 +44,9 @@ struct poptOption options_record[] = {
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
 	  "where an allocation is counted: first-user, caller or stack "
 	  "(default first-user)", "MODE" },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &record_args.alloc_fn, 0,
+	  "NAME is an allocation wrapper: its callers are the sites (a glob; repeatable; "
+	  "kept in the profile for report)", "NAME" },
 	POPT_TABLEEND
 };
 
@@ -155,6 +158,15 @@ static int get_heap(struct record_opts *o)
 			return -RSPROF_EUSAGE;
 		}
 	}
+	for (size_t i = 0; record_args.alloc_fn && record_args.alloc_fn[i]; i++) {
+		const char *f = record_args.alloc_fn[i];
+
+		if (!*f || strchr(f, '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", f);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	o->alloc_fn = record_args.alloc_fn;
 	o->heap_sample = 1;
 	if (record_args.heap_sample &&
 	    parse_uint(record_args.heap_sample, 1, 1000000, &o->heap_sample)) {
@@ -235,4 +247,12 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 	o->call_graph = record_args.call_graph;
 	o->append = record_args.append;
 	return get_heap(o);
+}
+
+void record_args__free(void)
+{
+	for (size_t i = 0; record_args.alloc_fn && record_args.alloc_fn[i]; i++)
+		free((char *)record_args.alloc_fn[i]);
+	free(record_args.alloc_fn);
+	record_args.alloc_fn = NULL;
 }

@@ -238,3 +238,25 @@ int proc__cmdline(pid_t pid, char *buf, size_t len)
 	buf[n] = '\0';
 	return 0;
 }
+
+int proc__rss(pid_t pid, int64_t *rss, int64_t *anon)
+{
+	char path[64], buf[256];
+	unsigned long long size, resident, shared;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	/* size resident shared text lib data dt, in pages; a zombie reads all 0 */
+	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || !size)
+		return -ESRCH;
+	if (page <= 0)
+		page = 4096;
+	*rss = (int64_t)(resident * (unsigned long long)page);
+	*anon = (int64_t)((resident > shared ? resident - shared : 0) *
+			  (unsigned long long)page);
+	return 0;
+}

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -44,6 +45,13 @@ bool proc__gone(pid_t pid);
  * into buf (PATH_MAX bytes); 0 or -ENOENT.
  */
 int proc__which(const char *cmd, char *buf, size_t len);
+
+/*
+ * The resident memory of pid in bytes (/proc/pid/statm: resident pages, and
+ * resident minus shared, i.e. anonymous memory: RssAnon). 0 or -errno
+ * (-ESRCH once the process is gone).
+ */
+int proc__rss(pid_t pid, int64_t *rss, int64_t *anon);
 
 /* /proc/pid/cmdline with the NULs as spaces, into buf; 0 or -errno. */
 int proc__cmdline(pid_t pid, char *buf, size_t len);

@@ -15,9 +15,11 @@
 #include "util/db/db.h"
 #include "util/db/stacks.h"
 #include "util/error.h"
+#include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
 #include "util/record/proc.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
@@ -38,6 +40,7 @@ struct recorder {
 	struct db *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
+	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
 	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
@@ -84,6 +87,27 @@ static int check_debuginfo(struct recorder *r)
 	return 0;
 }
 
+/*
+ * -g walks the frame-pointer chain: say once, up front, when the program's
+ * own code keeps none and its CPU stacks will be short (issue 9).
+ */
+static void check_frame_pointers(struct recorder *r)
+{
+	struct fp_census c;
+
+	if (!r->o.call_graph || !r->o.cpu || resolver__frame_pointers(r->res, &c))
+		return;
+	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", r->t.exe,
+		 c.with_fp, c.functions);
+	if (!frame_pointers__missing(&c))
+		return;
+	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
+		"CPU call stacks (-g) will stop after a frame or two", r->t.exe, c.with_fp,
+		c.functions);
+	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
+		"(Rust) for whole call stacks");
+}
+
 /* The target's mappings read and its debug information checked. */
 static int open_resolver(struct recorder *r)
 {
@@ -101,6 +125,7 @@ static int open_resolver(struct recorder *r)
 			       (int)r->t.pid, rsprof_strerror(err));
 		return err;
 	}
+	check_frame_pointers(r);
 	return check_debuginfo(r);
 }
 
@@ -151,6 +176,15 @@ static int start_heap(struct recorder *r, bool before_exec)
 
 	if (!r->o.heap)
 		return 0;
+	r->alloc_fns = alloc_fns__new(true);
+	if (!r->alloc_fns)
+		return -ENOMEM;
+	for (size_t i = 0; r->o.alloc_fn && r->o.alloc_fn[i]; i++) {
+		err = alloc_fns__add(r->alloc_fns, r->o.alloc_fn[i]);
+		if (err)
+			return err;
+	}
+	ho.alloc_fns = r->alloc_fns;
 	if (ho.launch) {
 		/* no BPF: the tracker runs in the program */
 		r->heap_launch = NULL;	/* heap__new() takes it, even when it fails */
@@ -268,6 +302,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	err = checkpoint_writer__new(r->db, r->dbst, r->res, r->heap, &r->cpw);
 	if (err)
 		goto fail;
+	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded();
@@ -524,6 +559,7 @@ int recorder__delete(struct recorder *r)
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
 	heap_launch__delete(r->heap_launch);
+	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);

@@ -28,6 +28,7 @@
 #include "preload/heap-region.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
@@ -203,6 +204,11 @@ static int open_mapped(const struct resolver *r, const struct map *m)
 	char fn[PATH_MAX + 64];
 	int fd;
 
+	/* a recorded process (pid 0): the file as it is on this machine now */
+	if (r->pid <= 0) {
+		fd = open(m->path, O_RDONLY | O_CLOEXEC);
+		return fd < 0 ? -errno : fd;
+	}
 	/* the target's view of the file system first (containers), then ours */
 	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)r->pid, m->path);
 	fd = open(fn, O_RDONLY | O_CLOEXEC);
@@ -319,6 +325,29 @@ static int resolver__report(struct resolver *r)
 	return 0;
 }
 
+/* Report r->maps to a new Dwfl; on error r is deleted. */
+static int resolver__start(struct resolver *r, struct resolver **out)
+{
+	int err = 0;
+
+	r->index = dwarf_index__new();
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->dwfl)
+		err = -ENOMEM;
+	if (!err) {
+		dwfl_report_begin(r->dwfl);
+		err = resolver__report(r);
+		if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+			err = -EINVAL;
+	}
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
+	*out = r;
+	return 0;
+}
+
 int resolver__new(pid_t pid, struct resolver **out)
 {
 	char fn[64], exe[PATH_MAX];
@@ -333,31 +362,37 @@ int resolver__new(pid_t pid, struct resolver **out)
 		return -ENOMEM;
 	r->pid = pid;
 	err = maps__load(pid, &r->maps);
-	if (err)
-		goto fail;
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
 	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
 	n = readlink(fn, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
 		r->exe = strdup(exe);
 	}
-	r->index = dwarf_index__new();
-	r->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!r->index || !r->dwfl) {
-		err = -ENOMEM;
-		goto fail;
+	return resolver__start(r, out);
+}
+
+int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out)
+{
+	struct resolver *r;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		maps__delete(maps);
+		return -ENOMEM;
 	}
-	dwfl_report_begin(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err)
-		goto fail;
-	*out = r;
-	return 0;
-fail:
-	resolver__delete(r);
-	return err;
+	r->maps = maps;
+	r->exe = exe ? strdup(exe) : NULL;
+	if (exe && !r->exe) {
+		resolver__delete(r);
+		return -ENOMEM;
+	}
+	return resolver__start(r, out);
 }
 
 void resolver__delete(struct resolver *r)
@@ -646,18 +681,30 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 	return s;
 }
 
+/* The executable's module: by its path, else the lowest executable mapping. */
+static Dwfl_Module *main_module(struct resolver *r)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->exe && !strcmp(r->mods[i].path, r->exe))
+			return r->mods[i].mod;
+	return r->n_mods ? r->mods[0].mod : NULL;
+}
+
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c)
+{
+	Dwfl_Module *m = main_module(r);
+
+	if (!m) {
+		memset(c, 0, sizeof(*c));
+		return -ENOENT;
+	}
+	return frame_pointers__census(m, c);
+}
+
 int resolver__check_debuginfo(struct resolver *r)
 {
-	Dwfl_Module *main_mod = NULL;
+	Dwfl_Module *main_mod = main_module(r);
 
-	for (size_t i = 0; i < r->n_mods; i++) {
-		if (r->exe && !strcmp(r->mods[i].path, r->exe)) {
-			main_mod = r->mods[i].mod;
-			break;
-		}
-	}
-	if (!main_mod && r->n_mods)
-		main_mod = r->mods[0].mod;	/* the lowest executable mapping */
 	if (!main_mod)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
@@ -670,4 +717,51 @@ int resolver__check_debuginfo(struct resolver *r)
 const struct maps *resolver__maps(const struct resolver *r)
 {
 	return r ? r->maps : NULL;
+}
+
+/* The bytes of the executable section holding [vaddr, vaddr + len) in the file, or NULL. */
+static const unsigned char *elf_code_bytes(Elf *elf, uint64_t vaddr, uint64_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || vaddr < sh.sh_addr ||
+		    vaddr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return NULL;
+		return (const unsigned char *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out)
+{
+	Dwfl_Module *mod = r->dwfl ? dwfl_addrmodule(r->dwfl, addr) : NULL;
+	struct module *m = mod ? resolver__module(r, mod) : NULL;
+	uint64_t start, end;
+	GElf_Addr bias;
+	const char *name;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	name = symtab__find_range(module__symtab(m), addr, &start, &end);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!name || !elf || end <= start || end - start > (64u << 20))
+		return -ENOENT;
+	out->bytes = elf_code_bytes(elf, start - bias, end - start);
+	if (!out->bytes)
+		return -ENOENT;
+	out->start = start;
+	out->end = end;
+	out->name = name;
+	out->module = m->path;
+	return 0;
 }

@@ -24,6 +24,15 @@ int resolver__new(pid_t pid, struct resolver **out);
 void resolver__delete(struct resolver *r);
 
 /*
+ * A resolver for a recorded process, which may be long gone: the mappings
+ * are the profile's (its `map` table, loaded into maps, which the resolver
+ * takes over and frees, also on error), the files are opened by their
+ * recorded paths on this machine. exe (meta exe_path, may be NULL) is the
+ * main executable, whose DWARF is read wherever it is.
+ */
+int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out);
+
+/*
  * Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone).
  * New modules (dlopen) are added and unresolved cached addresses looked up
  * again; after an execve() (a new /proc/PID/exe) every module and cached
@@ -46,6 +55,26 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr);
  * warns), -RSPROF_ENODEBUG when it has neither. Prints nothing.
  */
 int resolver__check_debuginfo(struct resolver *r);
+
+/* The frame-pointer census of the executable's own code (frame-pointers.h); 0 or -ENOENT. */
+struct fp_census;
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c);
+
+/*
+ * The machine code of the function (ELF symbol) holding the runtime address
+ * addr, as the module file on disk holds it: [start, end) in runtime
+ * addresses, bytes (end - start of them) owned by the resolver until
+ * resolver__delete(). 0, or -ENOENT when addr is in no module that could be
+ * opened, in no function symbol, or outside the file's code sections.
+ */
+struct code_range {
+	uint64_t start, end;
+	const unsigned char *bytes;
+	const char *name;	/* the symbol's (mangled) name */
+	const char *module;	/* path of the module file */
+};
+
+int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out);
 
 /* The mappings as last read (for the `map` table). */
 const struct maps *resolver__maps(const struct resolver *r);

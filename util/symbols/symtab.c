@@ -92,7 +92,8 @@ void symtab__delete(struct symtab *st)
 	free(st);
 }
 
-const char *symtab__find(const struct symtab *st, uint64_t addr)
+const char *symtab__find_range(const struct symtab *st, uint64_t addr, uint64_t *start,
+			       uint64_t *end)
 {
 	size_t lo = 0, hi, first;
 	uint64_t at, size = 0;
@@ -115,11 +116,20 @@ const char *symtab__find(const struct symtab *st, uint64_t addr)
 	at = st->v[lo - 1].addr;
 	for (first = lo - 1; first > 0 && st->v[first - 1].addr == at; first--)
 		;
-	for (size_t i = first; i < st->n && st->v[i].addr == at; i++)
-		if (st->v[i].size > size)
-			size = st->v[i].size;
+	for (hi = first; hi < st->n && st->v[hi].addr == at; hi++)
+		if (st->v[hi].size > size)
+			size = st->v[hi].size;
 	/* a sizeless symbol (assembly) holds up to the next symbol */
-	if (!size || addr < at + size)
-		return st->v[first].name;
-	return NULL;
+	if (size && addr >= at + size)
+		return NULL;
+	if (start)
+		*start = at;
+	if (end)
+		*end = size ? at + size : hi < st->n ? st->v[hi].addr : addr + 1;
+	return st->v[first].name;
+}
+
+const char *symtab__find(const struct symtab *st, uint64_t addr)
+{
+	return symtab__find_range(st, addr, NULL, NULL);
 }

@@ -24,4 +24,11 @@ void symtab__delete(struct symtab *st);
  */
 const char *symtab__find(const struct symtab *st, uint64_t addr);
 
+/*
+ * The same, with the function's runtime extent [*start, *end) (a sizeless
+ * symbol ends at the next symbol). start and end may be NULL.
+ */
+const char *symtab__find_range(const struct symtab *st, uint64_t addr, uint64_t *start,
+			       uint64_t *end);
+
 #endif
