@@ -22,6 +22,7 @@ struct db;
 struct sqlite3;
 struct symbol;
 struct maps;
+struct process_row;
 
 /* -EEXIST when path exists and !append; append continues an existing profile. */
 int db__create(const char *path, bool append, struct db **out);
@@ -45,6 +46,7 @@ int db__meta_get(struct db *db, const char *key, char **value);
 struct cpu_count {
 	uint64_t addr;
 	uint64_t count;
+	int pid;		/* v3: the process sampled; 0: not known */
 };
 
 struct heap_count {
@@ -52,6 +54,7 @@ struct heap_count {
 	int64_t stack_id;	/* stacks.id, or -1 */
 	int64_t alloc_bytes, free_bytes;
 	int64_t alloc_count, free_count;
+	int pid;		/* v3: the process allocating; 0: not known */
 };
 
 struct stack_rec {
@@ -72,6 +75,9 @@ struct checkpoint {
 	size_t n_symbols;
 	const struct stack_rec *stacks;	/* new stacks */
 	size_t n_stacks;
+	/* v3: process images new or changed since the last checkpoint */
+	const struct process_row *processes;
+	size_t n_processes;
 	/* per-checkpoint totals (schema v2 columns) */
 	uint64_t lost_samples;
 	uint64_t heap_dropped;
