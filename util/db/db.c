@@ -113,6 +113,20 @@ int db__version(const struct db *db)
 	return db->version;
 }
 
+bool db__has_column(struct db *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db->sq, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK)
+		found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
+}
+
 int db__close(struct db *db)
 {
 	int rc = SQLITE_OK;

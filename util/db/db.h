@@ -34,6 +34,8 @@ int db__close(struct db *db);
 const char *db__path(const struct db *db);
 /* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
 int db__version(const struct db *db);
+/* Does the file's table have that column? (v3 files differ in what they got.) */
+bool db__has_column(struct db *db, const char *table, const char *column);
 /* For util/db-*.c only: builtins never see SQL. */
 struct sqlite3 *db__sqlite(struct db *db);
 
