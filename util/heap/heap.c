@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
@@ -448,11 +449,17 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
 		return false;
 	if (!h->code_path || strcmp(h->code_path, mp->path)) {
+		char rooted[PATH_MAX + 32];
+
 		if (h->code_fd > 0)
 			close(h->code_fd);
 		free(h->code_path);
 		h->code_path = strdup(mp->path);
-		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+		/* the target's view of its files first (containers) */
+		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid, mp->path);
+		h->code_fd = open(rooted, O_RDONLY | O_CLOEXEC);
+		if (h->code_fd < 0)
+			h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
 		if (!h->code_path || h->code_fd < 0) {
 			h->code_fd = -1;
 			return false;

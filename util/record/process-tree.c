@@ -40,6 +40,7 @@ struct image {
 	struct process_row row;
 	char *comm, *exe;
 	bool dirty;
+	bool hidden;		/* rsprof's own fork before the launched program's exec */
 };
 
 struct process {
@@ -229,7 +230,7 @@ static void image_end(struct process_tree *pt, struct process *p, uint64_t ms)
 {
 	struct image *im = &pt->images[p->image];
 
-	if (im->row.end_ms < 0) {
+	if (im->row.end_ms < 0 && !im->hidden) {
 		im->row.end_ms = (int64_t)ms;
 		im->dirty = true;
 	}
@@ -305,7 +306,11 @@ int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc)
 		return -ENOMEM;
 	proc_enter(p, sp);
 	proc__comm(pid, comm, sizeof(comm));
-	return image_start(pt, p, comm, pt->base_ms);
+	if (image_start(pt, p, comm, pt->base_ms))
+		return -ENOMEM;
+	pt->images[p->image].hidden = true;
+	pt->images[p->image].dirty = false;
+	return 0;
 }
 
 int process_tree__refresh(struct process_tree *pt, pid_t pid)
@@ -428,7 +433,7 @@ static int on_mmap(struct process_tree *pt, const struct sampler_event *ev, uint
 		if (!sp->exe)
 			return -ENOMEM;
 		if (!im->exe && (im->exe = strdup(m.path)))
-			im->dirty = true;
+			im->dirty = !im->hidden;
 	}
 	return 0;
 }
@@ -453,7 +458,7 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 				return -ENOMEM;
 			free(im->comm);
 			im->comm = c;
-			im->dirty = true;
+			im->dirty = !im->hidden;
 		}
 		return 0;
 	case SEV_EXIT:
@@ -471,6 +476,8 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 		return 0;
 	}
 }
+
+static struct resolver *space_resolver(struct space *sp);
 
 /* The interned id of string s. */
 static int intern(struct process_tree *pt, const char *s, uint64_t *id);
@@ -542,8 +549,10 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sa
 
 	*key = addr;
 	if (kernel_syms__is_kernel(addr)) {
-		if (sample && (p = proc_find(pt, pid)))
-			pt->images[p->image].row.samples++, pt->images[p->image].dirty = true;
+		if (sample && (p = proc_find(pt, pid)) && !pt->images[p->image].hidden) {
+			pt->images[p->image].row.samples++;
+			pt->images[p->image].dirty = true;
+		}
 		if (hashmap__get(&pt->known, addr, NULL))
 			return 0;
 		err = hashmap__set(&pt->known, addr, 1);
@@ -554,9 +563,17 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sa
 		return -ENOMEM;
 	sp = p->sp;
 	if (sample) {
-		sp->samples++;
-		pt->images[p->image].row.samples++;
-		pt->images[p->image].dirty = true;
+		/*
+		 * The files are opened at the first sample, while the process
+		 * most likely still runs: a short-lived process in a container
+		 * has its files only under its own /proc/PID/root.
+		 */
+		if (!sp->samples++ && !sp->res)
+			space_resolver(sp);
+		if (!pt->images[p->image].hidden) {
+			pt->images[p->image].row.samples++;
+			pt->images[p->image].dirty = true;
+		}
 	}
 	err = identity(pt, sp, addr, &c);
 	if (err)

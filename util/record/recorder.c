@@ -92,7 +92,9 @@ static void check_frame_pointers(struct recorder *r, struct resolver *res, const
 
 /*
  * An attached process: its program's debug information, checked at the
- * start (a launched command may be a wrapper: checked at the end).
+ * start (a launched command may be a wrapper: checked at the end). With
+ * inherit, a process without any (a shell) may start programs that have
+ * it: a warning now, the verdict at the end.
  */
 static int check_attached(struct recorder *r, pid_t pid)
 {
@@ -116,6 +118,13 @@ static int check_attached(struct recorder *r, pid_t pid)
 		pr_warn("%s has no DWARF line information: results by function only", exe);
 		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
 			"Cargo profile) for source lines");
+		return 0;
+	}
+	if (d < 0 && r->o.inherit) {
+		pr_warn("%s has no debug information and no symbol table: its own samples "
+			"will be [unknown]", exe);
+		pr_hint("the programs it starts are recorded too; rsprof exits with status 5 "
+			"at the end if none of them has debug information either");
 		return 0;
 	}
 	if (d < 0) {
@@ -415,7 +424,7 @@ static int check_debuginfo_end(struct recorder *r)
 	process_tree__debuginfo(r->pt, debug_cb, &d);
 	if (!d.n)
 		return 0;
-	if (!d.usable && r->t.launched) {
+	if (!d.usable && (r->t.launched || r->o.inherit)) {
 		pr_err("%s has no debug information and no symbol table", d.v[0].exe);
 		for (int i = 1; i < d.n; i++)
 			fprintf(stderr, "  nor has %s\n", d.v[i].exe);
@@ -424,7 +433,8 @@ static int check_debuginfo_end(struct recorder *r)
 		err = -RSPROF_ENODEBUG;
 	} else {
 		for (int i = 0; i < d.n; i++) {
-			if (d.v[i].verdict == 0 || d.v[i].samples * 10 < d.total)
+			if (d.v[i].verdict == 0 || !d.v[i].samples ||
+			    d.v[i].samples * 10 < d.total)
 				continue;
 			if (d.v[i].verdict == 1)
 				pr_warn("%s has no DWARF line information: results by function only",
