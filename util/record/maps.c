@@ -131,6 +131,13 @@ const struct map *maps__find(const struct maps *m, uint64_t addr)
 	return NULL;
 }
 
+const struct map *maps__find_file(const struct maps *m, uint64_t addr)
+{
+	const struct map *e = maps__find(m, addr);
+
+	return e && e->path && e->path[0] == '/' ? e : NULL;
+}
+
 struct maps *maps__new(pid_t pid)
 {
 	struct maps *m = calloc(1, sizeof(*m));

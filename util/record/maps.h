@@ -36,6 +36,8 @@ int maps__insert(struct maps *m, const struct map *e);
 struct maps *maps__dup(const struct maps *m);
 /* The mapping holding addr, or NULL. */
 const struct map *maps__find(const struct maps *m, uint64_t addr);
+/* The same, when it maps a file (a path starting with '/'), else NULL. */
+const struct map *maps__find_file(const struct maps *m, uint64_t addr);
 void maps__delete(struct maps *m);
 
 #endif

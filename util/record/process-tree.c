@@ -534,6 +534,13 @@ static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64
 	if (grow(&pt->pend, &pt->cap_pend, pt->n_pend, sizeof(*pt->pend)))
 		return -ENOMEM;
 	pt->pend[pt->n_pend++] = (struct pending){ key, addr, sp };
+	/*
+	 * Code in no file (a JIT's) is named by its perf map, which a JIT
+	 * may remove when it exits: looked up now, while it runs (the
+	 * resolver keeps the answer).
+	 */
+	if (sp && sp->res && !maps__find_file(sp->maps, addr))
+		resolver__resolve(sp->res, addr);
 	return 0;
 }
 

@@ -524,7 +524,13 @@ int recorder__run(struct recorder *r)
 			if (err)
 				break;
 			next_cp += r->o.interval_ms;
-			if (next_cp <= now)	/* a slow write: do not pile checkpoints up */
+			/*
+			 * A slow write (a large library's DWARF read for the first
+			 * time, a busy machine): the boundary it passed is written
+			 * next, so the series stays regular; more than one
+			 * interval behind, do not pile checkpoints up.
+			 */
+			if (next_cp + r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
 		/* --no-inherit: the threads are found by looking at /proc */

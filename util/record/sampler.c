@@ -369,7 +369,8 @@ static int scan_process(struct sampler *s, pid_t pid, bool first)
 		s->n++;
 		changes++;
 	}
-	qsort(s->t, s->n, sizeof(*s->t), cmp_thread);
+	if (s->n)
+		qsort(s->t, s->n, sizeof(*s->t), cmp_thread);
 	return changes;
 }
 
@@ -831,7 +832,8 @@ uint64_t sampler__drain(struct sampler *s, bool all, sampler_cb cb, void *ctx)
 			ring_read(s, &s->cpu_rings[c]);
 	for (size_t i = 0; i < s->n; i++)
 		ring_read(s, &s->t[i].ring);
-	qsort(s->pend, s->n_pend, sizeof(*s->pend), pend_cmp);
+	if (s->n_pend)
+		qsort(s->pend, s->n_pend, sizeof(*s->pend), pend_cmp);
 	for (; done < s->n_pend && s->pend[done].time <= cutoff; done++) {
 		struct sampler_event ev;
 

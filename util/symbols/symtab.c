@@ -88,27 +88,44 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 	return st;
 }
 
-/* One line of a text table into e (name malloc'd); false when it is not a symbol. */
+/* A hex number at *p (no prefix); *p moves past it. */
+static bool hex_field(char **p, unsigned long long *v)
+{
+	char *end;
+
+	*v = strtoull(*p, &end, 16);
+	if (end == *p)
+		return false;
+	*p = end;
+	return true;
+}
+
+/*
+ * One line of a text table into e (name malloc'd); false when it is not a
+ * symbol. By hand rather than sscanf: /proc/kallsyms has ~120,000 lines.
+ */
 static bool text_line(char *line, enum symtab_text kind, struct sym_ent *e)
 {
 	unsigned long long a, size = 0;
-	char type, *name = NULL, *end;
-	int pos = 0;
+	char *p = line, *name, *end;
 
 	line[strcspn(line, "\n")] = '\0';
+	if (!hex_field(&p, &a) || *p != ' ')
+		return false;
+	p++;
 	if (kind == SYMTAB_KALLSYMS) {
-		if (sscanf(line, "%llx %c %n", &a, &type, &pos) < 2 || !pos)
+		char type = *p;
+
+		if ((type != 't' && type != 'T' && type != 'w' && type != 'W') || p[1] != ' ')
 			return false;
-		if (type != 't' && type != 'T' && type != 'w' && type != 'W')
-			return false;
-		name = line + pos;
+		name = p + 2;
 		end = strchr(name, '\t');	/* "\t[module]" of a loadable module */
 		if (end)
 			*end = '\0';
 	} else {
-		if (sscanf(line, "%llx %llx %n", &a, &size, &pos) < 2 || !pos)
+		if (!hex_field(&p, &size) || *p != ' ')
 			return false;
-		name = line + pos;
+		name = p + 1;
 	}
 	if (!a || !*name || !(name = strdup(name)))
 		return false;
