@@ -458,6 +458,22 @@ static int resolver__reset(struct resolver *r, const char *exe)
 	return err;
 }
 
+/*
+ * Between dwfl_report_begin(_add) and the end: report the modules of
+ * r->maps; when some are new (n_mods before), unresolved cached addresses
+ * may be in a library mapped since (dlopen): looked up again.
+ */
+static int resolver__report_new(struct resolver *r, size_t n_mods)
+{
+	int err = resolver__report(r);
+
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err || r->n_mods == n_mods)
+		return err;
+	return resolver__evict(r, false);
+}
+
 int resolver__refresh_maps(struct resolver *r)
 {
 	size_t n_mods = r->n_mods;
@@ -487,20 +503,11 @@ int resolver__refresh_maps(struct resolver *r)
 	} else {
 		dwfl_report_begin_add(r->dwfl);
 	}
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err || r->n_mods == n_mods)
-		return err;
-	/* unresolved addresses may be in a library mapped since (dlopen) */
-	return resolver__evict(r, false);
+	return resolver__report_new(r, n_mods);
 }
 
 int resolver__set_maps(struct resolver *r, struct maps *m)
 {
-	size_t n_mods = r->n_mods;
-	int err;
-
 	if (!r->dwfl) {
 		maps__delete(m);
 		return -ENOMEM;
@@ -508,12 +515,7 @@ int resolver__set_maps(struct resolver *r, struct maps *m)
 	maps__delete(r->maps);
 	r->maps = m;
 	dwfl_report_begin_add(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err || r->n_mods == n_mods)
-		return err;
-	return resolver__evict(r, false);
+	return resolver__report_new(r, r->n_mods);
 }
 
 /* glibc's hidden internal aliases (__GI_getpid) read as the public name. */
