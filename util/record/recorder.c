@@ -30,6 +30,7 @@
 #define TICK_MS		250
 #define ALIVE_MS	50
 #define CHURN_MS	1000	/* fast rescans this long after threads came or went */
+#define CATCH_UP	10	/* checkpoints written late rather than skipped */
 
 struct recorder {
 	struct record_opts o;
@@ -323,6 +324,7 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
 	struct heap_stats hs = { 0 };
+	uint64_t t0 = ms_since(&r->t0);
 	int err;
 
 	if (r->sampler)
@@ -332,6 +334,8 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
+	pr_debug(2, "checkpoint at %llu ms written in %llu ms", (unsigned long long)now_ms,
+		 (unsigned long long)(ms_since(&r->t0) - t0));
 	/* launched: the program that got the samples, not a wrapper, once some came */
 	if (r->t.launched && !r->fp_checked && ss.samples) {
 		const char *exe = NULL;
@@ -526,11 +530,12 @@ int recorder__run(struct recorder *r)
 			next_cp += r->o.interval_ms;
 			/*
 			 * A slow write (a large library's DWARF read for the first
-			 * time, a busy machine): the boundary it passed is written
-			 * next, so the series stays regular; more than one
-			 * interval behind, do not pile checkpoints up.
+			 * time: libc's takes ~0.1 s, ~1 s on a loaded machine with
+			 * ASan): the boundaries it passed are written next, so the
+			 * series stays regular; more than CATCH_UP intervals
+			 * behind, do not pile checkpoints up.
 			 */
-			if (next_cp + r->o.interval_ms <= now)
+			if (next_cp + CATCH_UP * r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
 		/* --no-inherit: the threads are found by looking at /proc */
