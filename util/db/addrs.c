@@ -51,11 +51,13 @@ static struct acc *acc_get(struct accs *a, int64_t addr)
 	return &a->v[a->n++];
 }
 
+/* Addresses are unsigned: a kernel address (stored negative) sorts last. */
 static int acc_cmp(const void *x, const void *y)
 {
 	const struct acc *a = x, *b = y;
+	uint64_t p = (uint64_t)a->addr, q = (uint64_t)b->addr;
 
-	return (a->addr > b->addr) - (a->addr < b->addr);
+	return (p > q) - (p < q);
 }
 
 static int scan_cpu(struct db *db, struct accs *a, int64_t lo, int64_t hi, uint64_t *total)
