@@ -514,12 +514,16 @@ int recorder__run(struct recorder *r)
 		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
 		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
-		if (exited) {
+		if (exited)
 			r->stop_reason = "target-exit";
-			break;
-		}
-		if (r->o.duration_ms && now >= r->o.duration_ms) {
+		else if (r->o.duration_ms && now >= r->o.duration_ms)
 			r->stop_reason = "duration";
+		if (r->stop_reason) {
+			/* boundaries passed during a slow write: written before the last one */
+			while (!err && next_cp < now && next_cp + CATCH_UP * r->o.interval_ms > now) {
+				err = write_checkpoint(r, next_cp);
+				next_cp += r->o.interval_ms;
+			}
 			break;
 		}
 		if (now >= next_cp) {
