@@ -12,8 +12,9 @@
 # The CPU time is what rsprof costs the program (the tracker runs in its
 # thread; a uprobe's trap is the thread's kernel time). heaptrack's thread
 # mostly waits on the pipe to its interpreter, a process of its own, so its
-# thread's CPU time is not its cost: the comparison with heaptrack is by
-# wall-clock time, both measured in the same run.
+# thread's CPU time is not its cost: it is compared by wall-clock time, and
+# by the CPU time of all its processes (and of all rsprof's), from runs of
+# N and 4N pairs (the difference leaves start-up and the file out).
 #
 #   rsprof (preload)        record --no-cpu -- TARGET: the in-process tracker
 #   rsprof (preload) /10    ... --heap-sample 10
@@ -119,6 +120,19 @@ one() {
 	echo "$o_tgt $o_cfg $(cut -d' ' -f3 "$W/out") $(cut -d' ' -f1 "$W/out")" >>"$W/runs"
 }
 
+# tree TARGET CFG PAIRS: the CPU time (user + system, s) of the whole command
+tree() {
+	case $2 in
+	base)	 /usr/bin/time -f '%U %S' -o "$W/time" "$T/$1" "$3" >/dev/null ;;
+	preload) /usr/bin/time -f '%U %S' -o "$W/time" "$RSPROF" record -q --no-cpu \
+			--heap-backend preload -o "$W/t.db" -- "$T/$1" "$3" >/dev/null ;;
+	heaptrack) /usr/bin/time -f '%U %S' -o "$W/time" heaptrack -o "$W/th" \
+			"$T/$1" "$3" >/dev/null 2>&1 ;;
+	esac
+	rm -f "$W/t.db" "$W"/th.*
+	awk '{ print $1 + $2 }' "$W/time"
+}
+
 median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
 }
@@ -136,6 +150,20 @@ for rep in $(seq "$REPS"); do
 		done
 	done
 done
+# the whole tools' CPU: runs of N and 4N pairs, the difference per pair
+tree_cfgs="base preload"
+[ $have_heaptrack = 1 ] && tree_cfgs="$tree_cfgs heaptrack"
+if command -v /usr/bin/time >/dev/null 2>&1; then
+	for rep in $(seq "$REPS"); do
+		for tgt in heap_bench heap_bench_rs; do
+			for cfg in $tree_cfgs; do
+				a=$(tree $tgt $cfg "$N") && b=$(tree $tgt $cfg $((4 * N))) &&
+				echo "$tgt $cfg $(awk -v a=$a -v b=$b -v n=$((3 * N)) \
+					'BEGIN { printf "%.1f", (b - a) * 1e9 / n }')" >>"$W/tree"
+			done
+		done
+	done
+fi
 if [ -z "$memleak_note" ]; then
 	for tgt in heap_bench heap_bench_rs; do
 		one $tgt base && one $tgt memleak || break
@@ -176,6 +204,31 @@ for tgt in heap_bench heap_bench_rs; do
 	done
 done
 echo "added: over the unprofiled runs; vs heaptrack: added wall-clock time, heaptrack's over rsprof's"
+if [ -s "$W/tree" ]; then
+	printf '\nthe whole tool'"'"'s CPU time (all its processes), ns per pair, from runs of %s and %s pairs\n' \
+		"$N" "$((4 * N))"
+	printf '%-5s %-26s %9s %9s %14s\n' "" "" "cpu ns" "added" "vs heaptrack"
+	for tgt in heap_bench heap_bench_rs; do
+		name=C
+		[ $tgt = heap_bench_rs ] && name=Rust
+		base=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $3 }' "$W/tree" | median)
+		ht=$(awk -v t=$tgt '$1 == t && $2 == "heaptrack" { print $3 }' "$W/tree" | median)
+		for cfg in $tree_cfgs; do
+			v=$(awk -v t=$tgt -v c=$cfg '$1 == t && $2 == c { print $3 }' "$W/tree" | median)
+			over=$(awk -v v=$v -v b=$base 'BEGIN { printf "%.0f", v - b }')
+			ratio=
+			[ "$ht" != - ] && [ $cfg = preload ] &&
+				ratio=$(awk -v v=$v -v b=$base -v h=$ht 'BEGIN {
+					if (v - b <= 0) print "-"; else printf "%.1fx cheaper", (h - b) / (v - b) }')
+			case $cfg in
+			base) label="none (baseline)" ;;
+			preload) label="rsprof (preload)" ;;
+			heaptrack) label="heaptrack (+ its interpreter)" ;;
+			esac
+			printf '%-5s %-26s %9s %9s %14s\n' $name "$label" "$v" "$over" "$ratio"
+		done
+	done
+fi
 [ $root = 0 ] && echo "uprobe backend: skipped (needs root and kernel BTF)"
 [ -n "$memleak_note" ] && echo "bcc memleak: skipped: $memleak_note"
 echo "goal (issue 8): rsprof (preload) <= 150 ns added (cpu) and >= 5x cheaper than heaptrack"

@@ -39,6 +39,7 @@ static struct report_opts {
 	const char *since, *until, *window, *at;
 	const char *filter;
 	const char *sort;
+	int pid;
 	int full_paths;
 	const char *format;
 	const char **alloc_fn;
@@ -68,7 +69,9 @@ static struct poptOption report_options[] = {
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
-	  "aggregate by line, function, file or module (default: line)", "KEY" },
+	  "aggregate by line, function, file, module or process (default: line)", "KEY" },
+	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
+	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
@@ -98,11 +101,13 @@ struct report {
 	int64_t heap_total;
 	struct report_table cpu, heap;
 	struct heap_hint hint;
-	char *meta_pid, *meta_comm, *meta_exe;
+	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
+	int n_processes;
 	enum report_format format;
 };
 
-static const char *const group_names[] = { "line", "function", "file", "module" };
+static const char *const group_names[] = { "line", "function", "file", "module", "process" };
+#define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
 static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
 
 /* --since/--until/--window/--at into the filter; needs the duration. */
@@ -169,12 +174,12 @@ static int parse_opts(struct report *rp)
 	if (opts.sort) {
 		int i;
 
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < N_GROUPS; i++)
 			if (!strcmp(opts.sort, group_names[i]))
 				break;
-		if (i == 4) {
+		if (i == N_GROUPS) {
 			pr_err("-s/--sort: unknown key '%s'", opts.sort);
-			pr_hint("use line, function, file or module");
+			pr_hint("use line, function, file, module or process");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.group = (enum group_by)i;
@@ -230,6 +235,11 @@ static int parse_opts(struct report *rp)
 		pr_err("a call graph is of CPU or of heap stacks: --cpu or --heap, not both");
 		return -RSPROF_EUSAGE;
 	}
+	if (opts.pid < 0) {
+		pr_err("--pid: '%d' is not a process ID", opts.pid);
+		return -RSPROF_EUSAGE;
+	}
+	rp->f.pid = opts.pid;
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
 	rp->f.threshold_pct = opts.threshold;
@@ -281,6 +291,20 @@ static void print_header(const struct report *rp)
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
+	/* what CPU% is a share of (issue 10): perf's meaning unless --user-only */
+	if (rp->show_cpu) {
+		const char *scope = rp->cpu_scope;
+
+		printf("# CPU%%:     %s", !scope ? "share of user time only (a profile recorded "
+		       "before kernel time was counted)" : !strcmp(scope, "user") ?
+		       "share of user time only (--user-only, or kernel samples not allowed)" :
+		       "share of all CPU time, user and kernel ([kernel.kallsyms] rows), as perf");
+		if (rp->n_processes > 1)
+			printf("; %d processes (-s process splits them)", rp->n_processes);
+		putchar('\n');
+	}
+	if (rp->f.pid)
+		printf("# process:  %d only\n", rp->f.pid);
 	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
 		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
 		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
@@ -344,6 +368,8 @@ static int print_json(const struct report *rp)
 	json__string(&j, "process_name", rp->meta_comm);
 	json__string(&j, "pid", rp->meta_pid);
 	json__string(&j, "exe_path", rp->meta_exe);
+	json__string(&j, "cpu_scope", rp->cpu_scope ? rp->cpu_scope : "user");
+	json__int(&j, "processes", rp->n_processes);
 	json__begin_object(&j, "summary");
 	json__uint(&j, "duration_ms", s->duration_ms);
 	json__uint(&j, "checkpoints", s->checkpoints);
@@ -383,6 +409,10 @@ static int print_json(const struct report *rp)
 	else
 		json__null(&j, "at_ms");
 	json__string(&j, "filter", rp->f.pattern);
+	if (rp->f.pid)
+		json__int(&j, "pid", rp->f.pid);
+	else
+		json__null(&j, "pid");
 	json__double(&j, "threshold_pct", rp->f.threshold_pct);
 	json__int(&j, "top", rp->f.limit);
 	json__end_object(&j);
@@ -646,6 +676,10 @@ static int report_run(void)
 	}
 	err = db__meta_get(rp.db, "pid", &rp.meta_pid);
 	if (!err)
+		err = db__meta_get(rp.db, "cpu_scope", &rp.cpu_scope);
+	if (!err)
+		err = db_query_process_count(rp.db, &rp.n_processes);
+	if (!err)
 		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
@@ -682,6 +716,7 @@ out:
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);
+	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);
 	free(newest);

@@ -450,7 +450,7 @@ static int top_run(void)
 {
 	/* keys come from stdin: without a terminal on both (or TERM=dumb), print once */
 	bool screen = !opts.stdio && tui__usable();
-	bool target = target_args.pid || target_args.process || opts.cmd;
+	bool target = target_args.pid_args || target_args.process || opts.cmd;
 	char *newest = NULL;
 	int ret;
 
@@ -503,14 +503,14 @@ static int top_args(poptContext *pc, int n_cmd)
 		opts.cmd = &args[n - n_cmd];
 		n -= n_cmd;
 	}
-	if (n > 1 || (n == 1 && (opts.cmd || target_args.pid || target_args.process))) {
+	if (n > 1 || (n == 1 && (opts.cmd || target_args.pid_args || target_args.process))) {
 		pr_err("unexpected argument '%s'", args[n - 1]);
 		pr_hint("give one of -p PID, -P NAME, -- CMD or a profile FILE");
 		return -RSPROF_EUSAGE;
 	}
 	if (n == 1)
 		opts.file = args[0];
-	if ((target_args.pid != 0) + (target_args.process != NULL) + (opts.cmd != NULL) > 1) {
+	if ((target_args.pid_args != 0) + (target_args.process != NULL) + (opts.cmd != NULL) > 1) {
 		pr_err("-p, -P and -- CMD cannot be used together");
 		return -RSPROF_EUSAGE;
 	}

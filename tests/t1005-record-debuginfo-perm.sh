@@ -52,7 +52,7 @@ test_expect_success 'unprivileged, own process: heap in-process, CPU recorded' '
 	if [ "$p" -gt 2 ]; then
 		test $r = 4 && grep -q "perf_event_paranoid" err
 	else
-		test $r = 0 && ! test -s err &&
+		test $r = 0 && ! grep -qi "heap" err &&
 		test "$(sql mine.db "SELECT value FROM meta WHERE key = '\''heap_backend'\''")" = preload &&
 		test "$(sql mine.db "SELECT SUM(count) FROM cpu_samples")" -gt 0
 	fi

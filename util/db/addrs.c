@@ -51,11 +51,13 @@ static struct acc *acc_get(struct accs *a, int64_t addr)
 	return &a->v[a->n++];
 }
 
+/* Addresses are unsigned: a kernel address (stored negative) sorts last. */
 static int acc_cmp(const void *x, const void *y)
 {
 	const struct acc *a = x, *b = y;
+	uint64_t p = (uint64_t)a->addr, q = (uint64_t)b->addr;
 
-	return (a->addr > b->addr) - (a->addr < b->addr);
+	return (p > q) - (p < q);
 }
 
 static int scan_cpu(struct db *db, struct accs *a, int64_t lo, int64_t hi, uint64_t *total)
@@ -241,8 +243,15 @@ int db_query_maps(struct db *db, struct maps **out)
 	*out = NULL;
 	if (db__version(db) < 2)
 		return 0;
+	/*
+	 * A recording of a process tree (v3) has the mappings of every process:
+	 * the target's (meta.pid) when it has any, they do not overlap.
+	 */
 	err = q_prepare(db, "read mappings", "SELECT pid, addr_begin, addr_end, perm, offset, path"
-			" FROM map ORDER BY addr_begin", &st);
+			" FROM map WHERE NOT EXISTS (SELECT 1 FROM map m, meta k"
+			" WHERE k.key = 'pid' AND m.pid = CAST(k.value AS INTEGER))"
+			" OR pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid')"
+			" ORDER BY addr_begin", &st);
 	if (err)
 		return err;
 	m = calloc(1, sizeof(*m));

@@ -61,17 +61,21 @@ static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t de
 }
 
 static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id, int64_t ab,
-		     int64_t fb, int64_t ac, int64_t fc)
+		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid)
 {
 	const struct qsym *s = NULL;
 	struct qgroup *g;
+	int gi;
 
 	if (sc->ra && stack_id >= 0)
 		s = reattrib_site(sc->ra, sc->q, stack_id);
 	if (!s)
 		s = qctx_find(sc->q, addr);
-	g = &sc->q->groups[s->group];
+	gi = qctx_group_of(sc->q, s, pid, no_pid);
 
+	if (gi < 0)
+		return;
+	g = &sc->q->groups[gi];
 	if (cp != sc->cur) {
 		if (cp < sc->cur)
 			sc->unordered = true;
@@ -83,11 +87,11 @@ static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id
 		return;
 	if (g->touched_cp != cp + 1) {
 		g->touched_cp = cp + 1;
-		sc->touched[sc->n_touched++] = s->group;
+		sc->touched[sc->n_touched++] = gi;
 	}
 	g->live += ab - fb;
 	if (sc->stack_slot && stack_id >= 0)
-		stack_tally(sc, stack_id, s->group, ab - fb);
+		stack_tally(sc, stack_id, gi, ab - fb);
 	if (cp >= sc->win_lo) {
 		g->alloc_bytes += ab;
 		g->free_bytes += fb;
@@ -101,7 +105,8 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	heap_row(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]),
 		 sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]),
 		 sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]),
-		 sqlite3_value_int64(argv[5]), sqlite3_value_int64(argv[6]));
+		 sqlite3_value_int64(argv[5]), sqlite3_value_int64(argv[6]),
+		 sqlite3_value_int64(argv[7]), sqlite3_value_type(argv[7]) == SQLITE_NULL);
 	sqlite3_result_int(ctx, 0);
 }
 
@@ -109,11 +114,14 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read heap events", v2 ?
+	int rc, err = q_prepare(db, "read heap events", sc->q->has_pid ?
 		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		" alloc_count, free_count FROM heap_events WHERE checkpoint_id <= ?"
+		" alloc_count, free_count, pid FROM heap_events WHERE checkpoint_id <= ?"
+		" ORDER BY checkpoint_id" : v2 ?
+		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		" alloc_count, free_count, NULL FROM heap_events WHERE checkpoint_id <= ?"
 		" ORDER BY checkpoint_id" :
-		"SELECT checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0"
+		"SELECT checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL"
 		" FROM heap_events WHERE checkpoint_id <= ? ORDER BY checkpoint_id", &st);
 
 	if (err)
@@ -123,7 +131,8 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2
 		heap_row(sc, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			 sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
 			 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
-			 sqlite3_column_int64(st, 6));
+			 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+			 sqlite3_column_type(st, 7) == SQLITE_NULL);
 	if (rc != SQLITE_DONE)
 		err = q_err(db, "read heap events");
 	sqlite3_finalize(st);
@@ -220,12 +229,16 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	 * keeps SQLite off idx_heap_checkpoint) is ordered; a file where they
 	 * are not (edited by hand) is read again with ORDER BY.
 	 */
-	err = run_scan(db, "read heap events", "rsprof_heap_row", 7, sql_heap_row, &sc, v2 ?
+	err = run_scan(db, "read heap events", "rsprof_heap_row", 8, sql_heap_row, &sc,
+		       q.has_pid ?
 		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
 		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		       " alloc_count, free_count)" :
+		       " alloc_count, free_count, pid)" : v2 ?
 		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0)", 1, hi, 0);
+		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		       " alloc_count, free_count, NULL)" :
+		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
+		       "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL)", 1, hi, 0);
 	if (!err && sc.unordered) {
 		for (int i = 0; i <= q.n_groups; i++) {
 			const struct qsym *rep = q.groups[i].rep;

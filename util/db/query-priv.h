@@ -19,6 +19,7 @@ struct qsym {
 	int64_t addr;
 	char *file, *function, *module;
 	int line;
+	int pid;		/* a process group's representative */
 	int group;
 	bool match;		/* passes the filter's pattern */
 };
@@ -44,6 +45,12 @@ struct qctx {
 	int n_groups;
 	struct qsym unknown;
 	struct hashmap index;	/* addr -> index in syms */
+	int default_pid;	/* rows without a pid (files before v3): meta.pid */
+	bool has_pid;		/* the tables have a pid column (v3) */
+	/* GROUP_PROCESS: the groups are processes, not symbols */
+	struct qsym *procs;
+	int n_procs;
+	struct hashmap proc_index;	/* pid -> index in procs */
 };
 
 
@@ -98,6 +105,11 @@ int qctx_add_sym(struct qctx *q, const char *file, int line, const char *functio
 void qctx_free(struct qctx *q);
 /* The symbol of addr, or &q->unknown. */
 const struct qsym *qctx_find(const struct qctx *q, int64_t addr);
+/*
+ * The group a row of process pid (NULL in the table: is_null) at symbol s
+ * counts in, or -1 when the filter's pid leaves it out.
+ */
+int qctx_group_of(const struct qctx *q, const struct qsym *s, int64_t pid, bool is_null);
 
 /* The inline chains of symbol_frames, per address symbol (index in q->syms). */
 struct frame;

@@ -58,8 +58,14 @@ void qctx_free(struct qctx *q)
 		free(q->syms[i].module);
 	}
 	free(q->syms);
+	for (int i = 0; i < q->n_procs; i++) {
+		free(q->procs[i].function);
+		free(q->procs[i].module);
+	}
+	free(q->procs);
 	free(q->groups);
 	hashmap__free(&q->index);
+	hashmap__free(&q->proc_index);
 }
 
 static int qctx_index(struct qctx *q)
@@ -116,11 +122,24 @@ static int qsym_cmp_key(const struct qsym *a, const struct qsym *b, enum group_b
 	}
 }
 
+/*
+ * Where a row has no source file, its module is part of the location: the
+ * [vdso]'s clock_gettime is not libc's clock_gettime.
+ */
+static int qsym_cmp_key_module(const struct qsym *a, const struct qsym *b, enum group_by by)
+{
+	int c = qsym_cmp_key(a, b, by);
+
+	if (!c && by <= GROUP_FUNCTION && !a->file && a->function)
+		c = key_cmp_str(a->module, b->module);
+	return c;
+}
+
 static int qsym_ptr_cmp(const void *pa, const void *pb, void *by)
 {
 	const struct qsym *a = *(const struct qsym *const *)pa, *b = *(const struct qsym *const *)pb;
 
-	return qsym_cmp_key(a, b, *(const enum group_by *)by);
+	return qsym_cmp_key_module(a, b, *(const enum group_by *)by);
 }
 
 static bool pattern_match(const struct qsym *s, const char *pat)
@@ -130,6 +149,106 @@ static bool pattern_match(const struct qsym *s, const char *pat)
 	return (s->file && strcasestr(s->file, pat)) ||
 	       (s->function && strcasestr(s->function, pat)) ||
 	       (!s->file && s->module && strcasestr(s->module, pat));
+}
+
+/* Process groups: one per pid of the processes table (v3), or meta's pid. */
+static int qctx_add_proc(struct qctx *q, int pid, const char *comm, const char *exe)
+{
+	struct qsym *v = realloc(q->procs, (q->n_procs + 1) * sizeof(*v)), *p;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	q->procs = v;
+	p = &v[q->n_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->function = str__dup(comm, &err);
+	p->module = str__dup(exe, &err);
+	p->match = true;
+	q->n_procs++;
+	if (!err && hashmap__set(&q->proc_index, (uint64_t)pid, (uint64_t)(q->n_procs - 1)))
+		err = -ENOMEM;
+	return err;
+}
+
+static int qctx_processes(struct qctx *q)
+{
+	char *pid = NULL, *comm = NULL, *exe = NULL;
+	sqlite3_stmt *st;
+	struct qgroup *g;
+	int rc, err;
+
+	/* v3 files from before the process tree have no pid column */
+	q->has_pid = db__version(q->db) >= 3 && db__has_column(q->db, "cpu_samples", "pid");
+	err = db__meta_get(q->db, "pid", &pid);
+	q->default_pid = pid ? atoi(pid) : 0;
+	free(pid);
+	if (err || q->f->group != GROUP_PROCESS)
+		return err;
+	if (q->has_pid) {
+		/* a pid that exec'd has several rows: its last image names it */
+		err = q_prepare(q->db, "read processes",
+				"SELECT pid, comm, exe FROM processes ORDER BY pid, start_ms", &st);
+		if (err)
+			return err;
+		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int p = sqlite3_column_int(st, 0);
+			uint64_t i;
+
+			if (hashmap__get(&q->proc_index, (uint64_t)p, &i)) {
+				struct qsym *x = &q->procs[i];
+
+				free(x->function);
+				free(x->module);
+				x->function = dup_col(st, 1, &err);
+				x->module = dup_col(st, 2, &err);
+				continue;
+			}
+			err = qctx_add_proc(q, p, (const char *)sqlite3_column_text(st, 1),
+					    (const char *)sqlite3_column_text(st, 2));
+		}
+		if (!err && rc != SQLITE_DONE)
+			err = q_err(q->db, "read processes");
+		sqlite3_finalize(st);
+	}
+	if (!err && !hashmap__get(&q->proc_index, (uint64_t)q->default_pid, NULL)) {
+		err = db__meta_get(q->db, "process_name", &comm);
+		if (!err)
+			err = db__meta_get(q->db, "exe_path", &exe);
+		if (!err)
+			err = qctx_add_proc(q, q->default_pid, comm, exe);
+		free(comm);
+		free(exe);
+	}
+	if (err)
+		return err;
+	/* the groups are the processes (and the last one, processes not in the table) */
+	g = calloc(q->n_procs + 1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	free(q->groups);
+	q->groups = g;
+	q->n_groups = q->n_procs;
+	for (int i = 0; i < q->n_procs; i++) {
+		q->procs[i].group = i;
+		g[i].rep = &q->procs[i];
+	}
+	g[q->n_procs].rep = &q->unknown;
+	return 0;
+}
+
+int qctx_group_of(const struct qctx *q, const struct qsym *s, int64_t pid, bool is_null)
+{
+	uint64_t i;
+
+	if (is_null || !pid)
+		pid = q->default_pid;
+	if (q->f->pid && pid != q->f->pid)
+		return -1;
+	if (q->f->group != GROUP_PROCESS)
+		return s->group;
+	return hashmap__get(&q->proc_index, (uint64_t)pid, &i) ? (int)i : q->n_procs;
 }
 
 /* Room for one more symbol. 0 or -ENOMEM. */
@@ -232,7 +351,7 @@ int qctx_group(struct qctx *q)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < q->n_syms; i++) {
-		if (i == 0 || qsym_cmp_key(order[i - 1], order[i], f->group))
+		if (i == 0 || qsym_cmp_key_module(order[i - 1], order[i], f->group))
 			q->groups[q->n_groups++].rep = order[i];
 		order[i]->group = q->n_groups - 1;
 		order[i]->match = pattern_match(order[i], f->pattern);
@@ -242,7 +361,7 @@ int qctx_group(struct qctx *q)
 	q->unknown.group = q->n_groups;
 	q->unknown.match = pattern_match(&q->unknown, f->pattern);
 	q->groups[q->n_groups].rep = &q->unknown;
-	return 0;
+	return qctx_processes(q);
 }
 
 int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
@@ -390,10 +509,11 @@ int checkpoint_range(struct db *db, uint64_t from, uint64_t to, int64_t *lo, int
 static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 {
 	struct prof_row r = {
-		.file = g->rep->file,
+		.file = by == GROUP_PROCESS ? NULL : g->rep->file,
 		.line = by == GROUP_LINE ? g->rep->line : 0,
-		.function = by <= GROUP_FUNCTION ? g->rep->function : NULL,
+		.function = by <= GROUP_FUNCTION || by == GROUP_PROCESS ? g->rep->function : NULL,
 		.module = g->rep->module,
+		.pid = g->rep->pid,
 		.samples = g->samples,
 		.live_bytes = g->live,
 		.peak_bytes = g->peak,

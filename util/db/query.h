@@ -15,6 +15,7 @@ enum group_by {
 	GROUP_FUNCTION,		/* function (and file) */
 	GROUP_FILE,
 	GROUP_MODULE,
+	GROUP_PROCESS,		/* per process (pid) of the recording's process tree */
 };
 
 #define TIME_NONE UINT64_MAX
@@ -37,6 +38,7 @@ struct query_filter {
 	uint64_t to_ms;		/* ... and <= to_ms; TIME_NONE: to the end */
 	uint64_t at_ms;		/* heap: live bytes as of this moment; TIME_NONE: at the end */
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
+	int pid;		/* only the rows of this process; 0: every process */
 	enum group_by group;
 	int limit;		/* 0: no limit */
 	/* heap: allocation wrappers (globs, util/heap/alloc-fn.h) passed over in the
@@ -56,6 +58,8 @@ struct prof_row {
 	int line;
 	const char *function;
 	const char *module;
+	int pid;		/* GROUP_PROCESS: the process (function: its comm, module: its
+				 * executable) */
 	uint64_t samples;	/* CPU */
 	double pct;		/* of the total in the filter's window */
 	int64_t live_bytes;	/* heap */
@@ -159,6 +163,9 @@ struct prof_summary {
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);
+
+/* How many processes the recording holds (the processes table of v3; 1 before). */
+int db_query_process_count(struct db *db, int *n);
 
 /* Every meta row, in key order. */
 int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, void *ctx),

@@ -41,6 +41,7 @@ const char db_schema_sql[] =
 	"    checkpoint_id INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
 	"    count INTEGER NOT NULL,\n"
+	"    pid INTEGER DEFAULT NULL,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"
@@ -55,6 +56,7 @@ const char db_schema_sql[] =
 	"    alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    stack_id INTEGER DEFAULT NULL,\n"
+	"    pid INTEGER DEFAULT NULL,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"
@@ -125,4 +127,16 @@ const char db_schema_sql[] =
 	"    stack_id INTEGER DEFAULT NULL,\n"
 	"    time_free INTEGER DEFAULT NULL\n"
 	");\n"
-	"CREATE INDEX idx_alloc_events_chunk ON alloc_events(chunk_id, time_alloc, addr, size);\n";
+	"CREATE INDEX idx_alloc_events_chunk ON alloc_events(chunk_id, time_alloc, addr, size);\n"
+	/* v3: the processes of the recording (the target and the children it
+	 * started), one row per image: an exec ends one and starts the next. */
+	"CREATE TABLE processes (\n"
+	"    pid INTEGER NOT NULL,\n"
+	"    ppid INTEGER,\n"
+	"    comm TEXT,\n"
+	"    exe TEXT,\n"
+	"    start_ms INTEGER NOT NULL,\n"
+	"    end_ms INTEGER DEFAULT NULL,\n"
+	"    samples INTEGER NOT NULL DEFAULT 0,\n"
+	"    PRIMARY KEY (pid, start_ms)\n"
+	");\n";

@@ -167,3 +167,15 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 	sqlite3_finalize(st);
 	return err;
 }
+
+int db_query_process_count(struct db *db, int *n)
+{
+	int64_t v = 1;
+	int err = 0;
+
+	if (db__version(db) >= 3 && db__has_column(db, "processes", "pid"))
+		err = int_query(db, "count processes",
+				"SELECT MAX(1, COUNT(DISTINCT pid)) FROM processes", &v, 1);
+	*n = (int)v;
+	return err;
+}

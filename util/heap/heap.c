@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <limits.h>
 #include <unistd.h>
 
 #include "util/db/db.h"
@@ -36,6 +37,7 @@ struct heap {
 	struct heap_be *be;
 	enum heap_attribution attr;
 	const struct alloc_fns *fns;
+	pid_t pid;			/* the target, whose files (containers) are read */
 	unsigned int sample;
 	int code_fd;			/* a mapped file, to check call instructions */
 	char *code_path;
@@ -158,11 +160,17 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
 		return false;
 	if (!h->code_path || strcmp(h->code_path, mp->path)) {
+		char rooted[PATH_MAX + 32];
+
 		if (h->code_fd >= 0)
 			close(h->code_fd);
 		free(h->code_path);
 		h->code_path = strdup(mp->path);
-		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+		/* the target's view of its files first (containers) */
+		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid, mp->path);
+		h->code_fd = open(rooted, O_RDONLY | O_CLOEXEC);
+		if (h->code_fd < 0)
+			h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
 		if (!h->code_path || h->code_fd < 0) {
 			if (h->code_fd >= 0)
 				close(h->code_fd);
@@ -383,6 +391,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	}
 	h->attr = o->attribution;
 	h->fns = o->alloc_fns;
+	h->pid = o->pid;
 	h->sample = o->sample ? o->sample : 1;
 	h->code_fd = -1;
 	h->ops = o->launch ? &heap_preload_ops : &heap_uprobe_ops;

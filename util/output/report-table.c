@@ -50,7 +50,10 @@ int report_table__add(const struct prof_row *r, void *ctx)
 		t->v = v;
 		t->cap = cap;
 	}
-	if (t->group == GROUP_MODULE || !r->file) {
+	if (t->group == GROUP_PROCESS) {
+		/* "cpu_split [4242]", the executable in the function column */
+		snprintf(loc, sizeof(loc), "%s [%d]", r->function ? r->function : "?", r->pid);
+	} else if (t->group == GROUP_MODULE || !r->file) {
 		srcpath__display(NULL, r->module, loc, sizeof(loc));
 		if (t->group != GROUP_MODULE && t->full_paths && r->module)
 			snprintf(loc, sizeof(loc), "%s", r->module);
@@ -66,6 +69,9 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	}
 	if (t->group <= GROUP_FUNCTION)
 		demangle__short(r->function, 200, fn, sizeof(fn));
+	else if (t->group == GROUP_PROCESS && r->module)
+		snprintf(fn, sizeof(fn), "%s", t->full_paths || !strrchr(r->module, '/') ?
+			 r->module : strrchr(r->module, '/') + 1);
 	else
 		fn[0] = '\0';
 
@@ -150,7 +156,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 void report_table__csv_header(FILE *f)
 {
 	fputs("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
-	      "free_count,location,file,line,function,module\n", f);
+	      "free_count,location,file,line,function,module,pid\n", f);
 }
 
 static void csv_row(const char *table, const struct report_row *w, FILE *f)
@@ -174,6 +180,9 @@ static void csv_row(const char *table, const struct report_row *w, FILE *f)
 	format__csv_field(f, w->r.function);
 	fputc(',', f);
 	format__csv_field(f, w->r.module);
+	fputc(',', f);
+	if (w->r.pid > 0)
+		fprintf(f, "%d", w->r.pid);
 	fputc('\n', f);
 }
 
@@ -194,6 +203,8 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 		json__null(j, "line");
 	json__string(j, "function", w->r.function);
 	json__string(j, "module", w->r.module);
+	if (w->r.pid > 0)
+		json__int(j, "pid", w->r.pid);
 	json__double(j, "pct", w->r.pct);
 	if (!heap) {
 		json__uint(j, "samples", w->r.samples);

@@ -85,6 +85,17 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	if (!err)
 		err = db__meta_set(db, "cpu", o->cpu ? "on" : "off");
 	if (!err)
+		err = db__meta_set(db, "inherit", o->inherit ? "on" : "off");
+	if (!err && t->n_pids > 1) {
+		char list[64 * 12] = "";
+		size_t n = 0;
+
+		for (size_t i = 0; i < t->n_pids && n < sizeof(list) - 12; i++)
+			n += snprintf(list + n, sizeof(list) - n, "%s%d", i ? "," : "",
+				      (int)t->pids[i]);
+		err = db__meta_set(db, "pids", list);
+	}
+	if (!err)
 		err = db__meta_set(db, "call_graph", o->call_graph ? "on" : "off");
 	if (!err)
 		err = db__meta_set(db, "heap", heap_on ? "on" : "off");
@@ -103,6 +114,11 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	if (!err && o->alloc_fn && o->alloc_fn[0])
 		err = meta_alloc_fn(db, o->alloc_fn);
 	return err;
+}
+
+int record_meta__cpu_scope(struct db *db, bool user_only)
+{
+	return db__meta_set(db, "cpu_scope", user_only ? "user" : "user+kernel");
 }
 
 int record_meta__process_name(struct db *db, const struct target *t)

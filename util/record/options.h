@@ -21,6 +21,7 @@ struct record_args {
 	int no_cpu;
 	int call_graph;
 	int append;
+	int user_only;
 	const char *heap_backend;
 	const char *heap_probes;
 	const char *heap_sample;

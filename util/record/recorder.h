@@ -17,8 +17,14 @@
  */
 struct recorder;
 
+#define RECORD_MAX_PIDS 64
+
 struct record_opts {
-	pid_t pid;			/* attach; 0 when launching */
+	pid_t pid;			/* attach: the first of pids; 0 when launching */
+	pid_t pids[RECORD_MAX_PIDS];	/* attach: -p PID[,PID...] */
+	size_t n_pids;
+	bool inherit;			/* follow the children the target starts (perf's inherit) */
+	bool user_only;			/* CPU: user time only, no kernel samples */
 	const char *process;		/* attach by name (substring of comm) */
 	const char *const *argv;	/* launch: command and arguments, NULL-terminated */
 	const char *output;		/* NULL: default name in output_dir */
@@ -47,6 +53,7 @@ struct recorder_stats {
 	uint64_t samples, lost;
 	uint64_t checkpoints;
 	uint64_t threads;
+	uint64_t processes;		/* seen (the target and its children) */
 	bool heap_on;
 	const char *heap_backend;	/* "preload", "uprobe"; NULL: no heap */
 	const char *heap_why;		/* why not the in-process tracker; NULL: it ran, or attach */

@@ -21,6 +21,22 @@ struct resolver;
 struct maps;
 
 int resolver__new(pid_t pid, struct resolver **out);
+
+/*
+ * A resolver for mappings the caller keeps (the recorder builds them from
+ * perf's mmap2 records, so an exec or a short-lived process is resolved
+ * against its own images): m is taken (freed with the resolver), exe is
+ * the main executable's path as mapped, pid the process whose root and
+ * perf map the files are looked up in while it runs.
+ */
+int resolver__new_maps(pid_t pid, const char *exe, struct maps *m, struct resolver **out);
+
+/*
+ * The caller's mappings changed (a new library): m replaces the old ones
+ * (taken), new modules are reported, unresolved cached addresses looked up
+ * again. 0 or -errno.
+ */
+int resolver__set_maps(struct resolver *r, struct maps *m);
 void resolver__delete(struct resolver *r);
 
 /*
@@ -34,6 +50,7 @@ int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **
 
 /*
  * Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone).
+ * A resolver made by resolver__new_maps() does nothing here (0).
  * New modules (dlopen) are added and unresolved cached addresses looked up
  * again; after an execve() (a new /proc/PID/exe) every module and cached
  * result of the old program is dropped. Symbols returned before stay valid
