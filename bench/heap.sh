@@ -207,7 +207,7 @@ echo "added: over the unprofiled runs; vs heaptrack: added wall-clock time, heap
 if [ -s "$W/tree" ]; then
 	printf '\nthe whole tool'"'"'s CPU time (all its processes), ns per pair, from runs of %s and %s pairs\n' \
 		"$N" "$((4 * N))"
-	printf '%-5s %-26s %9s %9s %14s\n' "" "" "cpu ns" "added" "vs heaptrack"
+	printf '%-5s %-30s %9s %9s %14s\n' "" "" "cpu ns" "added" "vs heaptrack"
 	for tgt in heap_bench heap_bench_rs; do
 		name=C
 		[ $tgt = heap_bench_rs ] && name=Rust
@@ -225,7 +225,7 @@ if [ -s "$W/tree" ]; then
 			preload) label="rsprof (preload)" ;;
 			heaptrack) label="heaptrack (+ its interpreter)" ;;
 			esac
-			printf '%-5s %-26s %9s %9s %14s\n' $name "$label" "$v" "$over" "$ratio"
+			printf '%-5s %-30s %9s %9s %14s\n' $name "$label" "$v" "$over" "$ratio"
 		done
 	done
 fi
