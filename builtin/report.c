@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/addrs.h"
 #include "util/db/callgraph.h"
 #include "util/db/db.h"
 #include "util/db/query.h"
@@ -31,6 +32,7 @@
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
+#include "util/record/maps.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -43,6 +45,7 @@ static struct report_opts {
 	int full_paths;
 	const char *format;
 	const char **alloc_fn;
+	const char *output;
 	const char *file;
 	int graph;
 	const char *callers, *callees;
@@ -87,6 +90,8 @@ static struct poptOption report_options[] = {
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
 	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
 	  "KEY" },
+	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
+	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -198,9 +203,14 @@ static int parse_opts(struct report *rp)
 		pr_err("--format %s cannot be combined with --json or --csv", opts.format);
 		return -RSPROF_EUSAGE;
 	}
-	if (rp->format == FMT_PPROF && isatty(STDOUT_FILENO)) {
+	if (opts.output && rp->format == FMT_TEXT) {
+		pr_err("-o/--output is for --format folded or pprof");
+		pr_hint("text tables go to stdout: redirect them");
+		return -RSPROF_EUSAGE;
+	}
+	if (rp->format == FMT_PPROF && !opts.output && isatty(STDOUT_FILENO)) {
 		pr_err("--format pprof writes a binary file, not for a terminal");
-		pr_hint("redirect it: rsprof report --format pprof > cpu.pb.gz");
+		pr_hint("name a file: rsprof report --format pprof -o cpu.pb.gz");
 		return -RSPROF_EUSAGE;
 	}
 	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++) {
@@ -479,6 +489,8 @@ static int folded_cb(const struct prof_stack *s, void *ctx)
 	char buf[256];
 	bool first = true;
 
+	if (s->value <= 0)	/* a heap stack that only allocated in the window */
+		return 0;
 	for (int i = s->depth - 1; i >= 0; i--) {
 		for (int k = s->frames[i].n_lines - 1; k >= 0; k--) {
 			const char *name = frame_name(&s->frames[i], k, buf, sizeof(buf));
@@ -499,6 +511,31 @@ static int pprof_cb(const struct prof_stack *s, void *ctx)
 	return pprof__add(ctx, s);
 }
 
+/* The finished export to -o FILE, or stdout. */
+static int export_flush(struct membuf *mem, int err)
+{
+	FILE *f;
+
+	if (err || !opts.output)
+		return membuf__flush(mem, err, stdout);
+	/* issue 11: safe create */
+	f = fopen(opts.output, "w");
+	if (!f) {
+		err = -errno;
+		pr_err("cannot create '%s': %s", opts.output, strerror(errno));
+		membuf__flush(mem, err, NULL);
+		return err;
+	}
+	err = membuf__flush(mem, 0, f);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		pr_err("cannot write '%s': %s", opts.output, strerror(-err));
+		unlink(opts.output);
+	}
+	return err;
+}
+
 /* Unix nanoseconds of an ISO 8601 UTC time as the recorder writes it, 0 if unknown. */
 static int64_t iso_ns(const char *s)
 {
@@ -515,12 +552,13 @@ static int export_stacks(struct report *rp, bool heap)
 	struct membuf mem;
 	int err;
 
+	/* all or nothing on stdout or in the file, as for --json */
+	err = membuf__open(&mem);
+	if (err)
+		return err;
 	if (rp->format == FMT_FOLDED) {
-		/* all or nothing on stdout, as for --json */
-		err = membuf__open(&mem);
-		if (!err)
-			err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
-		return membuf__flush(&mem, err, stdout);
+		err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
+		return export_flush(&mem, err);
 	}
 	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
 	if (!err)
@@ -534,14 +572,22 @@ static int export_stacks(struct report *rp, bool heap)
 		if (!pp)
 			err = -ENOMEM;
 	}
+	if (!err) {
+		struct maps *m = NULL;
+
+		err = db_query_maps(rp->db, &m);
+		if (!err)
+			err = pprof__add_maps(pp, m);
+		maps__delete(m);
+	}
 	if (!err)
 		err = db_query_stacks(rp->db, &rp->f, heap, pprof_cb, pp);
 	if (!err)
-		err = pprof__write(pp, stdout);
+		err = pprof__write(pp, mem.f);
 	pprof__delete(pp);
 	free(freq);
 	free(start);
-	return err;
+	return export_flush(&mem, err);
 }
 
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */

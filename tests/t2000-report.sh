@@ -211,8 +211,9 @@ test_expect_success '--format pprof: a gzipped profile.proto' '
 	grep -q "^\[250, [0-9]*\] warm:20$" dump &&
 	"$RSPROF" report --format pprof --heap fix.db >heap.pb.gz &&
 	python3 "$TOP/tests/pprof-dump.py" heap.pb.gz >dump &&
-	grep -q "inuse_space" dump &&
-	grep -q "^\[160, 10485760\] app::cache::insert:42$" dump
+	grep -q "^sample_type .*alloc_objects.*alloc_space.*inuse_objects.*inuse_space" dump &&
+	grep -q "^\[160, 10485760, 160, 10485760\] app::cache::insert:42$" dump &&
+	grep -q "^\[1500, 15728640, 0, 0\] app::parse:77$" dump
 '
 
 test_expect_success '--format: bad values and combinations are usage errors' '

@@ -18,6 +18,7 @@ struct db;
 struct qsym {
 	int64_t addr;
 	char *file, *function, *module;
+	char *mangled;		/* linkage name of the outermost function (v2), or NULL */
 	int line;
 	int pid;		/* a process group's representative */
 	int group;

@@ -56,6 +56,7 @@ void qctx_free(struct qctx *q)
 		free(q->syms[i].file);
 		free(q->syms[i].function);
 		free(q->syms[i].module);
+		free(q->syms[i].mangled);
 	}
 	free(q->syms);
 	for (int i = 0; i < q->n_procs; i++) {
@@ -270,8 +271,8 @@ static int qctx_grow(struct qctx *q)
 int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 {
 	const char *sql = db__version(db) >= 2 ?
-		"SELECT addr, file, line, function, module FROM symbols ORDER BY addr" :
-		"SELECT addr, file, line, function, NULL FROM symbols ORDER BY addr";
+		"SELECT addr, file, line, function, module, mangled FROM symbols ORDER BY addr" :
+		"SELECT addr, file, line, function, NULL, NULL FROM symbols ORDER BY addr";
 	sqlite3_stmt *st;
 	int rc, err;
 
@@ -294,6 +295,7 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 		s->line = sqlite3_column_int(st, 2);
 		s->function = dup_col(st, 3, &err);
 		s->module = dup_col(st, 4, &err);
+		s->mangled = dup_col(st, 5, &err);
 		if (err)
 			break;
 	}

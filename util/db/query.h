@@ -122,6 +122,9 @@ struct prof_frame {
 	const struct frame *lines;	/* the inline chain from the reported frame out to
 					 * the real function, innermost first (util/symbols/symbol.h) */
 	int n_lines;			/* >= 1 */
+	const char *mangled;		/* linkage name of the real function (lines[n_lines - 1]
+					 * when the chain reaches it), NULL when unknown */
+	bool outermost;			/* lines[n_lines - 1] is the real function */
 };
 
 struct prof_stack {
@@ -129,11 +132,16 @@ struct prof_stack {
 	int depth;
 	int64_t value;		/* CPU: samples; heap: live bytes */
 	int64_t count;		/* CPU: samples; heap: live allocations */
+	int64_t alloc_value;	/* heap: bytes allocated in the window (0 for CPU) */
+	int64_t alloc_count;	/* heap: allocations made in the window */
 };
 
 typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
 
-/* Everything passed to cb lives until cb returns. */
+/*
+ * Everything passed to cb lives until cb returns. Heap stacks with no live
+ * bytes left (value <= 0) are passed too when they allocated in the window.
+ */
 int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 		    prof_stack_cb cb, void *ctx);
 
