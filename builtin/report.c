@@ -68,7 +68,7 @@ static struct poptOption report_options[] = {
 	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
 	  "only from A to B after the start (either may be left out)", "A..B" },
 	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
-	  "heap: live bytes as they were DUR after the start", "DUR" },
+	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
@@ -109,6 +109,7 @@ struct report {
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	int n_processes;
 	enum report_format format;
+	bool at_peak;		/* --at peak */
 };
 
 static const char *const group_names[] = { "line", "function", "file", "module", "process" };
@@ -154,9 +155,13 @@ static int parse_window(struct report *rp)
 		if (b != UINT64_MAX)
 			f->to_ms = b;
 	}
-	if (opts.at) {
+	if (opts.at && !strcmp(opts.at, "peak")) {
+		/* the checkpoint whose live heap was the highest */
+		f->at_ms = rp->sum.peak_ms;
+		rp->at_peak = true;
+	} else if (opts.at) {
 		if (duration__parse(opts.at, &ms)) {
-			pr_err("--at: '%s' is not a duration", opts.at);
+			pr_err("--at: '%s' is not a duration or 'peak'", opts.at);
 			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
 			return -RSPROF_EUSAGE;
 		}
@@ -282,10 +287,30 @@ static void print_header(const struct report *rp)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
 		putchar('\n');
 		/* never silent (issue 3): what the tracker could not count */
-		if (s->heap_dropped || s->unknown_frees)
-			printf("# heap:     %s events dropped, %s frees of memory allocated"
-			       " before attach\n", format__count(s->heap_dropped, a, sizeof(a)),
-			       format__count(s->unknown_frees, b, sizeof(b)));
+		if (s->heap_dropped)
+			printf("# heap:     %s event%s dropped (tracker's map full)\n",
+			       format__count(s->heap_dropped, a, sizeof(a)),
+			       s->heap_dropped == 1 ? "" : "s");
+		if (s->unknown_frees) {
+			printf("# heap:     %s free%s of memory allocated before the recording",
+			       format__count(s->unknown_frees, b, sizeof(b)),
+			       s->unknown_frees == 1 ? "" : "s");
+			/* 'live' counts what was allocated since: say what the process gave back */
+			if (s->unknown_free_bytes > 0)
+				printf(" (%s, not in live)",
+				       format__bytes(s->unknown_free_bytes, c, sizeof(c)));
+			putchar('\n');
+		}
+		/*
+		 * Live at the end of a launched program is after its teardown: an
+		 * interpreter frees everything at exit. Say so, and where the peak is.
+		 */
+		if (rp->f.at_ms == TIME_NONE && s->peak_cp_bytes >= 1 << 20 &&
+		    s->live_bytes < s->peak_cp_bytes / 4)
+			printf("# heap:     live at the end is far below the peak, %s at %s:"
+			       " 'report --at peak' shows what held it\n",
+			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
+			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
 	/* issue 9: what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap)
@@ -323,8 +348,18 @@ static void print_header(const struct report *rp)
 		printf("# window:   %s..%s\n", duration__format(from, a, sizeof(a)),
 		       duration__format(to, b, sizeof(b)));
 	}
-	if (rp->f.at_ms != TIME_NONE && rp->show_heap)
-		printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
+	if (rp->f.at_ms != TIME_NONE && rp->show_heap) {
+		if (rp->at_peak)
+			printf("# heap at:  %s, the peak (the checkpoint with the most live heap,"
+			       " %s)\n", duration__format(rp->f.at_ms, a, sizeof(a)),
+			       format__bytes(s->peak_cp_bytes, b, sizeof(b)));
+		else if (rp->f.at_ms > s->duration_ms && s->finished)
+			printf("# heap at:  the end, %s (--at %s is after the end of the"
+			       " recording)\n", duration__format(s->duration_ms, a, sizeof(a)),
+			       duration__format(rp->f.at_ms, b, sizeof(b)));
+		else
+			printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
+	}
 	if (rp->f.pattern)
 		printf("# filter:   %s\n", rp->f.pattern);
 }

@@ -43,7 +43,8 @@ test_expect_success 'the text table: header, CPU% Location Function, heap column
 	grep -q "^# heap: *live 10.0 MiB  peak 15.0 MiB" out &&
 	grep -q "^ *CPU%  Location  *Function" out &&
 	grep -q "^ *60.0%  [^ ]*hot.c:10  *hot_loop$" out &&
-	grep -q "^ *Heap  *Peak  *Allocs  Location  *Function" out &&
+	grep -q "^ *Heap  *Peak@cp  *Allocs  Location  *Function" out &&
+	grep -q "^# heap: *3 frees of memory allocated before the recording (300 B, not in live)$" out &&
 	grep -q "^ *10.0 MiB  *10.0 MiB  *160  [^ ]*cache.rs:42  *app::cache::insert$" out
 '
 

@@ -153,7 +153,9 @@ struct prof_summary {
 	uint64_t lost_samples;
 	uint64_t symbols;
 	int64_t live_bytes;	/* at the end */
-	int64_t peak_bytes;	/* highest checkpoint live heap */
+	int64_t peak_bytes;	/* highest live heap seen (checkpoints, the tracker's own) */
+	uint64_t peak_ms;	/* the checkpoint with the most live heap (by heap_events) */
+	int64_t peak_cp_bytes;	/* its live heap: what report --at peak shows */
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
 	uint64_t heap_dropped;
 	bool has_heap;		/* heap tracking was on */

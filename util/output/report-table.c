@@ -115,7 +115,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 {
 	static const struct table_col cols[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocated", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },

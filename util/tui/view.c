@@ -401,7 +401,7 @@ static void draw_heap(struct tui *t, const struct top_view *v, const struct foll
 	tui__fill(t, y0, x, w, TUI_HEAD);
 	tui__text_right(t, y0, x, 9, TUI_HEAD, "Live");
 	if (wide) {
-		tui__text_right(t, y0, x + 10, 9, TUI_HEAD, "Peak");
+		tui__text_right(t, y0, x + 10, 9, TUI_HEAD, "Peak@cp");
 		tui__text_right(t, y0, x + 20, 9, TUI_HEAD, "Allocs");
 	}
 	tui__text(t, y0, x + l.lead, l.loc_w, TUI_HEAD, "Location");
