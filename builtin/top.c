@@ -180,6 +180,9 @@ static const char *heap_mode(const struct follow *f, const struct recorder_stats
 		return "off";
 	if (on && !strcmp(on, "off"))
 		return "off";
+	/* the allocator probed: one word from the first checkpoint to the end */
+	if (rs && rs->heap_probes)
+		return rs->heap_probes;
 	/* the allocator probed is known once the recording ended */
 	if (probes && *probes)
 		return probes;
@@ -200,6 +203,9 @@ static void fill_status(struct top_status *st, struct follow *f, struct sampler 
 		recorder__stats(s->rec, &rs);
 		st->recording = true;
 		st->elapsed_ms = rs.elapsed_ms;
+		/* the clock stops with the target: what the file covers, not the wall */
+		if (rs.target_exited || rs.finished)
+			st->elapsed_ms = follow__elapsed_ms(f);
 		st->heap_mode = heap_mode(f, &rs);
 		st->finished = rs.finished || rs.target_exited;
 		if (rs.target_exited && rs.exit_status >= 0 && WIFEXITED(rs.exit_status)) {

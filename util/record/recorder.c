@@ -298,6 +298,12 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
+	if (r->heap) {
+		struct heap_stats hs = { 0 };
+
+		heap__stats(r->heap, &hs);	/* the probes are attached: rust or libc */
+		r->st.heap_probes = hs.probes;
+	}
 	r->st.exit_status = -1;
 	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->t.pid, r->t.comm, r->t.exe,
 		 r->path);
@@ -348,6 +354,8 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 		heap__stats(r->heap, &hs);
 	pthread_mutex_lock(&r->lock);
 	r->st.checkpoints++;
+	if (r->heap)
+		r->st.heap_probes = hs.probes;
 	r->st.live_bytes = hs.live_bytes;
 	r->st.peak_bytes = hs.peak_bytes;
 	r->st.allocs = hs.allocs;

@@ -54,6 +54,7 @@ struct recorder_stats {
 	uint64_t threads;
 	uint64_t processes;		/* seen (the target and its children) */
 	bool heap_on;
+	const char *heap_probes;	/* "rust", "libc" once attached; NULL before */
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;
 	bool target_exited;
