@@ -72,7 +72,7 @@ static struct poptOption report_options[] = {
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
-	  "aggregate by line, function, file, module or process (default: line)", "KEY" },
+	  "aggregate by line, function, file, module, symbol or process (default: line)", "KEY" },
 	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
 	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
@@ -112,7 +112,8 @@ struct report {
 	bool at_peak;		/* --at peak */
 };
 
-static const char *const group_names[] = { "line", "function", "file", "module", "process" };
+static const char *const group_names[] = { "line", "function", "file", "module", "process",
+						   "symbol" };
 #define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
 static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
 
@@ -189,7 +190,7 @@ static int parse_opts(struct report *rp)
 				break;
 		if (i == N_GROUPS) {
 			pr_err("-s/--sort: unknown key '%s'", opts.sort);
-			pr_hint("use line, function, file, module or process");
+			pr_hint("use line, function, file, module, symbol or process");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.group = (enum group_by)i;

@@ -102,7 +102,7 @@ test_expect_success 'bad durations, sort keys, thresholds: exit 2' '
 	grep -q "5parsecs" err &&
 	expect_exit 2 "$RSPROF" report --window 9s..2s fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report -s lines fix.db 2>err &&
-	grep -q "line, function, file, module or process" err &&
+	grep -q "line, function, file, module, symbol or process" err &&
 	expect_exit 2 "$RSPROF" report -t 120 fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report --json --csv fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report fix.db cpu.db 2>/dev/null

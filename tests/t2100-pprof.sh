@@ -48,6 +48,13 @@ test_expect_success 'C: library frames have names, not [unknown]' '
 	! grep -q "unknown" c.folded
 '
 
+test_expect_success 'report -s symbol: one row per ELF symbol, as perf shows' '
+	"$RSPROF" report --cpu -s symbol c.db >sym.out &&
+	cat sym.out &&
+	grep -q "^ *[0-9.]*%  \[callgraph\]  *crunch$" sym.out &&
+	test "$(grep -c "crunch$" sym.out)" = 1
+'
+
 test_expect_success 'C: go tool pprof -list shows the call on its line' '
 	go tool pprof -list "^outer$" c.pb.gz >c.list &&
 	grep -E " '"$(line_of "$C_SRC" CALL:crunch)"':.*CALL:crunch" c.list | grep -qv "^ *\. *\. "
@@ -111,6 +118,17 @@ if command -v tmux >/dev/null; then
 		wait_for_file "$TEST_DIR/tty.rc" 10 &&
 		test "$(cat tty.rc)" = 2 &&
 		grep -q "not for a terminal" tty.err
+	'
+fi
+
+if have_bpf && [ -x "$TARGETS/heap_rust" ]; then
+	test_expect_success 'Rust: one spelling per function (legacy and v0 names agree)' '
+		"$RSPROF" record -q -g -o hr.db -- "$TARGETS/heap_rust" >/dev/null &&
+		sql hr.db "SELECT DISTINCT function FROM symbol_frames UNION
+			SELECT DISTINCT function FROM symbols" >fns &&
+		grep "grow" fns &&
+		grep -qx "alloc::raw_vec::RawVecInner::finish_grow" fns &&
+		! grep -E "^<[A-Za-z_:]+>::|RawVecInner<A>|RawVec<T,A>" fns
 	'
 fi
 

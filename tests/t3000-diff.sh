@@ -169,7 +169,7 @@ assert r[\"status\"] == \"moved\" and r[\"line_a\"] == $CPU_LINE and r[\"line\"]
 
 # Two checkouts of one project in different directories (issue 12): the
 # recorded paths differ in everything but the part below the checkout.
-test_expect_success 'two checkouts in different directories: every site matched' '
+test_expect_success 'two checkouts in different directories: every site matched (but stray samples)' '
 	mkdir -p ck1/proj/src ck2/other-name/src &&
 	cp "$SRC" ck1/proj/src/diff_prog.c && cp "$SRC" ck2/other-name/src/diff_prog.c &&
 	(cd ck1/proj && gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o prog src/diff_prog.c) &&
@@ -181,7 +181,9 @@ test_expect_success 'two checkouts in different directories: every site matched'
 	cat tbl &&
 	for by in line function file; do
 		"$RSPROF" diff --csv --by $by ck1.db ck2.db >out.$by || exit 1
-		! grep -q "^[a-z]*,\(new\|gone\),.*diff_prog" out.$by || { cat out.$by; exit 1; }
+		# a site sampled a few times in one run only (main) is rightly new/gone
+		! awk -F, "\$2 ~ /new|gone/ && (\$1 == \"heap\" || \$7 + \$8 >= 1)" out.$by |
+			grep . || { cat out.$by; exit 1; }
 		grep -q "^cpu,[a-z]*,src/diff_prog.c" out.$by || { cat out.$by; exit 1; }
 	done
 '

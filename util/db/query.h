@@ -16,6 +16,8 @@ enum group_by {
 	GROUP_FILE,
 	GROUP_MODULE,
 	GROUP_PROCESS,		/* per process (pid) of the recording's process tree */
+	GROUP_SYMBOL,		/* the ELF symbol (the real function, inlined code in it), per
+				 * module: what perf shows */
 };
 
 #define TIME_NONE UINT64_MAX

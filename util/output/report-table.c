@@ -67,7 +67,7 @@ int report_table__add(const struct prof_row *r, void *ctx)
 
 		snprintf(loc + l, sizeof(loc) - l, ":%d", r->line);
 	}
-	if (t->group <= GROUP_FUNCTION)
+	if (t->group <= GROUP_FUNCTION || t->group == GROUP_SYMBOL)
 		demangle__short(r->function, 200, fn, sizeof(fn));
 	else if (t->group == GROUP_PROCESS && r->module)
 		snprintf(fn, sizeof(fn), "%s", t->full_paths || !strrchr(r->module, '/') ?
