@@ -149,7 +149,9 @@ test_expect_success 'lines moved by 3: --by line reports them moved, --by functi
 	grep -q "moved from $CPU_LINE  *[^ ]*diff_prog.c:$((CPU_LINE + 3))  *changed" tbl &&
 	"$RSPROF" diff --csv a.db m.db >out &&
 	grep -q "^cpu,moved,[^,]*diff_prog.c:$((CPU_LINE + 3)),.*,changed," out &&
-	! grep -q "^cpu,\(new\|gone\),.*,\(steady\|changed\)," out &&
+	# a line of steady() or changed() sampled a few times in one run only is rightly new/gone
+	! awk -F, "\$1 == \"cpu\" && \$2 ~ /new|gone/ && \$6 ~ /^(steady|changed)\$/ &&
+		\$7 + \$8 >= 1" out | grep . &&
 	"$RSPROF" diff --json a.db m.db | python3 -c "
 import json, sys
 d = json.load(sys.stdin)

@@ -124,7 +124,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 	/* without the Allocated column: every column but the third */
 	static const struct table_col cols5[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
