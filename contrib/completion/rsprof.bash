@@ -81,7 +81,7 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'line function file' -- "$cur"))
 		return ;;
 	-s | --sort)
-		COMPREPLY=($(compgen -W 'line function file module' -- "$cur"))
+		COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
 		return ;;
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))

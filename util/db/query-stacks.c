@@ -17,6 +17,7 @@ struct stack_weight {
 	int64_t id;		/* stacks.id, or the address for a one-frame stack */
 	bool one_frame;
 	int64_t value, count;
+	int64_t alloc_value, alloc_count;	/* heap: in the window */
 };
 
 struct stacks_ctx {
@@ -32,7 +33,10 @@ struct stacks_ctx {
 static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_stack_cb cb,
 		      void *ctx)
 {
-	struct prof_stack ps = { .value = w->value, .count = w->count };
+	struct prof_stack ps = {
+		.value = w->value, .count = w->count,
+		.alloc_value = w->alloc_value, .alloc_count = w->alloc_count,
+	};
 	const char *pat = x->q->f->pattern;
 	bool match = !pat || !*pat;
 	int n = 0, rc;
@@ -74,12 +78,16 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 
 		f->addr = x->addrs[i];
 		f->module = s->module;
+		f->mangled = s->mangled;
 		if (si < x->q->n_syms && x->c->n[si]) {
 			f->lines = &x->c->v[x->c->first[si]];
 			f->n_lines = x->c->n[si];
+			f->outermost = true;	/* symbol_frames runs out to the real function */
 		} else {
 			f->lines = &x->single[si];
 			f->n_lines = 1;
+			/* the symbols row alone: the real function unless it was inlined */
+			f->outermost = !x->c->nv;
 		}
 		match = match || s->match;
 	}
@@ -121,7 +129,7 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	const bool v2 = db__version(db) >= 2;
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
-	int64_t lo, hi;
+	int64_t lo, hi, win = 0;
 	bool all, has_cpu_stacks = false;
 	const char *sql[2] = { NULL, NULL };
 	int cap = 0, err;
@@ -129,7 +137,10 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	*v = NULL;
 	*n = 0;
 	if (heap) {
-		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
+		/* live bytes from the start, allocations in the window */
+		err = checkpoint_range(db, f->from_ms, end, &win, &hi, &all);
+		if (!err)
+			err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 		lo = 0;
 	} else {
 		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
@@ -152,14 +163,22 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
 	} else if (v2) {
 		sql[0] = "SELECT stack_id, SUM(alloc_bytes - free_bytes),"
-			 " SUM(alloc_count - free_count), 0 FROM heap_events"
+			 " SUM(alloc_count - free_count), 0,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NOT NULL"
 			 " GROUP BY stack_id";
 		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes),"
-			 " SUM(alloc_count - free_count), 1 FROM heap_events"
+			 " SUM(alloc_count - free_count), 1,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NULL GROUP BY addr";
 	} else {
-		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1 FROM heap_events"
+		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END), 0"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
 	}
 	for (int i = 0; i < 2 && !err; i++) {
@@ -173,6 +192,8 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 			break;
 		sqlite3_bind_int64(st, 1, lo);
 		sqlite3_bind_int64(st, 2, hi);
+		if (heap)
+			sqlite3_bind_int64(st, 3, win);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct stack_weight w = {
 				.id = sqlite3_column_int64(st, 0),
@@ -181,7 +202,12 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				.one_frame = sqlite3_column_int(st, 3),
 			};
 
-			if (w.value <= 0)
+			if (heap) {
+				w.alloc_value = sqlite3_column_int64(st, 4);
+				w.alloc_count = sqlite3_column_int64(st, 5);
+			}
+			/* a stack with nothing live is kept when it allocated in the window */
+			if (w.value <= 0 && w.alloc_value <= 0)
 				continue;
 			err = add_weight(v, n, &cap, &w);
 			if (err)

@@ -338,9 +338,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
 	if (r->heap) {
-		struct heap_stats hs;
+		struct heap_stats hs = { 0 };
 
-		heap__stats(r->heap, &hs);
+		heap__stats(r->heap, &hs);	/* the probes are attached: rust or libc */
+		r->st.heap_probes = hs.probes;
 		r->st.heap_backend = hs.backend;
 		r->st.heap_why = r->heap_why;
 	}
@@ -396,6 +397,8 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 		heap__stats(r->heap, &hs);
 	pthread_mutex_lock(&r->lock);
 	r->st.checkpoints++;
+	if (r->heap)
+		r->st.heap_probes = hs.probes;
 	r->st.live_bytes = hs.live_bytes;
 	r->st.peak_bytes = hs.peak_bytes;
 	r->st.allocs = hs.allocs;

@@ -55,6 +55,7 @@ struct recorder_stats {
 	uint64_t threads;
 	uint64_t processes;		/* seen (the target and its children) */
 	bool heap_on;
+	const char *heap_probes;	/* "rust", "libc" once attached; NULL before */
 	const char *heap_backend;	/* "preload", "uprobe"; NULL: no heap */
 	const char *heap_why;		/* why not the in-process tracker; NULL: it ran, or attach */
 	int64_t live_bytes, peak_bytes;
