@@ -175,11 +175,16 @@ static const char *heap_mode(const struct follow *f, const struct recorder_stats
 {
 	const char *on = follow__meta(f, "heap");
 	const char *probes = follow__meta(f, "heap_probes");
+	const char *backend = follow__meta(f, "heap_backend");
 
 	if (rs && !rs->heap_on)
 		return "off";
 	if (on && !strcmp(on, "off"))
 		return "off";
+	/* the in-process tracker: the malloc family, whatever the program */
+	if ((rs && rs->heap_backend && !strcmp(rs->heap_backend, "preload")) ||
+	    (backend && !strcmp(backend, "preload")))
+		return "preload";
 	/* the allocator probed: one word from the first checkpoint to the end */
 	if (rs && rs->heap_probes)
 		return rs->heap_probes;

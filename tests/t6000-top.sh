@@ -216,10 +216,10 @@ if have_bpf && test -x "$TARGETS/heap_teardown"; then
 		start ex 120 30 "$RSPROF top -o ex.db -- $TARGETS/heap_teardown 1" &&
 		wait_screen ex 3 "heap_teardown  99 Hz  heap [a-z]*  elapsed" &&
 		first=$(sed -n "s/.*99 Hz  heap \([a-z]*\)  elapsed.*/\1/p" screen.txt) &&
-		test "$first" = libc &&
+		test "$first" = preload &&
 		wait_screen ex 10 "target exited" &&
 		el1=$(sed -n "s/.*elapsed \([^ ]*\) .*/\1/p" screen.txt) &&
-		grep -q "heap libc  elapsed" screen.txt &&
+		grep -q "heap preload  elapsed" screen.txt &&
 		sleep 2.5 &&
 		screen ex >screen.txt &&
 		el2=$(sed -n "s/.*elapsed \([^ ]*\) .*/\1/p" screen.txt) &&

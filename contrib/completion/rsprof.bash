@@ -86,6 +86,9 @@ _rsprof()
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))
 		return ;;
+	--heap-backend)
+		COMPREPLY=($(compgen -W 'auto preload uprobe' -- "$cur"))
+		return ;;
 	--heap-probes)
 		COMPREPLY=($(compgen -W 'auto rust libc' -- "$cur"))
 		return ;;

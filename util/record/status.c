@@ -71,6 +71,13 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 				format__count(st->heap_dropped, n1, sizeof(n1)),
 				st->heap_dropped == 1 ? "" : "s");
 		fputs(" ]\n", f);
+		/* which backend ran, and why not the in-process tracker (issue 8) */
+		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
+			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
+		else if (st->heap_backend && st->heap_why)
+			fprintf(f, "[ heap tracked with uprobes: %s ]\n", st->heap_why);
+		else if (st->heap_backend)
+			fputs("[ heap tracked with uprobes ]\n", f);
 	}
 	if (st->target_exited && st->exit_status >= 0) {
 		int s = st->exit_status;
