@@ -29,6 +29,8 @@
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
+#include "util/outfile.h"
 #include "util/output/svg.h"
 
 static struct timeline_args {
@@ -513,11 +515,10 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 	char (*labels)[768] = calloc(tl->n_sites + tl->n_cpu_sites + 1, sizeof(*labels));
 	struct svg_panel panels[2];
 	size_t np = 0, nl = 0;
-	char title[1024], tmp[PATH_MAX];
-	struct stat stb;
-	bool direct;
+	char title[1024];
+	struct outfile of;
 	FILE *f = NULL;
-	int err = 0;
+	int dupfd, err = 0;
 
 	if (!heap || !cpu || !labels || (tl->has_rss && !rss)) {
 		err = -ENOMEM;
@@ -547,30 +548,33 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 		panels[np++] = (struct svg_panel){ "CPU samples per interval", CHART_COUNT,
 						   CHART_RATE, cpu, tl->n_cpu_sites + 1 };
 
-	/* a regular file is written beside and renamed: never half a picture */
-	direct = !stat(path, &stb) && !S_ISREG(stb.st_mode);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		pr_err("file name too long: '%s'", path);
-		err = -ENAMETOOLONG;
+	/* never through a link or into a device; the old picture or the whole new one */
+	err = outfile__create(&of, path, OUTFILE_REPLACE);
+	if (err) {
+		pr_hint("give --svg the path of a new or regular file in a directory you can "
+			"write to");
 		goto out;
 	}
-	f = fopen(direct ? path : tmp, "w");
+	dupfd = dup(of.fd);
+	f = dupfd >= 0 ? fdopen(dupfd, "w") : NULL;
 	if (!f) {
 		err = -errno;
 		pr_err("cannot write '%s': %s", path, strerror(errno));
-		pr_hint("give --svg a path in a directory you can write to");
+		if (dupfd >= 0)
+			close(dupfd);
+		outfile__abort(&of);
 		goto out;
 	}
 	snprintf(title, sizeof(title), "rsprof timeline: %s", file);
 	err = svg__write(f, title, tl->t_ms, tl->n, panels, np);
 	if (fclose(f) && !err)
 		err = -EIO;
-	if (!err && !direct && rename(tmp, path))
-		err = -EIO;
 	if (err == -EIO)
 		pr_err("cannot write '%s': %s", path, strerror(errno));
-	if (err && !direct)
-		unlink(tmp);
+	if (err)
+		outfile__abort(&of);
+	else
+		err = outfile__commit(&of);
 out:
 	if (err == -ENOMEM)
 		pr_err("out of memory");
