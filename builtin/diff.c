@@ -27,6 +27,7 @@
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
@@ -189,7 +190,9 @@ static void print_side(FILE *f, const char *tag, const char *file, const struct 
 			      s->duration_ms : w->to_ms;
 
 		/* the window's numbers; the run's length for scale */
-		fprintf(f, "%s: %s@%s..%s  window %s of %s  %s samples", tag, file,
+		fprintf(f, "%s: ", tag);
+		escape__fputs(file, f);	/* util/output/escape.h */
+		fprintf(f, "@%s..%s  window %s of %s  %s samples",
 			duration__format(from, a, sizeof(a)), duration__format(to, b, sizeof(b)),
 			duration__format(to > from ? to - from : 0, d, sizeof(d)),
 			duration__format(s->duration_ms, p, sizeof(p)),
@@ -201,7 +204,9 @@ static void print_side(FILE *f, const char *tag, const char *file, const struct 
 		fputc('\n', f);
 		return;
 	}
-	fprintf(f, "%s: %s  %s  %s samples", tag, file,
+	fprintf(f, "%s: ", tag);
+	escape__fputs(file, f);
+	fprintf(f, "  %s  %s samples",
 		duration__format(s->duration_ms, d, sizeof(d)),
 		format__count(s->samples, n, sizeof(n)));
 	if (heap)

@@ -25,6 +25,7 @@
 #include "util/db/timeline.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
@@ -128,9 +129,12 @@ static int set_window(struct timeline_opts *o)
 	return 0;
 }
 
+/* A site's label for text, CSV and SVG: escaped for the terminal (util/output/escape.h). */
 static char *site_label(const struct timeline_site *s, char *buf, size_t len)
 {
-	return timeline__site_label(s, buf, len);
+	char raw[768];
+
+	return escape__str(timeline__site_label(s, raw, sizeof(raw)), buf, len);
 }
 
 /*
@@ -319,7 +323,8 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 	char d[32], lab[768];
 	int err;
 
-	fprintf(f, "%s: %zu checkpoints over %s\n\n", file, tl->n,
+	escape__fputs(file, f);
+	fprintf(f, ": %zu checkpoints over %s\n\n", tl->n,
 		duration__format(end, d, sizeof(d)));
 	if (tl->has_heap) {
 		err = chart__area(f, &st, "live heap", tl->live, tl->n, end, CHART_BYTES);
@@ -436,7 +441,7 @@ static void json_site(struct json *j, const char *key, const struct timeline_sit
 	char lab[768];
 
 	json__begin_object(j, key);
-	json__string(j, "location", site_label(s, lab, sizeof(lab)));
+	json__string(j, "location", timeline__site_label(s, lab, sizeof(lab)));
 	json__string(j, "file", s->file);
 	json__int(j, "line", s->line);
 	json__string(j, "function", s->function);
@@ -631,7 +636,9 @@ static int timeline_run(const char *file)
 		err = print_json(out.f, file, tl);
 	} else if (!err && args.svg) {
 		print_growth(out.f, tl);
-		fprintf(out.f, "wrote %s\n", args.svg);
+		fputs("wrote ", out.f);
+		escape__fputs(args.svg, out.f);
+		fputc('\n', out.f);
 	} else if (!err) {
 		err = print_chart(out.f, file, tl);
 	}

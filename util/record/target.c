@@ -8,6 +8,7 @@
 
 #include "util/record/caps.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/record/proc.h"
 
 void target__init(struct target *t)
@@ -45,7 +46,9 @@ static int find_by_name(const char *name, pid_t *pid)
 		char comm[64] = "?";
 
 		proc__comm(pids[i], comm, sizeof(comm));
-		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
+		fprintf(stderr, "  %7d  ", (int)pids[i]);
+		escape__fputs(comm, stderr);
+		fputc('\n', stderr);
 	}
 	pr_hint("choose with -p PID, or take several with -p PID,PID...");
 	free(pids);
