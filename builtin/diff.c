@@ -31,6 +31,7 @@
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/symbols/srcpath.h"
 
 static struct diff_args {
@@ -515,6 +516,11 @@ int cmd_diff(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
 	int ret = options_parse(pc, "[OPTION...] A.db[@A..B] B.db[@A..B]", option_cb, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;

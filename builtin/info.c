@@ -20,6 +20,7 @@
 #include "util/output/format.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 
 static struct info_opts {
 	int check;
@@ -296,6 +297,11 @@ int cmd_info(int argc, const char **argv)
 	const char **args;
 	int n;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
 		if (n > 1) {

@@ -20,6 +20,7 @@
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 
 static struct poptOption query_options[] = {
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
@@ -217,6 +218,11 @@ int cmd_query(int argc, const char **argv)
 	int ret = options_parse(pc, "[OPTION...] FILE SQL", NULL, NULL);
 	char *sql_in = NULL;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

@@ -29,6 +29,7 @@
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
@@ -821,6 +822,11 @@ int cmd_report(int argc, const char **argv)
 	const char **args;
 	int n;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
 		if (n > 1) {

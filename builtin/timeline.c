@@ -657,6 +657,11 @@ int cmd_timeline(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof timeline", argc, argv, timeline_options, 0);
 	int ret = options_parse(pc, "[OPTION...] [FILE]", option_cb, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;

@@ -28,6 +28,7 @@
 #include "util/tui/follow.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/record/options.h"
 #include "util/record/recorder.h"
 #include "util/output/report-table.h"
@@ -462,6 +463,9 @@ static int top_run(void)
 
 	if (target)
 		return top_record(screen);
+	/* a file only: nothing but reading (SPEC §9) */
+	if (caps__drop_all())
+		return EXIT_PERM;
 	if (!opts.file) {
 		ret = naming__newest(".", &newest);
 		if (ret < 0)

@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,7 +47,8 @@ int launch__fork(const char *const *argv, struct launch *l)
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
-		execvp(argv[0], (char *const *)argv);
+		if (!l->no_new_privs || !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+			execvp(argv[0], (char *const *)argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
 			_exit(127);

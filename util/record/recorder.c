@@ -53,6 +53,7 @@ struct recorder {
 	bool warned_rescan;
 	bool discard;		/* nothing recorded has debug info: the file goes */
 	bool fp_checked;	/* launched, -g: frame pointers of the busiest program */
+	bool keep_dac;		/* CAP_DAC_OVERRIDE kept permitted for the end */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -203,6 +204,8 @@ static int open_output(struct recorder *r)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
 		return err;
 	}
+	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
+	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
 		err = db_stacks__new(r->db, &r->dbst);
 		if (err)
@@ -294,7 +297,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
-	err = caps__drop_unneeded();
+	err = caps__drop_unneeded(r->keep_dac);
 	if (err)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
@@ -520,6 +523,17 @@ int recorder__run(struct recorder *r)
 		}
 		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
 		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		if (!exited && !r->t.launched && (now >= next_alive || now >= next_cp)) {
+			/* it ran a setuid program since: stop, the interval unwritten */
+			err = target__may_trace(r->t.pid);
+			if (err == -EPERM) {
+				pr_err("process %d gained privileges while recording: stopped, "
+				       "the last %llu ms not written", (int)r->t.pid,
+				       (unsigned long long)(now + r->o.interval_ms - next_cp));
+				break;
+			}
+			err = 0;
+		}
 		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
 		if (exited)
@@ -629,6 +643,8 @@ int recorder__delete(struct recorder *r)
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);
+	if (r->keep_dac)
+		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
