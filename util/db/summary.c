@@ -166,10 +166,14 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 
 	if (err)
 		return err;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (long n = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; n++) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 
+		if (n >= DB_MAX_ROWS) {
+			err = db__too_many_rows(db, "meta");
+			break;
+		}
 		err = cb(k ? k : "", v ? v : "", ctx);
 		if (err)
 			break;

@@ -77,6 +77,10 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 			return -RSPROF_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (tl->n >= DB_MAX_ROWS) {
+			sqlite3_finalize(st);
+			return db__too_many_rows(c->db, "checkpoints");
+		}
 		if (tl->n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
 			void *p[7];
