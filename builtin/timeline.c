@@ -583,6 +583,8 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 out:
 	if (err == -ENOMEM)
 		pr_err("out of memory");
+	else if (err)
+		err = -EIO;	/* rsprof-timeline(1): 1, the SVG file cannot be written */
 	free(heap);
 	free(rss);
 	free(cpu);

@@ -440,13 +440,16 @@ static int top_record(bool screen)
 			return exit_from_err(rc);
 		return top_stdio(path);
 	}
-	if (s.rec && !err && !record_args.quiet)
-		status__summary(stderr, &rs, recorder__path(s.rec), NULL);
 	{
-		int rc = recorder__delete(s.rec);
+		char path[4096];
+		int rc;
 
+		snprintf(path, sizeof(path), "%s", s.rec ? recorder__path(s.rec) : "");
+		rc = recorder__delete(s.rec);
 		if (!err && rc < 0)
 			err = rc;
+		if (s.rec && !err && !record_args.quiet)
+			status__summary(stderr, &rs, path, NULL, true);
 	}
 	/* the reader goes after the writer (see check_fd in util/db/db.c) */
 	follow__delete(f);

@@ -202,7 +202,8 @@ static int open_output(struct recorder *r)
 		r->db = NULL;
 		if (err == -ENOENT || err == -EACCES || err == -EROFS)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
-		return err;
+		/* rsprof-record(1): 6, the profile file could not be written */
+		return err == -ENOMEM ? err : -RSPROF_EDB;
 	}
 	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
 	r->keep_dac = caps__dir_needs_privilege(r->path);
@@ -488,6 +489,8 @@ static int finish(struct recorder *r, int err)
 		err = write_checkpoint(r, now);
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
+	if (!err2)
+		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
 	if (!err && !err2 && r->o.cpu) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
