@@ -38,8 +38,7 @@ int escape__utf8_len(const char *str)
 	return n;
 }
 
-/* Bytes to copy as they are at s (>0), or 0: escape the byte at s. */
-static int plain_len(const char *s)
+int escape__plain_len(const char *s)
 {
 	const unsigned char *u = (const unsigned char *)s;
 	int n = escape__utf8_len(s);
@@ -58,7 +57,7 @@ static int plain_len(const char *s)
 bool escape__needed(const char *s)
 {
 	while (s && *s) {
-		int n = plain_len(s);
+		int n = escape__plain_len(s);
 
 		if (!n)
 			return true;
@@ -70,7 +69,7 @@ bool escape__needed(const char *s)
 void escape__fputs(const char *s, FILE *f)
 {
 	while (s && *s) {
-		int n = plain_len(s);
+		int n = escape__plain_len(s);
 
 		if (n) {
 			fwrite(s, 1, n, f);
@@ -88,7 +87,7 @@ char *escape__str(const char *s, char *buf, size_t len)
 	if (!len)
 		return buf;
 	while (s && *s) {
-		int n = plain_len(s);
+		int n = escape__plain_len(s);
 
 		if (n) {
 			if (o + n >= len)
@@ -115,7 +114,7 @@ char *escape__dup(const char *s)
 	if (!s)
 		return NULL;
 	for (const char *p = s; *p;) {
-		int n = plain_len(p);
+		int n = escape__plain_len(p);
 
 		len += n ? (size_t)n : 4;
 		p += n ? n : 1;

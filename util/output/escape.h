@@ -34,6 +34,13 @@ char *escape__str(const char *s, char *buf, size_t len);
 /* A malloc'd escaped copy of s (NULL s gives NULL); NULL with errno ENOMEM. */
 char *escape__dup(const char *s);
 
+/*
+ * How many bytes at s are copied as they are (>0), or 0 when the byte or
+ * the character at s is escaped: the rule above, for writers with an escape
+ * syntax of their own (JSON's \uXXXX).
+ */
+int escape__plain_len(const char *s);
+
 /* Does s hold anything escape__fputs() would change? */
 bool escape__needed(const char *s);
 

@@ -375,13 +375,18 @@ void format__json_string(FILE *f, const char *s)
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
 		if (*p >= 0x80) {
 			int n = escape__utf8_len((const char *)p);
+			unsigned int cp;
 
-			if (!n)		/* not UTF-8: the replacement character */
+			/* what the terminal escaper escapes (C1, bidi) as \uXXXX */
+			if (!n) {		/* not UTF-8: the replacement character */
 				fputs("\\ufffd", f);
-			else if (n == 2 && p[0] == 0xc2 && p[1] <= 0x9f)
-				fprintf(f, "\\u%04x", p[1]);	/* C1 control */
-			else
+			} else if (!escape__plain_len((const char *)p)) {
+				cp = n == 2 ? (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu) :
+				     (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+				fprintf(f, "\\u%04x", cp);
+			} else {
 				fwrite(p, 1, n, f);
+			}
 			p += n ? n - 1 : 0;
 			continue;
 		}
