@@ -35,6 +35,7 @@
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -612,7 +613,7 @@ static int export_stacks(struct report *rp, bool heap)
 
 		pp = pprof__new(heap ? PPROF_HEAP : PPROF_CPU,
 				1000000000ULL / (uint64_t)(hz > 0 ? hz : 99), iso_ns(start),
-				(int64_t)rp->sum.duration_ms * 1000000LL);
+				sat__mul((int64_t)rp->sum.duration_ms, 1000000));
 		if (!pp)
 			err = -ENOMEM;
 	}

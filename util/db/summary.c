@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/saturate.h"
 
 /* An integer meta value; 0 when absent or not a number. */
 static int meta_int(struct db *db, const char *key, int64_t *v)
@@ -93,7 +94,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->peak_cp_bytes = v[0];
 		s->peak_ms = (uint64_t)v[1];
 	}
-	s->live_bytes = s->alloc_bytes - s->free_bytes;
+	s->live_bytes = sat__sub(s->alloc_bytes, s->free_bytes);
 	err = int_query(db, "read symbols", "SELECT COUNT(*), EXISTS (SELECT 1 FROM heap_events)"
 			" FROM symbols", v, 2);
 	if (err)

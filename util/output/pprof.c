@@ -71,6 +71,8 @@ static void pb_reserve(struct pb *p, size_t more)
 
 static void pb_raw(struct pb *p, const void *d, size_t len)
 {
+	if (!len)
+		return;		/* d may be NULL (an empty string from the file) */
 	pb_reserve(p, len);
 	if (p->oom)
 		return;
