@@ -113,7 +113,7 @@ int proc__creds(pid_t pid, struct proc_creds *c)
 		return err;
 	if (three_ids(buf, "\nUid:", u) || three_ids(buf, "\nGid:", g))
 		return -EINVAL;
-	snprintf(path, sizeof(path), "/proc/%d", (int)pid);
+	/* the files in /proc/pid of a non-dumpable process are root's (task_dump_owner()) */
 	if (stat(path, &st))
 		return errno == ENOENT ? -ESRCH : -errno;
 	for (int i = 0; i < 3; i++) {

@@ -27,13 +27,13 @@ int proc__uid(pid_t pid, uid_t *uid);
  * What the kernel compares before it lets a debugger at a process
  * (ptrace_may_access()): its real, effective and saved user and group IDs
  * (/proc/pid/status Uid:, Gid:), and whether it is dumpable. A process that
- * is not (it ran a setuid or setgid program, or made itself so) has its
- * /proc/pid owned by root: owner_uid is that owner.
+ * is not (it ran a setuid or setgid program, or made itself so) has the
+ * files in its /proc/pid owned by root: owner_uid is that owner.
  */
 struct proc_creds {
 	uid_t uid[3];		/* real, effective, saved */
 	gid_t gid[3];
-	uid_t owner_uid;	/* of /proc/pid */
+	uid_t owner_uid;	/* of /proc/pid/status */
 };
 
 /* 0 or -errno (-ESRCH when gone). */
