@@ -105,6 +105,7 @@ struct db {
 	dev_t dev;
 	ino_t ino;
 	bool gone;		/* deleted or replaced: reported once */
+	bool appending;		/* --append: the file was there before */
 	/* companions this writer created, removed again when the create fails */
 	bool made_wal, made_shm;
 	/* reader: the time budget of the progress handler */
@@ -856,6 +857,7 @@ int db__create(const char *path, bool append, struct db **out)
 	} else {
 		struct db *check = NULL;
 
+		db->appending = true;
 		err = db_open_append(db);
 		/* the file must be a profile this rsprof writes, checked read-only first */
 		if (!err)
@@ -915,6 +917,23 @@ fail:
 	return err;
 }
 
+int db__discard(struct db *db)
+{
+	if (!db)
+		return 0;
+	if (!db->writer || db->appending)
+		return db__close(db);
+	for (int i = 0; i < ST_MAX; i++) {
+		sqlite3_finalize(db->st[i]);
+		db->st[i] = NULL;
+	}
+	sqlite3_close(db->sq);
+	db->sq = NULL;
+	/* SQLite keeps a -wal it could not fold back (a full disk): still ours */
+	db_remove_created(db, true);
+	return db__close(db);
+}
+
 int db__verify(struct db *db)
 {
 	struct stat st;
@@ -922,12 +941,12 @@ int db__verify(struct db *db)
 
 	if (!db || !db->writer || db->gone)
 		return db && db->gone ? -RSPROF_EDB : 0;
-	if (fstat(db->lock_fd, &st) || st.st_nlink == 0)
-		what = "deleted";
-	else if (stat(db->path, &st))
+	if (stat(db->path, &st))
 		what = errno == ENOENT ? "deleted" : "made unreachable";
 	else if (st.st_dev != db->dev || st.st_ino != db->ino)
 		what = "replaced by another file";
+	else if (fstat(db->lock_fd, &st) || st.st_nlink == 0)
+		what = "deleted";
 	if (!what)
 		return 0;
 	db->gone = true;

@@ -49,6 +49,13 @@ int db__open(const char *path, struct db **out);
 int db__close(struct db *db);
 
 /*
+ * Writer, on a failed start: close and remove the new profile with its -wal
+ * and -shm (what SQLite could not fold back into a full disk too); an
+ * appended profile is only closed. NULL ok.
+ */
+int db__discard(struct db *db);
+
+/*
  * Writer: is the file still the one created (not deleted, not replaced)?
  * 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
  */

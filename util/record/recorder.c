@@ -318,10 +318,9 @@ fail:
 	if (r->db) {
 		db_stacks__delete(r->dbst);
 		r->dbst = NULL;
-		db__close(r->db);
+		/* a new file goes with its -wal/-shm; an appended one is closed */
+		db__discard(r->db);
 		r->db = NULL;
-		if (!o->append)
-			unlink(r->path);
 	}
 	r->finalised = true;
 	recorder__delete(r);
