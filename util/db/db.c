@@ -354,6 +354,20 @@ static void db_budget_start(struct db *db)
 }
 
 /*
+ * The budget starts again with every statement run outside a transaction
+ * (a refresh of top, query's statement), and once for a whole snapshot
+ * (BEGIN starts it: a report's queries share one budget).
+ */
+static int db_trace(unsigned int what, void *data, void *p, void *x)
+{
+	struct db *db = data;
+
+	if (what == SQLITE_TRACE_STMT && sqlite3_get_autocommit(db->sq))
+		db_budget_start(db);
+	return 0;
+}
+
+/*
  * A reader connection set up for an untrusted file (SQLite's "defense
  * against dark arts"): defensive mode, schema code not trusted, no views
  * or triggers run (the readers only read tables; `query` turns views back
@@ -372,6 +386,7 @@ static void db_harden(struct db *db)
 	sqlite3_limit(sq, SQLITE_LIMIT_LENGTH, DB_MAX_VALUE);
 	sqlite3_limit(sq, SQLITE_LIMIT_ATTACHED, 0);
 	sqlite3_progress_handler(sq, 4000, db_progress, db);
+	sqlite3_trace_v2(sq, SQLITE_TRACE_STMT, db_trace, db);
 }
 
 static int db_sqlite_open(struct db *db, bool immutable)
@@ -1270,7 +1285,6 @@ int db__snapshot_begin(struct db *db)
 {
 	if (!sqlite3_get_autocommit(db->sq))
 		return 0;
-	db_budget_start(db);	/* each snapshot (a report, a refresh of top) has its own */
 	/* BEGIN alone takes no snapshot; the first read does: read something now */
 	if (db_exec(db, "begin snapshot", "BEGIN") ||
 	    db_exec(db, "begin snapshot", "SELECT COUNT(*) FROM meta")) {
