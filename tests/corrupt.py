@@ -17,7 +17,8 @@ import sqlite3
 import sys
 
 TABLES = ["meta", "checkpoints", "symbols", "cpu_samples", "heap_events",
-          "symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map"]
+          "symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map",
+          "alloc_slices", "alloc_chunks", "alloc_events"]
 VALUES = [("null", "NULL"), ("text", "'x\x1b]0;t\x07'"), ("blob", "x'00ff80'"),
           ("max", "9223372036854775807"), ("min", "-9223372036854775808"),
           ("real", "1e308"), ("neg", "-1"), ("empty", "''")]

@@ -14,7 +14,7 @@ R=${RSPROF_SAN:-$RSPROF}
 export ASAN_OPTIONS=exitcode=99:detect_leaks=1 UBSAN_OPTIONS=exitcode=98:print_stacktrace=1
 export RSPROF_TIME_LIMIT=5s
 
-cp "$TEST_SRC/fuzz/corpus/reader/v2-cpu-heap-stacks" base.db
+cp "$TEST_SRC/fuzz/corpus/reader/v3-cpu-heap-stacks-rss" base.db
 # every column NULL and INT64_MAX here; t7600 replays a wider set in-process
 python3 "$TEST_SRC/corrupt.py" base.db v --seed 11 --flips 10 --sample 0 >names || exit 1
 say "$(wc -l <names) corrupted profiles"
@@ -44,6 +44,9 @@ runs() {
 	echo "timeline --svg out-$n.svg -n 2 $f"
 	echo "diff --json --by function $f base.db"
 	echo "query $f SELECT*FROM(symbols)"
+	echo "report -g --sort-by alloc $f"
+	echo "annotate --stdio $f grow"
+	echo "history $f --addr 0x1000"
 }
 runs | while read -r args; do
 	# shellcheck disable=SC2086

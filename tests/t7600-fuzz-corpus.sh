@@ -18,7 +18,7 @@ test_expect_success 'the reader target replays tests/fuzz/corpus/reader' '
 '
 
 test_expect_success 'the reader target on the corrupted profiles' '
-	cp "$TEST_SRC/fuzz/corpus/reader/v2-cpu-heap-stacks" base.db &&
+	cp "$TEST_SRC/fuzz/corpus/reader/v3-cpu-heap-stacks-rss" base.db &&
 	python3 "$TEST_SRC/corrupt.py" base.db v --seed 7 --flips 20 >/dev/null &&
 	timeout 600 "$FUZZ_DIR/fuzz-reader-replay" v/*.db >out 2>err;
 	r=$?; tail -3 out; test $r = 0 || { grep -v "^ok" out | tail; cat err; exit 1; }

@@ -500,6 +500,7 @@ static int db_check_tables(struct db *db)
 	static const char *const names[] = {
 		"meta", "checkpoints", "symbols", "cpu_samples", "heap_events",
 		"symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map",
+		"alloc_slices", "alloc_chunks", "alloc_events",
 	};
 	sqlite3_stmt *st = NULL;
 	int rc, err = 0;
