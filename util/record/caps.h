@@ -43,9 +43,10 @@ int caps__drop_unneeded(bool keep_dac);
 void caps__raise_dac(void);
 
 /*
- * Commands that only read (report, diff, timeline, info, query, help, top
- * on a file): drop every capability, and the effective and saved IDs of a
- * setuid installation, before any file is opened. 0 or -errno (printed).
+ * Commands that only read (report, diff, timeline, info, query, annotate,
+ * history, help, top on a file): drop every capability, and the effective
+ * and saved IDs of a setuid installation, before any file is opened. 0 or
+ * -errno (printed).
  */
 int caps__drop_all(void);
 
