@@ -90,10 +90,11 @@ test_expect_success 'an attached process that runs a setuid program: the recordi
 test_expect_success 'commands that only read drop every capability before opening a file' '
 	cp rsprof-cap rsprof-dac &&
 	setcap cap_perfmon,cap_bpf,cap_dac_read_search+ep rsprof-dac &&
-	cp "$TEST_SRC/fuzz/corpus/reader/v2-cpu-heap-stacks" secret.db && chmod 600 secret.db &&
+	cp "$TEST_SRC/fuzz/corpus/reader/v3-cpu-heap-stacks-rss" secret.db && chmod 600 secret.db &&
 	for c in "info ../secret.db" "report ../secret.db" "timeline ../secret.db" \
 		 "query ../secret.db SELECT*FROM(meta)" "diff ../secret.db ../secret.db" \
-		 "top --stdio ../secret.db"; do
+		 "top --stdio ../secret.db" "annotate --stdio ../secret.db grow" \
+		 "history ../secret.db --addr 0x1000"; do
 		user ../rsprof-dac $c >/dev/null 2>err; r=$?
 		grep -q "Permission denied" err && test $r = 6 ||
 			{ echo "rsprof $c: exit $r"; cat err; exit 1; }
