@@ -36,8 +36,16 @@ test_cleanup() {
 	for p in $test_bg_pids; do
 		kill -9 "$p" 2>/dev/null
 	done
+	for p in $test_bg_pids; do
+		wait "$p" 2>/dev/null
+	done
+	# userdel refuses while a process of the user is still going away
 	for u in $test_users; do
-		userdel "$u" 2>/dev/null
+		_i=0
+		while ! userdel "$u" 2>/dev/null && [ $_i -lt 50 ]; do
+			_i=$((_i + 1))
+			sleep 0.2
+		done
 	done
 	if [ "$test_failures" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
 		cd / && rm -rf "$TEST_DIR"

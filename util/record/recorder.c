@@ -54,6 +54,7 @@ struct recorder {
 	bool discard;		/* nothing recorded has debug info: the file goes */
 	bool fp_checked;	/* launched, -g: frame pointers of the busiest program */
 	bool keep_dac;		/* CAP_DAC_OVERRIDE kept permitted for the end */
+	pid_t gained;		/* a process that exec'd into privileges (stop) */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -468,6 +469,33 @@ static int check_debuginfo_end(struct recorder *r)
 	return err;
 }
 
+/*
+ * Every record goes to the checkpoint writer through here. A process of an
+ * attached tree that execs must still be one this user may trace (the exec
+ * is done when its record arrives): one that ran a setuid program stops
+ * the recording before its interval is written. A launched tree runs with
+ * no_new_privs (util/record/target.c) and gains nothing.
+ */
+static void on_event(void *ctx, const struct sampler_event *ev)
+{
+	struct recorder *r = ctx;
+
+	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained &&
+	    target__may_trace(ev->pid) == -EPERM)
+		r->gained = ev->pid;
+	checkpoint_writer__event(r->cpw, ev);
+}
+
+/* An attached process that gained privileges: say so; -EPERM (exit 4). */
+static int gained_privileges(pid_t pid)
+{
+	pr_err("process %d gained privileges while recording (a setuid or setgid program): "
+	       "stopped, the interval since the last checkpoint not written", (int)pid);
+	pr_hint("what the kernel would let a debugger see is all rsprof records "
+		"(rsprof-record(1), PERMISSIONS)");
+	return -EPERM;
+}
+
 /* The end: last samples, last checkpoint, meta. Runs once. */
 static int finish(struct recorder *r, int err)
 {
@@ -478,7 +506,9 @@ static int finish(struct recorder *r, int err)
 		return err;
 	r->finalised = true;
 	if (r->sampler)
-		sampler__drain(r->sampler, true, checkpoint_writer__event, r->cpw);
+		sampler__drain(r->sampler, true, on_event, r);
+	if (!err && r->gained)
+		err = gained_privileges(r->gained);
 	if (r->t.launched && r->t.child.pid > 0)
 		target__kill(&r->t);
 	if (!r->stop_reason)
@@ -514,10 +544,14 @@ int recorder__run(struct recorder *r)
 
 		now = ms_since(&r->t0);
 		if (r->sampler)
-			sampler__drain(r->sampler, false, checkpoint_writer__event, r->cpw);
+			sampler__drain(r->sampler, false, on_event, r);
 		err = checkpoint_writer__error(r->cpw);
 		if (err)
 			break;
+		if (r->gained) {
+			err = gained_privileges(r->gained);
+			break;
+		}
 		update_stats(r, now);
 		if (r->stop) {
 			r->stop_reason = "signal";
@@ -525,16 +559,14 @@ int recorder__run(struct recorder *r)
 		}
 		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
 		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
-		if (!exited && !r->t.launched && (now >= next_alive || now >= next_cp)) {
-			/* it ran a setuid program since: stop, the interval unwritten */
-			err = target__may_trace(r->t.pid);
-			if (err == -EPERM) {
-				pr_err("process %d gained privileges while recording: stopped, "
-				       "the last %llu ms not written", (int)r->t.pid,
-				       (unsigned long long)(now + r->o.interval_ms - next_cp));
-				break;
-			}
-			err = 0;
+		/* without records (no CPU events): /proc, every 50 ms and before a checkpoint */
+		for (size_t i = 0; !exited && !r->t.launched && (now >= next_alive || now >= next_cp) &&
+				   i < r->t.n_pids && !r->gained; i++)
+			if (target__may_trace(r->t.pids[i]) == -EPERM)
+				r->gained = r->t.pids[i];
+		if (r->gained) {
+			err = gained_privileges(r->gained);
+			break;
 		}
 		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
