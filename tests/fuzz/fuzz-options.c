@@ -96,6 +96,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	free((char *)record_args.heap_sample);
 	free((char *)record_args.heap_attribution);
 	free((char *)target_args.process);
+	for (int i = 0; target_args.pid_args && target_args.pid_args[i]; i++)
+		free((char *)target_args.pid_args[i]);
+	free(target_args.pid_args);
 	free(buf);
 	return 0;
 }

@@ -85,7 +85,7 @@ int main(void)
 	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "--no-cpu --no-heap: usage error");
 
 	reset();
-	target_args.pid = 42;
+	target_args.pid_args = p42;
 	record_args.append = 1;
 	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE,
 	       "--append without -o: usage error (exit 2), not a database error");
