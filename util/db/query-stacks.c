@@ -50,6 +50,8 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 		sqlite3_reset(x->frames);
 		sqlite3_bind_int64(x->frames, 1, w->id);
 		while ((rc = sqlite3_step(x->frames)) == SQLITE_ROW) {
+			if (n >= DB_MAX_ROWS)
+				return db__too_many_rows(x->q->db, "stack_frames of one stack");
 			if (n == x->cap) {
 				int ncap = 2 * x->cap;
 				uint64_t *a = realloc(x->addrs, ncap * sizeof(*a));

@@ -39,6 +39,7 @@
 
 #include "util/db/query.h"
 #include "util/hashmap.h"
+#include "util/output/escape.h"
 #include "util/record/maps.h"
 #include "util/symbols/objfile.h"
 #include "util/symbols/symbol.h"
@@ -70,6 +71,8 @@ static void pb_reserve(struct pb *p, size_t more)
 
 static void pb_raw(struct pb *p, const void *d, size_t len)
 {
+	if (!len)
+		return;		/* d may be NULL (an empty string from the file) */
 	pb_reserve(p, len);
 	if (p->oom)
 		return;
@@ -201,11 +204,41 @@ struct pprof {
 	bool oom;
 };
 
+/*
+ * A protobuf string must be UTF-8 (go tool pprof refuses the file
+ * otherwise): bytes from the profile that are not become U+FFFD. malloc'd.
+ */
+static char *utf8_clean(const char *s)
+{
+	size_t len = strlen(s), o = 0;
+	char *d = malloc(3 * len + 1);
+
+	if (!d)
+		return NULL;
+	while (*s) {
+		int n = escape__utf8_len(s);
+
+		if (n) {
+			memcpy(d + o, s, n);
+			o += n;
+			s += n;
+		} else {
+			memcpy(d + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			s++;
+		}
+	}
+	d[o] = '\0';
+	return d;
+}
+
 static int64_t str_index(struct pprof *p, const char *s)
 {
+	char *clean = utf8_clean(s ? s : "");
 	bool added;
-	int i = intern_str(&p->strings, s ? s : "", &added);
+	int i = clean ? intern_str(&p->strings, clean, &added) : -1;
 
+	free(clean);
 	if (i < 0)
 		p->oom = true;
 	return i < 0 ? 0 : i;
