@@ -21,12 +21,15 @@
 #include "util/annotate/source.h"
 #include "util/db/db.h"
 #include "util/db/naming.h"
+#include "util/db/query.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/record/caps.h"
 #include "util/output/styled.h"
 #include "util/tui/pager.h"
 #include "util/tui/tui.h"
+#include "util/window.h"
 
 #define MAX_PATHS 16
 
@@ -34,6 +37,7 @@ static struct annotate_opts {
 	int cpu, heap, insns, stdio, full_paths, context;
 	const char *dirs[MAX_PATHS], *maps[MAX_PATHS];
 	int n_dirs, n_maps;
+	const char *since, *until, *window, *at;
 } opts = { .context = 10 };
 
 enum { OPT_SOURCE_DIR = OPT_VAL_BUILTIN, OPT_PATH_MAP };
@@ -51,6 +55,14 @@ static struct poptOption annotate_options[] = {
 	  "look for source files under DIR too (repeatable)", "DIR" },
 	{ "path-map", 0, POPT_ARG_STRING, NULL, OPT_PATH_MAP,
 	  "read recorded paths starting with OLD under NEW (repeatable)", "OLD=NEW" },
+	{ "since", 0, POPT_ARG_STRING, &opts.since, 0,
+	  "only the last DUR of the recording", "DUR" },
+	{ "until", 0, POPT_ARG_STRING, &opts.until, 0,
+	  "only the first DUR of the recording", "DUR" },
+	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
+	  "only from A to B after the start (either may be left out)", "A..B" },
+	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
+	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "context", 0, POPT_ARG_INT, &opts.context, 0,
 	  "lines around SOURCE:LINE when no function holds it (default 10)", "N" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
@@ -95,6 +107,23 @@ static int show(const struct styled_text *t, const char *title, int hot)
 	return 0;
 }
 
+/* The header's window line: "2.0s..5.0s", with "heap at 3.0s" (or "at the peak"). */
+static void window_text(const struct query_filter *f, const struct prof_summary *s, bool at_peak,
+			char *buf, size_t len)
+{
+	uint64_t from = f->from_ms == TIME_NONE ? 0 : f->from_ms - 1;
+	uint64_t to = f->to_ms == TIME_NONE || f->to_ms > s->duration_ms ? s->duration_ms : f->to_ms;
+	char a[32], b[32], c[32];
+
+	if (f->at_ms == TIME_NONE)
+		snprintf(buf, len, "%s..%s", duration__format(from, a, sizeof(a)),
+			 duration__format(to, b, sizeof(b)));
+	else
+		snprintf(buf, len, "%s..%s, heap at %s%s", duration__format(from, a, sizeof(a)),
+			 duration__format(to, b, sizeof(b)), duration__format(f->at_ms, c, sizeof(c)),
+			 at_peak ? " (the peak)" : "");
+}
+
 static int annotate_run(const char *path, const char *target)
 {
 	struct source_paths sp = { opts.dirs, opts.n_dirs, opts.maps, opts.n_maps };
@@ -105,7 +134,7 @@ static int annotate_run(const char *path, const char *target)
 	struct annotation *a = NULL;
 	struct query_filter f;
 	struct db *db = NULL;
-	char *newest = NULL, *exe = NULL, title[512];
+	char *newest = NULL, *exe = NULL, title[512], wtext[128];
 	int hot, err;
 
 	if (opts.context < 0) {
@@ -122,6 +151,18 @@ static int annotate_run(const char *path, const char *target)
 	err = db__open(path, &db);
 	if (!err)
 		err = db__snapshot_begin(db);
+	if (!err && (opts.since || opts.until || opts.window || opts.at)) {
+		struct window_args wa = { opts.since, opts.until, opts.window, opts.at };
+		struct prof_summary sum;
+		bool at_peak;
+
+		err = db_query_summary(db, &sum);
+		if (!err)
+			err = window__apply(&wa, sum.duration_ms, sum.peak_ms, &f, &at_peak);
+		if (!err)
+			window_text(&f, &sum, at_peak, wtext, sizeof(wtext));
+		v.window = wtext;
+	}
 	if (!err)
 		err = db__meta_get(db, "exe_path", &exe);
 	ao.exe = exe;

@@ -22,6 +22,7 @@
 #include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/window.h"
 #include "util/output/callgraph.h"
 #include "util/output/chart.h"
 #include "util/output/escape.h"
@@ -123,55 +124,9 @@ static const char *const heap_sort_names[] = { "live", "peak", "allocated", "all
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
 {
-	struct query_filter *f = &rp->f;
-	uint64_t ms, a, b;
+	struct window_args w = { opts.since, opts.until, opts.window, opts.at };
 
-	if (opts.window && (opts.since || opts.until)) {
-		pr_err("--window cannot be combined with --since or --until");
-		return -RSPROF_EUSAGE;
-	}
-	/* a checkpoint counts when the end of its interval falls in the window */
-	if (opts.since) {
-		if (duration__parse(opts.since, &ms)) {
-			pr_err("--since: '%s' is not a duration", opts.since);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		if (ms < rp->sum.duration_ms)
-			f->from_ms = rp->sum.duration_ms - ms + 1;
-	}
-	if (opts.until) {
-		if (duration__parse(opts.until, &ms)) {
-			pr_err("--until: '%s' is not a duration", opts.until);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		f->to_ms = ms;
-	}
-	if (opts.window) {
-		if (duration__parse_range(opts.window, &a, &b)) {
-			pr_err("--window: '%s' is not a range A..B of durations", opts.window);
-			pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
-			return -RSPROF_EUSAGE;
-		}
-		if (a != UINT64_MAX)
-			f->from_ms = a + 1;
-		if (b != UINT64_MAX)
-			f->to_ms = b;
-	}
-	if (opts.at && !strcmp(opts.at, "peak")) {
-		/* the checkpoint whose live heap was the highest */
-		f->at_ms = rp->sum.peak_ms;
-		rp->at_peak = true;
-	} else if (opts.at) {
-		if (duration__parse(opts.at, &ms)) {
-			pr_err("--at: '%s' is not a duration or 'peak'", opts.at);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		f->at_ms = ms;
-	}
-	return 0;
+	return window__apply(&w, rp->sum.duration_ms, rp->sum.peak_ms, &rp->f, &rp->at_peak);
 }
 
 static int parse_opts(struct report *rp)
