@@ -92,7 +92,8 @@ static struct poptOption report_options[] = {
 	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
 	  "what function FUNC calls, as a tree, with shares", "FUNC" },
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
-	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
+	  "heap: rank sites by live (default), peak, allocated (bytes), allocs (count) or "
+	  "temporary (count freed directly, before the thread's next allocation or free)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
@@ -111,6 +112,7 @@ struct report {
 	struct report_table cpu, heap;
 	struct heap_hint hint;
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
+	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
 	int n_processes;
 	enum report_format format;
 	bool at_peak;		/* --at peak */
@@ -119,7 +121,9 @@ struct report {
 static const char *const group_names[] = { "line", "function", "file", "module", "process",
 						   "symbol" };
 #define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
-static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
+static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs",
+						"temporary" };
+#define N_HEAP_SORTS (int)(sizeof(heap_sort_names) / sizeof(heap_sort_names[0]))
 
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
@@ -187,12 +191,12 @@ static int parse_opts(struct report *rp)
 	if (opts.sort_by) {
 		int i;
 
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < N_HEAP_SORTS; i++)
 			if (!strcmp(opts.sort_by, heap_sort_names[i]))
 				break;
-		if (i == 4) {
+		if (i == N_HEAP_SORTS) {
 			pr_err("--sort-by: unknown key '%s'", opts.sort_by);
-			pr_hint("use live, peak, allocated or allocs");
+			pr_hint("use live, peak, allocated, allocs or temporary");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.heap_sort = (enum heap_sort)i;
@@ -323,6 +327,19 @@ static void print_header(const struct report *rp)
 	}
 	if (rp->f.pattern)
 		printf("# filter:   %s\n", escape__str(rp->f.pattern, e3, sizeof(e3)));
+	/* what Temp counts, and where it could not be counted */
+	if (rp->show_heap && rp->f.heap_sort == HEAP_SORT_TEMPORARY) {
+		if (rp->meta_backend && !strcmp(rp->meta_backend, "uprobe"))
+			printf("# temp:     not counted: the uprobe backend does not follow each"
+			       " thread's allocations and frees in order ('-')\n");
+		else
+			printf("# temp:     allocations freed by their thread before its next"
+			       " allocation or free (heaptrack's \"temporary\")%s%s%s\n",
+			       rp->meta_temp ? "; " : "",
+			       rp->meta_temp ? format__count(strtoull(rp->meta_temp, NULL, 10), a,
+							     sizeof(a)) : "",
+			       rp->meta_temp ? " in the recording" : "");
+	}
 }
 
 static int print_text(const struct report *rp)
@@ -402,6 +419,7 @@ static int print_json(const struct report *rp)
 	json__end_object(&j);
 	json__begin_object(&j, "query");
 	json__string(&j, "sort", group_names[rp->f.group]);
+	json__string(&j, "sort_by", heap_sort_names[rp->f.heap_sort]);
 	if (rp->f.from_ms != TIME_NONE)
 		json__uint(&j, "from_ms", rp->f.from_ms - 1);
 	else
@@ -690,6 +708,7 @@ static int report_run(void)
 	report_table__init(&rp.cpu, rp.f.group, opts.full_paths);
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
+	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
@@ -729,6 +748,10 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
+	if (!err)
+		err = db__meta_get(rp.db, "heap_temporary", &rp.meta_temp);
+	if (!err)
+		err = db__meta_get(rp.db, "heap_backend", &rp.meta_backend);
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
@@ -762,6 +785,8 @@ out:
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);
+	free(rp.meta_temp);
+	free(rp.meta_backend);
 	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);

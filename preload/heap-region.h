@@ -132,7 +132,7 @@ struct heap_region_site {
 	uint64_t free_bytes;
 	uint64_t free_count;
 	uint64_t temp_count;		/* freed by the allocating thread before its next
-					 * allocation (heaptrack's "temporary") */
+					 * allocation or free (heaptrack's "temporary") */
 	int64_t peak_bytes;		/* reserved: the site's highest live bytes */
 	uint32_t frames;		/* index of its first frame in the frame store */
 	uint8_t depth;			/* return addresses, innermost first */

@@ -73,7 +73,7 @@ struct tindex {
 struct thread {
 	uint8_t busy;		/* inside the tracker: calls pass through */
 	uint8_t ready;		/* stack bounds known */
-	uint32_t seq;		/* tracked allocations of this thread */
+	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
@@ -514,6 +514,10 @@ static inline void count_free(struct thread *t, const struct live_entry *e)
 	uint64_t w = weight_of(e->size), bytes = e->size * w;
 	bool temp = e->tick == (t->seq ^ t->salt) && e->tick != LIVE_NO_TICK;
 	struct heap_region_count *c = counter_of(t, e->site);
+
+	/* heaptrack's "temporary": the free directly follows its allocation, no
+	 * other allocation or free of the thread in between */
+	t->seq++;
 
 	if (likely(c)) {
 		cadd(&c->free_bytes, bytes);

@@ -24,6 +24,7 @@ struct heap_totals {
 	uint64_t dropped;
 	const char *probes;	/* "rust", "libc" */
 	bool started;
+	bool temporaries;	/* the sites' temp_count is counted (preload) */
 };
 
 typedef int (*heap_site_cb)(void *ctx, uint64_t key, const struct heap_site *cur);

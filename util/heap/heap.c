@@ -60,6 +60,7 @@ struct heap {
 	int64_t site_sum;		/* live bytes: the sum of every stack's */
 
 	uint64_t allocs, frees;		/* scaled totals */
+	uint64_t temps;			/* temporaries (the backend counts them: tot.temporaries) */
 	int64_t live, peak;
 	struct heap_totals tot;
 	uint64_t dropped_reported;
@@ -316,6 +317,7 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	d.alloc_count = cur->alloc_count - st->last.alloc_count;
 	d.free_bytes = cur->free_bytes - st->last.free_bytes;
 	d.free_count = cur->free_count - st->last.free_count;
+	d.temp_count = cur->temp_count - st->last.temp_count;
 	st->last = *cur;
 	if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
 		return 0;
@@ -337,6 +339,8 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	row->free_bytes = (int64_t)d.free_bytes;
 	row->alloc_count = (int64_t)d.alloc_count;
 	row->free_count = (int64_t)d.free_count;
+	row->temp_count = h->tot.temporaries ? (int64_t)d.temp_count : -1;
+	h->temps += d.temp_count;
 	h->allocs += row->alloc_count;
 	h->frees += row->free_count;
 	return 0;
@@ -415,6 +419,8 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->peak_bytes = h->peak;
 	st->allocs = h->allocs;
 	st->frees = h->frees;
+	st->temporaries = h->temps;
+	st->has_temporaries = h->tot.temporaries;
 	st->unknown_frees = h->tot.unknown_frees;
 	st->unknown_free_bytes = h->tot.unknown_free_bytes;
 	st->dropped = h->tot.dropped;

@@ -95,6 +95,8 @@ int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 struct heap_stats {
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees;
+	uint64_t temporaries;	/* freed by their thread before its next allocation or free */
+	bool has_temporaries;	/* the backend counts them (preload; not uprobes) */
 	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before tracking */
 	uint64_t dropped;	/* tables full, lost events: never silent */
 	const char *backend;	/* "preload", "uprobe" */

@@ -491,6 +491,7 @@ static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site
 			if (frees) {
 				sum[site - 1].free_bytes += __atomic_load_n(&c->free_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].free_count += __atomic_load_n(&c->free_count, __ATOMIC_ACQUIRE);
+				sum[site - 1].temp_count += __atomic_load_n(&c->temp_count, __ATOMIC_ACQUIRE);
 			} else {
 				sum[site - 1].alloc_bytes += __atomic_load_n(&c->alloc_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].alloc_count += __atomic_load_n(&c->alloc_count, __ATOMIC_ACQUIRE);
@@ -523,6 +524,7 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 	for (uint64_t i = 0; i < n; i++) {
 		sum[i].free_bytes = __atomic_load_n(&recs[i].free_bytes, __ATOMIC_ACQUIRE);
 		sum[i].free_count = __atomic_load_n(&recs[i].free_count, __ATOMIC_ACQUIRE);
+		sum[i].temp_count = __atomic_load_n(&recs[i].temp_count, __ATOMIC_ACQUIRE);
 	}
 	add_blocks(r, n, sum, true);
 	for (uint64_t i = 0; i < n; i++) {
@@ -594,6 +596,7 @@ static void preload_totals(struct heap_be *b, struct heap_totals *t)
 	memset(t, 0, sizeof(*t));
 	t->live = INT64_MIN;	/* the sum of the sites: exact, not stepped */
 	t->probes = "libc";
+	t->temporaries = true;
 	for (size_t g = 0; g < b->n; g++) {
 		const struct heap_region *r = b->regions[g].r;
 		const uint64_t *s = r->stats;
