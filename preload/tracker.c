@@ -304,7 +304,7 @@ static bool region_ok(const struct heap_region *r, size_t size)
 	       r->off_frames + r->frame_cap * sizeof(uint64_t) <= size &&
 	       r->count_cap && r->block_size >= sizeof(struct heap_region_block) +
 				r->count_cap * sizeof(struct heap_region_count) &&
-	       r->off_blocks + r->block_cap * r->block_size <= size;
+	       r->off_blocks + r->block_cap * r->block_size <= size && history__fits(r, size);
 }
 
 /*
@@ -408,6 +408,7 @@ static void tracker_init(void)
 	sample_every = r->sample_every ? r->sample_every : 1;
 	r->stats[HEAP_RSTAT_EARLY] = early;
 	sites__init(r);
+	history__init(r);
 	unwind__init();
 	tracker_region = r;
 	pthread_atfork(NULL, after_fork_parent, after_fork_child);
@@ -518,6 +519,8 @@ static inline void count_free(struct thread *t, const struct live_entry *e)
 	/* heaptrack's "temporary": the free directly follows its allocation, no
 	 * other allocation or free of the thread in between */
 	t->seq++;
+	if (unlikely(history_on))
+		history__event(e->ptr, e->size, e->site, HEAP_EVENT_FREE);
 
 	if (likely(c)) {
 		cadd(&c->free_bytes, bytes);
@@ -605,6 +608,8 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
 		return;
 	}
+	if (unlikely(history_on))
+		history__event(e.ptr, size, e.site, HEAP_EVENT_ALLOC);
 	cnt = t->cache[c].count;
 	if (likely(cnt)) {
 		cadd(&cnt->alloc_bytes, size * w);

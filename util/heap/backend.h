@@ -36,6 +36,8 @@ struct heap_backend_ops {
 	/* the frames of stack key (0-terminated ips, cand); false: not stored */
 	bool (*stack)(struct heap_be *b, uint64_t key, struct heap_stack *out);
 	void (*totals)(struct heap_be *b, struct heap_totals *t);
+	/* record --alloc-history: the drain of the event rings; NULL: none (uprobes) */
+	struct heap_history *(*history)(struct heap_be *b);
 	void (*delete)(struct heap_be *b);
 };
 

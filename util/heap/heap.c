@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/db/db.h"
@@ -20,6 +21,7 @@
 #include "util/hashmap.h"
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
+#include "util/heap/history.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -64,6 +66,11 @@ struct heap {
 	int64_t live, peak;
 	struct heap_totals tot;
 	uint64_t dropped_reported;
+
+	/* --alloc-history: the events taken, written up to hist_at */
+	struct heap_history *hist;
+	const struct heap_hist_event *hist_v;
+	size_t hist_n, hist_at;
 };
 
 static const struct {
@@ -406,8 +413,94 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		return err;
 	}
 	h->ops->totals(h->be, &h->tot);
+	h->hist = h->ops->history ? h->ops->history(h->be) : NULL;
 	*out = h;
 	return 0;
+}
+
+/* --- the allocation history ---------------------------------------------- */
+
+bool heap__has_history(const struct heap *h)
+{
+	return h && h->hist;
+}
+
+int heap__history_take(struct heap *h)
+{
+	if (!h || !h->hist || h->hist_at < h->hist_n)
+		return 0;
+	h->hist_at = h->hist_n = 0;
+	return heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int heap__history_each(struct heap *h, uint64_t max_ns, heap_hist_cb cb, void *ctx)
+{
+	uint64_t start = max_ns ? mono_ns() : 0;
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	while (h->hist_at < h->hist_n && !err) {
+		const struct heap_hist_event *e = &h->hist_v[h->hist_at++];
+		struct heap_hist_rec rec = {
+			.time_ns = e->time_ns, .ptr = e->ptr, .size = e->size,
+			.stack_id = -1, .free = !e->key,
+		};
+
+		if (e->key) {
+			const struct stack_state *st = tab_find(h, e->key);
+
+			if (st) {
+				rec.site = st->site;
+				rec.stack_id = st->stack_id;
+			}
+		}
+		err = cb(ctx, &rec);
+		/* the clock every 4096 events */
+		if (max_ns && !(h->hist_at & 4095) && mono_ns() - start > max_ns)
+			break;
+	}
+	return err;
+}
+
+int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx)
+{
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	heap_history__stop(h->hist);
+	for (;;) {
+		err = heap__history_each(h, 0, cb, ctx);
+		if (err)
+			break;
+		h->hist_at = h->hist_n = 0;
+		err = heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+		if (err || !h->hist_n)
+			break;
+	}
+	return err;
+}
+
+void heap__history_stats(const struct heap *h, struct heap_hist_stats *st)
+{
+	struct heap_history_stats hs;
+
+	memset(st, 0, sizeof(*st));
+	if (!h || !h->hist)
+		return;
+	heap_history__stats(h->hist, &hs);
+	st->events = hs.events;
+	st->dropped = hs.dropped;
+	st->rings = hs.rings;
 }
 
 void heap__stats(const struct heap *h, struct heap_stats *st)
