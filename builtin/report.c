@@ -113,6 +113,7 @@ struct report {
 	struct heap_hint hint;
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
+	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
 	int n_processes;
 	enum report_format format;
 	bool at_peak;		/* --at peak */
@@ -256,6 +257,14 @@ static void print_header(const struct report *rp)
 			printf("# heap:     %s event%s dropped (tracker's map full)\n",
 			       format__count(s->heap_dropped, a, sizeof(a)),
 			       s->heap_dropped == 1 ? "" : "s");
+		/* record --alloc-history: kept for rsprof history, and what was not */
+		if (rp->meta_hist)
+			printf("# history:  %s allocation and free events kept (rsprof history),"
+			       " %s dropped\n",
+			       format__count(strtoull(rp->meta_hist, NULL, 10), a, sizeof(a)),
+			       format__count(rp->meta_hist_dropped ?
+					     strtoull(rp->meta_hist_dropped, NULL, 10) : 0, b,
+					     sizeof(b)));
 		if (s->unknown_frees) {
 			printf("# heap:     %s free%s of memory allocated before the recording",
 			       format__count(s->unknown_frees, b, sizeof(b)),
@@ -752,6 +761,10 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "heap_temporary", &rp.meta_temp);
 	if (!err)
 		err = db__meta_get(rp.db, "heap_backend", &rp.meta_backend);
+	if (!err)
+		err = db__meta_get(rp.db, "alloc_history_events", &rp.meta_hist);
+	if (!err)
+		err = db__meta_get(rp.db, "alloc_history_dropped", &rp.meta_hist_dropped);
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
@@ -787,6 +800,8 @@ out:
 	free(rp.meta_exe);
 	free(rp.meta_temp);
 	free(rp.meta_backend);
+	free(rp.meta_hist);
+	free(rp.meta_hist_dropped);
 	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);

@@ -441,7 +441,8 @@ static uint64_t mono_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-int heap__history_each(struct heap *h, uint64_t max_ns, heap_hist_cb cb, void *ctx)
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx)
 {
 	uint64_t start = max_ns ? mono_ns() : 0;
 	int err = 0;
@@ -458,6 +459,10 @@ int heap__history_each(struct heap *h, uint64_t max_ns, heap_hist_cb cb, void *c
 		if (e->key) {
 			const struct stack_state *st = tab_find(h, e->key);
 
+			if (!st && known_only) {
+				h->hist_at--;	/* its stack comes with the next collect */
+				break;
+			}
 			if (st) {
 				rec.site = st->site;
 				rec.stack_id = st->stack_id;
@@ -479,7 +484,7 @@ int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx)
 		return 0;
 	heap_history__stop(h->hist);
 	for (;;) {
-		err = heap__history_each(h, 0, cb, ctx);
+		err = heap__history_each(h, 0, false, cb, ctx);
 		if (err)
 			break;
 		h->hist_at = h->hist_n = 0;

@@ -136,11 +136,14 @@ bool heap__has_history(const struct heap *h);
  * unless some taken before are still to be written. 0 or -ENOMEM. */
 int heap__history_take(struct heap *h);
 /*
- * After heap__collect() (which knows their stacks): the events taken, in
- * time order, to cb until max_ns of time is spent (0: no limit), the rest
- * at the next call. 0, or cb's error.
+ * The events taken, in time order, to cb until max_ns of time is spent
+ * (0: no limit), the rest at the next call. After heap__collect() every
+ * event taken before it has its stack known; between checkpoints
+ * (known_only) the call stops at the first event of a stack not collected
+ * yet, which waits for the next checkpoint. 0, or cb's error.
  */
-int heap__history_each(struct heap *h, uint64_t max_ns, heap_hist_cb cb, void *ctx);
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx);
 /* The end of the recording: the last events, all of them, to cb. */
 int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx);
 void heap__history_stats(const struct heap *h, struct heap_hist_stats *st);

@@ -32,7 +32,7 @@ struct heap_history;
 #define HEAP_HISTORY_RINGS	64
 #define HEAP_HISTORY_RING_CAP	(1u << 16)
 /* Events kept between the drain and the writer (32 bytes each). */
-#define HEAP_HISTORY_QUEUE	(1u << 19)
+#define HEAP_HISTORY_QUEUE	(1u << 20)
 
 struct heap_hist_event {
 	uint64_t time_ns;	/* CLOCK_MONOTONIC */

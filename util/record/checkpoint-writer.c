@@ -335,6 +335,16 @@ static int history_event(void *ctx, const struct heap_hist_rec *e)
 	return err ? err : history_writer__alloc(w->hw, t, e->ptr, e->size, key, e->stack_id);
 }
 
+int checkpoint_writer__history_pump(struct checkpoint_writer *w, uint64_t budget_ms)
+{
+	int err;
+
+	if (!w->hw)
+		return 0;
+	err = heap__history_take(w->heap);
+	return err ? err : heap__history_each(w->heap, budget_ms * 1000000, true, history_event, w);
+}
+
 int checkpoint_writer__history_end(struct checkpoint_writer *w)
 {
 	if (!w->hw)
@@ -405,7 +415,7 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	free(new_stacks.v);
 	/* after the checkpoint: its symbols are in the file */
 	if (!err && w->hw)
-		err = heap__history_each(w->heap, w->hist_budget_ns, history_event, w);
+		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
 	if (!err && w->dbst)
 		err = write_stack_counts(w, id);
 	if (err)

@@ -41,6 +41,12 @@ void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid);
  */
 void checkpoint_writer__history(struct checkpoint_writer *w, struct history_writer *hw,
 				uint64_t t0_ns, uint64_t base_ns, uint64_t budget_ms);
+/*
+ * Between checkpoints (the recorder's loop): write the events drained so
+ * far, at most budget_ms of it, those of stacks already collected (a new
+ * stack's wait for the next checkpoint). 0 or an error.
+ */
+int checkpoint_writer__history_pump(struct checkpoint_writer *w, uint64_t budget_ms);
 /* The end of the recording: the tracker's last events, all written. 0 or an error. */
 int checkpoint_writer__history_end(struct checkpoint_writer *w);
 

@@ -705,6 +705,12 @@ int recorder__run(struct recorder *r)
 			if (next_cp + CATCH_UP * r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
+		/* --alloc-history: half of each round at most, the samples wait */
+		if (r->hw) {
+			err = checkpoint_writer__history_pump(r->cpw, DRAIN_MS / 2);
+			if (err)
+				break;
+		}
 		/* --no-inherit: the threads are found by looking at /proc */
 		if (now >= next_rescan && r->sampler && !r->o.inherit) {
 			int changes = sampler__rescan(r->sampler);
