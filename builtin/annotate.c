@@ -37,7 +37,6 @@ static struct annotate_opts {
 	int cpu, heap, insns, stdio, full_paths, context;
 	const char *dirs[MAX_PATHS], *maps[MAX_PATHS];
 	int n_dirs, n_maps;
-	const char *since, *until, *window, *at;
 } opts = { .context = 10 };
 
 enum { OPT_SOURCE_DIR = OPT_VAL_BUILTIN, OPT_PATH_MAP };
@@ -55,18 +54,11 @@ static struct poptOption annotate_options[] = {
 	  "look for source files under DIR too (repeatable)", "DIR" },
 	{ "path-map", 0, POPT_ARG_STRING, NULL, OPT_PATH_MAP,
 	  "read recorded paths starting with OLD under NEW (repeatable)", "OLD=NEW" },
-	{ "since", 0, POPT_ARG_STRING, &opts.since, 0,
-	  "only the last DUR of the recording", "DUR" },
-	{ "until", 0, POPT_ARG_STRING, &opts.until, 0,
-	  "only the first DUR of the recording", "DUR" },
-	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
-	  "only from A to B after the start (either may be left out)", "A..B" },
-	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
-	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "context", 0, POPT_ARG_INT, &opts.context, 0,
 	  "lines around SOURCE:LINE when no function holds it (default 10)", "N" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_window, 0, "Time window:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
@@ -151,14 +143,13 @@ static int annotate_run(const char *path, const char *target)
 	err = db__open(path, &db);
 	if (!err)
 		err = db__snapshot_begin(db);
-	if (!err && (opts.since || opts.until || opts.window || opts.at)) {
-		struct window_args wa = { opts.since, opts.until, opts.window, opts.at };
+	if (!err && window__given(&window_args)) {
 		struct prof_summary sum;
 		bool at_peak;
 
 		err = db_query_summary(db, &sum);
 		if (!err)
-			err = window__apply(&wa, sum.duration_ms, sum.peak_ms, &f, &at_peak);
+			err = window__apply(&window_args, sum.duration_ms, sum.peak_ms, &f, &at_peak);
 		if (!err)
 			window_text(&f, &sum, at_peak, wtext, sizeof(wtext));
 		v.window = wtext;

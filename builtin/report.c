@@ -42,7 +42,6 @@
 static struct report_opts {
 	int cpu, heap;
 	double threshold;
-	const char *since, *until, *window, *at;
 	const char *filter;
 	const char *sort;
 	int pid;
@@ -65,14 +64,6 @@ static struct poptOption report_options[] = {
 	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show the heap table only", NULL },
 	{ "threshold", 't', POPT_ARG_DOUBLE, &opts.threshold, 0,
 	  "leave out rows below PCT percent of the total", "PCT" },
-	{ "since", 0, POPT_ARG_STRING, &opts.since, 0,
-	  "only the last DUR of the recording", "DUR" },
-	{ "until", 0, POPT_ARG_STRING, &opts.until, 0,
-	  "only the first DUR of the recording", "DUR" },
-	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
-	  "only from A to B after the start (either may be left out)", "A..B" },
-	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
-	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
@@ -97,6 +88,7 @@ static struct poptOption report_options[] = {
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_window, 0, "Time window:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -129,9 +121,7 @@ static const char *const heap_sort_names[] = { "live", "peak", "allocated", "all
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
 {
-	struct window_args w = { opts.since, opts.until, opts.window, opts.at };
-
-	return window__apply(&w, rp->sum.duration_ms, rp->sum.peak_ms, &rp->f, &rp->at_peak);
+	return window__apply(&window_args, rp->sum.duration_ms, rp->sum.peak_ms, &rp->f, &rp->at_peak);
 }
 
 static int parse_opts(struct report *rp)

@@ -6,6 +6,25 @@
 #include "util/duration.h"
 #include "util/error.h"
 
+struct window_args window_args;
+
+struct poptOption options_window[] = {
+	{ "since", 0, POPT_ARG_STRING, &window_args.since, 0,
+	  "only the last DUR of the recording", "DUR" },
+	{ "until", 0, POPT_ARG_STRING, &window_args.until, 0,
+	  "only the first DUR of the recording", "DUR" },
+	{ "window", 0, POPT_ARG_STRING, &window_args.window, 0,
+	  "only from A to B after the start (either may be left out)", "A..B" },
+	{ "at", 0, POPT_ARG_STRING, &window_args.at, 0,
+	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
+	POPT_TABLEEND
+};
+
+bool window__given(const struct window_args *a)
+{
+	return a->since || a->until || a->window || a->at;
+}
+
 static int bad_duration(const char *opt, const char *s)
 {
 	pr_err("%s: '%s' is not a duration", opt, s);

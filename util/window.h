@@ -1,6 +1,7 @@
 #ifndef RSPROF_UTIL_WINDOW_H
 #define RSPROF_UTIL_WINDOW_H
 
+#include <popt.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -15,6 +16,13 @@ struct query_filter;
 struct window_args {
 	const char *since, *until, *window, *at;
 };
+
+/* The options, into window_args (POPT_ARG_INCLUDE_TABLE "Time window:"). */
+extern struct window_args window_args;
+extern struct poptOption options_window[];
+
+/* Was any of them given? */
+bool window__given(const struct window_args *a);
 
 /*
  * Into f (from_ms, to_ms, at_ms); duration_ms and peak_ms are the
