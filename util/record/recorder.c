@@ -705,9 +705,13 @@ int recorder__run(struct recorder *r)
 			if (next_cp + CATCH_UP * r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
-		/* --alloc-history: half of each round at most, the samples wait */
+		/*
+		 * --alloc-history: half of each round at most while CPU samples
+		 * wait in their rings; without them (--no-cpu) four rounds' worth
+		 */
 		if (r->hw) {
-			err = checkpoint_writer__history_pump(r->cpw, DRAIN_MS / 2);
+			err = checkpoint_writer__history_pump(r->cpw, r->sampler ? DRAIN_MS / 2 :
+								       4 * DRAIN_MS);
 			if (err)
 				break;
 		}
