@@ -30,9 +30,6 @@ struct heap_history {
 	/* the queue (drain -> take), and the batch handed out by take */
 	struct heap_hist_event *q, *out;
 	size_t n_q, cap_q, cap_out;
-	/* scratch of one drain */
-	struct heap_hist_event *batch;
-	size_t cap_batch;
 	uint64_t events;
 };
 
@@ -94,41 +91,56 @@ static uint64_t key_of(const struct hregion *g, uint32_t site)
 	return (key ^ g->salt) ? key ^ g->salt : 1;
 }
 
-/* One drain, lock held: every ring's events up to the cut, into the queue. */
+/* Room for n more events in the queue. 0 or -ENOMEM. */
+static int queue_grow(struct heap_history *hh, size_t n)
+{
+	size_t cap = hh->cap_q ? hh->cap_q : 65536;
+	void *v;
+
+	if (hh->n_q + n <= hh->cap_q)
+		return 0;
+	while (cap < hh->n_q + n)
+		cap *= 2;
+	v = realloc(hh->q, cap * sizeof(*hh->q));
+	if (!v)
+		return -ENOMEM;
+	hh->q = v;
+	hh->cap_q = cap;
+	return 0;
+}
+
+/*
+ * One drain, lock held: every ring's events up to the cut, appended to
+ * the queue, then that part sorted by time.
+ */
 static int drain(struct heap_history *hh)
 {
 	uint64_t cut = now_ns();
-	size_t n = 0, room = HEAP_HISTORY_QUEUE - hh->n_q;
+	size_t first = hh->n_q, room = HEAP_HISTORY_QUEUE - hh->n_q;
+	int err = 0;
 
-	for (size_t g = 0; g < hh->n_regions && room; g++) {
+	for (size_t g = 0; g < hh->n_regions && room && !err; g++) {
 		struct heap_region *r = hh->regions[g].r;
 		uint64_t nr = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE), mask = r->ring_cap - 1;
 
 		if (nr > r->ring_count)
 			nr = r->ring_count;
-		for (uint64_t i = 0; i < nr && room; i++) {
+		for (uint64_t i = 0; i < nr && room && !err; i++) {
 			struct heap_region_ring *ring = (struct heap_region_ring *)ring_at(r, i);
 			uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 			uint64_t tail = ring->tail;
 
 			if (head - tail > r->ring_cap)
 				tail = head - r->ring_cap;	/* never: the producer checks */
-			while (tail != head && room) {
+			if (head != tail)
+				err = queue_grow(hh, head - tail < room ? head - tail : room);
+			while (!err && tail != head && room) {
 				const struct heap_region_event *e = &ring->ev[tail & mask];
 				struct heap_hist_event *o;
 
 				if (e->time_ns > cut)
 					break;	/* stamped after the cut: the next drain */
-				if (n == hh->cap_batch) {
-					size_t cap = hh->cap_batch ? 2 * hh->cap_batch : 65536;
-					void *v = realloc(hh->batch, cap * sizeof(*hh->batch));
-
-					if (!v)
-						return -ENOMEM;
-					hh->batch = v;
-					hh->cap_batch = cap;
-				}
-				o = &hh->batch[n++];
+				o = &hh->q[hh->n_q++];
 				o->time_ns = e->time_ns;
 				o->ptr = e->ptr;
 				o->size = e->size;
@@ -139,25 +151,10 @@ static int drain(struct heap_history *hh)
 			__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
 		}
 	}
-	if (!n)
-		return 0;
-	qsort(hh->batch, n, sizeof(*hh->batch), ev_cmp);
-	if (hh->n_q + n > hh->cap_q) {
-		size_t cap = hh->cap_q ? hh->cap_q : 65536;
-		void *v;
-
-		while (cap < hh->n_q + n)
-			cap *= 2;
-		v = realloc(hh->q, cap * sizeof(*hh->q));
-		if (!v)
-			return -ENOMEM;
-		hh->q = v;
-		hh->cap_q = cap;
-	}
-	memcpy(hh->q + hh->n_q, hh->batch, n * sizeof(*hh->batch));
-	hh->n_q += n;
-	hh->events += n;
-	return 0;
+	if (hh->n_q > first)
+		qsort(hh->q + first, hh->n_q - first, sizeof(*hh->q), ev_cmp);
+	hh->events += hh->n_q - first;
+	return err;
 }
 
 static void *drain_thread(void *arg)
@@ -298,6 +295,5 @@ void heap_history__delete(struct heap_history *hh)
 	free(hh->regions);
 	free(hh->q);
 	free(hh->out);
-	free(hh->batch);
 	free(hh);
 }
