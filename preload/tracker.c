@@ -73,7 +73,7 @@ struct tindex {
 struct thread {
 	uint8_t busy;		/* inside the tracker: calls pass through */
 	uint8_t ready;		/* stack bounds known */
-	uint32_t seq;		/* tracked allocations of this thread */
+	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
@@ -304,7 +304,7 @@ static bool region_ok(const struct heap_region *r, size_t size)
 	       r->off_frames + r->frame_cap * sizeof(uint64_t) <= size &&
 	       r->count_cap && r->block_size >= sizeof(struct heap_region_block) +
 				r->count_cap * sizeof(struct heap_region_count) &&
-	       r->off_blocks + r->block_cap * r->block_size <= size;
+	       r->off_blocks + r->block_cap * r->block_size <= size && history__fits(r, size);
 }
 
 /*
@@ -408,6 +408,7 @@ static void tracker_init(void)
 	sample_every = r->sample_every ? r->sample_every : 1;
 	r->stats[HEAP_RSTAT_EARLY] = early;
 	sites__init(r);
+	history__init(r);
 	unwind__init();
 	tracker_region = r;
 	pthread_atfork(NULL, after_fork_parent, after_fork_child);
@@ -515,6 +516,12 @@ static inline void count_free(struct thread *t, const struct live_entry *e)
 	bool temp = e->tick == (t->seq ^ t->salt) && e->tick != LIVE_NO_TICK;
 	struct heap_region_count *c = counter_of(t, e->site);
 
+	/* heaptrack's "temporary": the free directly follows its allocation, no
+	 * other allocation or free of the thread in between */
+	t->seq++;
+	if (unlikely(history_on))
+		history__event(e->ptr, e->size, e->site, HEAP_EVENT_FREE);
+
 	if (likely(c)) {
 		cadd(&c->free_bytes, bytes);
 		cadd(&c->free_count, w);
@@ -601,6 +608,8 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
 		return;
 	}
+	if (unlikely(history_on))
+		history__event(e.ptr, size, e.site, HEAP_EVENT_ALLOC);
 	cnt = t->cache[c].count;
 	if (likely(cnt)) {
 		cadd(&cnt->alloc_bytes, size * w);

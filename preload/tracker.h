@@ -90,4 +90,16 @@ void live__prefetch(struct young *y, uint64_t ptr);
 /* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
 bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
 
+/* --- the allocation history (preload/history.c) ---------------------------- */
+
+/* The region has history rings (record --alloc-history). */
+extern bool history_on;
+
+/* Does the region's ring layout fit in size bytes (none is fine)? */
+bool history__fits(const struct heap_region *r, uint64_t size);
+/* The region claimed: history_on when it has rings. */
+void history__init(struct heap_region *r);
+/* An allocation or a free into the thread's ring (dropped, counted, when full). */
+void history__event(uint64_t ptr, uint64_t size, uint32_t site, enum heap_event_kind kind);
+
 #endif

@@ -69,7 +69,7 @@ _rsprof()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	--sort-by)
-		COMPREPLY=($(compgen -W 'live peak allocated allocs' -- "$cur"))
+		COMPREPLY=($(compgen -W 'live peak allocated allocs temporary' -- "$cur"))
 		return ;;
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(cd /proc 2>/dev/null && echo [0-9]*)" -- "$cur"))

@@ -91,6 +91,7 @@ struct heap_count {
 	int64_t alloc_bytes, free_bytes;
 	int64_t alloc_count, free_count;
 	int pid;		/* v3: the process allocating; 0: not known */
+	int64_t temp_count;	/* v3: temporaries freed (heaptrack's); -1: not counted */
 };
 
 struct stack_rec {

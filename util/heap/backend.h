@@ -24,6 +24,7 @@ struct heap_totals {
 	uint64_t dropped;
 	const char *probes;	/* "rust", "libc" */
 	bool started;
+	bool temporaries;	/* the sites' temp_count is counted (preload) */
 };
 
 typedef int (*heap_site_cb)(void *ctx, uint64_t key, const struct heap_site *cur);
@@ -35,6 +36,8 @@ struct heap_backend_ops {
 	/* the frames of stack key (0-terminated ips, cand); false: not stored */
 	bool (*stack)(struct heap_be *b, uint64_t key, struct heap_stack *out);
 	void (*totals)(struct heap_be *b, struct heap_totals *t);
+	/* record --alloc-history: the drain of the event rings; NULL: none (uprobes) */
+	struct heap_history *(*history)(struct heap_be *b);
 	void (*delete)(struct heap_be *b);
 };
 

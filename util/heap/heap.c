@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/db/db.h"
@@ -20,6 +21,7 @@
 #include "util/hashmap.h"
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
+#include "util/heap/history.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -60,9 +62,15 @@ struct heap {
 	int64_t site_sum;		/* live bytes: the sum of every stack's */
 
 	uint64_t allocs, frees;		/* scaled totals */
+	uint64_t temps;			/* temporaries (the backend counts them: tot.temporaries) */
 	int64_t live, peak;
 	struct heap_totals tot;
 	uint64_t dropped_reported;
+
+	/* --alloc-history: the events taken, written up to hist_at */
+	struct heap_history *hist;
+	const struct heap_hist_event *hist_v;
+	size_t hist_n, hist_at;
 };
 
 static const struct {
@@ -316,6 +324,7 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	d.alloc_count = cur->alloc_count - st->last.alloc_count;
 	d.free_bytes = cur->free_bytes - st->last.free_bytes;
 	d.free_count = cur->free_count - st->last.free_count;
+	d.temp_count = cur->temp_count - st->last.temp_count;
 	st->last = *cur;
 	if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
 		return 0;
@@ -337,6 +346,8 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	row->free_bytes = (int64_t)d.free_bytes;
 	row->alloc_count = (int64_t)d.alloc_count;
 	row->free_count = (int64_t)d.free_count;
+	row->temp_count = h->tot.temporaries ? (int64_t)d.temp_count : -1;
+	h->temps += d.temp_count;
 	h->allocs += row->alloc_count;
 	h->frees += row->free_count;
 	return 0;
@@ -402,8 +413,99 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		return err;
 	}
 	h->ops->totals(h->be, &h->tot);
+	h->hist = h->ops->history ? h->ops->history(h->be) : NULL;
 	*out = h;
 	return 0;
+}
+
+/* --- the allocation history ---------------------------------------------- */
+
+bool heap__has_history(const struct heap *h)
+{
+	return h && h->hist;
+}
+
+int heap__history_take(struct heap *h)
+{
+	if (!h || !h->hist || h->hist_at < h->hist_n)
+		return 0;
+	h->hist_at = h->hist_n = 0;
+	return heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx)
+{
+	uint64_t start = max_ns ? mono_ns() : 0;
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	while (h->hist_at < h->hist_n && !err) {
+		const struct heap_hist_event *e = &h->hist_v[h->hist_at++];
+		struct heap_hist_rec rec = {
+			.time_ns = e->time_ns, .ptr = e->ptr, .size = e->size,
+			.stack_id = -1, .free = !e->key,
+		};
+
+		if (e->key) {
+			const struct stack_state *st = tab_find(h, e->key);
+
+			if (!st && known_only) {
+				h->hist_at--;	/* its stack comes with the next collect */
+				break;
+			}
+			if (st) {
+				rec.site = st->site;
+				rec.stack_id = st->stack_id;
+			}
+		}
+		err = cb(ctx, &rec);
+		/* the clock every 4096 events */
+		if (max_ns && !(h->hist_at & 4095) && mono_ns() - start > max_ns)
+			break;
+	}
+	return err;
+}
+
+int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx)
+{
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	heap_history__stop(h->hist);
+	for (;;) {
+		err = heap__history_each(h, 0, false, cb, ctx);
+		if (err)
+			break;
+		h->hist_at = h->hist_n = 0;
+		err = heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+		if (err || !h->hist_n)
+			break;
+	}
+	return err;
+}
+
+void heap__history_stats(const struct heap *h, struct heap_hist_stats *st)
+{
+	struct heap_history_stats hs;
+
+	memset(st, 0, sizeof(*st));
+	if (!h || !h->hist)
+		return;
+	heap_history__stats(h->hist, &hs);
+	st->events = hs.events;
+	st->dropped = hs.dropped;
+	st->rings = hs.rings;
 }
 
 void heap__stats(const struct heap *h, struct heap_stats *st)
@@ -415,6 +517,8 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->peak_bytes = h->peak;
 	st->allocs = h->allocs;
 	st->frees = h->frees;
+	st->temporaries = h->temps;
+	st->has_temporaries = h->tot.temporaries;
 	st->unknown_frees = h->tot.unknown_frees;
 	st->unknown_free_bytes = h->tot.unknown_free_bytes;
 	st->dropped = h->tot.dropped;

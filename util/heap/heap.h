@@ -43,6 +43,9 @@ struct heap_opts {
 	/* the in-process tracker's directory (heap_launch__new()); NULL: uprobes.
 	 * heap__new() takes it over, even when it fails. */
 	struct heap_launch *launch;
+	/* record --alloc-history: the tracker sends every allocation and free
+	 * (the in-process tracker only) */
+	bool alloc_history;
 };
 
 /*
@@ -95,6 +98,8 @@ int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 struct heap_stats {
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees;
+	uint64_t temporaries;	/* freed by their thread before its next allocation or free */
+	bool has_temporaries;	/* the backend counts them (preload; not uprobes) */
 	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before tracking */
 	uint64_t dropped;	/* tables full, lost events: never silent */
 	const char *backend;	/* "preload", "uprobe" */
@@ -104,6 +109,44 @@ struct heap_stats {
 };
 
 void heap__stats(const struct heap *h, struct heap_stats *st);
+
+/*
+ * The allocation history (record --alloc-history, util/heap/history.h):
+ * the tracker's events, each allocation with its site and stack resolved
+ * as the checkpoint's rows are.
+ */
+struct heap_hist_rec {
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t ptr, size;	/* size: an allocation's */
+	uint64_t site;		/* an allocation's site (as heap_count.addr), 0: unknown */
+	int64_t stack_id;	/* as heap_count.stack_id, -1: none */
+	bool free;		/* the free of the block at ptr */
+};
+typedef int (*heap_hist_cb)(void *ctx, const struct heap_hist_rec *e);
+
+struct heap_hist_stats {
+	uint64_t events;	/* drained from the tracker */
+	uint64_t dropped;	/* lost by the tracker: a full ring, or no ring free */
+	uint64_t rings;		/* threads with a ring */
+};
+
+/* Is the history recorded (the in-process tracker, --alloc-history)? */
+bool heap__has_history(const struct heap *h);
+/* Before heap__collect(): take the events drained since the last take,
+ * unless some taken before are still to be written. 0 or -ENOMEM. */
+int heap__history_take(struct heap *h);
+/*
+ * The events taken, in time order, to cb until max_ns of time is spent
+ * (0: no limit), the rest at the next call. After heap__collect() every
+ * event taken before it has its stack known; between checkpoints
+ * (known_only) the call stops at the first event of a stack not collected
+ * yet, which waits for the next checkpoint. 0, or cb's error.
+ */
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx);
+/* The end of the recording: the last events, all of them, to cb. */
+int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx);
+void heap__history_stats(const struct heap *h, struct heap_hist_stats *st);
 /* Is the tracker running (preload: it claimed its region; uprobes: attached)? */
 bool heap__started(struct heap *h);
 void heap__delete(struct heap *h);

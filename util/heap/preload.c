@@ -33,6 +33,7 @@
 #include "util/error.h"
 #include "util/heap/alloc-syms.h"
 #include "util/heap/backend.h"
+#include "util/heap/history.h"
 
 extern char **environ;
 
@@ -70,6 +71,7 @@ struct heap_be {
 	uint64_t cur_key;
 	struct heap_site *sum;		/* a region's totals per site, while read */
 	uint64_t cap_sum;
+	struct heap_history *hist;	/* record --alloc-history: the rings' drain */
 };
 
 /* --- before the launch -------------------------------------------------- */
@@ -354,10 +356,13 @@ static int region_offer(struct heap_be *b)
 	size_t block_size = align_page(sizeof(struct heap_region_block) +
 				       COUNT_CAP * sizeof(struct heap_region_count));
 	size_t size = off_blocks + BLOCK_CAP * block_size;
+	struct heap_region layout = { 0 };
 	struct region *reg;
 	void *p;
 	int fd, err;
 
+	if (b->hist)
+		size += heap_history__layout(&layout, size);	/* the event rings last */
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
 	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
@@ -387,6 +392,10 @@ static int region_offer(struct heap_be *b)
 	r->count_cap = COUNT_CAP;
 	r->off_blocks = off_blocks;
 	r->block_size = block_size;
+	r->off_rings = layout.off_rings;
+	r->ring_size = layout.ring_size;
+	r->ring_cap = layout.ring_cap;
+	r->ring_count = layout.ring_count;
 	__atomic_store_n(&r->state, HEAP_REGION_OFFERED, __ATOMIC_RELEASE);
 	reg = calloc(1, sizeof(*reg));
 	if (!reg) {
@@ -397,7 +406,7 @@ static int region_offer(struct heap_be *b)
 	reg->size = size;
 	b->regions = reg;
 	b->n = 1;
-	return 0;
+	return b->hist ? heap_history__add_region(b->hist, r, 0) : 0;
 fail:
 	err = -errno;
 	pr_err("cannot make the heap tracker's region %s: %s", path, strerror(errno));
@@ -407,6 +416,13 @@ fail:
 /* The layout of r lies within it (a region made by the tracker). */
 static bool region_fits(const struct heap_region *r)
 {
+	uint64_t rings = (uint64_t)r->ring_count * r->ring_size;
+
+	if (r->ring_count && (!r->ring_cap || (r->ring_cap & (r->ring_cap - 1)) ||
+			      r->ring_size < sizeof(struct heap_region_ring) +
+					     (uint64_t)r->ring_cap * sizeof(struct heap_region_event) ||
+			      r->off_rings > r->size || rings > r->size - r->off_rings))
+		return false;
 	return r->off_frames + r->frame_cap * sizeof(uint64_t) <= r->size &&
 	       r->off_sites + (uint64_t)r->site_cap * sizeof(struct heap_region_site) <= r->size &&
 	       r->block_size >= sizeof(struct heap_region_block) +
@@ -455,6 +471,8 @@ static void follow_exec(struct heap_be *b)
 		.r = r, .size = st.st_size, .salt = (uint64_t)r->generation * 0x9e3779b97f4a7c15ULL,
 	};
 	b->n++;
+	if (b->hist && heap_history__add_region(b->hist, r, b->regions[b->n - 1].salt))
+		pr_warn("allocation history: the image after exec is not followed");
 	pr_debug(1, "heap: process %d exec'd: region generation %u", (int)b->pid, r->generation);
 }
 
@@ -491,6 +509,7 @@ static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site
 			if (frees) {
 				sum[site - 1].free_bytes += __atomic_load_n(&c->free_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].free_count += __atomic_load_n(&c->free_count, __ATOMIC_ACQUIRE);
+				sum[site - 1].temp_count += __atomic_load_n(&c->temp_count, __ATOMIC_ACQUIRE);
 			} else {
 				sum[site - 1].alloc_bytes += __atomic_load_n(&c->alloc_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].alloc_count += __atomic_load_n(&c->alloc_count, __ATOMIC_ACQUIRE);
@@ -523,6 +542,7 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 	for (uint64_t i = 0; i < n; i++) {
 		sum[i].free_bytes = __atomic_load_n(&recs[i].free_bytes, __ATOMIC_ACQUIRE);
 		sum[i].free_count = __atomic_load_n(&recs[i].free_count, __ATOMIC_ACQUIRE);
+		sum[i].temp_count = __atomic_load_n(&recs[i].temp_count, __ATOMIC_ACQUIRE);
 	}
 	add_blocks(r, n, sum, true);
 	for (uint64_t i = 0; i < n; i++) {
@@ -594,6 +614,7 @@ static void preload_totals(struct heap_be *b, struct heap_totals *t)
 	memset(t, 0, sizeof(*t));
 	t->live = INT64_MIN;	/* the sum of the sites: exact, not stepped */
 	t->probes = "libc";
+	t->temporaries = true;
 	for (size_t g = 0; g < b->n; g++) {
 		const struct heap_region *r = b->regions[g].r;
 		const uint64_t *s = r->stats;
@@ -609,10 +630,16 @@ static void preload_totals(struct heap_be *b, struct heap_totals *t)
 	}
 }
 
+static struct heap_history *preload_history(struct heap_be *b)
+{
+	return b->hist;
+}
+
 static void preload_delete(struct heap_be *b)
 {
 	if (!b)
 		return;
+	heap_history__delete(b->hist);	/* before the regions go */
 	for (size_t g = 0; g < b->n; g++) {
 		const uint64_t *s = b->regions[g].r->stats;
 
@@ -648,7 +675,9 @@ int heap_preload__new(const struct heap_opts *o, struct heap_be **out)
 	b->launch = o->launch;
 	b->pid = o->pid;
 	clock_gettime(CLOCK_MONOTONIC, &b->t0);
-	err = region_offer(b);
+	err = o->alloc_history ? heap_history__new(&b->hist) : 0;
+	if (!err)
+		err = region_offer(b);
 	if (err) {
 		preload_delete(b);
 		return err;
@@ -664,5 +693,6 @@ const struct heap_backend_ops heap_preload_ops = {
 	.sites = preload_sites,
 	.stack = preload_stack,
 	.totals = preload_totals,
+	.history = preload_history,
 	.delete = preload_delete,
 };

@@ -7,6 +7,7 @@
 
 #include "util/hashmap.h"
 #include "util/db/db.h"
+#include "util/db/history.h"
 #include "util/db/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
@@ -81,6 +82,10 @@ struct checkpoint_writer {
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
 	bool sample_err;
+
+	/* --alloc-history */
+	struct history_writer *hw;
+	uint64_t hist_t0_ns, hist_base_ns, hist_budget_ns;
 };
 
 int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
@@ -303,6 +308,50 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 	return err;
 }
 
+void checkpoint_writer__history(struct checkpoint_writer *w, struct history_writer *hw,
+				uint64_t t0_ns, uint64_t base_ns, uint64_t budget_ms)
+{
+	w->hw = hw;
+	w->hist_t0_ns = t0_ns;
+	w->hist_base_ns = base_ns;
+	w->hist_budget_ns = budget_ms ? budget_ms * 1000000 : 1;
+}
+
+/* One event of the tracker's history: its site as the file's key, to the history. */
+static int history_event(void *ctx, const struct heap_hist_rec *e)
+{
+	struct checkpoint_writer *w = ctx;
+	uint64_t t = (e->time_ns > w->hist_t0_ns ? e->time_ns - w->hist_t0_ns : 0) +
+		     w->hist_base_ns, key = 0;
+	int err = 0;
+
+	if (e->free)
+		return history_writer__free(w->hw, t, e->ptr);
+	/* the key the site's heap rows got (a stack keeps its image's key) */
+	if (e->stack_id >= 0 && hashmap__get(&w->heap_site_keys, (uint64_t)e->stack_id, &key))
+		;
+	else if (e->site)
+		err = process_tree__key(w->pt, w->heap_pid, e->site, false, &key);
+	return err ? err : history_writer__alloc(w->hw, t, e->ptr, e->size, key, e->stack_id);
+}
+
+int checkpoint_writer__history_pump(struct checkpoint_writer *w, uint64_t budget_ms)
+{
+	int err;
+
+	if (!w->hw)
+		return 0;
+	err = heap__history_take(w->heap);
+	return err ? err : heap__history_each(w->heap, budget_ms * 1000000, true, history_event, w);
+}
+
+int checkpoint_writer__history_end(struct checkpoint_writer *w)
+{
+	if (!w->hw)
+		return 0;
+	return heap__history_end(w->heap, history_event, w);
+}
+
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 			     uint64_t lost_total)
 {
@@ -335,8 +384,12 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		struct resolver *res = process_tree__resolver(w->pt, w->heap_pid);
 
 		w->heap_new_n = 0;
-		err = heap__collect(w->heap, res, &cp, &w->heap_new, &w->heap_new_n,
-				    &w->heap_new_cap);
+		/* the history's events before the collect: it knows their stacks then */
+		if (w->hw)
+			err = heap__history_take(w->heap);
+		if (!err)
+			err = heap__collect(w->heap, res, &cp, &w->heap_new, &w->heap_new_n,
+					    &w->heap_new_cap);
 		if (!err)
 			err = heap_keys(w, &cp, &new_stacks);
 	}
@@ -360,6 +413,9 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	cp.lost_samples = lost_total - w->lost_at_cp;
 	err = db__write_checkpoint(w->db, &cp, &id);
 	free(new_stacks.v);
+	/* after the checkpoint: its symbols are in the file */
+	if (!err && w->hw)
+		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
 	if (!err && w->dbst)
 		err = write_stack_counts(w, id);
 	if (err)
