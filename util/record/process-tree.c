@@ -63,6 +63,7 @@ struct pending {
 struct process_tree {
 	uint64_t t0_ns, base_ms;
 	bool inherit;
+	bool records;			/* perf records come (process_tree__event()) */
 	struct space **spaces;
 	size_t n_spaces, cap_spaces;
 	struct process *procs;
@@ -443,6 +444,7 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 	uint64_t ms = to_ms(pt, ev->time);
 	struct process *p;
 
+	pt->records = true;
 	switch (ev->type) {
 	case SEV_FORK:
 		return on_fork(pt, ev, ms);
@@ -475,6 +477,41 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 	default:
 		return 0;
 	}
+}
+
+int process_tree__learn(struct process_tree *pt, pid_t pid, pid_t ppid, bool forked, bool exec,
+			bool exited, uint64_t ms)
+{
+	struct process *p = proc_find(pt, pid);
+
+	if (pt->records)
+		exited = exec = false;	/* the records said it, at the right time */
+	if (exited) {
+		if (p && p->alive) {
+			p->alive = false;
+			image_end(pt, p, ms);
+			if (p->sp)
+				p->sp->refs--;
+		}
+		return 0;
+	}
+	if (p) {
+		if (exec && pid != getpid())
+			process_tree__refresh(pt, pid);	/* gone already: its old maps stay */
+		return 0;
+	}
+	if (forked && ppid > 0 && proc_find(pt, ppid)) {
+		struct sampler_event ev = { .type = SEV_FORK, .pid = pid, .tid = pid,
+					    .ppid = ppid };
+
+		return on_fork(pt, &ev, ms);
+	}
+	p = proc_from_proc(pt, pid, ms);
+	if (!p)
+		return -ENOMEM;
+	p->ppid = ppid;
+	pt->images[p->image].row.ppid = ppid;
+	return 0;
 }
 
 static struct resolver *space_resolver(struct space *sp);
