@@ -67,6 +67,13 @@ test_expect_success 'report --heap --pid CHILD: only that child'"'"'s lines' '
 	! grep -q "heap_tree.c:$L_B" pid.out
 '
 
+test_expect_success 'top --stdio -s process heap: a row per process' '
+	"$RSPROF" top --stdio -s process heap tree.db >top.out && cat top.out &&
+	test "$(grep -c "heap_tree \[" top.out)" = 3 &&
+	grep -q "^ *320 KiB .*heap_tree \[$(cat t/parent)\]" top.out &&
+	expect_exit 2 "$RSPROF" top --stdio -s function tree.db
+'
+
 test_expect_success '--no-inherit: the launched process only, as before' '
 	mkdir -p n && "$RSPROF" record -q --no-inherit --heap-backend preload -o noinh.db -- \
 		"$TARGETS/heap_tree" "$PWD/n" &&
