@@ -70,24 +70,55 @@ static size_t env_count(char *const envp[])
 	return n;
 }
 
+/* v (an LD_PRELOAD value) without our library, into buf as "LD_PRELOAD=..."; false: empty. */
+static bool strip_us(const char *v, char *buf, size_t len)
+{
+	size_t o = (size_t)snprintf(buf, len, "LD_PRELOAD="), kept = 0;
+
+	while (*v) {
+		size_t n = strcspn(v, ": ");
+
+		if (n && !(n >= sizeof(HEAP_REGION_SO) - 1 &&
+			   !memcmp(v + n - (sizeof(HEAP_REGION_SO) - 1), HEAP_REGION_SO,
+				   sizeof(HEAP_REGION_SO) - 1)) && o + n + 2 < len) {
+			if (kept++)
+				buf[o++] = ':';
+			memcpy(buf + o, v, n);
+			o += n;
+		}
+		v += n;
+		v += strspn(v, ": ");
+	}
+	buf[o] = '\0';
+	return kept;
+}
+
 /*
  * envp with the tracker put back, into out (n + 3 slots) and buf (a new
- * LD_PRELOAD); false when envp needs nothing (or we do not follow).
+ * LD_PRELOAD); false when envp needs nothing (or we do not follow). When
+ * rsprof is gone (its directory with it), the tracker is taken out
+ * instead: the loader would complain in every program.
  */
 static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 {
 	const size_t dl = sizeof(HEAP_REGION_DIR_ENV);	/* with the '=' */
-	bool have_pre = false, have_dir = false, changed = false;
+	bool have_pre = false, have_dir = false, changed = false, gone;
 	size_t w = 0;
 
-	if (!__atomic_load_n(&following, __ATOMIC_ACQUIRE) || access(so_path, R_OK))
-		return false;	/* not recorded, or rsprof is gone */
+	if (!__atomic_load_n(&following, __ATOMIC_ACQUIRE))
+		return false;	/* not recorded */
+	gone = access(so_path, R_OK) != 0;
 	for (size_t i = 0; envp && envp[i]; i++) {
 		char *e = envp[i];
 
 		if (!strncmp(e, "LD_PRELOAD=", 11)) {
 			have_pre = true;
-			if (!names_us(e + 11)) {
+			if (gone && names_us(e + 11)) {
+				changed = true;
+				if (!strip_us(e + 11, buf, len))
+					continue;
+				e = buf;
+			} else if (!gone && !names_us(e + 11)) {
 				if (snprintf(buf, len, "LD_PRELOAD=%s%s%s", so_path, e[11] ? ":" : "",
 					     e + 11) >= (int)len)
 					return false;
@@ -96,6 +127,10 @@ static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 			}
 		} else if (!strncmp(e, HEAP_REGION_DIR_ENV "=", dl)) {
 			have_dir = true;
+			if (gone) {
+				changed = true;
+				continue;
+			}
 			if (strcmp(e, env_dir)) {
 				e = env_dir;
 				changed = true;
@@ -103,12 +138,12 @@ static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 		}
 		out[w++] = e;
 	}
-	if (!have_pre) {
+	if (!have_pre && !gone) {
 		snprintf(buf, len, "LD_PRELOAD=%s", so_path);
 		out[w++] = buf;
 		changed = true;
 	}
-	if (!have_dir) {
+	if (!have_dir && !gone) {
 		out[w++] = env_dir;
 		changed = true;
 	}

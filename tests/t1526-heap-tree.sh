@@ -95,18 +95,19 @@ test_expect_success 'record -- env -i heap_tree: an empty environment keeps the 
 	pid_lines env.db >elines && cat elines && check_tree elines env
 '
 
-test_expect_success 'a SIGKILL of rsprof leaves nothing in $TMPDIR' '
+test_expect_success 'a SIGKILL of rsprof leaves nothing in $TMPDIR; what the tree runs then loads no tracker' '
 	mkdir -p tmp &&
 	TMPDIR=$PWD/tmp "$RSPROF" record -q -o kill.db -- \
-		sh -c "echo \$\$ >\"$PWD/target\"; exec sleep 30" &
+		sh -c "echo \$\$ >\"$PWD/target\"; sleep 3; /bin/true; echo >\"$PWD/after\"" \
+		2>kill.err &
 	rp=$! &&
 	wait_for_file target &&
 	n=0 && while [ -z "$(ls tmp)" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done &&
 	ls tmp | grep -q "^rsprof-heap\." &&
 	kill -KILL $rp && { wait $rp; true; } &&
 	n=0 && while [ -n "$(ls tmp)" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
-	kill -KILL "$(cat target)" &&
-	ls -la tmp && test -z "$(ls tmp)"
+	ls -la tmp && test -z "$(ls tmp)" &&
+	wait_for_file after && cat kill.err && ! grep -q "cannot be preloaded" kill.err
 '
 
 test_done
