@@ -133,11 +133,18 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 	return NULL;
 }
 
-/* A directory for the library: not on a noexec file system (it is mmap'd to run). */
+/*
+ * A directory for the library and the regions: not on a noexec file
+ * system (the library is mmap'd to run). $TMPDIR when set; else /dev/shm
+ * first: the regions are shared memory written page by page, and on a
+ * disk file system each page a process touches first costs a block
+ * allocation (300 short processes of a tree: 66 s with the directory on
+ * an ext4 /tmp, 1.9 s on /dev/shm, against 1.0 s untracked).
+ */
 static int make_dir(char *dir, size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
-	const char *cands[] = { tmp && *tmp ? tmp : "/tmp", "/dev/shm", "/var/tmp" };
+	const char *cands[] = { tmp && *tmp ? tmp : "/dev/shm", "/tmp", "/var/tmp" };
 	int err = -ENOENT;
 
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
@@ -150,8 +157,8 @@ static int make_dir(char *dir, size_t len)
 			return 0;
 		err = -errno;
 	}
-	pr_err("cannot make a private directory for the heap tracker (in $TMPDIR, /tmp, "
-	       "/dev/shm, /var/tmp): %s", strerror(-err));
+	pr_err("cannot make a private directory for the heap tracker (in $TMPDIR or "
+	       "/dev/shm, /tmp, /var/tmp): %s", strerror(-err));
 	pr_hint("set TMPDIR to a writable directory that allows executables, or use "
 		"--heap-backend uprobe");
 	return err;
