@@ -70,17 +70,18 @@ static size_t env_count(char *const envp[])
 	return n;
 }
 
-/* v (an LD_PRELOAD value) without our library, into buf as "LD_PRELOAD=..."; false: empty. */
-static bool strip_us(const char *v, char *buf, size_t len)
+bool exec__strip_preload(const char *v, char *buf, size_t len)
 {
 	size_t o = (size_t)snprintf(buf, len, "LD_PRELOAD="), kept = 0;
 
 	while (*v) {
 		size_t n = strcspn(v, ": ");
+		const char *base = v + n;
 
-		if (n && !(n >= sizeof(HEAP_REGION_SO) - 1 &&
-			   !memcmp(v + n - (sizeof(HEAP_REGION_SO) - 1), HEAP_REGION_SO,
-				   sizeof(HEAP_REGION_SO) - 1)) && o + n + 2 < len) {
+		while (base > v && base[-1] != '/')
+			base--;
+		if (n && !(v + n - base == sizeof(HEAP_REGION_SO) - 1 &&
+			   !memcmp(base, HEAP_REGION_SO, n - (base - v))) && o + n + 2 < len) {
 			if (kept++)
 				buf[o++] = ':';
 			memcpy(buf + o, v, n);
@@ -115,7 +116,7 @@ static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 			have_pre = true;
 			if (gone && names_us(e + 11)) {
 				changed = true;
-				if (!strip_us(e + 11, buf, len))
+				if (!exec__strip_preload(e + 11, buf, len))
 					continue;
 				e = buf;
 			} else if (!gone && !names_us(e + 11)) {
@@ -246,44 +247,35 @@ EXPORT int execle(const char *path, const char *arg, ...)
 	return execve(path, argv_, envp);
 }
 
+/* posix_spawn and posix_spawnp: glibc's (*real, found once by name) with the environment fixed */
+static int spawn(spawn_fn *real, const char *name, pid_t *pid, const char *file,
+		 const posix_spawn_file_actions_t *fa, const posix_spawnattr_t *attr,
+		 char *const argv[], char *const envp[])
+{
+	spawn_fn fn = __atomic_load_n(real, __ATOMIC_ACQUIRE);
+
+	if (!fn) {
+		fn = (spawn_fn)dlsym(RTLD_NEXT, name);
+		if (!fn)
+			return ENOSYS;
+		__atomic_store_n(real, fn, __ATOMIC_RELEASE);
+	}
+	FIXED_ENV(envp);
+	return fn(pid, file, fa, attr, argv, fixed);
+}
+
 EXPORT int posix_spawn(pid_t *pid, const char *path, const posix_spawn_file_actions_t *fa,
 		       const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	int err;
+	static spawn_fn real;
 
-	{
-		static spawn_fn real_;
-		spawn_fn fn_ = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);
-
-		if (!fn_) {
-			fn_ = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawn");
-			if (!fn_)
-				return ENOSYS;
-			__atomic_store_n(&real_, fn_, __ATOMIC_RELEASE);
-		}
-		FIXED_ENV(envp);
-		err = fn_(pid, path, fa, attr, argv, fixed);
-	}
-	return err;
+	return spawn(&real, "posix_spawn", pid, path, fa, attr, argv, envp);
 }
 
 EXPORT int posix_spawnp(pid_t *pid, const char *file, const posix_spawn_file_actions_t *fa,
 			const posix_spawnattr_t *attr, char *const argv[], char *const envp[])
 {
-	int err;
+	static spawn_fn real;
 
-	{
-		static spawn_fn real_;
-		spawn_fn fn_ = __atomic_load_n(&real_, __ATOMIC_ACQUIRE);
-
-		if (!fn_) {
-			fn_ = (spawn_fn)dlsym(RTLD_NEXT, "posix_spawnp");
-			if (!fn_)
-				return ENOSYS;
-			__atomic_store_n(&real_, fn_, __ATOMIC_RELEASE);
-		}
-		FIXED_ENV(envp);
-		err = fn_(pid, file, fa, attr, argv, fixed);
-	}
-	return err;
+	return spawn(&real, "posix_spawnp", pid, file, fa, attr, argv, envp);
 }

@@ -247,28 +247,7 @@ static void env_scrub(void)
 		if (!strncmp(v, HEAP_REGION_DIR_ENV "=", dl))
 			continue;
 		if (!strncmp(v, "LD_PRELOAD=", 11)) {
-			const char *s = v + 11;
-			size_t o = snprintf(preload, sizeof(preload), "LD_PRELOAD="), kept = 0;
-
-			while (*s) {
-				size_t len = strcspn(s, ": ");
-				const char *base = s + len;
-
-				while (base > s && base[-1] != '/')
-					base--;
-				if (len && !(s + len - base == sizeof(HEAP_REGION_SO) - 1 &&
-					     !memcmp(base, HEAP_REGION_SO, len - (base - s))) &&
-				    o + len + 2 < sizeof(preload)) {
-					if (kept++)
-						preload[o++] = ':';
-					memcpy(preload + o, s, len);
-					o += len;
-				}
-				s += len;
-				s += strspn(s, ": ");
-			}
-			preload[o] = '\0';
-			if (!kept)
+			if (!exec__strip_preload(v + 11, preload, sizeof(preload)))
 				continue;
 			v = preload;
 		}

@@ -98,5 +98,10 @@ void live__reset(void);
 void exec__follow(const char *dir);
 /* Stop adding the tracker to the environment of programs exec'd. */
 void exec__unfollow(void);
+/*
+ * "LD_PRELOAD=" and the value v without our library into buf (no
+ * allocation: safe in a fork child); false when nothing else is left.
+ */
+bool exec__strip_preload(const char *v, char *buf, size_t len);
 
 #endif
