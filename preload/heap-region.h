@@ -7,11 +7,18 @@
  * One region per process image, a file in rsprof's private directory
  * (HEAP_REGION_DIR_ENV): rsprof creates "heap.PID" for the process it
  * launches before letting it exec (state HEAP_REGION_OFFERED); the tracker
- * of that process claims it. A process that finds no file for its PID is
- * not recorded and the tracker stays out of its way. An image that finds
- * its PID's file claimed already (the recorded process called exec) makes
- * "heap.PID.GEN" with the next generation: addresses of one image mean
- * nothing in the next.
+ * of that process claims it. An image that finds its PID's file claimed
+ * already (the process called exec) makes "heap.PID.GEN" with the next
+ * generation: addresses of one image mean nothing in the next.
+ *
+ * Process trees (issue 10): when rsprof follows the children (record
+ * without --no-inherit) it also writes HEAP_REGION_TREE, a header that
+ * gives the geometry. Any other process that loads the tracker with the
+ * directory in its environment (a fork child at its first allocation, a
+ * program a child exec'd) then makes "heap.PID" itself from it, already
+ * claimed; rsprof finds the new files at each checkpoint. Without that
+ * file a process with no region of its own is not recorded and the
+ * tracker stays out of its way (and out of its children's environment).
  *
  * Layout: this header, then the site index (index_cap slots), the site
  * records (site_cap), the frames (frame_cap u64), the thread blocks
@@ -30,7 +37,7 @@
 #include <stdint.h>
 
 #define HEAP_REGION_MAGIC	0x7061656872707372ULL	/* "rsprheap" */
-#define HEAP_REGION_VERSION	2	/* 2: the history rings */
+#define HEAP_REGION_VERSION	2	/* 2: ppid, flags, the tree file; the history rings */
 
 /* The environment variable that names the private directory. */
 #define HEAP_REGION_DIR_ENV	"RSPROF_HEAP_DIR"
@@ -39,6 +46,8 @@
 /* Region files: "heap.PID" (the launched image), "heap.PID.GEN" after an exec. */
 #define HEAP_REGION_FILE	"heap.%d"
 #define HEAP_REGION_FILE_GEN	"heap.%d.%u"
+/* The tree's template: its presence means "every process of the tree". */
+#define HEAP_REGION_TREE	"heap.tree"
 
 /* Frames kept per stack and stack words kept from the scan (as bpf/heap.h). */
 #define HEAP_REGION_MAX_DEPTH	24
@@ -70,7 +79,8 @@ enum heap_region_stat {
 	HEAP_RSTAT_STALE,		/* a pointer handed out again while still live:
 					 * its free went by unseen; counted freed then */
 	HEAP_RSTAT_THREADS,		/* threads that allocated */
-	HEAP_RSTAT_FORKS,		/* fork()s: the children are not tracked */
+	HEAP_RSTAT_FORKS,		/* fork()s (tracked as their own processes with
+					 * the tree, else not at all) */
 	HEAP_RSTAT_NO_BLOCK,		/* threads that found no free thread block */
 	HEAP_RSTAT_EARLY,		/* calls before the tracker could start (ld.so's,
 					 * before libc set the environment up): untracked */
@@ -113,7 +123,14 @@ struct heap_region {
 	int64_t live_bytes;		/* live bytes, added in steps (HEAP_REGION_FLUSH) */
 	int64_t peak_bytes;		/* highest live_bytes seen */
 	uint64_t stats[HEAP_RSTAT_MAX];
-	uint64_t reserved[6];
+	uint32_t ppid;			/* the parent when the region was made */
+	uint32_t flags;			/* enum heap_region_flags */
+	uint64_t reserved[5];
+};
+
+enum heap_region_flags {
+	HEAP_REGION_FORKED = 1,		/* made by a fork child before any exec: its
+					 * code is its parent's */
 };
 
 /*

@@ -81,7 +81,11 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'line function file' -- "$cur"))
 		return ;;
 	-s | --sort)
-		COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
+		if [[ $cmd == top ]]; then
+			COMPREPLY=($(compgen -W 'line process' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
+		fi
 		return ;;
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))

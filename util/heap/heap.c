@@ -29,6 +29,8 @@
 /* What user space remembers of one stack key. */
 struct stack_state {
 	uint64_t key;
+	pid_t pid;			/* the process that allocated */
+	pid_t code_pid;			/* whose address space its addresses are in */
 	struct heap_site last;		/* counters at the previous collect */
 	uint64_t site;			/* attributed site address */
 	int64_t stack_id;		/* -1: stack not stored */
@@ -47,7 +49,6 @@ struct heap {
 	struct stack_state *states;	/* every stack key seen */
 	size_t n_states, cap_states;
 	struct hashmap by_key;		/* stack key -> index in states */
-	struct hashmap seen;		/* addresses already handed out as new */
 
 	/* this checkpoint's output, owned until the next collect */
 	struct heap_count *rows;
@@ -56,10 +57,9 @@ struct heap {
 	size_t n_stacks, cap_stacks;
 
 	/* the collect in progress */
-	struct resolver *res;
-	uint64_t **na;
-	size_t *nn, *cn;
-	int64_t site_sum;		/* live bytes: the sum of every stack's */
+	const struct heap_hooks *hooks;
+	int64_t site_sum;
+	int64_t gone_live;		/* what the stacks forgotten held at their end */
 
 	uint64_t allocs, frees;		/* scaled totals */
 	uint64_t temps;			/* temporaries (the backend counts them: tot.temporaries) */
@@ -129,27 +129,21 @@ static struct stack_state *tab_add(struct heap *h, uint64_t key)
 	return st;
 }
 
-static int add_new_addr(struct heap *h, uint64_t addr)
+/* A key gone for good: its state goes (the last one moves into its place). */
+static void tab_forget(struct heap *h, uint64_t key)
 {
-	bool added;
-	int err;
+	uint64_t i;
 
-	if (!addr)
-		return 0;
-	err = hashmap__add(&h->seen, addr, 1, &added);
-	if (err || !added)
-		return err;
-	if (*h->nn == *h->cn) {
-		size_t c = *h->cn ? *h->cn * 2 : 64;
-		uint64_t *v = realloc(*h->na, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*h->na = v;
-		*h->cn = c;
+	if (!hashmap__get(&h->by_key, key, &i))
+		return;
+	/* a process's leaks stay in the live figure, as the launched one's do */
+	h->gone_live += (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
+	hashmap__remove(&h->by_key, key);
+	if (i != h->n_states - 1) {
+		h->states[i] = h->states[h->n_states - 1];
+		hashmap__set(&h->by_key, h->states[i].key, i);
 	}
-	(*h->na)[(*h->nn)++] = addr;
-	return 0;
+	h->n_states--;
 }
 
 /* --- a new stack -------------------------------------------------------- */
@@ -260,11 +254,6 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 			 (unsigned long long)st->key, depth - chain);
 	site = heap_attrib__site(syms, depth, h->attr, h->fns, NULL);
 	st->site = depth ? addrs[site] : 0;
-	for (int i = 0; i < depth; i++) {
-		err = add_new_addr(h, addrs[i]);
-		if (err)
-			goto fail;
-	}
 	if (!depth) {
 		free(addrs);
 		return 0;
@@ -285,6 +274,7 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 	st->stack_id = (int64_t)(st->key >> 1);
 	h->stacks[h->n_stacks++] = (struct stack_rec){
 		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
+		.pid = st->code_pid,
 	};
 	return 0;
 fail:
@@ -303,7 +293,8 @@ static void free_output(struct heap *h)
 }
 
 /* One stack's running totals: its delta since the last checkpoint, a row. */
-static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
+static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
+		   const struct heap_site *cur)
 {
 	struct heap *h = ctx;
 	struct stack_state *st = tab_find(h, key);
@@ -311,12 +302,18 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	struct heap_count *row;
 	int err;
 
+	if (!cur) {
+		tab_forget(h, key);
+		return 0;
+	}
 	h->site_sum += (int64_t)(cur->alloc_bytes - cur->free_bytes);
 	if (!st) {
 		st = tab_add(h, key);
 		if (!st)
 			return -ENOMEM;
-		err = new_stack(h, h->res, st);
+		st->pid = pid ? pid : h->pid;
+		st->code_pid = code_pid ? code_pid : st->pid;
+		err = new_stack(h, h->hooks->resolver(h->hooks->ctx, st->code_pid), st);
 		if (err)
 			return err;
 	}
@@ -348,25 +345,32 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	row->free_count = (int64_t)d.free_count;
 	row->temp_count = h->tot.temporaries ? (int64_t)d.temp_count : -1;
 	h->temps += d.temp_count;
+	row->pid = st->pid;
+	row->code_pid = st->code_pid;
 	h->allocs += row->alloc_count;
 	h->frees += row->free_count;
 	return 0;
 }
 
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
-		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs)
+static int proc_cb(void *ctx, const struct heap_proc_event *ev)
 {
+	struct heap *h = ctx;
+
+	return h->hooks->process ? h->hooks->process(h->hooks->ctx, ev->pid, ev->ppid, ev->forked,
+						     ev->exec, ev->exited) : 0;
+}
+
+int heap__collect(struct heap *h, const struct heap_hooks *hooks, struct checkpoint *cp)
+{
+	struct heap_visit v = { .site = site_cb, .process = proc_cb, .ctx = h };
 	int err;
 
 	if (!h)
 		return 0;
 	free_output(h);
-	h->res = r;
-	h->na = new_addrs;
-	h->nn = n_new_addrs;
-	h->cn = cap_new_addrs;
-	h->site_sum = 0;
-	err = h->ops->sites(h->be, site_cb, h);
+	h->hooks = hooks;
+	h->site_sum = h->gone_live;
+	err = h->ops->sites(h->be, &v);
 	if (err)
 		return err;
 	h->ops->totals(h->be, &h->tot);
@@ -555,6 +559,5 @@ void heap__delete(struct heap *h)
 	free(h->stacks);
 	free(h->states);
 	hashmap__free(&h->by_key);
-	hashmap__free(&h->seen);
 	free(h);
 }

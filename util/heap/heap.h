@@ -58,10 +58,13 @@ struct heap_opts {
  * fails (-ENOTSUP, printed with the reason) where auto would fall back.
  * With the tracker: makes the private 0700 directory with the library in
  * it; *out is then the launch, whose environment the program execs with.
+ * inherit: every process of the tree the program starts is tracked (each
+ * its own region); else only the program, as launched and after its execs.
  * *out NULL: uprobes. 0 or -errno (printed).
  */
 int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes probes,
-		     unsigned int sample, struct heap_launch **out, const char **why);
+		     unsigned int sample, bool inherit, struct heap_launch **out,
+		     const char **why);
 /* The environment to exec the program with (environ + LD_PRELOAD + RSPROF_HEAP_DIR). */
 char *const *heap_launch__env(const struct heap_launch *l);
 /* Removes the directory and what is in it. NULL ok. */
@@ -81,19 +84,31 @@ const char *heap_backend__name(enum heap_backend b);
  */
 int heap__new(const struct heap_opts *o, struct heap **out);
 
+/* What heap__collect() asks its caller: the process tree (util/record/process-tree.h). */
+struct heap_hooks {
+	/* the resolver of pid's address space now; NULL: unknown */
+	struct resolver *(*resolver)(void *ctx, pid_t pid);
+	/*
+	 * A process of the tree the tracker found (it made its region: ppid,
+	 * forked: its parent's code, not exec'd; exec: a new image of it) or
+	 * saw end (exited). 0 or -errno.
+	 */
+	int (*process)(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited);
+	void *ctx;
+};
+
 /*
  * Collect this checkpoint's heap deltas: reads the backend's per-stack
- * counters, attributes each stack to a site with the resolver (first user
- * frame, caller, or innermost frame of the stack), and fills cp->heap,
- * cp->n_heap, cp->stacks, cp->n_stacks, cp->heap_dropped and
- * cp->heap_live_bytes. Stack ids are the backend's 64-bit stack key >> 1
- * (stable across --append; any value in 0..2^63). Site and stack
- * addresses not seen before are appended to *new_addrs (realloc'd,
- * *n_new_addrs updated) so the caller writes their symbols. The arrays
- * stay owned by h until the next call. now_ms: the checkpoint's time.
+ * counters, attributes each stack to a site with the resolver of its
+ * process (first user frame, caller, or innermost frame of the stack),
+ * and fills cp->heap, cp->n_heap, cp->stacks, cp->n_stacks,
+ * cp->heap_dropped and cp->heap_live_bytes. Rows and stacks carry the pid
+ * whose addresses they hold (the launched or attached target's: h's pid).
+ * Stack ids are the backend's 64-bit stack key >> 1 (stable across
+ * --append; any value in 0..2^63). The arrays stay owned by h until the
+ * next call.
  */
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
-		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs);
+int heap__collect(struct heap *h, const struct heap_hooks *hooks, struct checkpoint *cp);
 
 struct heap_stats {
 	int64_t live_bytes, peak_bytes;

@@ -27,6 +27,7 @@ struct heap_history {
 	bool stop;
 	struct hregion *regions;
 	size_t n_regions;
+	uint64_t gone_dropped, gone_rings;	/* of the regions removed */
 	/* the queue (drain -> take), and the batch handed out by take */
 	struct heap_hist_event *q, *out;
 	size_t n_q, cap_q, cap_out;
@@ -211,6 +212,49 @@ int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uin
 	return err;
 }
 
+/* What r's rings dropped and how many it handed out (left: what they still hold). */
+static void region_stats(const struct heap_region *r, bool left, uint64_t *dropped,
+			 uint64_t *rings)
+{
+	uint64_t nr = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE);
+
+	*dropped += __atomic_load_n(&r->stats[HEAP_RSTAT_HISTORY_NO_RING], __ATOMIC_RELAXED);
+	if (nr > r->ring_count)
+		nr = r->ring_count;	/* threads beyond the rings: in NO_RING */
+	*rings += nr;
+	for (uint64_t i = 0; i < nr; i++) {
+		const struct heap_region_ring *ring = ring_at(r, i);
+
+		*dropped += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
+		/* left in the ring when the recording ended (or its region went) */
+		if (left)
+			*dropped += __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) - ring->tail;
+	}
+}
+
+/*
+ * Stop draining r (its process exec'd or exited and rsprof is about to
+ * unmap it): one last drain first, what it cannot take is counted dropped.
+ */
+int heap_history__remove_region(struct heap_history *hh, struct heap_region *r)
+{
+	int err = 0;
+
+	if (!hh)
+		return 0;
+	pthread_mutex_lock(&hh->lock);
+	for (size_t g = 0; g < hh->n_regions; g++) {
+		if (hh->regions[g].r != r)
+			continue;
+		err = drain(hh);
+		region_stats(r, true, &hh->gone_dropped, &hh->gone_rings);
+		hh->regions[g] = hh->regions[--hh->n_regions];
+		break;
+	}
+	pthread_mutex_unlock(&hh->lock);
+	return err;
+}
+
 int heap_history__take(struct heap_history *hh, const struct heap_hist_event **v, size_t *n)
 {
 	struct heap_hist_event *t;
@@ -264,25 +308,10 @@ void heap_history__stats(struct heap_history *hh, struct heap_history_stats *st)
 		return;
 	pthread_mutex_lock(&hh->lock);
 	st->events = hh->events;
-	for (size_t g = 0; g < hh->n_regions; g++) {
-		const struct heap_region *r = hh->regions[g].r;
-		uint64_t nr = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE);
-
-		st->dropped += __atomic_load_n(&r->stats[HEAP_RSTAT_HISTORY_NO_RING],
-					       __ATOMIC_RELAXED);
-		if (nr > r->ring_count)
-			nr = r->ring_count;	/* threads beyond the rings: in NO_RING */
-		st->rings += nr;
-		for (uint64_t i = 0; i < nr; i++) {
-			const struct heap_region_ring *ring = ring_at(r, i);
-
-			st->dropped += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
-			/* left in the ring when the recording ended */
-			if (hh->stop)
-				st->dropped += __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE) -
-					       ring->tail;
-		}
-	}
+	st->dropped = hh->gone_dropped;
+	st->rings = hh->gone_rings;
+	for (size_t g = 0; g < hh->n_regions; g++)
+		region_stats(hh->regions[g].r, hh->stop, &st->dropped, &st->rings);
 	pthread_mutex_unlock(&hh->lock);
 }
 

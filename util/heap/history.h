@@ -53,6 +53,9 @@ uint64_t heap_history__layout(struct heap_region *r, uint64_t off);
 /* Drain r from now on (its stack keys salted with salt); the first starts
  * the thread. 0, -ENOMEM or -errno of pthread_create. */
 int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uint64_t salt);
+/* Stop draining r before it is unmapped: a last drain, the rest counted
+ * dropped. 0 (also when r was not drained, or hh is NULL) or -ENOMEM. */
+int heap_history__remove_region(struct heap_history *hh, struct heap_region *r);
 /*
  * The events drained since the last call, in time order: *v, valid until
  * the next call (or delete). After heap_history__stop(), each call drains

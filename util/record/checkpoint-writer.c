@@ -67,8 +67,7 @@ struct checkpoint_writer {
 
 	struct hashmap cpu;		/* (pid, key) -> index in cpu_rows, this checkpoint */
 	struct vec cpu_rows;		/* struct cpu_count */
-	uint64_t *heap_new;		/* heap__collect()'s new addresses */
-	size_t heap_new_n, heap_new_cap;
+	uint64_t now_ms;		/* the checkpoint being written */
 	struct vec heap_rows;		/* struct heap_count, keys and pid set */
 	struct vec heap_addrs;		/* the heap's stacks' frames as keys */
 	struct hashmap heap_site_keys;	/* heap stack id -> its site's key */
@@ -260,8 +259,6 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 	uint64_t key;
 	int err = 0;
 
-	for (size_t i = 0; i < w->heap_new_n && !err; i++)
-		err = process_tree__key(w->pt, w->heap_pid, w->heap_new[i], false, &key);
 	w->heap_rows.n = 0;
 	for (size_t i = 0; i < cp->n_heap && !err; i++) {
 		struct heap_count *h = vec__push(&w->heap_rows);
@@ -269,7 +266,6 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 		if (!h)
 			return -ENOMEM;
 		*h = cp->heap[i];
-		h->pid = w->heap_pid;
 		/*
 		 * A stack's site keeps the key it got in the image that made it:
 		 * the last frees of an image gone with an exec come after it
@@ -280,7 +276,7 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			h->addr = key;
 			continue;
 		}
-		err = process_tree__key(w->pt, w->heap_pid, cp->heap[i].addr, false, &h->addr);
+		err = process_tree__key(w->pt, h->code_pid, cp->heap[i].addr, false, &h->addr);
 		if (!err && h->stack_id >= 0)
 			err = hashmap__set(&w->heap_site_keys, (uint64_t)h->stack_id, h->addr);
 	}
@@ -301,7 +297,7 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			return -ENOMEM;
 		*s = cp->stacks[i];
 		for (int d = 0; d < s->depth && !err; d++)
-			err = process_tree__key(w->pt, w->heap_pid, s->addrs[d], false, &keys[d]);
+			err = process_tree__key(w->pt, s->pid, s->addrs[d], false, &keys[d]);
 		s->addrs = keys;
 		at += s->depth;
 	}
@@ -352,6 +348,21 @@ int checkpoint_writer__history_end(struct checkpoint_writer *w)
 	return heap__history_end(w->heap, history_event, w);
 }
 
+/* The heap's processes: their address spaces are the process tree's. */
+static struct resolver *heap_resolver(void *ctx, pid_t pid)
+{
+	struct checkpoint_writer *w = ctx;
+
+	return process_tree__resolver(w->pt, pid);
+}
+
+static int heap_process(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited)
+{
+	struct checkpoint_writer *w = ctx;
+
+	return process_tree__learn(w->pt, pid, ppid, forked, exec, exited, w->now_ms);
+}
+
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 			     uint64_t lost_total)
 {
@@ -381,15 +392,15 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		s->depth = e->depth;
 	}
 	if (!err && w->heap) {
-		struct resolver *res = process_tree__resolver(w->pt, w->heap_pid);
+		struct heap_hooks hooks = { .resolver = heap_resolver, .process = heap_process,
+					    .ctx = w };
 
-		w->heap_new_n = 0;
+		w->now_ms = timestamp_ms;
 		/* the history's events before the collect: it knows their stacks then */
 		if (w->hw)
 			err = heap__history_take(w->heap);
 		if (!err)
-			err = heap__collect(w->heap, res, &cp, &w->heap_new, &w->heap_new_n,
-					    &w->heap_new_cap);
+			err = heap__collect(w->heap, &hooks, &cp);
 		if (!err)
 			err = heap_keys(w, &cp, &new_stacks);
 	}
@@ -442,7 +453,6 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
 	hashmap__free(&w->heap_site_keys);
-	free(w->heap_new);
 	hashmap__free(&w->cpu);
 	hashmap__free(&w->stack_counts);
 	hashmap__free(&w->stack_index);

@@ -162,7 +162,7 @@ static int plan_heap(struct recorder *r)
 	if (!r->o.heap || !r->o.argv || proc__which(r->o.argv[0], exe, sizeof(exe)))
 		return 0;	/* not found: target__launch() says so */
 	err = heap_launch__new(exe, r->o.heap_backend, r->o.heap_probes, r->o.heap_sample,
-			       &r->heap_launch, &r->heap_why);
+			       r->o.inherit, &r->heap_launch, &r->heap_why);
 	if (err) {
 		r->heap_launch = NULL;
 		if (r->o.heap_required)
