@@ -505,6 +505,7 @@ static void tracker_init(void)
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		pthread_key_create(&thread_key, thread_exit);
 	}
+	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
 	__atomic_store_n(&mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
