@@ -68,6 +68,7 @@
 #define TAIL_MAX	2	/* frames above glibc's start-up code: its callers */
 #define TAIL_SLOTS	64
 #define FN_SLOTS	4096
+#define CFI_SKIP_MAX	16	/* the tracker's own frames below the caller's, at most */
 
 /* Does a module keep frame pointers (mod_judge())? */
 enum { FP_UNJUDGED, FP_NONE, FP_MIXED, FP_ALL };
@@ -97,6 +98,8 @@ static uint64_t fn_cache[FN_SLOTS];
 static __typeof__(unw_backtrace) *unw_bt;
 static __typeof__(unw_flush_cache) *unw_flush;
 static unw_addr_space_t unw_as;
+/* The most frames of the tracker's own seen below the allocator's caller. */
+static int cfi_skip;
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -339,10 +342,12 @@ static inline bool walked_out(const struct unwind_stack *s)
  */
 static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 {
-	void *buf[HEAP_REGION_MAX_DEPTH + 16];
-	int n = unw_bt(buf, (int)(sizeof(buf) / sizeof(buf[0])));
+	void *buf[HEAP_REGION_MAX_DEPTH + CFI_SKIP_MAX];
+	int skip = __atomic_load_n(&cfi_skip, __ATOMIC_RELAXED);
+	/* no deeper than needed: the tracker's frames, then the stack kept */
+	int n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
 
-	for (int i = 0; i < n && i < 16; i++) {
+	for (int i = 0; i < n && i < CFI_SKIP_MAX; i++) {
 		if ((uintptr_t)buf[i] != ret)
 			continue;
 		int d = n - i;
@@ -353,6 +358,8 @@ static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 			s->ips[k] = (uintptr_t)buf[i + k];
 		s->depth = d;
 		s->n_cand = 0;
+		if (i > skip)
+			__atomic_store_n(&cfi_skip, i, __ATOMIC_RELAXED);
 		return true;
 	}
 	return false;
