@@ -5,7 +5,9 @@
 # beyond the 1 KiB the stack scan reads, so only unwinding through the CFI
 # (libunwind, in the in-process tracker) reaches them. With no option the
 # four callers' lines hold their bytes (8, 4, 2, 1 MiB); the stack scan
-# alone (before libunwind) put all 15 MiB on xmalloc's line.
+# alone (before libunwind) put all 15 MiB on xmalloc's line. A target that
+# cannot load libunwind.so.8 (another mount namespace, a container without
+# it) keeps the frame-pointer walk and the scan, and runs as before.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -14,7 +16,22 @@ MiB=1048576
 
 if [ ! -e /usr/lib/x86_64-linux-gnu/libunwind.so.8 ] && [ ! -e /lib/x86_64-linux-gnu/libunwind.so.8 ]; then
 	test_skip 'CFI unwinding' 'libunwind.so.8 missing (apt-get install libunwind-dev)'
-	test_done
+	test_expect_success 'without libunwind.so.8 in its mount namespace: the scan, as before' '
+	if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+		say "skipped: needs root and unshare to hide the library"; exit 0
+	fi &&
+	lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libunwind.so.8 2>/dev/null ||
+	      readlink -f /lib/x86_64-linux-gnu/libunwind.so.8) &&
+	unshare -m sh -c "mount --bind /dev/null \"$lib\" &&
+		\"$RSPROF\" record -v -q --no-cpu -o hidden.db -- \"$TARGETS/nofp_deep\"" \
+		>out 2>err &&
+	grep -q "CFI unwinding off (no libunwind.so.8)" err &&
+	test "$(cat out)" = 15728640 &&
+	heap_lines hidden.db >hlines && head -n 3 hlines &&
+	sed -n 1p hlines | grep -q "|xmalloc|"
+'
+
+test_done
 fi
 
 row() {
@@ -48,6 +65,21 @@ test_expect_success 'each within 10% of its bytes, in order on top of report' '
 	sed -n 2p top | grep -q "nofp_deep.c:$(line_of DEEP_TABLE "$SRC") .*table" &&
 	sed -n 3p top | grep -q "nofp_deep.c:$(line_of DEEP_BUF "$SRC") .*buf" &&
 	! grep -q "^hint:" err
+'
+
+test_expect_success 'without libunwind.so.8 in its mount namespace: the scan, as before' '
+	if [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null; then
+		say "skipped: needs root and unshare to hide the library"; exit 0
+	fi &&
+	lib=$(readlink -f /usr/lib/x86_64-linux-gnu/libunwind.so.8 2>/dev/null ||
+	      readlink -f /lib/x86_64-linux-gnu/libunwind.so.8) &&
+	unshare -m sh -c "mount --bind /dev/null \"$lib\" &&
+		\"$RSPROF\" record -v -q --no-cpu -o hidden.db -- \"$TARGETS/nofp_deep\"" \
+		>out 2>err &&
+	grep -q "CFI unwinding off (no libunwind.so.8)" err &&
+	test "$(cat out)" = 15728640 &&
+	heap_lines hidden.db >hlines && head -n 3 hlines &&
+	sed -n 1p hlines | grep -q "|xmalloc|"
 '
 
 test_done
