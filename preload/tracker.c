@@ -723,6 +723,8 @@ static void release(struct thread *t, void *p)
 
 	if (live__remove(t->young, (uintptr_t)p, &e)) {
 		count_free(t, &e);
+	} else if (unwind__quiet_take(p)) {
+		/* libunwind's own block (preload/unwind.c) */
 	} else if (sample_every == 1) {
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, malloc_usable_size(p));
@@ -730,6 +732,22 @@ static void release(struct thread *t, void *p)
 }
 
 /* --- the interposed functions -------------------------------------------- */
+
+/* An untracked block p: one libunwind allocated (inside the tracker) is
+ * noted, so that its free does not count as unknown (preload/unwind.c). */
+static inline void *quiet(const struct thread *t, void *p)
+{
+	if (unlikely(t->busy) && p && unwind__inside())
+		unwind__quiet_add(p);
+	return p;
+}
+
+/* An untracked free or realloc of p: a block libunwind allocated is forgotten. */
+static inline void unquiet(const struct thread *t, void *p)
+{
+	if (unlikely(t->busy) && p && unwind__inside())
+		unwind__quiet_take(p);
+}
 
 /*
  * An allocation of n bytes by fn (__libc_malloc, __libc_valloc...), made
@@ -743,7 +761,7 @@ sized(void *(*fn)(size_t), size_t n, const uintptr_t *frame)
 	void *p;
 
 	if (!tracking(t))
-		return fn(n);
+		return quiet(t, fn(n));
 	from.ret = frame[1];
 	from.fp = frame[0];
 	from.sp = (uintptr_t)(frame + 2);
@@ -766,6 +784,7 @@ EXPORT void free(void *p)
 	if (!p)
 		return;
 	if (!tracking(t)) {
+		unquiet(t, p);
 		__libc_free(p);
 		return;
 	}
@@ -784,7 +803,7 @@ EXPORT void *calloc(size_t n, size_t size)
 	void *p;
 
 	if (!tracking(t))
-		return __libc_calloc(n, size);
+		return quiet(t, __libc_calloc(n, size));
 	CALLER(from);
 	t->busy = 1;
 	p = __libc_calloc(n, size);
@@ -817,7 +836,7 @@ static void *do_realloc(struct thread *t, void *old, size_t n, const struct unwi
 		/* moved or not, the old block goes and the new one comes (realloc(p, 0): freed) */
 		if (had) {
 			count_free(t, &e);
-		} else if (old && sample_every == 1) {
+		} else if (old && !unwind__quiet_take(old) && sample_every == 1) {
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, old_usable);
 		}
@@ -833,8 +852,10 @@ EXPORT void *realloc(void *old, size_t n)
 	struct thread *t = &th;
 	struct unwind_from from;
 
-	if (!tracking(t))
-		return __libc_realloc(old, n);
+	if (!tracking(t)) {
+		unquiet(t, old);
+		return quiet(t, __libc_realloc(old, n));
+	}
 	CALLER(from);
 	return do_realloc(t, old, n, &from);
 }
@@ -849,8 +870,10 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!tracking(t))
-		return __libc_realloc(old, bytes);
+	if (!tracking(t)) {
+		unquiet(t, old);
+		return quiet(t, __libc_realloc(old, bytes));
+	}
 	CALLER(from);
 	return do_realloc(t, old, bytes, &from);
 }
@@ -861,7 +884,7 @@ static void *aligned(size_t align, size_t n, const struct unwind_from *from)
 	void *p;
 
 	if (!tracking(t))
-		return __libc_memalign(align, n);
+		return quiet(t, __libc_memalign(align, n));
 	t->busy = 1;
 	p = __libc_memalign(align, n);
 	count_alloc(t, p, n, from);

@@ -101,6 +101,16 @@ static unw_addr_space_t unw_as;
 /* The most frames of the tracker's own seen below the allocator's caller. */
 static int cfi_skip;
 
+/* Inside libunwind (this thread). */
+static __thread uint8_t in_cfi __attribute__((tls_model("initial-exec")));
+
+/* Blocks allocated inside libunwind, untracked (the thread's block of its
+ * thread-local variables, which glibc allocates at the first use and frees
+ * when the thread's stack is reused): their frees are not unknown frees. */
+#define QUIET_SLOTS	4096
+#define QUIET_PROBE	16
+static uint64_t quiet[QUIET_SLOTS];
+
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
 	bool *first = data;
@@ -312,6 +322,46 @@ bool unwind__cfi(void)
 	return unw_bt != NULL;
 }
 
+bool unwind__inside(void)
+{
+	return in_cfi;
+}
+
+static inline unsigned int quiet_slot(uint64_t p)
+{
+	return (unsigned int)((p >> 4) * 0x9e3779b97f4a7c15ULL >> 52);	/* 12 bits */
+}
+
+void unwind__quiet_add(const void *p)
+{
+	uint64_t v = (uintptr_t)p;
+	unsigned int h = quiet_slot(v);
+
+	for (unsigned int i = 0; i < QUIET_PROBE; i++) {
+		uint64_t zero = 0;
+
+		if (__atomic_compare_exchange_n(&quiet[(h + i) % QUIET_SLOTS], &zero, v, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return;
+	}
+	/* full: its free will count as an unknown free */
+}
+
+bool unwind__quiet_take(const void *p)
+{
+	uint64_t v = (uintptr_t)p;
+	unsigned int h = quiet_slot(v);
+
+	for (unsigned int i = 0; i < QUIET_PROBE; i++) {
+		uint64_t want = v;
+
+		if (__atomic_compare_exchange_n(&quiet[(h + i) % QUIET_SLOTS], &want, 0, false,
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			return true;
+	}
+	return false;
+}
+
 /* --- the walks ------------------------------------------------------------ */
 
 static inline bool in_text(uint64_t a)
@@ -345,7 +395,11 @@ static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 	void *buf[HEAP_REGION_MAX_DEPTH + CFI_SKIP_MAX];
 	int skip = __atomic_load_n(&cfi_skip, __ATOMIC_RELAXED);
 	/* no deeper than needed: the tracker's frames, then the stack kept */
-	int n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
+	int n;
+
+	in_cfi = 1;
+	n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
+	in_cfi = 0;
 
 	for (int i = 0; i < n && i < CFI_SKIP_MAX; i++) {
 		if ((uintptr_t)buf[i] != ret)
