@@ -12,13 +12,17 @@
  * aligned and grows strictly. On another stack (sigaltstack, a coroutine)
  * there is no walk, the caller only.
  *
- * Which modules keep frame pointers is decided once per module, when an
- * address in it is first met (mod_judge()): the functions listed in its
- * .eh_frame_hdr search table are sampled (up to MOD_SAMPLE, spread over the
- * table) and the module keeps frame pointers when most of them begin with
- * `push %rbp; mov %rsp,%rbp` (after an endbr64). gcc and rustc built with
- * frame pointers emit that prologue in every function that calls another;
- * built without, almost none do. A return address in a module without
+ * Which code keeps frame pointers is decided once per module, when an
+ * address in it is first met (mod_judge()): up to MOD_SAMPLE of the
+ * functions listed in its .eh_frame_hdr search table are sampled (spread
+ * over the table); gcc and rustc built with frame pointers begin every
+ * function that calls another with `push %rbp; mov %rsp,%rbp` (after an
+ * endbr64), built without almost none do. Nine in ten: the module keeps
+ * them (FP_ALL); fewer than one in twenty: it does not (FP_NONE); in
+ * between (FP_MIXED: a Rust crate built with frame pointers over a std
+ * built without, a small executable's C start-up stubs) the function of
+ * each return address is looked up in the table and judged on its own,
+ * cached by return address (fn_judge()). A return address in code without
  * frame pointers means the chain cannot be trusted past it (its function
  * may use %rbp for anything; the frame of its caller is skipped or made
  * up): the stack is then unwound by libunwind's unw_backtrace() instead,
@@ -29,7 +33,7 @@
  *
  * A chain that only ends in such a module (glibc's __libc_start_call_main
  * or start_thread, at the top of every stack) is whole, not cut: the last
- * return address of a chain is judged once (tail_judge()) by unwinding
+ * return address of a chain is judged once (tail_learn()) by unwinding
  * through it; when libunwind finds at most TAIL_MAX frames above it, it is
  * the top of the stack and chains ending there need no CFI.
  *
@@ -41,8 +45,11 @@
  * cannot be linked into this library. libunwind allocates (its thread-local
  * cache, dl_iterate_phdr()) and reads the loader's list: it runs with the
  * thread marked busy (preload/tracker.c), so allocations it makes pass
- * through untracked, and a signal handler that allocates meanwhile does
- * too. Its per-thread cache takes no lock.
+ * through untracked (and are noted, quiet[]: glibc frees its thread-local
+ * block later, which must not count as an unknown free), and a signal
+ * handler that allocates meanwhile passes through too. Its per-thread
+ * cache takes no lock. A module unloaded (dlclose) flushes its cache at
+ * the next module lookup that misses.
  *
  * Without libunwind, a chain shorter than HEAP_REGION_SCAN_MIN is cut at
  * its first frame outside the executable's code and gets the stack
