@@ -723,9 +723,8 @@ static void release(struct thread *t, void *p)
 
 	if (live__remove(t->young, (uintptr_t)p, &e)) {
 		count_free(t, &e);
-	} else if (unwind__quiet_take(p)) {
-		/* libunwind's own block (preload/unwind.c) */
-	} else if (sample_every == 1) {
+	} else if (sample_every == 1 && !unwind__quiet_take(p)) {
+		/* (a block of libunwind's own is not unknown: preload/unwind.c) */
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, malloc_usable_size(p));
 	}
@@ -836,7 +835,7 @@ static void *do_realloc(struct thread *t, void *old, size_t n, const struct unwi
 		/* moved or not, the old block goes and the new one comes (realloc(p, 0): freed) */
 		if (had) {
 			count_free(t, &e);
-		} else if (old && !unwind__quiet_take(old) && sample_every == 1) {
+		} else if (old && sample_every == 1 && !unwind__quiet_take(old)) {
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, old_usable);
 		}

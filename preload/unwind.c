@@ -117,6 +117,7 @@ static __thread uint8_t in_cfi __attribute__((tls_model("initial-exec")));
 #define QUIET_SLOTS	4096
 #define QUIET_PROBE	16
 static uint64_t quiet[QUIET_SLOTS];
+static unsigned int n_quiet;		/* entries in quiet[] */
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -348,23 +349,33 @@ void unwind__quiet_add(const void *p)
 		uint64_t zero = 0;
 
 		if (__atomic_compare_exchange_n(&quiet[(h + i) % QUIET_SLOTS], &zero, v, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+			__atomic_fetch_add(&n_quiet, 1, __ATOMIC_RELEASE);
 			return;
+		}
 	}
 	/* full: its free will count as an unknown free */
 }
 
+/* On every free the tracker does not know (with --heap-sample, most of
+ * them): nothing noted, no work; else plain loads, a CAS on the match. */
 bool unwind__quiet_take(const void *p)
 {
 	uint64_t v = (uintptr_t)p;
-	unsigned int h = quiet_slot(v);
+	unsigned int h;
 
+	if (!__atomic_load_n(&n_quiet, __ATOMIC_ACQUIRE))
+		return false;
+	h = quiet_slot(v);
 	for (unsigned int i = 0; i < QUIET_PROBE; i++) {
-		uint64_t want = v;
+		uint64_t *slot = &quiet[(h + i) % QUIET_SLOTS], want = v;
 
-		if (__atomic_compare_exchange_n(&quiet[(h + i) % QUIET_SLOTS], &want, 0, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == v &&
+		    __atomic_compare_exchange_n(slot, &want, 0, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_fetch_sub(&n_quiet, 1, __ATOMIC_RELAXED);
 			return true;
+		}
 	}
 	return false;
 }
