@@ -506,7 +506,9 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 			if (!cfi_walk(from->ret, &c))
 				return;
 			tail_learn(last, &c);
-			*s = c;
+			/* the top: the chain, as every later call through it gets */
+			if (tail_known(last) != 1)
+				*s = c;
 			return;
 		}
 	}
