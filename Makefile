@@ -113,7 +113,9 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 # The heap tracker preloaded into launched programs (preload/): PIC, -O2
 # with link-time optimisation (its files are one hot path), frame pointers
 # (it reads its caller's), hidden but for the interposed functions, libc
-# only, bound at load (no lazy binding inside malloc). Never sanitized: it
+# only, bound at load (no lazy binding inside malloc); libunwind.so.8 is
+# not linked but opened at run time when the target has it (its header
+# only is needed here: libunwind-dev). Never sanitized: it
 # replaces the allocator that ASan would. util/heap/preload-so.c embeds it.
 PRELOAD_CFLAGS := -O2 -flto -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-plt \
 		  -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I.

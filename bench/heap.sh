@@ -1,7 +1,11 @@
 #!/bin/sh
 # Heap half of `make bench` (issues 3 and 8): the cost per allocation (each
 # with its free) of heap tracking, on an allocation-heavy C target
-# (malloc/free) and a Rust one (Vec through __rust_alloc/__rust_dealloc).
+# (malloc/free) and a Rust one (Vec through __rust_alloc/__rust_dealloc),
+# each built with frame pointers and without (issue 9: C -O2
+# -fomit-frame-pointer, Rust as cargo's release; the in-process tracker
+# unwinds those through the DWARF CFI with libunwind; rows "C nofp",
+# "Rust nofp", measured against heaptrack only).
 # The targets time their own allocation loop, so start-up, attach and the
 # writing of the file are not in the figures, both in wall-clock time and
 # in the CPU time of the allocating thread (user and kernel: traps
@@ -41,7 +45,8 @@ ATTACH_WAIT_MS=${ATTACH_WAIT_MS:-3000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-bench-heap.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-for f in "$RSPROF" "$T/heap_bench" "$T/heap_bench_rs"; do
+TGTS="heap_bench heap_bench_rs heap_bench_nofp heap_bench_rs_nofp"
+for f in "$RSPROF" "$T/heap_bench" "$T/heap_bench_rs" "$T/heap_bench_nofp" "$T/heap_bench_rs_nofp"; do
 	[ -x "$f" ] || { echo "bench/heap.sh: $f missing: run make all targets" >&2; exit 1; }
 done
 root=0
@@ -147,9 +152,17 @@ configs="preload preload10 preloadhist"
 
 echo "heap tracking: cost per allocation+free ($N pairs a run, $REPS rounds, medians)"
 echo "load before: $(uptime)"
+# configs_of TARGET: the no-frame-pointer builds against heaptrack only
+configs_of() {
+	case $1 in
+	*_nofp) echo "preload $(echo "$configs" | grep -o heaptrack)" ;;
+	*) echo "$configs" ;;
+	esac
+}
+
 for rep in $(seq "$REPS"); do
-	for tgt in heap_bench heap_bench_rs; do
-		for cfg in $configs; do
+	for tgt in $TGTS; do
+		for cfg in $(configs_of $tgt); do
 			one $tgt base && one $tgt $cfg || exit 1
 		done
 	done
@@ -159,7 +172,7 @@ tree_cfgs="base preload"
 [ $have_heaptrack = 1 ] && tree_cfgs="$tree_cfgs heaptrack"
 if command -v /usr/bin/time >/dev/null 2>&1; then
 	for rep in $(seq "$REPS"); do
-		for tgt in heap_bench heap_bench_rs; do
+		for tgt in $TGTS; do
 			for cfg in $tree_cfgs; do
 				a=$(tree $tgt $cfg "$N") && b=$(tree $tgt $cfg $((4 * N))) &&
 				echo "$tgt $cfg $(awk -v a=$a -v b=$b -v n=$((3 * N)) \
@@ -175,10 +188,19 @@ if [ -z "$memleak_note" ]; then
 fi
 echo "load after:  $(uptime)"
 
-printf '\n%-5s %-26s %9s %9s %9s %9s %14s\n' "" "" "cpu ns" "added" "wall ns" "added" "vs heaptrack"
-for tgt in heap_bench heap_bench_rs; do
-	name=C
-	[ $tgt = heap_bench_rs ] && name=Rust
+# name_of TARGET: its rows' name
+name_of() {
+	case $1 in
+	heap_bench) echo C ;;
+	heap_bench_rs) echo Rust ;;
+	heap_bench_nofp) echo "C nofp" ;;
+	heap_bench_rs_nofp) echo "Rust nofp" ;;
+	esac
+}
+
+printf '\n%-9s %-26s %9s %9s %9s %9s %14s\n' "" "" "cpu ns" "added" "wall ns" "added" "vs heaptrack"
+for tgt in $TGTS; do
+	name=$(name_of $tgt)
 	base=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $3 }' "$W/runs" | median)
 	wbase=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $4 }' "$W/runs" | median)
 	ht=$(awk -v t=$tgt '$1 == t && $2 == "heaptrack" { print $4 }' "$W/runs" | median)
@@ -205,17 +227,16 @@ for tgt in heap_bench heap_bench_rs; do
 				else if (h - b >= v - b) printf "%.1fx cheaper", (h - b) / (v - b);
 				else printf "%.1fx dearer", (v - b) / (h - b) }')
 		[ $cfg = heaptrack ] && over=- && v=-
-		printf '%-5s %-26s %9s %9s %9s %9s %14s\n' $name "$label" "$v" "$over" "$wall" "$wover" "$ratio"
+		printf '%-9s %-26s %9s %9s %9s %9s %14s\n' "$name" "$label" "$v" "$over" "$wall" "$wover" "$ratio"
 	done
 done
 echo "added: over the unprofiled runs; vs heaptrack: added wall-clock time, heaptrack's over rsprof's"
 if [ -s "$W/tree" ]; then
 	printf '\nthe whole tool'"'"'s CPU time (all its processes), ns per pair, from runs of %s and %s pairs\n' \
 		"$N" "$((4 * N))"
-	printf '%-5s %-30s %9s %9s %14s\n' "" "" "cpu ns" "added" "vs heaptrack"
-	for tgt in heap_bench heap_bench_rs; do
-		name=C
-		[ $tgt = heap_bench_rs ] && name=Rust
+	printf '%-9s %-30s %9s %9s %14s\n' "" "" "cpu ns" "added" "vs heaptrack"
+	for tgt in $TGTS; do
+		name=$(name_of $tgt)
 		base=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $3 }' "$W/tree" | median)
 		ht=$(awk -v t=$tgt '$1 == t && $2 == "heaptrack" { print $3 }' "$W/tree" | median)
 		for cfg in $tree_cfgs; do
@@ -230,11 +251,12 @@ if [ -s "$W/tree" ]; then
 			preload) label="rsprof (preload)" ;;
 			heaptrack) label="heaptrack (+ its interpreter)" ;;
 			esac
-			printf '%-5s %-30s %9s %9s %14s\n' $name "$label" "$v" "$over" "$ratio"
+			printf '%-9s %-30s %9s %9s %14s\n' "$name" "$label" "$v" "$over" "$ratio"
 		done
 	done
 fi
 [ $root = 0 ] && echo "uprobe backend: skipped (needs root and kernel BTF)"
 [ -n "$memleak_note" ] && echo "bcc memleak: skipped: $memleak_note"
 echo "goal (issue 8): rsprof (preload) <= 150 ns added (cpu) and >= 5x cheaper than heaptrack"
+echo "nofp: no frame pointers, unwound through the DWARF CFI (libunwind's unw_backtrace, its per-thread cache)"
 exit 0

@@ -86,6 +86,8 @@ enum heap_region_stat {
 					 * before libc set the environment up): untracked */
 	HEAP_RSTAT_HISTORY_NO_RING,	/* history events of threads that found no free
 					 * ring: dropped */
+	HEAP_RSTAT_CFI,			/* 1: libunwind loaded, code without frame
+					 * pointers unwound through its CFI; 0: not */
 	HEAP_RSTAT_MAX = 16,
 };
 

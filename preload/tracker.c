@@ -505,6 +505,7 @@ static void tracker_init(void)
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		pthread_key_create(&thread_key, thread_exit);
 	}
+	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
 	__atomic_store_n(&mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
@@ -722,13 +723,30 @@ static void release(struct thread *t, void *p)
 
 	if (live__remove(t->young, (uintptr_t)p, &e)) {
 		count_free(t, &e);
-	} else if (sample_every == 1) {
+	} else if (sample_every == 1 && !unwind__quiet_take(p)) {
+		/* (a block of libunwind's own is not unknown: preload/unwind.c) */
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, malloc_usable_size(p));
 	}
 }
 
 /* --- the interposed functions -------------------------------------------- */
+
+/* An untracked block p: one libunwind allocated (inside the tracker) is
+ * noted, so that its free does not count as unknown (preload/unwind.c). */
+static inline void *quiet(const struct thread *t, void *p)
+{
+	if (unlikely(t->busy) && p && unwind__inside())
+		unwind__quiet_add(p);
+	return p;
+}
+
+/* An untracked free or realloc of p: a block libunwind allocated is forgotten. */
+static inline void unquiet(const struct thread *t, void *p)
+{
+	if (unlikely(t->busy) && p && unwind__inside())
+		unwind__quiet_take(p);
+}
 
 /*
  * An allocation of n bytes by fn (__libc_malloc, __libc_valloc...), made
@@ -742,7 +760,7 @@ sized(void *(*fn)(size_t), size_t n, const uintptr_t *frame)
 	void *p;
 
 	if (!tracking(t))
-		return fn(n);
+		return quiet(t, fn(n));
 	from.ret = frame[1];
 	from.fp = frame[0];
 	from.sp = (uintptr_t)(frame + 2);
@@ -765,6 +783,7 @@ EXPORT void free(void *p)
 	if (!p)
 		return;
 	if (!tracking(t)) {
+		unquiet(t, p);
 		__libc_free(p);
 		return;
 	}
@@ -783,7 +802,7 @@ EXPORT void *calloc(size_t n, size_t size)
 	void *p;
 
 	if (!tracking(t))
-		return __libc_calloc(n, size);
+		return quiet(t, __libc_calloc(n, size));
 	CALLER(from);
 	t->busy = 1;
 	p = __libc_calloc(n, size);
@@ -816,7 +835,7 @@ static void *do_realloc(struct thread *t, void *old, size_t n, const struct unwi
 		/* moved or not, the old block goes and the new one comes (realloc(p, 0): freed) */
 		if (had) {
 			count_free(t, &e);
-		} else if (old && sample_every == 1) {
+		} else if (old && sample_every == 1 && !unwind__quiet_take(old)) {
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 			tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, old_usable);
 		}
@@ -832,8 +851,10 @@ EXPORT void *realloc(void *old, size_t n)
 	struct thread *t = &th;
 	struct unwind_from from;
 
-	if (!tracking(t))
-		return __libc_realloc(old, n);
+	if (!tracking(t)) {
+		unquiet(t, old);
+		return quiet(t, __libc_realloc(old, n));
+	}
 	CALLER(from);
 	return do_realloc(t, old, n, &from);
 }
@@ -848,8 +869,10 @@ EXPORT void *reallocarray(void *old, size_t n, size_t size)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (!tracking(t))
-		return __libc_realloc(old, bytes);
+	if (!tracking(t)) {
+		unquiet(t, old);
+		return quiet(t, __libc_realloc(old, bytes));
+	}
 	CALLER(from);
 	return do_realloc(t, old, bytes, &from);
 }
@@ -860,7 +883,7 @@ static void *aligned(size_t align, size_t n, const struct unwind_from *from)
 	void *p;
 
 	if (!tracking(t))
-		return __libc_memalign(align, n);
+		return quiet(t, __libc_memalign(align, n));
 	t->busy = 1;
 	p = __libc_memalign(align, n);
 	count_alloc(t, p, n, from);

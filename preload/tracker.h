@@ -37,8 +37,17 @@ struct unwind_stack {
 	int depth, n_cand;
 };
 
-/* The main executable's code: the stack scan keeps words pointing into it. */
+/* The modules, the main executable's code (the stack scan keeps words
+ * pointing into it), libunwind when the target can load it. */
 void unwind__init(void);
+/* Is libunwind there (CFI unwinding for code without frame pointers)? */
+bool unwind__cfi(void);
+/* Is this thread inside libunwind? Its allocations there are untracked:
+ * quiet_add() notes them, quiet_take() finds one at its free (true: not an
+ * unknown free, not counted). */
+bool unwind__inside(void);
+void unwind__quiet_add(const void *p);
+bool unwind__quiet_take(const void *p);
 /* Capture the stack; lo..hi: the thread's stack (0, 0: unknown, no walk). */
 void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 		   struct unwind_stack *s);

@@ -3,7 +3,7 @@
 # choose: Debian 12's 1.63 (legacy symbol mangling only) and a current rustc
 # (rustup's, in ~/.cargo/bin: v0 mangling for the program, legacy left in
 # parts of std) must both build them, and the Rust CPU and heap tests pass on
-# those builds too (t1001, t1500, t1508, t9000 run again against them).
+# those builds too (t1001, t1500, t1508, t1528, t9000 run again against them).
 . "$(dirname "$0")/lib.sh"
 
 version() {
@@ -77,6 +77,7 @@ again() {
 again t1001-record-rust-inline.sh "CPU: the inlined helper's line (t1001), other rustc"
 again t1500-heap-rust.sh "heap: the Rust allocator's lines (t1500), other rustc"
 again t1508-heap-no-frame-pointers.sh "heap without frame pointers (t1508), other rustc"
+again t1528-heap-rust-nofp.sh "heap, Rust without frame pointers, through the CFI (t1528), other rustc"
 again t9000-demo.sh "the demo's hot and retaining lines (t9000), other rustc"
 
 test_done

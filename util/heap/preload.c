@@ -837,7 +837,7 @@ static void region_debug(const struct region *reg)
 
 	pr_debug(1, "heap: process %d generation %u: %llu threads (%llu blocks, %llu without), "
 		 "%llu forks, %llu calls before the start, %llu calls re-entered, %llu stale, "
-		 "%llu NULL returns, %llu unknown frees", (int)reg->pid, reg->gen,
+		 "%llu NULL returns, %llu unknown frees, CFI unwinding %s", (int)reg->pid, reg->gen,
 		 (unsigned long long)s[HEAP_RSTAT_THREADS],
 		 (unsigned long long)reg->r->n_blocks,
 		 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
@@ -846,7 +846,8 @@ static void region_debug(const struct region *reg)
 		 (unsigned long long)s[HEAP_RSTAT_REENTERED],
 		 (unsigned long long)s[HEAP_RSTAT_STALE],
 		 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS],
-		 (unsigned long long)s[HEAP_RSTAT_UNKNOWN_FREES]);
+		 (unsigned long long)s[HEAP_RSTAT_UNKNOWN_FREES],
+		 s[HEAP_RSTAT_CFI] ? "on (libunwind)" : "off (no libunwind.so.8)");
 }
 
 /*

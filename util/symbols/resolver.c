@@ -582,6 +582,24 @@ static bool is_heap_tracker(const char *path)
 	return !strcmp(base ? base + 1 : path, HEAP_REGION_SO);
 }
 
+/*
+ * libunwind in a process the tracker is in: the tracker opened it to unwind
+ * code without frame pointers (preload/unwind.c), so its time is the
+ * tracker's too. (A program using libunwind itself while being tracked has
+ * its own unwinding counted there as well.)
+ */
+static bool is_tracker_unwinder(const struct resolver *r, const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	if (strncmp(base ? base + 1 : path, "libunwind.so.", 13) || !r->maps)
+		return false;
+	for (size_t i = 0; i < r->maps->n; i++)
+		if (r->maps->v[i].path && is_heap_tracker(r->maps->v[i].path))
+			return true;
+	return false;
+}
+
 /* The PID of pid inside its own PID namespace (NSpid's last field), or pid. */
 static pid_t ns_pid(pid_t pid)
 {
@@ -687,7 +705,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
-	if (is_heap_tracker(s->module)) {
+	if (is_heap_tracker(s->module) || is_tracker_unwinder(r, s->module)) {
 		/* rsprof's in-process tracker: one row, named for what it is */
 		s->frames = calloc(1, sizeof(*s->frames));
 		if (!s->frames || !(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
