@@ -287,8 +287,8 @@ test_expect_success 'errors: exit 6, the file byte-identical' '
 	sqlite3 other.db "CREATE TABLE t (x); INSERT INTO t VALUES (1);" &&
 	refused other.db "not an rsprof profile" &&
 	"$FIXTURE" --fixture newer.db &&
-	sqlite3 newer.db "UPDATE meta SET value = 3 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
-	refused newer.db "profile version 3 is newer than this rsprof (2); upgrade rsprof" &&
+	sqlite3 newer.db "UPDATE meta SET value = 4 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
+	refused newer.db "profile version 4 is newer than this rsprof (3); upgrade rsprof" &&
 	"$FIXTURE" --fixture trunc.db &&
 	sqlite3 trunc.db "PRAGMA journal_mode = DELETE;" >/dev/null &&
 	truncate -s $(( $(stat -c %s trunc.db) / 2 )) trunc.db &&

@@ -15,7 +15,7 @@ test_expect_success 'info shows the summary of the profile' '
 	cat out &&
 	grep -q "^file: *fix.db$" out &&
 	grep -q "^size: *[0-9.]* KiB ([0-9,]* bytes)" out &&
-	grep -q "^schema version: *2$" out &&
+	grep -q "^schema version: *3$" out &&
 	grep -q "^target: *fixture (pid 4242)$" out &&
 	grep -q "^executable: */home/dev/proj/fixture$" out &&
 	grep -q "^duration: *10.0s$" out &&
@@ -53,7 +53,7 @@ test_expect_success 'info --json is one valid document' '
 	python3 - <<-\EOF
 	import json, os
 	d = json.load(open("i.json"))
-	assert d["schema_version"] == 2
+	assert d["schema_version"] == 3
 	assert d["checkpoints"] == 10 and d["samples"] == 1000 and d["lost_samples"] == 10
 	assert abs(d["lost_pct"] - 100 * 10 / 1010) < 0.01
 	assert d["symbols"] == 7 and d["duration_ms"] == 10000 and d["finished"]
@@ -126,7 +126,7 @@ test_expect_success 'errors: exit 6 and the file unchanged' '
 	expect_exit 6 "$RSPROF" info other.db 2>err &&
 	grep -q "not an rsprof profile" err && cmp other.db other.orig &&
 	"$FIXTURE" --fixture newer.db &&
-	sqlite3 newer.db "UPDATE meta SET value = 3 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
+	sqlite3 newer.db "UPDATE meta SET value = 4 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
 	cp newer.db newer.orig &&
 	expect_exit 6 "$RSPROF" info --check newer.db 2>err &&
 	grep -q "newer than this rsprof" err && cmp newer.db newer.orig

@@ -233,7 +233,7 @@ static void test_open_errors(void)
 
 	p = tmp("newer.db");
 	if (!fixture__write(p, FIXTURE_SMALL) && sqlite3_open(p, &sq) == SQLITE_OK) {
-		sqlite3_exec(sq, "UPDATE meta SET value = '3' WHERE key = 'version'; "
+		sqlite3_exec(sq, "UPDATE meta SET value = '4' WHERE key = 'version'; "
 			     "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
 		sqlite3_close(sq);
 	}

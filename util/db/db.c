@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/db/schema.h"
+#include "util/db/totals.h"
 #include "util/error.h"
 #include "util/record/maps.h"
 #include "util/symbols/symbol.h"
@@ -75,6 +76,7 @@ struct db {
 	bool writer;
 	int version;		/* meta.version of the file */
 	sqlite3_stmt *st[ST_MAX];
+	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -115,6 +117,7 @@ int db__close(struct db *db)
 		return 0;
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
+	totals_writer__delete(db->totals);
 	if (db->sq) {
 		rc = sqlite3_close(db->sq);
 		if (rc != SQLITE_OK)
@@ -517,6 +520,12 @@ int db__create(const char *path, bool append, struct db **out)
 	err = db_prepare_writer(db);
 	if (err)
 		goto fail;
+	/* a file appended to keeps what it has: no totals when it was written without */
+	if (!append || db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW) {
+		err = totals_writer__new(db, &db->totals);
+		if (err)
+			goto fail;
+	}
 	*out = db;
 	return 0;
 fail:
@@ -736,6 +745,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	cid = sqlite3_last_insert_rowid(db->sq);
 	err = db_write_rows(db, cp, cid);
+	if (!err && db->totals)
+		err = totals_writer__checkpoint(db->totals, cid, cp);
 	if (err)
 		goto fail;
 	err = db_commit(db);
@@ -746,6 +757,7 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 	return 0;
 fail:
 	db_rollback(db);
+	totals_writer__reset(db->totals);
 	return err;
 }
 

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/totals.h"
 #include "util/error.h"
 #include "util/symbols/srcpath.h"
 
@@ -99,6 +100,51 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, struct side *loc, uint6
 	return 0;
 }
 
+struct totals_scan {
+	const struct sitemap *sm;
+	struct side *loc;
+	uint64_t *total;
+};
+
+static void totals_cpu(void *ctx, const struct totals_row *r)
+{
+	struct totals_scan *x = ctx;
+	long s = sitemap__find_addr(x->sm, r->addr);
+
+	*x->total += (uint64_t)r->count;
+	if (s >= 0) {
+		x->loc[s].samples += (uint64_t)r->count;
+		x->loc[s].cpu = true;
+	}
+}
+
+static void totals_heap(void *ctx, const struct totals_row *r)
+{
+	struct totals_scan *x = ctx;
+	long s = sitemap__find_addr(x->sm, r->addr);
+
+	if (s >= 0) {
+		x->loc[s].live += r->alloc_bytes - r->free_bytes;
+		x->loc[s].allocs += r->alloc_count;
+		x->loc[s].heap = true;
+	}
+}
+
+/* The same as scan(), from the writer's totals. */
+static int scan_totals(struct totals *t, const struct sitemap *sm, struct side *loc,
+		       uint64_t *total)
+{
+	struct totals_scan x = { sm, loc, total };
+	int64_t last;
+	int err = totals__last_checkpoint(t, &last);
+
+	if (!err)
+		err = totals__cpu_range(t, 1, last, totals_cpu, &x);
+	if (!err)
+		err = totals__heap_range(t, 1, last, totals_heap, &x);
+	return err;
+}
+
 static bool matches(const char *pattern, const char *file, const char *function)
 {
 	if (!pattern || !*pattern)
@@ -111,11 +157,18 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 {
 	struct sitemap *sm = sitemap__new();
 	struct side *loc = NULL;
+	struct totals *t = NULL;
 	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
+	bool snap = sqlite3_get_autocommit(db__sqlite(db));
 	int err;
 
 	if (!sm)
 		return -ENOMEM;
+	err = snap ? db__snapshot_begin(db) : 0;	/* the totals agree with the rows */
+	if (err) {
+		sitemap__delete(sm);
+		return err;
+	}
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
 	err = sitemap__load(sm, db, c->o->by);
@@ -125,7 +178,12 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 			err = -ENOMEM;
 	}
 	if (!err)
+		err = totals__open(db, &t);
+	if (!err && t)
+		err = scan_totals(t, sm, loc, &c->total_samples[side]);
+	else if (!err)
 		err = scan(db__sqlite(db), sm, loc, &c->total_samples[side]);
+	totals__delete(t);
 	for (size_t i = 0; !err && i < sitemap__count(sm); i++) {
 		const char *file, *function, *module;
 		char disp[1024];
@@ -155,6 +213,8 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 		c->heap[side] |= loc[i].heap;
 	}
 	sqlite3_mutex_leave(mx);
+	if (snap)
+		db__snapshot_end(db);
 	free(loc);
 	sitemap__delete(sm);
 	return err;

@@ -11,6 +11,8 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/totals.h"
+#include "util/error.h"
 
 /* Peaks are taken at checkpoint boundaries, for the groups the checkpoint changed. */
 static void heap_settle(struct scan *sc)
@@ -90,6 +92,48 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2
 	return err;
 }
 
+/* The group a key's rows count in (-1: filtered out), as heap_row() puts them. */
+static int totals_group(void *ctx, const struct totals_row *r)
+{
+	const struct qctx *q = ctx;
+	const struct qsym *s = qctx_find(q, r->addr);
+
+	return s->match ? s->group : -1;
+}
+
+/* The groups' numbers from the writer's totals instead of a scan. */
+static int heap_from_totals(struct totals *t, struct qctx *q, int64_t hi, int64_t win_lo,
+			    int64_t *total_live)
+{
+	struct totals_heap_walk w = {
+		.n_groups = q->n_groups + 1,
+		.group_of = totals_group,
+		.ctx = q,
+		.hi = hi,
+		.peak_from = 1,
+		.win_lo = win_lo,
+	};
+	int err = totals__heap_walk(t, &w);
+
+	if (err)
+		return err;
+	for (int i = 0; i <= q->n_groups; i++) {
+		struct qgroup *g = &q->groups[i];
+
+		g->live = w.live[i];
+		g->peak = w.peak[i];
+		g->alloc_bytes = w.alloc_bytes[i];
+		g->free_bytes = w.free_bytes[i];
+		g->alloc_count = w.alloc_count[i];
+		g->free_count = w.free_count[i];
+	}
+	*total_live = w.total_live;
+	pr_debug(2, "heap from the totals: %zu rows, %zu blocks read again", w.rows_read,
+		 w.refined);
+	totals_heap_walk__free(&w);
+	return 0;
+}
+
 int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_live,
 		  prof_row_cb cb, void *ctx)
 {
@@ -97,22 +141,34 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
 	struct scan sc = { 0 };
+	struct totals *t = NULL;
 	struct qctx q;
 	int64_t lo, hi, wlo, whi;
-	bool all;
+	bool all, snap;
 	int err;
 
 	*total_live = 0;
+	err = q_snapshot(db, &snap);
+	if (err)
+		return err;
 	err = qctx_load(&q, db, f);
 	if (!err)
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
+	if (!err)
+		err = totals__open(db, &t);
 	if (err || lo > hi)
 		goto out;
 	sc.q = &q;
 	sc.cur = -1;
 	sc.win_lo = wlo > whi ? INT64_MAX : wlo;	/* empty window: nothing allocated */
+	if (t) {
+		err = heap_from_totals(t, &q, hi, sc.win_lo, total_live);
+		if (err)
+			goto out;
+		goto rows;
+	}
 	sc.touched = malloc((q.n_groups + 1) * sizeof(int));
 	if (!sc.touched) {
 		err = -ENOMEM;
@@ -144,6 +200,7 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 		goto out;
 	heap_settle(&sc);
 	*total_live = sc.total_live;
+rows:
 	for (int i = 0; i <= q.n_groups; i++) {
 		struct qgroup *g = &q.groups[i];
 
@@ -152,6 +209,8 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 	err = emit_rows(&q, true, (double)*total_live, cb, ctx);
 out:
 	free(sc.touched);
+	totals__delete(t);
 	qctx_free(&q);
+	q_snapshot_end(db, snap);
 	return err;
 }

@@ -87,4 +87,41 @@ const char db_schema_sql[] =
 	"    perm TEXT NOT NULL,\n"
 	"    offset INTEGER NOT NULL DEFAULT 0,\n"
 	"    path TEXT\n"
-	");\n";
+	");\n"
+	/*
+	 * v3: totals per block of checkpoints, kept by the writer in each
+	 * checkpoint's transaction (util/db/totals.c), so readers add up a
+	 * few thousand rows instead of scanning the event tables. Level k
+	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
+	 * table's rows. peak: the key's highest live bytes at a checkpoint
+	 * of the block that has a row for it, less its live bytes at the
+	 * block's start.
+	 */
+	"CREATE TABLE cpu_totals (\n"
+	"    level INTEGER NOT NULL,\n"
+	"    block INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    count INTEGER NOT NULL,\n"
+	"    PRIMARY KEY (level, block, addr)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE heap_totals (\n"
+	"    level INTEGER NOT NULL,\n"
+	"    block INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    stack_id INTEGER NOT NULL,\n"
+	"    alloc_bytes INTEGER NOT NULL,\n"
+	"    free_bytes INTEGER NOT NULL,\n"
+	"    alloc_count INTEGER NOT NULL,\n"
+	"    free_count INTEGER NOT NULL,\n"
+	"    peak INTEGER NOT NULL,\n"
+	"    PRIMARY KEY (level, block, addr, stack_id)\n"
+	") WITHOUT ROWID;\n"
+	/* one row: checkpoints 1..through are in the totals; event rows with
+	 * a larger rowid than cpu_rowid/heap_rowid came after */
+	"CREATE TABLE totals_state (\n"
+	"    span INTEGER NOT NULL,\n"
+	"    through INTEGER NOT NULL,\n"
+	"    cpu_rowid INTEGER NOT NULL,\n"
+	"    heap_rowid INTEGER NOT NULL\n"
+	");\n"
+	"INSERT INTO totals_state VALUES (60, 0, 0, 0);\n";

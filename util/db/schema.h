@@ -15,11 +15,13 @@
  *      + symbol_frames (the whole inline chain of an address)
  *      + stacks, stack_frames (deduplicated call stacks, seed 004)
  *      + map (the target's mappings, seed 003)
+ *   3  + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,
+ *        kept by the writer: util/db/totals.h)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */
 
-#define RSPROF_SCHEMA_VERSION 2
+#define RSPROF_SCHEMA_VERSION 3
 
 /* CREATE statements, one string with several statements; run once. */
 extern const char db_schema_sql[];
