@@ -14,7 +14,7 @@ test_expect_success 'a table with a header line' '
 	"$RSPROF" query p.db "SELECT key, value FROM meta ORDER BY key" >out &&
 	head -1 out | grep -q "^key  *value" &&
 	grep -q "^process_name  *fixture" out &&
-	grep -q "^version  *2" out
+	grep -q "^version  *3" out
 '
 
 test_expect_success 'seed 000 top CPU query runs verbatim' '

@@ -137,14 +137,16 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	return err;
 }
 
-static int gen_file(const char *path, uint64_t seed, int from, int to, bool append,
-		    struct gen *g)
+static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bool append,
+			   struct gen *g, uint64_t retain_ms)
 {
 	struct db *db;
 	int err = db__create(path, append, &db);
 
 	if (err)
 		return err;
+	if (retain_ms)
+		err = db__set_retain(db, retain_ms);
 	rng = seed;
 	for (int c = from; c <= to && !err; c++)
 		err = gen_checkpoint(db, g, c);
@@ -153,6 +155,12 @@ static int gen_file(const char *path, uint64_t seed, int from, int to, bool appe
 	if (db__close(db) && !err)
 		err = -1;
 	return err;
+}
+
+static int gen_file(const char *path, uint64_t seed, int from, int to, bool append,
+		    struct gen *g)
+{
+	return gen_file_retain(path, seed, from, to, append, g, 0);
 }
 
 /* A copy of src with no totals (its readers scan). */
@@ -443,6 +451,97 @@ static void test_killed(void)
 	ok(compare_all(p, s, n_cp, "killed"), "killed: the same from the totals");
 }
 
+/* The rows of sql, one line each. */
+static char *sql_text(const char *path, const char *sql)
+{
+	struct text t = { 0 };
+	sqlite3 *sq;
+	sqlite3_stmt *st;
+
+	if (sqlite3_open(path, &sq) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_prepare_v2(sq, sql, -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(st); i++)
+				text_add(&t, "%s|", sqlite3_column_text(st, i) ?
+					 (const char *)sqlite3_column_text(st, i) : "NULL");
+			text_add(&t, "\n");
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(sq);
+	if (!t.s)
+		t.s = strdup("");
+	return t.s;
+}
+
+static bool same_sql(const char *a, const char *b, const char *sql)
+{
+	char *x = sql_text(a, sql), *y = sql_text(b, sql);
+	bool same = x && y && !strcmp(x, y);
+
+	if (!same && x && y)
+		show_diff(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
+/*
+ * record --retain: the checkpoints older than retain_ms are folded (60 into
+ * one, and 3,600 into one past 60 x retain_ms); sums stay, the last
+ * retain_ms stays as it was, and the totals still give what a scan gives.
+ */
+static void test_retain(int n_cp, uint64_t retain_ms, uint64_t seed)
+{
+	char name[64], full_name[64];
+	const char *p, *full, *s;
+	struct gen g = { 0 }, g2 = { 0 };
+	long long n_left, merged, cut = (long long)n_cp * 1000 - (long long)retain_ms;
+	char sql[512];
+
+	snprintf(name, sizeof(name), "ret%d.db", n_cp);
+	snprintf(full_name, sizeof(full_name), "full%d.db", n_cp);
+	p = tmp(name);
+	full = tmp(full_name);
+	if (gen_file_retain(p, seed, 1, n_cp, false, &g, retain_ms) ||
+	    gen_file(full, seed, 1, n_cp, false, &g2) || copy_scan(p, s = tmp("ret-scan.db"))) {
+		ok(0, "retained profile of %d checkpoints", n_cp);
+		return;
+	}
+	n_left = sql_int(p, "SELECT COUNT(*) FROM checkpoints");
+	merged = sql_int(p, "SELECT SUM(merged) FROM checkpoints");
+	ok(n_left < n_cp, "--retain %llus, %d checkpoints: %lld left", (unsigned long long)retain_ms / 1000,
+	   n_cp, n_left);
+	is_int(merged, n_cp, "they hold all %d intervals", n_cp);
+	ok(same_sql(p, full, "SELECT addr, SUM(count) FROM cpu_samples GROUP BY addr"),
+	   "cpu samples per address as without --retain");
+	ok(same_sql(p, full, "SELECT addr, IFNULL(stack_id, -1), SUM(alloc_bytes), SUM(free_bytes),"
+		    " SUM(alloc_count), SUM(free_count) FROM heap_events GROUP BY 1, 2"),
+	   "heap sums per key as without --retain");
+	ok(same_sql(p, full, "SELECT SUM(cpu_total), SUM(lost_samples), SUM(heap_alloc_bytes),"
+		    " SUM(heap_free_bytes), SUM(heap_alloc_count), SUM(heap_free_count),"
+		    " SUM(heap_dropped) FROM checkpoints"), "checkpoint totals as without --retain");
+	snprintf(sql, sizeof(sql), "SELECT c.checkpoint_id, c.addr, c.count FROM cpu_samples c"
+		 " JOIN checkpoints cp ON cp.id = c.checkpoint_id WHERE cp.timestamp_ms > %lld"
+		 " ORDER BY 1, 2", cut);
+	ok(same_sql(p, full, sql), "the last %llus as recorded", (unsigned long long)retain_ms / 1000);
+	snprintf(sql, sizeof(sql), "SELECT id, timestamp_ms, heap_live_bytes, merged FROM checkpoints"
+		 " WHERE timestamp_ms > %lld ORDER BY id", cut);
+	ok(same_sql(p, full, sql), "and their checkpoints");
+	ok(sql_int(p, "SELECT COUNT(*) FROM checkpoints WHERE merged > 1 AND timestamp_ms % 60000 != 0")
+	   == 0, "folded checkpoints end a minute");
+	if ((long long)n_cp * 1000 - 3600000 >= 60 * (long long)retain_ms)
+		is_int(sql_int(p, "SELECT MAX(merged) FROM checkpoints"), 3600,
+		       "the first hour, older than 60 x %llus, is one checkpoint",
+		       (unsigned long long)retain_ms / 1000);
+	else
+		is_int(sql_int(p, "SELECT MAX(merged) FROM checkpoints"), 60,
+		       "a folded checkpoint holds a minute");
+	ok(totals_used(p), "the retained file's totals are used");
+	ok(compare_all(p, s, n_cp, name), "retained: the same from the totals");
+}
+
 /* Rows added by hand to a checkpoint the totals hold: readers scan. */
 static void test_changed(void)
 {
@@ -482,6 +581,8 @@ int main(void)
 	test_random(137, 4);
 	test_random(400, 5);
 	test_random(3725, 6);
+	test_retain(400, 100000, 11);
+	test_retain(4400, 10000, 12);
 	test_append();
 	test_killed();
 	test_changed();

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "util/db/schema.h"
+#include "util/db/retain.h"
 #include "util/db/totals.h"
 #include "util/error.h"
 #include "util/record/maps.h"
@@ -77,6 +78,8 @@ struct db {
 	int version;		/* meta.version of the file */
 	sqlite3_stmt *st[ST_MAX];
 	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
+	struct retain *retain;		/* record --retain; NULL: keep everything */
+	int64_t retain_through;		/* the totals' through when it last folded */
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -117,6 +120,7 @@ int db__close(struct db *db)
 		return 0;
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
+	retain__delete(db->retain);
 	totals_writer__delete(db->totals);
 	if (db->sq) {
 		rc = sqlite3_close(db->sq);
@@ -747,6 +751,12 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 	err = db_write_rows(db, cp, cid);
 	if (!err && db->totals)
 		err = totals_writer__checkpoint(db->totals, cid, cp);
+	/* a block was written: another may have aged past --retain */
+	if (!err && db->retain && totals_writer__through(db->totals) > db->retain_through) {
+		err = retain__fold(db->retain, totals_writer__through(db->totals), cp->timestamp_ms);
+		if (!err)
+			db->retain_through = totals_writer__through(db->totals);
+	}
 	if (err)
 		goto fail;
 	err = db_commit(db);
@@ -758,6 +768,24 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 fail:
 	db_rollback(db);
 	totals_writer__reset(db->totals);
+	return err;
+}
+
+int db__set_retain(struct db *db, uint64_t retain_ms)
+{
+	int err;
+
+	if (!db->writer || !db->totals) {
+		pr_err("%s: --retain: the profile has no totals to fold by (it was written by an"
+		       " older rsprof)", db->path);
+		pr_hint("record into a new file");
+		return -RSPROF_EDB;
+	}
+	retain__delete(db->retain);
+	db->retain = NULL;
+	err = retain__new(db, retain_ms, &db->retain);
+	if (!err)
+		err = db__meta_set_int(db, "retain_ms", (long long)retain_ms);
 	return err;
 }
 

@@ -81,6 +81,13 @@ struct checkpoint {
 /* Writes the checkpoint; *id receives checkpoints.id. */
 int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
 
+/*
+ * record --retain (util/db/retain.h): from now on, fold the checkpoints
+ * older than retain_ms into coarser ones; meta.retain_ms says so. 0 or
+ * -RSPROF_EDB (a file appended to that has no totals).
+ */
+int db__set_retain(struct db *db, uint64_t retain_ms);
+
 /* Replace the `map` table's rows for pid with m. */
 int db__write_maps(struct db *db, const struct maps *m);
 

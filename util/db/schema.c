@@ -19,7 +19,10 @@ const char db_schema_sql[] =
 	"    heap_free_bytes INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_free_count INTEGER NOT NULL DEFAULT 0,\n"
-	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0\n"
+	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0,\n"
+	/* v3: how many intervals the checkpoint holds: more than 1 when
+	 * record --retain folded older ones together (util/db/retain.c) */
+	"    merged INTEGER NOT NULL DEFAULT 1\n"
 	");\n"
 	/* seed 000 §7.3.3: file/line/function are the chosen (user's own)
 	 * frame of the inline chain; the whole chain is in symbol_frames. */
@@ -117,11 +120,15 @@ const char db_schema_sql[] =
 	"    PRIMARY KEY (level, block, addr, stack_id)\n"
 	") WITHOUT ROWID;\n"
 	/* one row: checkpoints 1..through are in the totals; event rows with
-	 * a larger rowid than cpu_rowid/heap_rowid came after */
+	 * a larger rowid than cpu_rowid/heap_rowid came after; the blocks of
+	 * level 0 up to checkpoint folded0 and of level 1 up to folded1 are
+	 * folded into one checkpoint each (record --retain) */
 	"CREATE TABLE totals_state (\n"
 	"    span INTEGER NOT NULL,\n"
 	"    through INTEGER NOT NULL,\n"
 	"    cpu_rowid INTEGER NOT NULL,\n"
-	"    heap_rowid INTEGER NOT NULL\n"
+	"    heap_rowid INTEGER NOT NULL,\n"
+	"    folded0 INTEGER NOT NULL DEFAULT 0,\n"
+	"    folded1 INTEGER NOT NULL DEFAULT 0\n"
 	");\n"
-	"INSERT INTO totals_state VALUES (60, 0, 0, 0);\n";
+	"INSERT INTO totals_state (span, through, cpu_rowid, heap_rowid) VALUES (60, 0, 0, 0);\n";

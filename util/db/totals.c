@@ -151,6 +151,11 @@ int totals_writer__new(struct db *db, struct totals_writer **out)
 	return 0;
 }
 
+int64_t totals_writer__through(const struct totals_writer *tw)
+{
+	return tw->through;
+}
+
 void totals_writer__reset(struct totals_writer *tw)
 {
 	if (!tw)

@@ -53,6 +53,9 @@ int totals_writer__checkpoint(struct totals_writer *tw, int64_t id, const struct
 /* The transaction failed: forget the open block; it is read back from the file next time. */
 void totals_writer__reset(struct totals_writer *tw);
 
+/* The last checkpoint the totals hold (totals_state.through). */
+int64_t totals_writer__through(const struct totals_writer *tw);
+
 /* ---- reader ------------------------------------------------------------- */
 
 struct totals;
