@@ -5,6 +5,9 @@
  * keys that peak at different moments), through every level of blocks, a
  * block left open, a recording appended to, one killed mid-write, and a
  * file changed by hand.
+ *
+ *   test-totals                                   the TAP tests
+ *   test-totals --fixture FILE N SEED [RETAIN_MS]  write a random profile of N checkpoints
  */
 #include "util/db/totals.h"
 
@@ -119,7 +122,9 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 			/* now and then a spike, freed a while later */
 			if (rnd() % 40 == 0)
 				h->alloc_bytes += 1 << (16 + rnd() % 6);
-			h->free_bytes = rnd() % 3 ? (int64_t)(rnd() % (uint32_t)(*live + h->alloc_bytes + 1)) : 0;
+			h->free_bytes = rnd() % 3 ?
+					(int64_t)(rnd() % (uint32_t)((*live > 0 ? *live : 0) + h->alloc_bytes + 1)) :
+					0;
 			if (rnd() % 50 == 0)
 				h->free_bytes += 640;	/* memory allocated before attach */
 			h->alloc_count = h->alloc_bytes / 64;
@@ -569,8 +574,17 @@ static void test_changed(void)
 		   "and they read the new checkpoint from the event table");
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc >= 5 && !strcmp(argv[1], "--fixture")) {
+		struct gen g = { 0 };
+		int err = gen_file_retain(argv[2], strtoull(argv[4], NULL, 10), 1, atoi(argv[3]),
+					  false, &g, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
+
+		if (err)
+			fprintf(stderr, "test-totals: cannot write %s: %d\n", argv[2], err);
+		return err ? 1 : 0;
+	}
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

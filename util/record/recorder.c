@@ -162,6 +162,11 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
+	if (r->o.retain_ms) {
+		err = db__set_retain(r->db, r->o.retain_ms);
+		if (err)
+			return err;
+	}
 	return record_meta__start(r->db, &r->o, &r->t, r->heap != NULL, &r->ts_base);
 }
 
