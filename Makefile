@@ -30,7 +30,7 @@ endif
 CFLAGS   ?= -O2 -g
 CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers \
 	    -D_GNU_SOURCE -DRSPROF_VERSION='"$(VERSION)"' -I. -I$(OUT)
-LDLIBS   += -lbpf -ldw -lelf -lsqlite3 -lpopt -lcap -lncursesw -ltinfo -liberty -lz -lpthread -lm
+LDLIBS   += -lcapstone -lbpf -ldw -lelf -lsqlite3 -lpopt -lcap -lncursesw -ltinfo -liberty -lz -lpthread -lm
 
 ifeq ($(SANITIZE),1)
 CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer

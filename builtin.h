@@ -25,6 +25,8 @@
 int cmd_record(int argc, const char **argv);
 int cmd_top(int argc, const char **argv);
 int cmd_report(int argc, const char **argv);
+int cmd_annotate(int argc, const char **argv);
+int cmd_history(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
 int cmd_info(int argc, const char **argv);

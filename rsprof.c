@@ -18,6 +18,8 @@ const struct cmd_struct commands[] = {
 	{ "record", cmd_record, 0, "record CPU and heap samples of a process into a profile" },
 	{ "top", cmd_top, 0, "live view of the hottest lines while recording" },
 	{ "report", cmd_report, 0, "rank source lines by CPU and live heap" },
+	{ "annotate", cmd_annotate, 0, "source (or machine code) of a function, line by line" },
+	{ "history", cmd_history, 0, "who owned an address, and when (allocation history)" },
 	{ "diff", cmd_diff, 0, "compare two profiles" },
 	{ "timeline", cmd_timeline, 0, "heap and CPU over the checkpoints of a profile" },
 	{ "info", cmd_info, 0, "show what a profile holds" },

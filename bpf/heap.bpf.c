@@ -82,11 +82,33 @@ __s64 peak_bytes;
  * The buffer is per CPU and only lives for a few instructions; were the
  * program preempted in between, the candidates would be wrong and fail
  * user space's call-instruction check, nothing worse. */
-#define HEAP_SCAN_WORDS 32
+#define HEAP_SCAN_WORDS 128
+#define HEAP_SCAN_WORDS_OLD 32
 
 struct heap_scan {
 	__u64 w[HEAP_SCAN_WORDS];
+	struct heap_stack st;		/* the stack being captured (too big for the BPF stack) */
 };
+
+/* bpf_loop()'s state while the scan looks at the words one by one. */
+struct scan_ctx {
+	struct heap_scan *sb;
+	__u64 lo, hi;
+	__u32 k;
+};
+
+static long scan_word(__u32 i, struct scan_ctx *c)
+{
+	__u64 v;
+
+	if (i >= HEAP_SCAN_WORDS)
+		return 1;
+	v = c->sb->w[i];
+	if (v < c->lo || v >= c->hi)
+		return 0;
+	c->sb->st.cand[c->k & (HEAP_MAX_CAND - 1)] = v;
+	return ++c->k >= HEAP_MAX_CAND;
+}
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -119,23 +141,29 @@ static __always_inline bool is_target(void)
  */
 __noinline __u64 capture_stack(struct pt_regs *ctx)
 {
-	struct heap_stack st = {};
+	__u32 zero = 0;
+	struct heap_scan *sb = bpf_map_lookup_elem(&scan_buf, &zero);
+	struct heap_stack *st;
 	__u64 h = 14695981039346656037ULL, ret;
 	long n;
 
-	n = bpf_get_stack(ctx, st.ips, sizeof(st.ips), BPF_F_USER_STACK);
+	if (!sb)
+		return 0;
+	st = &sb->st;
+	__builtin_memset(st, 0, sizeof(*st));
+	n = bpf_get_stack(ctx, st->ips, sizeof(st->ips), BPF_F_USER_STACK);
 	if (n <= 0 || bpf_probe_read_user(&ret, sizeof(ret), (void *)PT_REGS_SP(ctx))) {
 		stat_add(HEAP_STAT_DROP_STACK, 1);
 		return 0;
 	}
 	n /= sizeof(__u64);
-	if (st.ips[1] == ret) {
+	if (st->ips[1] == ret) {
 		for (int i = 0; i < HEAP_MAX_DEPTH - 1; i++)
-			st.ips[i] = st.ips[i + 1];
-		st.ips[HEAP_MAX_DEPTH - 1] = 0;
+			st->ips[i] = st->ips[i + 1];
+		st->ips[HEAP_MAX_DEPTH - 1] = 0;
 		n--;
 	} else {
-		st.ips[0] = ret;
+		st->ips[0] = ret;
 	}
 	/*
 	 * A chain this short usually means code without frame pointers above
@@ -147,38 +175,65 @@ __noinline __u64 capture_stack(struct pt_regs *ctx)
 	 */
 	if (n < HEAP_SCAN_MIN_CHAIN) {
 		struct task_struct *task = (struct task_struct *)bpf_get_current_task();
-		__u64 lo = BPF_CORE_READ(task, mm, start_code);
-		__u64 hi = BPF_CORE_READ(task, mm, end_code);
-		__u32 zero = 0, k = 0;
-		struct heap_scan *sb = bpf_map_lookup_elem(&scan_buf, &zero);
+		struct scan_ctx c = {
+			.sb = sb,
+			.lo = BPF_CORE_READ(task, mm, start_code),
+			.hi = BPF_CORE_READ(task, mm, end_code),
+		};
+		bool cut = false;
 
-		if (sb && hi > lo &&
+		/*
+		 * Without frame pointers %rbp is a plain register: the "chain"
+		 * after ips[0] is whatever it pointed at (key bytes, heap
+		 * pointers), different at every call, and each would be a stack
+		 * of its own (measured on Redis -O2 -fomit-frame-pointer: 65,536
+		 * stacks, the map full, where 44 are real). Such a chain is
+		 * cut at its first word outside the executable's text; the scan
+		 * below finds the callers.
+		 */
+		for (int i = 1; i < HEAP_SCAN_MIN_CHAIN; i++) {
+			if (!cut && st->ips[i] && (st->ips[i] < c.lo || st->ips[i] >= c.hi))
+				cut = true;
+			if (cut)
+				st->ips[i] = 0;
+		}
+		/*
+		 * One word at a time through bpf_loop (kernel 5.17+): an
+		 * unrolled loop over this many words is more than the verifier
+		 * takes. Older kernels look at the first HEAP_SCAN_WORDS_OLD
+		 * words, up to 8 candidates, unrolled.
+		 */
+		if (c.hi > c.lo &&
 		    !bpf_probe_read_user(sb->w, sizeof(sb->w), (void *)(PT_REGS_SP(ctx) + 8))) {
-			for (int i = 0; i < HEAP_SCAN_WORDS; i++) {
-				__u64 v = sb->w[i];
+			if (bpf_core_enum_value_exists(enum bpf_func_id, BPF_FUNC_loop)) {
+				bpf_loop(HEAP_SCAN_WORDS, scan_word, &c, 0);
+			} else {
+				for (int i = 0; i < HEAP_SCAN_WORDS_OLD; i++) {
+					__u64 v = sb->w[i];
 
-				if (v < lo || v >= hi)
-					continue;
-				st.cand[k & (HEAP_MAX_CAND - 1)] = v;
-				if (++k >= HEAP_MAX_CAND)
-					break;
+					if (v < c.lo || v >= c.hi)
+						continue;
+					st->cand[c.k & 7] = v;
+					if (++c.k >= 8)
+						break;
+				}
 			}
 		}
 	}
 	for (int i = 0; i < HEAP_MAX_DEPTH; i++) {
-		h ^= st.ips[i];
+		h ^= st->ips[i];
 		h *= 1099511628211ULL;
 		h ^= h >> 29;
 	}
 	for (int i = 0; i < HEAP_MAX_CAND; i++) {
-		h ^= st.cand[i];
+		h ^= st->cand[i];
 		h *= 1099511628211ULL;
 		h ^= h >> 29;
 	}
 	if (!h)
 		h = 1;
 	if (!bpf_map_lookup_elem(&stacks, &h)) {
-		long err = bpf_map_update_elem(&stacks, &h, &st, BPF_NOEXIST);
+		long err = bpf_map_update_elem(&stacks, &h, st, BPF_NOEXIST);
 
 		if (err && err != -EEXIST) {
 			stat_add(HEAP_STAT_DROP_STACK, 1);

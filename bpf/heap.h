@@ -69,7 +69,7 @@ struct heap_site {
 
 /* Chains shorter than this get the stack scanned (bpf/heap.bpf.c). */
 #define HEAP_SCAN_MIN_CHAIN 4
-#define HEAP_MAX_CAND 8
+#define HEAP_MAX_CAND 16
 
 /* The captured frames, innermost first: ips[0] is the return address into
  * the allocator's caller, the rest the frame-pointer chain; 0 ends it.

@@ -6,7 +6,9 @@
  * heap compares live bytes at the end and allocation counts. Both tables
  * are sorted by the size of the change; sites of one run only are marked
  * new or gone. The header shows both runs' duration, samples, live and
- * peak heap.
+ * peak heap. Either side may be a window of a run, FILE@A..B ("what changed
+ * between the first minute and the last?"), and both may be windows of one
+ * file.
  */
 #include "builtin.h"
 
@@ -17,6 +19,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
@@ -128,11 +131,70 @@ static char *location(const struct diff_row *r, char *buf, size_t len)
 	return buf;
 }
 
-static void print_side(FILE *f, const char *tag, const char *file, const struct prof_summary *s,
-		       bool any_heap, bool heap)
-{
-	char d[32], n[32], l[32], p[32];
+/* One side: FILE, or FILE@A..B for a window of it. */
+struct side_arg {
+	char *path;
+	struct diff_window win;
+	const char *arg;	/* as given */
+};
 
+static bool windowed(const struct diff_window *w)
+{
+	return w->on;
+}
+
+/*
+ * "run.db@10s..20s": a file that exists is a file (a name may hold '@');
+ * otherwise what follows the last '@' must be a window A..B (either end
+ * may be left out, as --window in report).
+ */
+static int parse_side(const char *arg, struct side_arg *sa)
+{
+	const char *at = strrchr(arg, '@');
+	uint64_t a, b;
+
+	sa->arg = arg;
+	sa->win.on = false;
+	if (!at || !access(arg, F_OK)) {
+		sa->path = strdup(arg);
+		return sa->path ? 0 : -ENOMEM;
+	}
+	if (duration__parse_range(at + 1, &a, &b)) {
+		pr_err("'%s': no such file, and '%s' is not a window A..B", arg, at + 1);
+		pr_hint("a window of a profile is FILE@A..B: run.db@0..30s, run.db@1m..");
+		return -RSPROF_EUSAGE;
+	}
+	sa->path = strndup(arg, at - arg);
+	sa->win.on = true;
+	sa->win.from_ms = a;
+	sa->win.to_ms = b;
+	return sa->path ? 0 : -ENOMEM;
+}
+
+static void print_side(FILE *f, const char *tag, const char *file, const struct prof_summary *s,
+		       bool any_heap, bool heap, const struct diff_window *w, uint64_t w_samples,
+		       int64_t w_live)
+{
+	char d[32], n[32], l[32], p[32], a[32], b[32];
+
+	if (windowed(w)) {
+		uint64_t from = w->from_ms == TIME_NONE ? 0 : w->from_ms;
+		uint64_t to = w->to_ms == TIME_NONE || w->to_ms > s->duration_ms ?
+			      s->duration_ms : w->to_ms;
+
+		/* the window's numbers; the run's length for scale */
+		fprintf(f, "%s: %s@%s..%s  window %s of %s  %s samples", tag, file,
+			duration__format(from, a, sizeof(a)), duration__format(to, b, sizeof(b)),
+			duration__format(to > from ? to - from : 0, d, sizeof(d)),
+			duration__format(s->duration_ms, p, sizeof(p)),
+			format__count(w_samples, n, sizeof(n)));
+		if (heap)
+			fprintf(f, "  live %s at %s", format__bytes(w_live, l, sizeof(l)), b);
+		else if (any_heap)
+			fputs("  no heap data", f);
+		fputc('\n', f);
+		return;
+	}
 	fprintf(f, "%s: %s  %s  %s samples", tag, file,
 		duration__format(s->duration_ms, d, sizeof(d)),
 		format__count(s->samples, n, sizeof(n)));
@@ -229,14 +291,16 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 }
 
 static int print_text(FILE *f, const char *fa, const char *fb, const struct diff *d,
-		      bool cpu, bool heap)
+		      const struct diff_opts *o, bool cpu, bool heap)
 {
 	const char *delta = chart__locale_utf8() ? "\u0394" : "Delta";
 	bool any_heap = d->heap_a || d->heap_b;
 	int err = 0;
 
-	print_side(f, "A", fa, &d->a, any_heap, d->heap_a);
-	print_side(f, "B", fb, &d->b, any_heap, d->heap_b);
+	print_side(f, "A", fa, &d->a, any_heap, d->heap_a, &o->win[0], d->win_samples[0],
+		   d->win_live[0]);
+	print_side(f, "B", fb, &d->b, any_heap, d->heap_b, &o->win[1], d->win_samples[1],
+		   d->win_live[1]);
 	if (d->identical)
 		fputs("no change: both profiles hold the same numbers for every site\n", f);
 	if (cpu)
@@ -285,10 +349,27 @@ static int print_csv(FILE *f, const struct diff *d, bool cpu, bool heap)
 }
 
 static void json_side(struct json *j, const char *key, const char *file,
-		      const struct prof_summary *s, bool heap)
+		      const struct prof_summary *s, bool heap, const struct diff_window *w,
+		      uint64_t w_samples, int64_t w_live)
 {
 	json__begin_object(j, key);
 	json__string(j, "file", file);
+	if (windowed(w)) {
+		json__begin_object(j, "window");
+		if (w->from_ms != TIME_NONE)
+			json__uint(j, "from_ms", w->from_ms);
+		else
+			json__null(j, "from_ms");
+		if (w->to_ms != TIME_NONE)
+			json__uint(j, "to_ms", w->to_ms);
+		else
+			json__null(j, "to_ms");
+		json__uint(j, "samples", w_samples);
+		json__int(j, "live_bytes", w_live);
+		json__end_object(j);
+	} else {
+		json__null(j, "window");
+	}
 	json__uint(j, "duration_ms", s->duration_ms);
 	json__uint(j, "checkpoints", s->checkpoints);
 	json__uint(j, "samples", s->samples);
@@ -325,14 +406,14 @@ static void json_row(struct json *j, const struct diff_row *r, bool cpu)
 }
 
 static int print_json(FILE *f, const char *fa, const char *fb, const struct diff *d,
-		      const char *by, bool cpu, bool heap)
+		      const struct diff_opts *o, const char *by, bool cpu, bool heap)
 {
 	struct json j;
 
 	json__init(&j, f);
 	json__begin_object(&j, NULL);
-	json_side(&j, "a", fa, &d->a, d->heap_a);
-	json_side(&j, "b", fb, &d->b, d->heap_b);
+	json_side(&j, "a", fa, &d->a, d->heap_a, &o->win[0], d->win_samples[0], d->win_live[0]);
+	json_side(&j, "b", fb, &d->b, d->heap_b, &o->win[1], d->win_samples[1], d->win_live[1]);
 	json__string(&j, "by", by);
 	json__bool(&j, "identical", d->identical);
 	if (cpu) {
@@ -351,16 +432,27 @@ static int print_json(FILE *f, const char *fa, const char *fb, const struct diff
 	return json__finish(&j);
 }
 
-static int diff_run(const char *fa, const char *fb)
+static int diff_run(const char *arg_a, const char *arg_b)
 {
 	struct diff_opts o = { .by = SITE_BY_LINE, .pattern = args.filter,
 			       .limit = output_args.top_n ? output_args.top_n : DEFAULT_ROWS };
 	bool cpu = args.cpu || !args.heap, heap = args.heap || !args.cpu;
+	struct side_arg sa = { 0 }, sb = { 0 };
+	const char *fa, *fb;
 	struct db *a = NULL, *b = NULL;
 	struct diff *d = NULL;
 	struct membuf out;
 	int err;
 
+	err = parse_side(arg_a, &sa);
+	if (!err)
+		err = parse_side(arg_b, &sb);
+	if (err)
+		goto out;
+	fa = sa.path;
+	fb = sb.path;
+	o.win[0] = sa.win;
+	o.win[1] = sb.win;
 	if (args.by)
 		parse_by(args.by, &o.by);
 	if (args.threshold)
@@ -388,9 +480,9 @@ static int diff_run(const char *fa, const char *fb)
 	if (!err && output_args.csv)
 		err = print_csv(out.f, d, cpu, heap);
 	else if (!err && output_args.json)
-		err = print_json(out.f, fa, fb, d, args.by ? args.by : "line", cpu, heap);
+		err = print_json(out.f, fa, fb, d, &o, args.by ? args.by : "line", cpu, heap);
 	else if (!err)
-		err = print_text(out.f, fa, fb, d, cpu, heap);
+		err = print_text(out.f, fa, fb, d, &o, cpu, heap);
 	err = membuf__flush(&out, err, stdout);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
@@ -400,13 +492,15 @@ out:
 		err = -RSPROF_EDB;
 	if (db__close(a) && !err)
 		err = -RSPROF_EDB;
+	free(sa.path);
+	free(sb.path);
 	return exit_from_err(err);
 }
 
 int cmd_diff(int argc, const char **argv)
 {
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
-	int ret = options_parse(pc, "[OPTION...] A.db B.db", option_cb, NULL);
+	int ret = options_parse(pc, "[OPTION...] A.db[@A..B] B.db[@A..B]", option_cb, NULL);
 
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
@@ -417,7 +511,7 @@ int cmd_diff(int argc, const char **argv)
 			ret = EXIT_USAGE;
 		} else if (n != 2) {
 			pr_err(n < 2 ? "two profiles are needed" : "too many arguments");
-			pr_hint("rsprof diff BEFORE.db AFTER.db");
+			pr_hint("rsprof diff BEFORE.db AFTER.db, or two windows: run.db@0..1m run.db@1m..");
 			ret = EXIT_USAGE;
 		} else {
 			ret = diff_run(a[0], a[1]);

@@ -13,6 +13,7 @@
 
 #include "util/db/db.h"
 #include "util/db/query.h"
+#include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/format.h"
@@ -151,6 +152,18 @@ static int print_text(const struct info *in)
 	} else {
 		LINE("heap", "not recorded");
 	}
+	if (s->has_rss) {
+		LINE("resident memory", "%s at the end (anonymous %s), peak %s",
+		     format__bytes(s->rss_bytes, a, sizeof(a)),
+		     format__bytes(s->rss_anon_bytes, b, sizeof(b)),
+		     format__bytes(s->rss_peak_bytes, c, sizeof(c)));
+		if (s->has_heap)
+			LINE("tracked heap", "%s of %s resident (%.1f%%)",
+			     format__bytes(s->live_bytes, a, sizeof(a)),
+			     format__bytes(s->rss_bytes, b, sizeof(b)),
+			     s->rss_bytes > 0 ? 100.0 * (double)s->live_bytes / (double)s->rss_bytes :
+			     0.0);
+	}
 	LINE("symbols", "%s", format__count(s->symbols, a, sizeof(a)));
 	LINE("call stacks", "%s", format__count(s->stacks, a, sizeof(a)));
 	LINE("mappings", "%s", format__count(s->mappings, a, sizeof(a)));
@@ -201,6 +214,15 @@ static int print_json(const struct info *in)
 	json__int(&j, "unknown_free_bytes", s->unknown_free_bytes);
 	json__uint(&j, "sample", s->heap_sample > 1 ? s->heap_sample : 1);
 	json__end_object(&j);
+	if (s->has_rss) {
+		json__begin_object(&j, "memory");
+		json__int(&j, "rss_bytes", s->rss_bytes);
+		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);
+		json__int(&j, "rss_peak_bytes", s->rss_peak_bytes);
+		json__end_object(&j);
+	} else {
+		json__null(&j, "memory");
+	}
 	json__begin_object(&j, "meta");
 	for (int i = 0; i < in->meta.n; i++)
 		json__string(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
@@ -212,6 +234,10 @@ static int print_json(const struct info *in)
 static int info_check(struct db *db)
 {
 	int err = db__check(db);
+
+	/* the totals readers use instead of the event rows add up to them */
+	if (!err)
+		err = totals__check(db);
 
 	if (err) {
 		pr_hint("the file is damaged; its intact part may still be read with 'rsprof query'");

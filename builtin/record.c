@@ -114,7 +114,8 @@ static int record_run(struct record_opts *o)
 	if (live)
 		status__clear(stderr);
 	recorder__stats(r, &st);
-	if (!record_args.quiet)
+	/* exit 5 at the end: the file is not kept (nothing in it can be named) */
+	if (!record_args.quiet && err != -RSPROF_ENODEBUG)
 		status__summary(stderr, &st, recorder__path(r), recorder__stop_reason(r));
 	err2 = recorder__delete(r);
 	current = NULL;
@@ -142,5 +143,6 @@ int cmd_record(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	poptFreeContext(pc);
+	record_args__free();
 	return ret;
 }

@@ -8,6 +8,7 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <popt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,16 +16,21 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/callgraph.h"
 #include "util/db/db.h"
 #include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/callgraph.h"
+#include "util/output/chart.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
 #include "util/options.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
+#include "util/symbols/srcpath.h"
+#include "util/output/styled.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -33,9 +39,14 @@ static struct report_opts {
 	const char *since, *until, *window, *at;
 	const char *filter;
 	const char *sort;
+	int pid;
 	int full_paths;
 	const char *format;
+	const char **alloc_fn;
 	const char *file;
+	int graph;
+	const char *callers, *callees;
+	const char *sort_by;
 } opts;
 
 enum report_format { FMT_TEXT, FMT_FOLDED, FMT_PPROF };
@@ -58,11 +69,24 @@ static struct poptOption report_options[] = {
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
-	  "aggregate by line, function, file or module (default: line)", "KEY" },
+	  "aggregate by line, function, file, module or process (default: line)", "KEY" },
+	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
+	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
+	  "heap: NAME is an allocation wrapper, count its callers (a glob; repeatable)", "NAME" },
 	{ "format", 0, POPT_ARG_STRING, &opts.format, 0,
 	  "text (default), folded (flame graph stacks) or pprof (gzipped protobuf)", "FMT" },
+	{ "call-graph", 'g', POPT_ARG_NONE, &opts.graph, 0,
+	  "functions by children (total) and self, each with its callees (needs stacks)", NULL },
+	{ "callers", 0, POPT_ARG_STRING, &opts.callers, 0,
+	  "the callers of function FUNC, as a tree, with their shares", "FUNC" },
+	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
+	  "what function FUNC calls, as a tree, with shares", "FUNC" },
+	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
+	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
+	  "KEY" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -77,11 +101,15 @@ struct report {
 	int64_t heap_total;
 	struct report_table cpu, heap;
 	struct prof_resolution res, res_at;	/* record --retain: folded time read */
-	char *meta_pid, *meta_comm, *meta_exe;
+	struct heap_hint hint;
+	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
+	int n_processes;
 	enum report_format format;
 };
 
-static const char *const group_names[] = { "line", "function", "file", "module" };
+static const char *const group_names[] = { "line", "function", "file", "module", "process" };
+#define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
+static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
 
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
@@ -147,12 +175,12 @@ static int parse_opts(struct report *rp)
 	if (opts.sort) {
 		int i;
 
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < N_GROUPS; i++)
 			if (!strcmp(opts.sort, group_names[i]))
 				break;
-		if (i == 4) {
+		if (i == N_GROUPS) {
 			pr_err("-s/--sort: unknown key '%s'", opts.sort);
-			pr_hint("use line, function, file or module");
+			pr_hint("use line, function, file, module or process");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.group = (enum group_by)i;
@@ -176,6 +204,43 @@ static int parse_opts(struct report *rp)
 		pr_hint("redirect it: rsprof report --format pprof > cpu.pb.gz");
 		return -RSPROF_EUSAGE;
 	}
+	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++) {
+		if (!*opts.alloc_fn[i] || strchr(opts.alloc_fn[i], '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", opts.alloc_fn[i]);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	rp->f.alloc_fn = opts.alloc_fn;
+	if (opts.sort_by) {
+		int i;
+
+		for (i = 0; i < 4; i++)
+			if (!strcmp(opts.sort_by, heap_sort_names[i]))
+				break;
+		if (i == 4) {
+			pr_err("--sort-by: unknown key '%s'", opts.sort_by);
+			pr_hint("use live, peak, allocated or allocs");
+			return -RSPROF_EUSAGE;
+		}
+		rp->f.heap_sort = (enum heap_sort)i;
+	}
+	if (opts.graph + (opts.callers != NULL) + (opts.callees != NULL) > 1) {
+		pr_err("-g/--call-graph, --callers and --callees: one at a time");
+		return -RSPROF_EUSAGE;
+	}
+	if ((opts.graph || opts.callers || opts.callees) && rp->format != FMT_TEXT) {
+		pr_err("--format %s cannot be combined with a call graph view", opts.format);
+		return -RSPROF_EUSAGE;
+	}
+	if ((opts.graph || opts.callers || opts.callees) && opts.cpu && opts.heap) {
+		pr_err("a call graph is of CPU or of heap stacks: --cpu or --heap, not both");
+		return -RSPROF_EUSAGE;
+	}
+	if (opts.pid < 0) {
+		pr_err("--pid: '%d' is not a process ID", opts.pid);
+		return -RSPROF_EUSAGE;
+	}
+	rp->f.pid = opts.pid;
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
 	rp->f.threshold_pct = opts.threshold;
@@ -213,6 +278,34 @@ static void print_header(const struct report *rp)
 			       " before attach\n", format__count(s->heap_dropped, a, sizeof(a)),
 			       format__count(s->unknown_frees, b, sizeof(b)));
 	}
+	/* issue 9: what the tracked heap is of the process's memory */
+	if (s->has_rss && s->has_heap)
+		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s)\n",
+		       format__bytes(s->live_bytes, a, sizeof(a)),
+		       /* more than resident: allocated pages count before they are touched */
+		       s->live_bytes <= s->rss_bytes ? " of " : ", ",
+		       format__bytes(s->rss_bytes, b, sizeof(b)),
+		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
+		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
+	else if (s->has_rss)
+		printf("# memory:   %s resident (anonymous %s, peak %s)\n",
+		       format__bytes(s->rss_bytes, b, sizeof(b)),
+		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
+		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
+	/* what CPU% is a share of (issue 10): perf's meaning unless --user-only */
+	if (rp->show_cpu) {
+		const char *scope = rp->cpu_scope;
+
+		printf("# CPU%%:     %s", !scope ? "share of user time only (a profile recorded "
+		       "before kernel time was counted)" : !strcmp(scope, "user") ?
+		       "share of user time only (--user-only, or kernel samples not allowed)" :
+		       "share of all CPU time, user and kernel ([kernel.kallsyms] rows), as perf");
+		if (rp->n_processes > 1)
+			printf("; %d processes (-s process splits them)", rp->n_processes);
+		putchar('\n');
+	}
+	if (rp->f.pid)
+		printf("# process:  %d only\n", rp->f.pid);
 	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
 		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
 		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
@@ -301,6 +394,8 @@ static int print_json(const struct report *rp)
 	json__string(&j, "process_name", rp->meta_comm);
 	json__string(&j, "pid", rp->meta_pid);
 	json__string(&j, "exe_path", rp->meta_exe);
+	json__string(&j, "cpu_scope", rp->cpu_scope ? rp->cpu_scope : "user");
+	json__int(&j, "processes", rp->n_processes);
 	json__begin_object(&j, "summary");
 	json__uint(&j, "duration_ms", s->duration_ms);
 	json__uint(&j, "checkpoints", s->checkpoints);
@@ -314,6 +409,15 @@ static int print_json(const struct report *rp)
 	json__uint(&j, "heap_dropped", s->heap_dropped);
 	json__uint(&j, "unknown_frees", s->unknown_frees);
 	json__uint(&j, "heap_sample", s->heap_sample > 1 ? s->heap_sample : 1);
+	if (s->has_rss) {
+		json__int(&j, "rss_bytes", s->rss_bytes);
+		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);
+		json__int(&j, "rss_peak_bytes", s->rss_peak_bytes);
+	} else {
+		json__null(&j, "rss_bytes");
+		json__null(&j, "rss_anon_bytes");
+		json__null(&j, "rss_peak_bytes");
+	}
 	json__bool(&j, "finished", s->finished);
 	json__end_object(&j);
 	json__begin_object(&j, "query");
@@ -331,6 +435,10 @@ static int print_json(const struct report *rp)
 	else
 		json__null(&j, "at_ms");
 	json__string(&j, "filter", rp->f.pattern);
+	if (rp->f.pid)
+		json__int(&j, "pid", rp->f.pid);
+	else
+		json__null(&j, "pid");
 	json__double(&j, "threshold_pct", rp->f.threshold_pct);
 	json__int(&j, "top", rp->f.limit);
 	/* record --retain: the time the folded checkpoints in the window hold */
@@ -357,6 +465,29 @@ static int print_json(const struct report *rp)
 	}
 	json__end_object(&j);
 	return json__finish(&j);
+}
+
+/*
+ * One site holds most of the heap and many lines reach it: likely an
+ * allocation wrapper nobody named (issue 9). On stderr, after the table.
+ */
+static void print_hint(const struct heap_hint *h)
+{
+	char buf[512];
+	const char *fn = h->function;
+
+	if (!h->suspect)
+		return;
+	fflush(stdout);		/* after the table, on a terminal too */
+	srcpath__display(h->file, NULL, buf, sizeof(buf));
+	pr_warn("%.0f%% of the live heap is at %s:%d%s%s, reached from %d different lines",
+		h->pct, buf, h->line, fn ? " in " : "", fn ? fn : "", h->callers);
+	if (fn)
+		pr_hint("if %s only wraps the allocator, count its callers instead: "
+			"rsprof report --alloc-fn '%s' (or record --alloc-fn)", fn, fn);
+	else
+		pr_hint("if that line is in an allocation wrapper, name the function with "
+			"--alloc-fn NAME to count its callers instead");
 }
 
 /* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
@@ -444,6 +575,92 @@ static int export_stacks(struct report *rp, bool heap)
 	return err;
 }
 
+/* ---- call graphs: -g, --callers, --callees ----------------------------------- */
+
+static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg_dir dir,
+		      const struct cg_view *v)
+{
+	struct json j;
+	int *order = NULL;
+
+	json__init(&j, stdout);
+	json__begin_object(&j, NULL);
+	json__string(&j, "file", db__path(rp->db));
+	json__string(&j, "kind", cg->heap ? "heap" : "cpu");
+	json__string(&j, "unit", cg->heap ? "live_bytes" : "samples");
+	json__int(&j, "total", cg->total);
+	if (root >= 0) {
+		json__string(&j, "view", dir == CG_CALLERS ? "callers" : "callees");
+		callgraph__json_tree(cg, root, dir, v, &j, "tree");
+	} else {
+		order = callgraph__by_total(cg);
+		if (!order)
+			return -ENOMEM;
+		json__string(&j, "view", "children");
+		json__begin_array(&j, "functions");
+		callgraph__json_children(cg, order, v, &j);
+		json__end_array(&j);
+		free(order);
+	}
+	json__end_object(&j);
+	return json__finish(&j);
+}
+
+static int report_graph(struct report *rp)
+{
+	bool heap = opts.heap || (rp->show_heap && !rp->show_cpu);
+	const char *name = opts.callers ? opts.callers : opts.callees;
+	enum cg_dir dir = opts.callers ? CG_CALLERS : CG_CALLEES;
+	struct cg_view v = { .threshold = rp->f.threshold_pct > 0 ? rp->f.threshold_pct : 0.5,
+			     .limit = rp->f.limit, .full_paths = opts.full_paths };
+	struct styled_text t = { 0 };
+	struct callgraph *cg = NULL;
+	int fn, root = -1, err;
+
+	setlocale(LC_CTYPE, "");
+	v.utf8 = chart__locale_utf8();
+	err = callgraph__load(rp->db, &rp->f, heap, &cg);
+	if (!err)
+		err = db__snapshot_end(rp->db);
+	if (!err && !cg->has_stacks) {
+		pr_err("'%s' has no %s call stacks", db__path(rp->db), heap ? "heap" : "CPU");
+		pr_hint(heap ? "heap stacks need a version-2 profile with heap tracking" :
+			       "record with -g (--call-graph) to keep CPU call stacks");
+		err = -ENOENT;
+	}
+	if (!err && name)
+		err = callgraph__find(cg, name, &fn);
+	if (!err && name)
+		err = callgraph__tree(cg, fn, dir, &root);
+	if (err)
+		goto out;
+	if (output_args.json) {
+		err = graph_json(rp, cg, root, dir, &v);
+	} else if (output_args.csv) {
+		int *order = root < 0 ? callgraph__by_total(cg) : NULL;
+
+		if (root >= 0)
+			err = callgraph__csv_tree(cg, root, dir, &v, stdout);
+		else if (order)
+			callgraph__csv_children(cg, order, &v, stdout);
+		else
+			err = -ENOMEM;
+		free(order);
+	} else {
+		err = root >= 0 ? callgraph__render_tree(cg, root, dir, &v, &t) :
+				  callgraph__render_children(cg, &v, &t);
+		if (!err) {
+			print_header(rp);
+			putchar('\n');
+			err = styled__print(&t, stdout, false);
+		}
+	}
+out:
+	styled__free(&t);
+	callgraph__delete(cg);
+	return err;
+}
+
 static int report_run(void)
 {
 	struct report rp = { 0 };
@@ -457,6 +674,7 @@ static int report_run(void)
 		return exit_from_err(err);
 	report_table__init(&rp.cpu, rp.f.group, opts.full_paths);
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
+	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
@@ -493,6 +711,10 @@ static int report_run(void)
 	}
 	err = db__meta_get(rp.db, "pid", &rp.meta_pid);
 	if (!err)
+		err = db__meta_get(rp.db, "cpu_scope", &rp.cpu_scope);
+	if (!err)
+		err = db_query_process_count(rp.db, &rp.n_processes);
+	if (!err)
 		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
@@ -500,10 +722,15 @@ static int report_run(void)
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
 	}
+	if (!err && (opts.graph || opts.callers || opts.callees)) {
+		err = report_graph(&rp);
+		goto out;
+	}
 	if (!err && rp.show_cpu)
 		err = db_query_cpu(rp.db, &rp.f, &rp.cpu_total, report_table__add, &rp.cpu);
 	if (!err && rp.show_heap)
-		err = db_query_heap(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap);
+		err = db_query_heap_hint(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap,
+					 &rp.hint);
 	if (!err)
 		err = db__snapshot_end(rp.db);
 	if (err)
@@ -515,12 +742,16 @@ static int report_run(void)
 		err = print_csv(&rp);
 	else
 		err = print_text(&rp);
+	if (!err)
+		print_hint(&rp.hint);
 out:
+	heap_hint__free(&rp.hint);
 	report_table__exit(&rp.cpu);
 	report_table__exit(&rp.heap);
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);
+	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);
 	free(newest);
@@ -550,5 +781,9 @@ int cmd_report(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
 	poptFreeContext(pc);
+	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++)
+		free((char *)opts.alloc_fn[i]);
+	free(opts.alloc_fn);
+	opts.alloc_fn = NULL;
 	return ret;
 }

@@ -10,6 +10,7 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <math.h>
 #include <limits.h>
 #include <locale.h>
 #include <popt.h>
@@ -215,6 +216,31 @@ static int label_width(const struct timeline_site *s, size_t n, int width, bool 
 	return w > max ? max : w;
 }
 
+/*
+ * The resident memory for a chart: an unknown value (the process had gone
+ * at that checkpoint) shows the one before. malloc'd; NULL on -ENOMEM.
+ */
+static double *rss_filled(const struct timeline *tl)
+{
+	double *v = malloc((tl->n ? tl->n : 1) * sizeof(*v)), last = 0;
+
+	for (size_t i = 0; v && i < tl->n; i++) {
+		if (!isnan(tl->rss[i]))
+			last = tl->rss[i];
+		v[i] = last;
+	}
+	return v;
+}
+
+/* The last known resident memory, or NAN. */
+static double rss_last(const struct timeline *tl)
+{
+	for (size_t i = tl->n; i > 0; i--)
+		if (!isnan(tl->rss[i - 1]))
+			return tl->rss[i - 1];
+	return NAN;
+}
+
 static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 {
 	struct chart_style st = {
@@ -248,6 +274,23 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		if (!err)
 			err = chart__sparkline(f, &st, "CPU samples per interval", tw, tl->cpu,
 					       tl->n, CHART_RATE, CHART_COUNT);
+	}
+	/* issue 9: the memory the tracked heap is part of */
+	if (!err && tl->has_rss) {
+		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
+		double *rss = rss_filled(tl);
+		char a[32], b[32];
+
+		if (!rss)
+			return -ENOMEM;
+		err = chart__sparkline(f, &st, "resident memory", tw, rss, tl->n, CHART_LEVEL,
+				       CHART_BYTES);
+		free(rss);
+		if (!err && tl->has_heap && tl->n)
+			fprintf(f, "tracked heap %s%s%s resident at the end\n",
+				format__bytes((int64_t)tl->live[tl->n - 1], a, sizeof(a)),
+				tl->live[tl->n - 1] <= rss_last(tl) ? " of " : ", ",
+				format__bytes((int64_t)rss_last(tl), b, sizeof(b)));
 	}
 	if (!err && tl->n_sites) {
 		bool sf;
@@ -290,7 +333,10 @@ static void csv_label(FILE *f, const char *prefix, const struct timeline_site *s
 
 static int print_csv(FILE *f, const struct timeline *tl)
 {
+	/* rss_bytes when the file has it (schema v3): an older file's columns stay put */
 	fputs("time_ms,live_bytes,alloc_bytes,freed_bytes,cpu_samples", f);
+	if (tl->has_rss)
+		fputs(",rss_bytes", f);
 	for (size_t s = 0; s < tl->n_sites; s++)
 		csv_label(f, "live ", &tl->sites[s]);
 	for (size_t s = 0; s < tl->n_cpu_sites; s++)
@@ -299,6 +345,10 @@ static int print_csv(FILE *f, const struct timeline *tl)
 	for (size_t i = 0; i < tl->n; i++) {
 		fprintf(f, "%llu,%.0f,%.0f,%.0f,%.0f", (unsigned long long)tl->t_ms[i],
 			tl->live[i], tl->alloc[i], tl->freed[i], tl->cpu[i]);
+		if (tl->has_rss)
+			fputc(',', f);
+		if (tl->has_rss && !isnan(tl->rss[i]))	/* empty: unknown */
+			fprintf(f, "%.0f", tl->rss[i]);
 		for (size_t s = 0; s < tl->n_sites; s++)
 			fprintf(f, ",%.0f", tl->sites[s].values[i]);
 		for (size_t s = 0; s < tl->n_cpu_sites; s++)
@@ -364,6 +414,12 @@ static int print_json(FILE *f, const char *file, const struct timeline *tl)
 		json__int(&j, "alloc_bytes", (long long)tl->alloc[i]);
 		json__int(&j, "freed_bytes", (long long)tl->freed[i]);
 		json__int(&j, "cpu_samples", (long long)tl->cpu[i]);
+		if (!tl->has_rss)
+			;	/* an older file: no key */
+		else if (isnan(tl->rss[i]))
+			json__null(&j, "rss_bytes");
+		else
+			json__int(&j, "rss_bytes", (long long)tl->rss[i]);
 		json__end_object(&j);
 	}
 	json__end_array(&j);
@@ -381,7 +437,8 @@ static int print_json(FILE *f, const char *file, const struct timeline *tl)
 
 static int write_svg(const char *path, const char *file, const struct timeline *tl)
 {
-	struct svg_series *heap = calloc(tl->n_sites + 2, sizeof(*heap));
+	struct svg_series *heap = calloc(tl->n_sites + 3, sizeof(*heap));
+	double *rss = tl->has_rss ? rss_filled(tl) : NULL;
 	struct svg_series *cpu = calloc(tl->n_cpu_sites + 2, sizeof(*cpu));
 	char (*labels)[768] = calloc(tl->n_sites + tl->n_cpu_sites + 1, sizeof(*labels));
 	struct svg_panel panels[2];
@@ -392,7 +449,7 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 	FILE *f = NULL;
 	int err = 0;
 
-	if (!heap || !cpu || !labels) {
+	if (!heap || !cpu || !labels || (tl->has_rss && !rss)) {
 		err = -ENOMEM;
 		goto out;
 	}
@@ -403,8 +460,12 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 			heap[s + 1].label = site_label(&tl->sites[s], labels[nl++], 768);
 			heap[s + 1].values = tl->sites[s].values;
 		}
+		if (rss) {
+			heap[tl->n_sites + 1].label = "resident memory (the whole process)";
+			heap[tl->n_sites + 1].values = rss;
+		}
 		panels[np++] = (struct svg_panel){ "live heap", CHART_BYTES, CHART_LEVEL, heap,
-						   tl->n_sites + 1 };
+						   tl->n_sites + 1 + (rss != NULL) };
 	}
 	cpu[0].label = "CPU samples per interval (all sites)";
 	cpu[0].values = tl->cpu;
@@ -444,6 +505,7 @@ out:
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	free(heap);
+	free(rss);
 	free(cpu);
 	free(labels);
 	return err;

@@ -24,6 +24,7 @@
 #include "util/tui/capture.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/styled.h"
 #include "util/tui/follow.h"
 #include "util/db/naming.h"
 #include "util/options.h"
@@ -31,6 +32,8 @@
 #include "util/record/recorder.h"
 #include "util/output/report-table.h"
 #include "util/record/status.h"
+#include "util/tui/pager.h"
+#include "util/tui/panes.h"
 #include "util/tui/tui.h"
 #include "util/tui/view.h"
 
@@ -237,6 +240,42 @@ static int load_series(struct top_view *v, struct follow *f)
 }
 
 /*
+ * Keys a and c: the selected row (or the detail's) annotated or with its
+ * callers, in the pager over the screen; the recording goes on meanwhile.
+ */
+static int open_pane(struct tui *t, struct top_view *v, struct follow *f, enum top_action a)
+{
+	struct pane_ctx c = { .db = f->db, .path = follow__path(f), .exe = follow__meta(f, "exe_path"),
+			      .from_ms = TIME_NONE, .utf8 = tui__utf8(t) };
+	struct styled_text text = { 0 };
+	const struct live_row *r;
+	enum live_series kind;
+	struct live_row bare;
+	char title[600], fn[512];
+	int hot = -1, err;
+
+	r = top_view__detail_row(v, &bare, &kind) ? &bare : top_view__selected(v, f, &kind);
+	if (!r)
+		return 0;
+	c.heap = kind == SERIES_HEAP;
+	if (v->windowed && f->sum.duration_ms > v->window_ms)
+		c.from_ms = f->sum.duration_ms - v->window_ms + 1;
+	snprintf(fn, sizeof(fn), "%s", r->function ? r->function : "[unknown]");
+	if (a == TOP_ANNOTATE) {
+		snprintf(title, sizeof(title), "annotate %s", fn);
+		err = pane__annotate(&c, r, &text, &hot);
+	} else {
+		snprintf(title, sizeof(title), "callers of %s (%s stacks)", fn,
+			 c.heap ? "heap" : "CPU");
+		err = pane__callers(&c, r, &text);
+	}
+	if (!err && pager__run(t, title, &text, hot))
+		err = 0;	/* interrupted: the loop sees it */
+	styled__free(&text);
+	return err;
+}
+
+/*
  * The loop: keys as they come, the file every REFRESH_MS (one PRAGMA when
  * nothing was committed), a redraw only when something on screen changed.
  */
@@ -258,6 +297,13 @@ static int top_loop(struct tui *t, struct follow *f, struct sampler *s)
 
 			if (a == TOP_QUIT)
 				return 0;
+			if (a == TOP_ANNOTATE || a == TOP_CALLERS) {
+				err = open_pane(t, &v, f, a);
+				if (err < 0)
+					return err;
+				dirty = true;
+				break;
+			}
 			dirty |= a != TOP_NOTHING;
 			if (a == TOP_REQUERY) {
 				requery = true;
@@ -404,7 +450,7 @@ static int top_run(void)
 {
 	/* keys come from stdin: without a terminal on both (or TERM=dumb), print once */
 	bool screen = !opts.stdio && tui__usable();
-	bool target = target_args.pid || target_args.process || opts.cmd;
+	bool target = target_args.pid_args || target_args.process || opts.cmd;
 	char *newest = NULL;
 	int ret;
 
@@ -457,14 +503,14 @@ static int top_args(poptContext *pc, int n_cmd)
 		opts.cmd = &args[n - n_cmd];
 		n -= n_cmd;
 	}
-	if (n > 1 || (n == 1 && (opts.cmd || target_args.pid || target_args.process))) {
+	if (n > 1 || (n == 1 && (opts.cmd || target_args.pid_args || target_args.process))) {
 		pr_err("unexpected argument '%s'", args[n - 1]);
 		pr_hint("give one of -p PID, -P NAME, -- CMD or a profile FILE");
 		return -RSPROF_EUSAGE;
 	}
 	if (n == 1)
 		opts.file = args[0];
-	if ((target_args.pid != 0) + (target_args.process != NULL) + (opts.cmd != NULL) > 1) {
+	if ((target_args.pid_args != 0) + (target_args.process != NULL) + (opts.cmd != NULL) > 1) {
 		pr_err("-p, -P and -- CMD cannot be used together");
 		return -RSPROF_EUSAGE;
 	}
@@ -495,5 +541,6 @@ int cmd_top(int argc, const char **argv)
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	poptFreeContext(pc[1]);
 	poptFreeContext(pc[0]);
+	record_args__free();
 	return ret;
 }

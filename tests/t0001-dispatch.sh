@@ -15,8 +15,8 @@ test_expect_success '--version prints the version' '
 
 test_expect_success '--list-cmds lists every command once' '
 	"$RSPROF" --list-cmds >out &&
-	test "$(wc -l <out)" -eq 8 &&
-	test "$(sort -u out | wc -l)" -eq 8
+	test "$(wc -l <out)" -eq 10 &&
+	test "$(sort -u out | wc -l)" -eq 10
 '
 
 test_expect_success 'unknown command: exit 2 and the nearest one' '
@@ -60,7 +60,11 @@ test_expect_success 'readers with no profile given and none here: exit 6' '
 	for c in report info timeline top; do
 		expect_exit 6 "$RSPROF" $c </dev/null >/dev/null 2>err || { echo "$c"; exit 1; }
 		grep -q "no rsprof.\*.db in the current directory" err || { echo "$c"; cat err; exit 1; }
-	done
+	done &&
+	expect_exit 6 "$RSPROF" annotate main </dev/null >/dev/null 2>err &&
+	grep -q "no rsprof.\*.db in the current directory" err &&
+	expect_exit 6 "$RSPROF" history --addr 1 </dev/null >/dev/null 2>err &&
+	grep -q "no rsprof.\*.db in the current directory" err
 '
 
 test_expect_success 'a failed write to stdout is exit 1' '

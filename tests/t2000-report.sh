@@ -101,7 +101,7 @@ test_expect_success 'bad durations, sort keys, thresholds: exit 2' '
 	grep -q "5parsecs" err &&
 	expect_exit 2 "$RSPROF" report --window 9s..2s fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report -s lines fix.db 2>err &&
-	grep -q "line, function, file or module" err &&
+	grep -q "line, function, file, module or process" err &&
 	expect_exit 2 "$RSPROF" report -t 120 fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report --json --csv fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report fix.db cpu.db 2>/dev/null
@@ -186,9 +186,9 @@ test_expect_success '--json is one valid document with both tables' '
 
 test_expect_success '--csv: header and one row per location' '
 	"$RSPROF" report --csv fix.db >r.csv &&
-	head -1 r.csv | grep -q "^table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,free_count,location,file,line,function,module$" &&
+	head -1 r.csv | grep -q "^table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,free_count,location,file,line,function,module,pid$" &&
 	test "$(wc -l <r.csv)" = 7 &&
-	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 14 for r in rows)"
+	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 15 for r in rows)"
 '
 
 test_expect_success '--format folded: flame graph stacks' '

@@ -178,6 +178,28 @@ test_expect_success 'q quits, restores the terminal, and the file is complete' '
 	test "$(sql live.db "SELECT COUNT(*) FROM checkpoints")" -ge "$shown"
 '
 
+test_expect_success 'a annotates the selected row, c shows its callers (issue 14)' '
+	"$RSPROF" record -q -g --no-heap -o calls.db -- $TARGETS/callers 2 &&
+	start panes 120 30 "$RSPROF top cpu calls.db" &&
+	wait_screen panes 3 "callers.c:" &&
+	key panes Home a &&
+	wait_screen panes 3 "annotate leaf" &&
+	grep -q "HOT:leaf" screen.txt &&
+	grep -q "^# function: leaf" screen.txt &&
+	key panes q &&
+	wait_screen panes 2 "CPU%" &&
+	key panes c &&
+	wait_screen panes 3 "callers of leaf (CPU stacks)" &&
+	grep -q "Share *Samples *Caller" screen.txt &&
+	grep -q "├─ a " screen.txt &&
+	grep -q "└─ b " screen.txt &&
+	key panes Escape &&
+	wait_screen panes 2 "CPU%" &&
+	key panes q &&
+	wait_for_file panes.status 5 &&
+	test "$(cat panes.status)" = 0
+'
+
 test_expect_success 'a terminal below 80x24 says so; resizing brings the view back' '
 	start small 60 20 "$RSPROF top live.db" &&
 	wait_screen small 3 "terminal too small: 60x20" &&

@@ -19,9 +19,15 @@ struct poptOption options_common[] = {
 };
 
 struct poptOption options_target[] = {
-	{ "pid", 'p', POPT_ARG_INT, &target_args.pid, 0, "attach to process PID", "PID" },
+	{ "pid", 'p', POPT_ARG_ARGV, &target_args.pid_args, 0,
+	  "attach to process PID (a comma-separated list, or -p again, for several)",
+	  "PID[,PID...]" },
 	{ "process", 'P', POPT_ARG_STRING, &target_args.process, 0,
-	  "attach to the process whose name contains NAME", "NAME" },
+	  "attach to the process named NAME (exactly, else the one whose name contains it)",
+	  "NAME" },
+	{ "no-inherit", 0, POPT_ARG_NONE, &target_args.no_inherit, 0,
+	  "do not follow the child processes the target starts (threads are still "
+	  "followed)", NULL },
 	POPT_TABLEEND
 };
 

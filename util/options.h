@@ -9,13 +9,14 @@
  * table with POPT_ARG_INCLUDE_TABLE (as rpm shares rpmcliAllPoptTable).
  *
  *   options_common  -h/--help, --usage, -v/--verbose       every command
- *   options_target  -p/--pid PID, -P/--process NAME        record, top
+ *   options_target  -p/--pid PID[,PID...], -P/--process NAME, --no-inherit   record, top
  *   options_output  --json, --csv, -n/--top N              report, diff, timeline, query
  */
 
 struct target_args {
-	int pid;		/* 0: not given */
+	const char **pid_args;	/* every -p as given (popt's argv, NULL-terminated); NULL: none */
 	const char *process;	/* NULL: not given */
+	int no_inherit;		/* --no-inherit: the target processes only, not their children */
 };
 
 struct output_args {

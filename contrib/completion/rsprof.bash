@@ -65,6 +65,12 @@ _rsprof()
 	-o | --output | --svg)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
+	--source-dir)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
+	--sort-by)
+		COMPREPLY=($(compgen -W 'live peak allocated allocs' -- "$cur"))
+		return ;;
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(cd /proc 2>/dev/null && echo [0-9]*)" -- "$cur"))
 		return ;;
@@ -87,10 +93,11 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'first-user caller stack' -- "$cur"))
 		return ;;
 	--format)
-		COMPREPLY=($(compgen -W 'table pprof folded' -- "$cur"))
+		COMPREPLY=($(compgen -W 'text pprof folded' -- "$cur"))
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
-	--since | --until | --window | --at | --filter | --heap-sample)
+	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
+	--context | --callers | --callees | --addr | --after)
 		return ;;
 	esac
 
@@ -105,6 +112,10 @@ _rsprof()
 			-- "$cur"))
 		;;
 	record)
+		;;
+	annotate)
+		# a profile, then a function or a source file
+		COMPREPLY=($(compgen -f -- "$cur"))
 		;;
 	top)
 		COMPREPLY=($(compgen -W 'cpu heap' -- "$cur"))

@@ -234,8 +234,11 @@ static void test_open_errors(void)
 
 	p = tmp("newer.db");
 	if (!fixture__write(p, FIXTURE_SMALL) && sqlite3_open(p, &sq) == SQLITE_OK) {
-		sqlite3_exec(sq, "UPDATE meta SET value = '4' WHERE key = 'version'; "
-			     "PRAGMA journal_mode = DELETE", NULL, NULL, NULL);
+		char sql[128];
+
+		snprintf(sql, sizeof(sql), "UPDATE meta SET value = '%d' WHERE key = 'version'; "
+			 "PRAGMA journal_mode = DELETE", RSPROF_SCHEMA_VERSION + 1);
+		sqlite3_exec(sq, sql, NULL, NULL, NULL);
 		sqlite3_close(sq);
 	}
 	refused(p, "a newer version");

@@ -1,11 +1,15 @@
 /*
  * The first-user-frame rule (util/heap/attrib.h) on hand-made symbol chains,
- * and where the allocator probes land (util/heap/alloc-syms.h).
+ * past allocation wrappers (util/heap/alloc-fn.h), and where the allocator
+ * probes land (util/heap/alloc-syms.h).
  */
 #include "util/heap/attrib.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <stdlib.h>
 
+#include "util/heap/alloc-fn.h"
 #include "util/heap/alloc-syms.h"
 #include "util/symbols/symbol.h"
 #include "tap.h"
@@ -68,39 +72,121 @@ int main(void)
 	chain[3] = &user_main.sym;
 	chain[4] = &lang_start.sym;
 
-	ok(!heap_attrib__is_user(&finish_grow.sym), "alloc/src/alloc.rs is not the user's code");
-	ok(heap_attrib__is_user(&push_in_user.sym), "push inlined into src/cache.rs is");
-	ok(!heap_attrib__is_user(&libc.sym), "libc without line info is not");
-	ok(!heap_attrib__is_user(NULL), "an unresolved frame is not");
+	ok(!heap_attrib__is_user(&finish_grow.sym, NULL),
+	   "alloc/src/alloc.rs is not the user's code");
+	ok(heap_attrib__is_user(&push_in_user.sym, NULL), "push inlined into src/cache.rs is");
+	ok(!heap_attrib__is_user(&libc.sym, NULL), "libc without line info is not");
+	ok(!heap_attrib__is_user(NULL, NULL), "an unresolved frame is not");
 
-	is_int(heap_attrib__site(chain, 5, ATTR_FIRST_USER), 2,
+	is_int(heap_attrib__site(chain, 5, ATTR_FIRST_USER, NULL, NULL), 2,
 	       "first-user: Vec::push lands on src/cache.rs:201, not raw_vec.rs");
-	is_int(symbol__frame(chain[heap_attrib__site(chain, 5, ATTR_FIRST_USER)])->line, 201,
+	is_int(symbol__frame(chain[heap_attrib__site(chain, 5, ATTR_FIRST_USER, NULL,
+						       NULL)])->line, 201,
 	       "and the reported line is 201");
-	is_int(heap_attrib__site(chain, 5, ATTR_CALLER), 3,
+	is_int(heap_attrib__site(chain, 5, ATTR_CALLER, NULL, NULL), 3,
 	       "caller: the user's function that called it (main.rs:12)");
-	is_int(heap_attrib__site(chain, 5, ATTR_STACK), 0, "stack: the allocator's direct caller");
+	is_int(heap_attrib__site(chain, 5, ATTR_STACK, NULL, NULL), 0,
+	       "stack: the allocator's direct caller");
 
 	/* C: malloc called straight from the user's function */
 	mk(&wrapper, "/t/capp", 1, (const char *[]){ "/home/u/capp/pool.c" }, (int[]){ 40 });
 	chain[0] = &wrapper.sym;
 	chain[1] = &user_main.sym;
-	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER), 0, "C: the malloc caller itself");
-	is_int(heap_attrib__site(chain, 2, ATTR_CALLER), 1, "C caller: the wrapper's caller");
+	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER, NULL, NULL), 0,
+	       "C: the malloc caller itself");
+	is_int(heap_attrib__site(chain, 2, ATTR_CALLER, NULL, NULL), 1,
+	       "C caller: the wrapper's caller");
 
 	/* allocations from inside libc (stdio buffers): no user frame at all */
 	chain[0] = &libc.sym;
 	chain[1] = &unk.sym;
-	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER), 0,
+	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER, NULL, NULL), 0,
 	       "no user frame: the innermost frame that resolves");
 	chain[0] = &unk.sym;
 	chain[1] = &lang_start.sym;
-	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER), 1, "skips an unresolved frame 0");
+	is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER, NULL, NULL), 1, "skips an unresolved frame 0");
 	chain[0] = NULL;
 	chain[1] = &finish_grow.sym;
 	chain[2] = &push_in_user.sym;
-	is_int(heap_attrib__site(chain, 3, ATTR_FIRST_USER), 2, "NULL symbols are fine");
-	is_int(heap_attrib__site(chain, 0, ATTR_FIRST_USER), 0, "an empty stack gives 0");
+	is_int(heap_attrib__site(chain, 3, ATTR_FIRST_USER, NULL, NULL), 2, "NULL symbols are fine");
+	is_int(heap_attrib__site(chain, 0, ATTR_FIRST_USER, NULL, NULL), 0, "an empty stack gives 0");
+
+	/* allocation wrappers (issue 9) */
+	{
+		struct alloc_fns *none = alloc_fns__new(false), *bi = alloc_fns__new(true);
+		struct fake zm, sds, inl, caller2;
+		int d = -1;
+
+		ok(none && bi, "alloc_fns__new");
+		ok(alloc_fns__match(bi, "ztrymalloc_usable_internal"), "built-in: Redis ztrymalloc*");
+		ok(alloc_fns__match(bi, "zmalloc"), "built-in: zmalloc");
+		ok(alloc_fns__match(bi, "_PyMem_RawMalloc"), "built-in: CPython _PyMem_*");
+		ok(alloc_fns__match(bi, "PyObject_Malloc"), "built-in: PyObject_Malloc");
+		ok(!alloc_fns__match(bi, "PyUnicode_New"), "not PyUnicode_New: a real site");
+		ok(!alloc_fns__match(bi, "sdsnewlen"), "not sdsnewlen");
+		ok(alloc_fns__match(bi, "operator new(unsigned long)"),
+		   "operator new, with its parameters");
+		ok(alloc_fns__match(bi, "xmalloc(unsigned long)"), "xmalloc as a C++ name");
+		ok(alloc_fns__match(bi, "alloc::raw_vec::RawVec<T,A>::grow_one"), "Rust RawVec");
+		ok(!alloc_fns__match(bi, NULL), "no name: no wrapper");
+		ok(!alloc_fns__match(none, "zmalloc"), "an empty list matches nothing");
+		is_int(alloc_fns__add(none, "pool_*"), 0, "add a user pattern");
+		is_int(alloc_fns__add(none, "  "), -EINVAL, "an empty pattern is refused");
+		is_int(alloc_fns__add_list(none, "pool_*\nmy_alloc\n\n"), 0, "add a meta list");
+		is_int((int)alloc_fns__n_user(none), 2, "duplicates and empty lines dropped");
+		ok(alloc_fns__match(none, "pool_take"), "user glob matches");
+		{
+			int err = 0;
+			char *l = alloc_fns__user_list(none, &err);
+
+			is_str(l, "pool_*\nmy_alloc", "the meta list, one a line");
+			free(l);
+		}
+
+		/* Redis: malloc <- ztrymalloc_usable_internal <- zmalloc <- _sdsnewlen */
+		mk(&zm, "/t/redis", 2, (const char *[]){ "/b/redis/src/zmalloc.c",
+			"/b/redis/src/zmalloc.c" }, (int[]){ 121, 150 });
+		zm.fr[0].function = (char *)"ztrymalloc_usable_internal";
+		zm.fr[1].function = (char *)"zmalloc";
+		mk(&sds, "/t/redis", 1, (const char *[]){ "/b/redis/src/sds.c" }, (int[]){ 104 });
+		sds.fr[0].function = (char *)"_sdsnewlen";
+		mk(&caller2, "/t/redis", 1, (const char *[]){ "/b/redis/src/t_string.c" },
+		   (int[]){ 77 });
+		caller2.fr[0].function = (char *)"setCommand";
+		chain[0] = &zm.sym;
+		chain[1] = &sds.sym;
+		chain[2] = &caller2.sym;
+		is_int(heap_attrib__site(chain, 3, ATTR_FIRST_USER, NULL, &d), 0,
+		       "no wrappers named: zmalloc.c is the site");
+		is_int(d, 0, "at its chosen line");
+		is_int(heap_attrib__site(chain, 3, ATTR_FIRST_USER, bi, &d), 1,
+		       "built-in wrappers: sds.c");
+		is_int(d, 0, "depth 0 of sds.c's frame");
+		is_int(heap_attrib__site(chain, 3, ATTR_CALLER, bi, &d), 2,
+		       "caller mode goes one further: t_string.c");
+		is_int(heap_attrib__site(chain, 3, ATTR_STACK, bi, &d), 0, "stack: no rule");
+		ok(heap_attrib__has_wrapper(&zm.sym, bi), "the zmalloc frame has a wrapper");
+		ok(!heap_attrib__has_wrapper(&sds.sym, bi), "sds.c's has none");
+		is_int(heap_attrib__site(chain, 1, ATTR_FIRST_USER, bi, &d), 0,
+		       "only wrappers in the stack: the outermost wrapper frame");
+		is_int(d, 0, "at its own line");
+
+		/* a static wrapper inlined into its caller: one frame, two lines */
+		mk(&inl, "/t/capp", 2, (const char *[]){ "/home/u/capp/xalloc.h",
+			"/home/u/capp/parse.c" }, (int[]){ 12, 88 });
+		inl.fr[0].function = (char *)"xmalloc";
+		inl.fr[1].function = (char *)"parse";
+		chain[0] = &inl.sym;
+		chain[1] = &user_main.sym;
+		is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER, bi, &d), 0,
+		       "inlined xmalloc: the same frame");
+		is_int(d, 1, "at parse.c's line (inline depth 1)");
+		is_int(heap_attrib__site(chain, 2, ATTR_FIRST_USER, NULL, &d), 0,
+		       "without: same frame");
+		is_int(d, 0, "at xalloc.h's line");
+		alloc_fns__delete(none);
+		alloc_fns__delete(bi);
+	}
 
 	is_int(heap_attrib__parse("first-user"), ATTR_FIRST_USER, "parse first-user");
 	is_int(heap_attrib__parse("caller"), ATTR_CALLER, "parse caller");

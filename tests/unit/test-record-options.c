@@ -20,9 +20,14 @@ static void reset(void)
 	unsetenv("RSPROF_CPU_FREQ");
 }
 
+static const char *p42[] = { "42", NULL }, *p1[] = { "1", NULL }, *p7[] = { "7", NULL };
+
 int main(void)
 {
 	static const char *const cmd[] = { "./app", "-p", "3", NULL };
+	static const char *list[] = { "10,11", "12", "11", NULL };
+	static const char *bad1[] = { "10,x", NULL }, *bad2[] = { "0", NULL },
+			  *bad3[] = { "10,", NULL }, *bad4[] = { "-3", NULL };
 	struct record_opts o;
 	int err;
 
@@ -31,7 +36,7 @@ int main(void)
 		return 1;
 
 	reset();
-	target_args.pid = 42;
+	target_args.pid_args = p42;
 	err = record_opts__from_args(&o, NULL);
 	is_int(err, 0, "-p 42 alone is fine");
 	is_int(o.pid, 42, "pid");
@@ -43,6 +48,27 @@ int main(void)
 	ok(o.heap_probes == HEAP_PROBES_AUTO && o.heap_attribution == ATTR_FIRST_USER,
 	   "heap defaults: auto, first-user");
 	ok(!o.output && !o.output_dir && !o.argv, "no output, no dir, no command");
+	ok(o.inherit && !o.user_only, "children followed, kernel time counted by default");
+
+	reset();
+	target_args.pid_args = list;
+	is_int(record_opts__from_args(&o, NULL), 0, "-p 10,11 -p 12 -p 11");
+	ok(o.n_pids == 3 && o.pids[0] == 10 && o.pids[1] == 11 && o.pids[2] == 12 && o.pid == 10,
+	   "every PID once, in order");
+	target_args.no_inherit = 1;
+	record_args.user_only = 1;
+	is_int(record_opts__from_args(&o, NULL), 0, "--no-inherit --user-only");
+	ok(!o.inherit && o.user_only, "--no-inherit, --user-only");
+	target_args.no_inherit = 0;
+	record_args.user_only = 0;
+	target_args.pid_args = bad1;
+	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "-p 10,x refused");
+	target_args.pid_args = bad2;
+	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "-p 0 refused");
+	target_args.pid_args = bad3;
+	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "-p 10, refused");
+	target_args.pid_args = bad4;
+	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "-p -3 refused");
 
 	reset();
 	err = record_opts__from_args(&o, cmd);
@@ -51,9 +77,9 @@ int main(void)
 
 	reset();
 	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "no target: usage error");
-	target_args.pid = 1;
+	target_args.pid_args = p1;
 	is_int(record_opts__from_args(&o, cmd), -RSPROF_EUSAGE, "two targets: usage error");
-	target_args.pid = 0;
+	target_args.pid_args = NULL;
 	target_args.process = "x";
 	record_args.no_cpu = record_args.no_heap = 1;
 	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "--no-cpu --no-heap: usage error");
@@ -83,7 +109,7 @@ int main(void)
 	is_str(o.output_dir, "/tmp", "RSPROF_OUTPUT_DIR");
 
 	reset();
-	target_args.pid = 7;
+	target_args.pid_args = p7;
 	setenv("RSPROF_CPU_FREQ", "49", 1);
 	setenv("RSPROF_INTERVAL", "5s", 1);
 	is_int(record_opts__from_args(&o, NULL), 0, "environment defaults");
@@ -102,7 +128,7 @@ int main(void)
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
 		reset();
-		target_args.pid = 7;
+		target_args.pid_args = p7;
 		if (!strcmp(bad[i].field, "freq"))
 			record_args.freq = bad[i].value;
 		else if (!strcmp(bad[i].field, "interval"))

@@ -75,6 +75,11 @@ static struct symbol *random_symbol(uint64_t addr, int i)
 	const char *file = files[i % 4];
 
 	snprintf(fn, sizeof(fn), "f%d", (i / 3) % 5);
+	/* two allocation wrappers of the built-in list, at the top of stacks 1 and 2 */
+	if (addr == heap_addr(0))
+		snprintf(fn, sizeof(fn), "xmalloc");
+	else if (addr == heap_addr(1))
+		snprintf(fn, sizeof(fn), "g_malloc0");
 	return fixture_symbol(addr, file, file ? 10 + (i / 2) % 6 : 0, fn,
 			      i % 7 ? "/bin/app" : "/lib/libx.so");
 }
@@ -91,10 +96,20 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	struct cpu_count cpu[N_CPU_ADDR];
 	struct heap_count hc[N_HEAP_ADDR * 3];
 	struct checkpoint cp = { .timestamp_ms = (uint64_t)c * 1000 };
+	/* heap rows of stack 1 and 2 move past the wrapper to their caller */
+	static const uint64_t frames1[] = { 0x600000, 0x600000 + 16 * 5 };
+	static const uint64_t frames2[] = { 0x600000 + 16, 0x600000 + 16 * 7 };
+	static const struct stack_rec stacks[] = {
+		{ .id = 1, .hash = 11, .addrs = frames1, .depth = 2 },
+		{ .id = 2, .hash = 22, .addrs = frames2, .depth = 2 },
+	};
+	static const int pids[] = { 0, 101, 102 };
 	size_t n_cpu = 0, n_heap = 0, n_syms = 0;
 	int err;
 
 	if (!g->symbols_written) {
+		cp.stacks = stacks;
+		cp.n_stacks = 2;
 		/* the last few addresses have no symbol: the [unknown] group */
 		for (int i = 0; i < N_HEAP_ADDR - 3; i++)
 			syms[n_syms++] = random_symbol(heap_addr(i), i);
@@ -106,7 +121,9 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	}
 	for (int i = 0; i < N_CPU_ADDR; i++)
 		if (rnd() % 3 == 0)
-			cpu[n_cpu++] = (struct cpu_count){ cpu_addr(i), 1 + rnd() % 20 };
+			cpu[n_cpu++] = (struct cpu_count){ .addr = cpu_addr(i),
+							   .count = 1 + rnd() % 20,
+							   .pid = pids[rnd() % 3] };
 	for (int i = 0; i < N_HEAP_ADDR; i++) {
 		for (int s = 0; s < 3; s++) {
 			int64_t *live = &g->key_live[i][s];
@@ -118,6 +135,7 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 			memset(h, 0, sizeof(*h));
 			h->addr = heap_addr(i);
 			h->stack_id = s == 0 ? -1 : s;
+			h->pid = pids[i % 3];
 			h->alloc_bytes = 64 * (rnd() % 50);
 			/* now and then a spike, freed a while later */
 			if (rnd() % 40 == 0)
@@ -246,8 +264,14 @@ static char *query_text(const char *path, const struct query_filter *f)
 		return NULL;
 	e1 = db_query_cpu(db, f, &total, row_text, &t);
 	text_add(&t, "cpu total %llu (%d)\n", (unsigned long long)total, e1);
-	e2 = db_query_heap(db, f, &live, row_text, &t);
-	text_add(&t, "heap total %lld (%d)\n", (long long)live, e2);
+	{
+		struct heap_hint h;
+
+		e2 = db_query_heap_hint(db, f, &live, row_text, &t, &h);
+		text_add(&t, "heap total %lld (%d) hint %d %.3f %d %s:%d\n", (long long)live, e2,
+			 h.suspect, h.pct, h.callers, h.file ? h.file : "-", h.line);
+		heap_hint__free(&h);
+	}
 	db__close(db);
 	return t.s;
 }
@@ -271,6 +295,7 @@ static int n_compared;
 static bool compare_all(const char *path, const char *scan, int64_t n_cp, const char *what)
 {
 	static const char *const pats[] = { NULL, "b.c", "F2", "libx" };
+	static const char *const wrappers[] = { "f2", NULL };
 	uint64_t last = (uint64_t)n_cp * 1000;
 	uint64_t times[][3] = {
 		/* from, to, at */
@@ -286,14 +311,20 @@ static bool compare_all(const char *path, const char *scan, int64_t n_cp, const 
 	};
 	bool same = true;
 
-	for (int gi = GROUP_LINE; gi <= GROUP_MODULE && same; gi++) {
+	for (int gi = GROUP_LINE; gi <= GROUP_PROCESS + 2 && same; gi++) {
 		for (size_t pi = 0; pi < sizeof(pats) / sizeof(pats[0]) && same; pi++) {
 			for (size_t ti = 0; ti < sizeof(times) / sizeof(times[0]) && same; ti++) {
 				struct query_filter f;
 				char *a, *b;
 
 				query_filter__init(&f);
-				f.group = gi;
+				/* past the groups: by line for one process, and with
+				 * the reader's own wrapper (report --alloc-fn) */
+				f.group = gi <= GROUP_PROCESS ? gi : GROUP_LINE;
+				if (gi == GROUP_PROCESS + 1)
+					f.pid = 101;
+				if (gi == GROUP_PROCESS + 2)
+					f.alloc_fn = wrappers;
 				f.pattern = pats[pi];
 				f.from_ms = times[ti][0];
 				f.to_ms = times[ti][1];

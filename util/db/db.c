@@ -17,6 +17,7 @@
 #include "util/db/totals.h"
 #include "util/error.h"
 #include "util/record/maps.h"
+#include "util/record/process-tree.h"
 #include "util/symbols/symbol.h"
 
 /* The writer's statements, prepared once (SQLITE_PREPARE_PERSISTENT), seed 000 §7.4.2. */
@@ -31,6 +32,7 @@ enum db_stmt {
 	ST_META_SET,
 	ST_MAP_DELETE,
 	ST_MAP_INSERT,
+	ST_PROCESS,
 	ST_BEGIN,
 	ST_COMMIT,
 	ST_ROLLBACK,
@@ -44,12 +46,13 @@ static const struct {
 	[ST_CHECKPOINT] = { "insert checkpoint",
 		"INSERT INTO checkpoints (timestamp_ms, lost_samples, heap_dropped, cpu_total,"
 		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
-		" heap_live_bytes) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+		" heap_live_bytes, rss_bytes, rss_anon_bytes)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
 	[ST_CPU] = { "insert cpu sample",
-		"INSERT INTO cpu_samples (checkpoint_id, addr, count) VALUES (?, ?, ?)" },
+		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) VALUES (?, ?, ?, ?)" },
 	[ST_HEAP] = { "insert heap event",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, stack_id) VALUES (?, ?, ?, ?, ?, ?, ?)" },
+		" alloc_count, free_count, stack_id, pid) VALUES (?, ?, ?, ?, ?, ?, ?, ?)" },
 	[ST_SYMBOL] = { "insert symbol",
 		"INSERT OR IGNORE INTO symbols (addr, file, line, function, module, mangled)"
 		" VALUES (?, ?, ?, ?, ?, ?)" },
@@ -66,6 +69,9 @@ static const struct {
 	[ST_MAP_INSERT] = { "insert map",
 		"INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path)"
 		" VALUES (?, ?, ?, ?, ?, ?)" },
+	[ST_PROCESS] = { "insert process",
+		"INSERT OR REPLACE INTO processes (pid, ppid, comm, exe, start_ms, end_ms, samples)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
 	[ST_BEGIN] = { "begin", "BEGIN IMMEDIATE" },
 	[ST_COMMIT] = { "commit", "COMMIT" },
 	[ST_ROLLBACK] = { "rollback", "ROLLBACK" },
@@ -110,6 +116,20 @@ struct sqlite3 *db__sqlite(struct db *db)
 int db__version(const struct db *db)
 {
 	return db->version;
+}
+
+bool db__has_column(struct db *db, const char *table, const char *column)
+{
+	sqlite3_stmt *st = NULL;
+	bool found = false;
+
+	if (sqlite3_prepare_v2(db->sq, "SELECT 1 FROM pragma_table_info(?) WHERE name = ?", -1,
+			       &st, NULL) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 1, table, -1, SQLITE_STATIC) == SQLITE_OK &&
+	    sqlite3_bind_text(st, 2, column, -1, SQLITE_STATIC) == SQLITE_OK)
+		found = sqlite3_step(st) == SQLITE_ROW;
+	sqlite3_finalize(st);
+	return found;
 }
 
 int db__close(struct db *db)
@@ -684,7 +704,9 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 	for (size_t i = 0; i < cp->n_cpu; i++) {
 		if (sqlite3_bind_int64(st, 1, id) ||
 		    sqlite3_bind_int64(st, 2, (int64_t)cp->cpu[i].addr) ||
-		    sqlite3_bind_int64(st, 3, (int64_t)cp->cpu[i].count)) {
+		    sqlite3_bind_int64(st, 3, (int64_t)cp->cpu[i].count) ||
+		    (cp->cpu[i].pid > 0 ? sqlite3_bind_int(st, 4, cp->cpu[i].pid) :
+					  sqlite3_bind_null(st, 4))) {
 			sqlite3_reset(st);
 			return db_err(db, db_stmts[ST_CPU].name);
 		}
@@ -702,11 +724,30 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 		    sqlite3_bind_int64(st, 5, h->alloc_count) ||
 		    sqlite3_bind_int64(st, 6, h->free_count) ||
 		    (h->stack_id >= 0 ? sqlite3_bind_int64(st, 7, h->stack_id) :
-					sqlite3_bind_null(st, 7))) {
+					sqlite3_bind_null(st, 7)) ||
+		    (h->pid > 0 ? sqlite3_bind_int(st, 8, h->pid) : sqlite3_bind_null(st, 8))) {
 			sqlite3_reset(st);
 			return db_err(db, db_stmts[ST_HEAP].name);
 		}
 		err = db_step(db, ST_HEAP);
+		if (err)
+			return err;
+	}
+	st = db->st[ST_PROCESS];
+	for (size_t i = 0; i < cp->n_processes; i++) {
+		const struct process_row *p = &cp->processes[i];
+
+		if (sqlite3_bind_int(st, 1, p->pid) ||
+		    (p->ppid > 0 ? sqlite3_bind_int(st, 2, p->ppid) : sqlite3_bind_null(st, 2)) ||
+		    bind_text(st, 3, p->comm) || bind_text(st, 4, p->exe) ||
+		    sqlite3_bind_int64(st, 5, (int64_t)p->start_ms) ||
+		    (p->end_ms >= 0 ? sqlite3_bind_int64(st, 6, p->end_ms) :
+				      sqlite3_bind_null(st, 6)) ||
+		    sqlite3_bind_int64(st, 7, (int64_t)p->samples)) {
+			sqlite3_reset(st);
+			return db_err(db, db_stmts[ST_PROCESS].name);
+		}
+		err = db_step(db, ST_PROCESS);
 		if (err)
 			return err;
 	}
@@ -753,7 +794,11 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 	    sqlite3_bind_int64(st, 3, (int64_t)cp->heap_dropped) ||
 	    sqlite3_bind_int64(st, 4, cpu_total) || sqlite3_bind_int64(st, 5, ab) ||
 	    sqlite3_bind_int64(st, 6, fb) || sqlite3_bind_int64(st, 7, ac) ||
-	    sqlite3_bind_int64(st, 8, fc) || sqlite3_bind_int64(st, 9, cp->heap_live_bytes)) {
+	    sqlite3_bind_int64(st, 8, fc) || sqlite3_bind_int64(st, 9, cp->heap_live_bytes) ||
+	    (cp->has_rss ? sqlite3_bind_int64(st, 10, cp->rss_bytes) :
+			   sqlite3_bind_null(st, 10)) ||
+	    (cp->has_rss ? sqlite3_bind_int64(st, 11, cp->rss_anon_bytes) :
+			   sqlite3_bind_null(st, 11))) {
 		sqlite3_reset(st);
 		err = db_err(db, db_stmts[ST_CHECKPOINT].name);
 		goto fail;

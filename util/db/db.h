@@ -22,6 +22,7 @@ struct db;
 struct sqlite3;
 struct symbol;
 struct maps;
+struct process_row;
 
 /* -EEXIST when path exists and !append; append continues an existing profile. */
 int db__create(const char *path, bool append, struct db **out);
@@ -33,6 +34,8 @@ int db__close(struct db *db);
 const char *db__path(const struct db *db);
 /* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
 int db__version(const struct db *db);
+/* Does the file's table have that column? (v3 files differ in what they got.) */
+bool db__has_column(struct db *db, const char *table, const char *column);
 /* For util/db-*.c only: builtins never see SQL. */
 struct sqlite3 *db__sqlite(struct db *db);
 
@@ -45,6 +48,7 @@ int db__meta_get(struct db *db, const char *key, char **value);
 struct cpu_count {
 	uint64_t addr;
 	uint64_t count;
+	int pid;		/* v3: the process sampled; 0: not known */
 };
 
 struct heap_count {
@@ -52,6 +56,7 @@ struct heap_count {
 	int64_t stack_id;	/* stacks.id, or -1 */
 	int64_t alloc_bytes, free_bytes;
 	int64_t alloc_count, free_count;
+	int pid;		/* v3: the process allocating; 0: not known */
 };
 
 struct stack_rec {
@@ -72,10 +77,16 @@ struct checkpoint {
 	size_t n_symbols;
 	const struct stack_rec *stacks;	/* new stacks */
 	size_t n_stacks;
+	/* v3: process images new or changed since the last checkpoint */
+	const struct process_row *processes;
+	size_t n_processes;
 	/* per-checkpoint totals (schema v2 columns) */
 	uint64_t lost_samples;
 	uint64_t heap_dropped;
 	int64_t heap_live_bytes;	/* live heap at the end of the interval */
+	/* schema v3: the process's resident memory at the checkpoint */
+	bool has_rss;			/* false: unknown (written as NULL) */
+	int64_t rss_bytes, rss_anon_bytes;
 };
 
 /* Writes the checkpoint; *id receives checkpoints.id. */

@@ -57,14 +57,47 @@ static int grow_pairs(struct diff_ctx *c)
 	return 0;
 }
 
-/* Scan the event tables of one run into per-site numbers (local sites). */
-static int scan(sqlite3 *conn, const struct sitemap *sm, struct side *loc, uint64_t *total)
+/* The checkpoint ids [*lo, *hi] of a window (*lo > *hi when it holds none). */
+static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, int64_t *hi)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (sqlite3_prepare_v2(conn, "SELECT addr, count FROM cpu_samples", -1, &st, NULL))
+	*lo = 0;
+	*hi = INT64_MAX;
+	if (!w->on)
+		return 0;
+	if (sqlite3_prepare_v2(conn, "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
+			       " FROM checkpoints WHERE timestamp_ms > ? AND timestamp_ms <= ?",
+			       -1, &st, NULL))
+		return db_fail(conn, "cannot read the checkpoints");
+	sqlite3_bind_int64(st, 1, w->from_ms == TIME_NONE ? -1 : (int64_t)w->from_ms);
+	sqlite3_bind_int64(st, 2, w->to_ms == TIME_NONE ? INT64_MAX : (int64_t)w->to_ms);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*lo = sqlite3_column_int64(st, 0);
+		*hi = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : db_fail(conn, "cannot read the checkpoints");
+}
+
+/* Scan the event tables of one run (its window) into per-site numbers (local sites). */
+static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_window *w,
+		struct side *loc, uint64_t *total)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t lo, hi;
+	int rc, err;
+
+	err = window_ids(conn, w, &lo, &hi);
+	if (err)
+		return err;
+	if (sqlite3_prepare_v2(conn, "SELECT addr, count FROM cpu_samples"
+			       " WHERE checkpoint_id BETWEEN ? AND ?", -1, &st, NULL))
 		return db_fail(conn, "cannot read the CPU samples");
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 		int64_t n = sqlite3_column_int64(st, 1);
@@ -79,12 +112,15 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, struct side *loc, uint6
 	if (rc != SQLITE_DONE)
 		return db_fail(conn, "cannot read the CPU samples");
 
-	/* alloc_count came with schema v2 */
-	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, alloc_count "
-			       "FROM heap_events", -1, &st, NULL) &&
+	/* alloc_count came with schema v2; live bytes at the window's end, allocations in it */
+	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
+			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END FROM heap_events"
+			       " WHERE checkpoint_id <= ?2", -1, &st, NULL) &&
 	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0 "
-			       "FROM heap_events", -1, &st, NULL))
+			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
 		return db_fail(conn, "cannot read the heap events");
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 
@@ -104,6 +140,7 @@ struct totals_scan {
 	const struct sitemap *sm;
 	struct side *loc;
 	uint64_t *total;
+	bool allocs;		/* the heap rows are in the window: count their allocations */
 };
 
 static void totals_cpu(void *ctx, const struct totals_row *r)
@@ -125,23 +162,37 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 
 	if (s >= 0) {
 		x->loc[s].live += r->alloc_bytes - r->free_bytes;
-		x->loc[s].allocs += r->alloc_count;
+		if (x->allocs)
+			x->loc[s].allocs += r->alloc_count;
 		x->loc[s].heap = true;
 	}
 }
 
 /* The same as scan(), from the writer's totals. */
-static int scan_totals(struct totals *t, const struct sitemap *sm, struct side *loc,
-		       uint64_t *total)
+static int scan_totals(sqlite3 *conn, struct totals *t, const struct sitemap *sm,
+		       const struct diff_window *w, struct side *loc, uint64_t *total)
 {
-	struct totals_scan x = { sm, loc, total };
-	int64_t last;
-	int err = totals__last_checkpoint(t, &last);
+	struct totals_scan x = { sm, loc, total, false };
+	int64_t lo, hi, last;
+	int err = window_ids(conn, w, &lo, &hi);
 
 	if (!err)
-		err = totals__cpu_range(t, 1, last, totals_cpu, &x);
+		err = totals__last_checkpoint(t, &last);
+	if (err)
+		return err;
+	if (lo < 1)
+		lo = 1;
+	if (hi > last)
+		hi = last;
+	if (lo > hi)
+		return 0;
+	err = totals__cpu_range(t, lo, hi, totals_cpu, &x);
+	/* live bytes at the window's end, allocations in it */
+	if (!err && lo > 1)
+		err = totals__heap_range(t, 1, lo - 1, totals_heap, &x);
+	x.allocs = true;
 	if (!err)
-		err = totals__heap_range(t, 1, last, totals_heap, &x);
+		err = totals__heap_range(t, lo, hi, totals_heap, &x);
 	return err;
 }
 
@@ -180,9 +231,10 @@ static int load_run(struct diff_ctx *c, struct db *db, int side)
 	if (!err)
 		err = totals__open(db, &t);
 	if (!err && t)
-		err = scan_totals(t, sm, loc, &c->total_samples[side]);
+		err = scan_totals(db__sqlite(db), t, sm, &c->o->win[side], loc,
+				  &c->total_samples[side]);
 	else if (!err)
-		err = scan(db__sqlite(db), sm, loc, &c->total_samples[side]);
+		err = scan(db__sqlite(db), sm, &c->o->win[side], loc, &c->total_samples[side]);
 	totals__delete(t);
 	for (size_t i = 0; !err && i < sitemap__count(sm); i++) {
 		const char *file, *function, *module;
@@ -328,6 +380,10 @@ static int build_rows(struct diff_ctx *c, struct diff *d)
 		d->n_heap = (size_t)o->limit;
 	d->heap_a = c->heap[0];
 	d->heap_b = c->heap[1];
+	for (int i = 0; i < 2; i++) {
+		d->win_samples[i] = c->total_samples[i];
+		d->win_live[i] = c->total_live[i];
+	}
 	return 0;
 }
 

@@ -45,7 +45,19 @@ struct diff_row {
 	int64_t allocs_a, allocs_b;
 };
 
+/*
+ * A window of one run (`diff FILE@A..B`): checkpoints whose interval ends
+ * after from_ms and at or before to_ms, as report --window; TIME_NONE ends
+ * are open. CPU compares the window's samples, heap the live bytes at its
+ * end and the allocations inside it. !on (zeroed): the whole run.
+ */
+struct diff_window {
+	bool on;
+	uint64_t from_ms, to_ms;
+};
+
 struct diff_opts {
+	struct diff_window win[2];	/* A, B */
 	enum site_by by;
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent
@@ -62,6 +74,8 @@ struct diff {
 	size_t n_heap;
 	size_t n_cpu_all, n_heap_all;	/* matched sites before threshold and limit */
 	bool identical;		/* no site changed at all (before the filters) */
+	uint64_t win_samples[2];	/* CPU samples in each side's window */
+	int64_t win_live[2];		/* live heap bytes at the end of each side's window */
 	struct sitemap *sites;	/* private: owns the rows' strings */
 };
 

@@ -12,26 +12,30 @@
 #include "util/db/db.h"
 #include "util/db/totals.h"
 
-static void cpu_row(struct scan *sc, int64_t addr, int64_t n)
+static void cpu_row(struct scan *sc, int64_t addr, int64_t n, int64_t pid, bool no_pid)
 {
 	const struct qsym *s = qctx_find(sc->q, addr);
+	int g = qctx_group_of(sc->q, s, pid, no_pid);
 
+	if (g < 0)
+		return;
 	sc->cpu_total += n;
 	if (s->match) {
-		sc->q->groups[s->group].samples += n;
-		sc->q->groups[s->group].used = true;
+		sc->q->groups[g].samples += n;
+		sc->q->groups[g].used = true;
 	}
 }
 
 static void totals_cpu_row(void *ctx, const struct totals_row *r)
 {
-	cpu_row(ctx, r->addr, r->count);
+	cpu_row(ctx, r->addr, r->count, r->pid, r->pid == 0);
 }
 
 static void sql_cpu_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
 	cpu_row(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]),
-		sqlite3_value_int64(argv[1]));
+		sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]),
+		sqlite3_value_type(argv[2]) == SQLITE_NULL);
 	sqlite3_result_int(ctx, 0);
 }
 
@@ -61,13 +65,18 @@ int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
 		err = totals__cpu_range(t, lo, hi, totals_cpu_row, &sc);
 	/* the whole run: a plain table scan beats the index walk */
 	else if (all)
-		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 2, sql_cpu_row, &sc,
-			       "SELECT 1 FROM cpu_samples WHERE rsprof_cpu_row(addr, count)",
+		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 3, sql_cpu_row, &sc,
+			       q.has_pid ?
+			       "SELECT 1 FROM cpu_samples WHERE rsprof_cpu_row(addr, count, pid)" :
+			       "SELECT 1 FROM cpu_samples WHERE rsprof_cpu_row(addr, count, NULL)",
 			       0, 0, 0);
 	else
-		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 2, sql_cpu_row, &sc,
+		err = run_scan(db, "read cpu samples", "rsprof_cpu_row", 3, sql_cpu_row, &sc,
+			       q.has_pid ?
 			       "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ? AND ?"
-			       " AND rsprof_cpu_row(addr, count)", 2, lo, hi);
+			       " AND rsprof_cpu_row(addr, count, pid)" :
+			       "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ? AND ?"
+			       " AND rsprof_cpu_row(addr, count, NULL)", 2, lo, hi);
 	if (err)
 		goto out;
 	*total = sc.cpu_total;

@@ -13,6 +13,7 @@
 #include "util/db/db.h"
 #include "util/db/totals.h"
 #include "util/error.h"
+#include "util/str.h"
 
 /* Peaks are taken at checkpoint boundaries, for the groups the checkpoint changed. */
 static void heap_settle(struct scan *sc)
@@ -32,12 +33,51 @@ static void heap_settle(struct scan *sc)
  * checkpoint do not make a peak that never existed), its allocations in the
  * window.
  */
-static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t ab, int64_t fb,
-		     int64_t ac, int64_t fc)
+/* The hint's tally: this stack's live bytes, and where its rows went. */
+static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t delta)
 {
-	const struct qsym *s = qctx_find(sc->q, addr);
-	struct qgroup *g = &sc->q->groups[s->group];
+	uint64_t slot;
+	struct stack_live *l;
 
+	if (!hashmap__get(sc->stack_slot, (uint64_t)stack_id, &slot)) {
+		if (sc->n_stack_live == sc->cap_stack_live) {
+			int cap = sc->cap_stack_live ? 2 * sc->cap_stack_live : 1024;
+			struct stack_live *v = realloc(sc->stack_live, cap * sizeof(*v));
+
+			if (!v) {
+				sc->no_memory = true;
+				return;
+			}
+			sc->stack_live = v;
+			sc->cap_stack_live = cap;
+		}
+		slot = (uint64_t)++sc->n_stack_live;
+		sc->stack_live[slot - 1] = (struct stack_live){ .id = stack_id, .group = group };
+		if (hashmap__set(sc->stack_slot, (uint64_t)stack_id, slot)) {
+			sc->no_memory = true;
+			return;
+		}
+	}
+	l = &sc->stack_live[slot - 1];
+	l->live += delta;
+}
+
+static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id, int64_t ab,
+		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid)
+{
+	const struct qsym *s = NULL;
+	struct qgroup *g;
+	int gi;
+
+	if (sc->ra && stack_id >= 0)
+		s = reattrib_site(sc->ra, sc->q, stack_id);
+	if (!s)
+		s = qctx_find(sc->q, addr);
+	gi = qctx_group_of(sc->q, s, pid, no_pid);
+
+	if (gi < 0)
+		return;
+	g = &sc->q->groups[gi];
 	if (cp != sc->cur) {
 		if (cp < sc->cur)
 			sc->unordered = true;
@@ -49,9 +89,11 @@ static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t ab, int6
 		return;
 	if (g->touched_cp != cp + 1) {
 		g->touched_cp = cp + 1;
-		sc->touched[sc->n_touched++] = s->group;
+		sc->touched[sc->n_touched++] = gi;
 	}
 	g->live += ab - fb;
+	if (sc->stack_slot && stack_id >= 0)
+		stack_tally(sc, stack_id, gi, ab - fb);
 	if (cp >= sc->win_lo) {
 		g->alloc_bytes += ab;
 		g->free_bytes += fb;
@@ -65,7 +107,8 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	heap_row(sqlite3_user_data(ctx), sqlite3_value_int64(argv[0]),
 		 sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]),
 		 sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]),
-		 sqlite3_value_int64(argv[5]));
+		 sqlite3_value_int64(argv[5]), sqlite3_value_int64(argv[6]),
+		 sqlite3_value_int64(argv[7]), sqlite3_value_type(argv[7]) == SQLITE_NULL);
 	sqlite3_result_int(ctx, 0);
 }
 
@@ -73,10 +116,14 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read heap events", v2 ?
-		"SELECT checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count, free_count"
-		" FROM heap_events WHERE checkpoint_id <= ? ORDER BY checkpoint_id" :
-		"SELECT checkpoint_id, addr, alloc_bytes, free_bytes, 0, 0"
+	int rc, err = q_prepare(db, "read heap events", sc->q->has_pid ?
+		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		" alloc_count, free_count, pid FROM heap_events WHERE checkpoint_id <= ?"
+		" ORDER BY checkpoint_id" : v2 ?
+		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		" alloc_count, free_count, NULL FROM heap_events WHERE checkpoint_id <= ?"
+		" ORDER BY checkpoint_id" :
+		"SELECT checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL"
 		" FROM heap_events WHERE checkpoint_id <= ? ORDER BY checkpoint_id", &st);
 
 	if (err)
@@ -85,33 +132,104 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		heap_row(sc, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			 sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-			 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5));
+			 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+			 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
+			 sqlite3_column_type(st, 7) == SQLITE_NULL);
 	if (rc != SQLITE_DONE)
 		err = q_err(db, "read heap events");
 	sqlite3_finalize(st);
 	return err;
 }
 
-/* The group a key's rows count in (-1: filtered out), as heap_row() puts them. */
+/*
+ * The hint (issue 9): the top group holds at least half of the live heap
+ * and its stacks were called from at least HINT_CALLERS distinct lines.
+ */
+#define HINT_MIN_PCT	50.0
+#define HINT_CALLERS	3
+
+static int find_hint(struct scan *sc, int64_t total, struct heap_hint *hint)
+{
+	struct qctx *q = sc->q;
+	struct hashmap callers = { 0 };
+	const struct qgroup *top = NULL;
+	int t = -1, err = 0;
+
+	if (total <= 0)
+		return 0;
+	for (int i = 0; i < q->n_groups; i++) {	/* not the [unknown] group */
+		if (q->groups[i].live > 0 && q->groups[i].rep->match &&
+		    (!top || q->groups[i].live > top->live)) {
+			top = &q->groups[i];
+			t = i;
+		}
+	}
+	if (!top || 100.0 * (double)top->live / (double)total < HINT_MIN_PCT)
+		return 0;
+	for (int i = 0; i < sc->n_stack_live && !err; i++) {
+		const struct stack_live *l = &sc->stack_live[i];
+		uint64_t c;
+
+		if (l->group != t || l->live <= 0)
+			continue;
+		c = reattrib_caller(sc->ra, l->id);
+		if (c)
+			err = hashmap__set(&callers, c, 1);
+	}
+	if (!err && hashmap__size(&callers) >= HINT_CALLERS) {
+		hint->suspect = true;
+		hint->pct = 100.0 * (double)top->live / (double)total;
+		hint->callers = (int)hashmap__size(&callers);
+		hint->line = top->rep->line;
+		hint->file = str__dup(top->rep->file, &err);
+		hint->function = str__dup(top->rep->function, &err);
+	}
+	hashmap__free(&callers);
+	return err;
+}
+
+/*
+ * The group a key's rows count in, as heap_row() puts them: re-attributed
+ * past allocation wrappers by their stack, by process; -1: in total_live
+ * only (the pattern leaves it out), -2: not at all (another process).
+ */
 static int totals_group(void *ctx, const struct totals_row *r)
 {
-	const struct qctx *q = ctx;
-	const struct qsym *s = qctx_find(q, r->addr);
+	const struct scan *sc = ctx;
+	const struct qsym *s = NULL;
+	int gi;
 
-	return s->match ? s->group : -1;
+	if (sc->ra && r->stack_id >= 0)
+		s = reattrib_site(sc->ra, sc->q, r->stack_id);
+	if (!s)
+		s = qctx_find(sc->q, r->addr);
+	gi = qctx_group_of(sc->q, s, r->pid, r->pid == 0);
+	if (gi < 0)
+		return -2;
+	return s->match ? gi : -1;
+}
+
+/* The hint's tally of a row the walk counted in group g. */
+static void totals_tally(void *ctx, const struct totals_row *r, int g)
+{
+	struct scan *sc = ctx;
+
+	if (sc->stack_slot && r->stack_id >= 0)
+		stack_tally(sc, r->stack_id, g, r->alloc_bytes - r->free_bytes);
 }
 
 /* The groups' numbers from the writer's totals instead of a scan. */
-static int heap_from_totals(struct totals *t, struct qctx *q, int64_t hi, int64_t win_lo,
-			    int64_t *total_live)
+static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
 {
+	struct qctx *q = sc->q;
 	struct totals_heap_walk w = {
 		.n_groups = q->n_groups + 1,
 		.group_of = totals_group,
-		.ctx = q,
+		.counted = totals_tally,
+		.ctx = sc,
 		.hi = hi,
 		.peak_from = 1,
-		.win_lo = win_lo,
+		.win_lo = sc->win_lo,
 	};
 	int err = totals__heap_walk(t, &w);
 
@@ -127,20 +245,22 @@ static int heap_from_totals(struct totals *t, struct qctx *q, int64_t hi, int64_
 		g->alloc_count = w.alloc_count[i];
 		g->free_count = w.free_count[i];
 	}
-	*total_live = w.total_live;
+	sc->total_live = w.total_live;
 	pr_debug(2, "heap from the totals: %zu rows, %zu blocks read again", w.rows_read,
 		 w.refined);
 	totals_heap_walk__free(&w);
 	return 0;
 }
 
-int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_live,
-		  prof_row_cb cb, void *ctx)
+static int heap_query(struct db *db, const struct query_filter *f, int64_t *total_live,
+		      prof_row_cb cb, void *ctx, struct heap_hint *hint)
 {
 	const bool v2 = db__version(db) >= 2;
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
 	struct scan sc = { 0 };
+	struct reattrib ra = { 0 };
+	struct hashmap slots = { 0 };
 	struct totals *t = NULL;
 	struct qctx q;
 	int64_t lo, hi, wlo, whi;
@@ -148,10 +268,16 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 	int err;
 
 	*total_live = 0;
+	if (hint)
+		memset(hint, 0, sizeof(*hint));
 	err = q_snapshot(db, &snap);
 	if (err)
 		return err;
-	err = qctx_load(&q, db, f);
+	err = qctx_load_syms(&q, db, f);
+	if (!err)
+		err = reattrib_load(&q, &ra);
+	if (!err)
+		err = qctx_group(&q);
 	if (!err)
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
@@ -161,12 +287,17 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 	if (err || lo > hi)
 		goto out;
 	sc.q = &q;
+	sc.ra = &ra;
+	sc.stack_slot = hint ? &slots : NULL;
 	sc.cur = -1;
 	sc.win_lo = wlo > whi ? INT64_MAX : wlo;	/* empty window: nothing allocated */
 	if (t) {
-		err = heap_from_totals(t, &q, hi, sc.win_lo, total_live);
+		err = heap_from_totals(t, &sc, hi);
+		if (!err && sc.no_memory)
+			err = -ENOMEM;
 		if (err)
 			goto out;
+		*total_live = sc.total_live;
 		goto rows;
 	}
 	sc.touched = malloc((q.n_groups + 1) * sizeof(int));
@@ -179,11 +310,16 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 	 * keeps SQLite off idx_heap_checkpoint) is ordered; a file where they
 	 * are not (edited by hand) is read again with ORDER BY.
 	 */
-	err = run_scan(db, "read heap events", "rsprof_heap_row", 6, sql_heap_row, &sc, v2 ?
+	err = run_scan(db, "read heap events", "rsprof_heap_row", 8, sql_heap_row, &sc,
+		       q.has_pid ?
 		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count, free_count)" :
+		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		       " alloc_count, free_count, pid)" : v2 ?
 		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, alloc_bytes, free_bytes, 0, 0)", 1, hi, 0);
+		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		       " alloc_count, free_count, NULL)" :
+		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
+		       "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL)", 1, hi, 0);
 	if (!err && sc.unordered) {
 		for (int i = 0; i <= q.n_groups; i++) {
 			const struct qsym *rep = q.groups[i].rep;
@@ -194,8 +330,12 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 		sc.total_live = 0;
 		sc.cur = -1;
 		sc.n_touched = 0;
+		sc.n_stack_live = 0;
+		hashmap__clear(&slots);
 		err = heap_scan_ordered(db, &sc, hi, v2);
 	}
+	if (!err && sc.no_memory)
+		err = -ENOMEM;
 	if (err)
 		goto out;
 	heap_settle(&sc);
@@ -206,11 +346,38 @@ rows:
 
 		g->used = g->live > 0 || g->alloc_bytes > 0;
 	}
-	err = emit_rows(&q, true, (double)*total_live, cb, ctx);
+	if (hint)
+		err = find_hint(&sc, *total_live, hint);
+	if (!err)
+		err = emit_rows(&q, true, (double)*total_live, cb, ctx);
 out:
 	free(sc.touched);
+	free(sc.stack_live);
+	hashmap__free(&slots);
+	reattrib_free(&ra);
 	totals__delete(t);
 	qctx_free(&q);
 	q_snapshot_end(db, snap);
 	return err;
+}
+
+int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_live,
+		  prof_row_cb cb, void *ctx)
+{
+	return heap_query(db, f, total_live, cb, ctx, NULL);
+}
+
+int db_query_heap_hint(struct db *db, const struct query_filter *f, int64_t *total_live,
+		       prof_row_cb cb, void *ctx, struct heap_hint *hint)
+{
+	return heap_query(db, f, total_live, cb, ctx, hint);
+}
+
+void heap_hint__free(struct heap_hint *h)
+{
+	if (!h)
+		return;
+	free(h->file);
+	free(h->function);
+	h->file = h->function = NULL;
 }

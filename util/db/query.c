@@ -25,6 +25,7 @@
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/str.h"
+#include "util/symbols/symbol.h"
 
 void query_filter__init(struct query_filter *f)
 {
@@ -69,13 +70,19 @@ void qctx_free(struct qctx *q)
 		free(q->syms[i].module);
 	}
 	free(q->syms);
+	for (int i = 0; i < q->n_procs; i++) {
+		free(q->procs[i].function);
+		free(q->procs[i].module);
+	}
+	free(q->procs);
 	free(q->groups);
 	hashmap__free(&q->index);
+	hashmap__free(&q->proc_index);
 }
 
 static int qctx_index(struct qctx *q)
 {
-	for (int i = 0; i < q->n_syms; i++)
+	for (int i = 0; i < q->n_addr_syms; i++)
 		if (hashmap__set(&q->index, (uint64_t)q->syms[i].addr, (uint64_t)i))
 			return -ENOMEM;
 	return 0;
@@ -127,11 +134,24 @@ static int qsym_cmp_key(const struct qsym *a, const struct qsym *b, enum group_b
 	}
 }
 
+/*
+ * Where a row has no source file, its module is part of the location: the
+ * [vdso]'s clock_gettime is not libc's clock_gettime.
+ */
+static int qsym_cmp_key_module(const struct qsym *a, const struct qsym *b, enum group_by by)
+{
+	int c = qsym_cmp_key(a, b, by);
+
+	if (!c && by <= GROUP_FUNCTION && !a->file && a->function)
+		c = key_cmp_str(a->module, b->module);
+	return c;
+}
+
 static int qsym_ptr_cmp(const void *pa, const void *pb, void *by)
 {
 	const struct qsym *a = *(const struct qsym *const *)pa, *b = *(const struct qsym *const *)pb;
 
-	return qsym_cmp_key(a, b, *(const enum group_by *)by);
+	return qsym_cmp_key_module(a, b, *(const enum group_by *)by);
 }
 
 static bool pattern_match(const struct qsym *s, const char *pat)
@@ -143,14 +163,129 @@ static bool pattern_match(const struct qsym *s, const char *pat)
 	       (!s->file && s->module && strcasestr(s->module, pat));
 }
 
-int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
+/* Process groups: one per pid of the processes table (v3), or meta's pid. */
+static int qctx_add_proc(struct qctx *q, int pid, const char *comm, const char *exe)
+{
+	struct qsym *v = realloc(q->procs, (q->n_procs + 1) * sizeof(*v)), *p;
+	int err = 0;
+
+	if (!v)
+		return -ENOMEM;
+	q->procs = v;
+	p = &v[q->n_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->function = str__dup(comm, &err);
+	p->module = str__dup(exe, &err);
+	p->match = true;
+	q->n_procs++;
+	if (!err && hashmap__set(&q->proc_index, (uint64_t)pid, (uint64_t)(q->n_procs - 1)))
+		err = -ENOMEM;
+	return err;
+}
+
+static int qctx_processes(struct qctx *q)
+{
+	char *pid = NULL, *comm = NULL, *exe = NULL;
+	sqlite3_stmt *st;
+	struct qgroup *g;
+	int rc, err;
+
+	/* v3 files from before the process tree have no pid column */
+	q->has_pid = db__version(q->db) >= 3 && db__has_column(q->db, "cpu_samples", "pid");
+	err = db__meta_get(q->db, "pid", &pid);
+	q->default_pid = pid ? atoi(pid) : 0;
+	free(pid);
+	if (err || q->f->group != GROUP_PROCESS)
+		return err;
+	if (q->has_pid) {
+		/* a pid that exec'd has several rows: its last image names it */
+		err = q_prepare(q->db, "read processes",
+				"SELECT pid, comm, exe FROM processes ORDER BY pid, start_ms", &st);
+		if (err)
+			return err;
+		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			int p = sqlite3_column_int(st, 0);
+			uint64_t i;
+
+			if (hashmap__get(&q->proc_index, (uint64_t)p, &i)) {
+				struct qsym *x = &q->procs[i];
+
+				free(x->function);
+				free(x->module);
+				x->function = dup_col(st, 1, &err);
+				x->module = dup_col(st, 2, &err);
+				continue;
+			}
+			err = qctx_add_proc(q, p, (const char *)sqlite3_column_text(st, 1),
+					    (const char *)sqlite3_column_text(st, 2));
+		}
+		if (!err && rc != SQLITE_DONE)
+			err = q_err(q->db, "read processes");
+		sqlite3_finalize(st);
+	}
+	if (!err && !hashmap__get(&q->proc_index, (uint64_t)q->default_pid, NULL)) {
+		err = db__meta_get(q->db, "process_name", &comm);
+		if (!err)
+			err = db__meta_get(q->db, "exe_path", &exe);
+		if (!err)
+			err = qctx_add_proc(q, q->default_pid, comm, exe);
+		free(comm);
+		free(exe);
+	}
+	if (err)
+		return err;
+	/* the groups are the processes (and the last one, processes not in the table) */
+	g = calloc(q->n_procs + 1, sizeof(*g));
+	if (!g)
+		return -ENOMEM;
+	free(q->groups);
+	q->groups = g;
+	q->n_groups = q->n_procs;
+	for (int i = 0; i < q->n_procs; i++) {
+		q->procs[i].group = i;
+		g[i].rep = &q->procs[i];
+	}
+	g[q->n_procs].rep = &q->unknown;
+	return 0;
+}
+
+int qctx_group_of(const struct qctx *q, const struct qsym *s, int64_t pid, bool is_null)
+{
+	uint64_t i;
+
+	if (is_null || !pid)
+		pid = q->default_pid;
+	if (q->f->pid && pid != q->f->pid)
+		return -1;
+	if (q->f->group != GROUP_PROCESS)
+		return s->group;
+	return hashmap__get(&q->proc_index, (uint64_t)pid, &i) ? (int)i : q->n_procs;
+}
+
+/* Room for one more symbol. 0 or -ENOMEM. */
+static int qctx_grow(struct qctx *q)
+{
+	int ncap = q->cap_syms ? 2 * q->cap_syms : 1024;
+	struct qsym *v;
+
+	if (q->n_syms < q->cap_syms)
+		return 0;
+	v = realloc(q->syms, ncap * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	q->syms = v;
+	q->cap_syms = ncap;
+	return 0;
+}
+
+int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 {
 	const char *sql = db__version(db) >= 2 ?
 		"SELECT addr, file, line, function, module FROM symbols ORDER BY addr" :
 		"SELECT addr, file, line, function, NULL FROM symbols ORDER BY addr";
-	struct qsym **order = NULL;
 	sqlite3_stmt *st;
-	int cap = 0, rc, err;
+	int rc, err;
 
 	memset(q, 0, sizeof(*q));
 	q->db = db;
@@ -161,17 +296,9 @@ int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct qsym *s;
 
-		if (q->n_syms == cap) {
-			int ncap = cap ? 2 * cap : 1024;
-			struct qsym *v = realloc(q->syms, ncap * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			q->syms = v;
-			cap = ncap;
-		}
+		err = qctx_grow(q);
+		if (err)
+			break;
 		s = &q->syms[q->n_syms++];
 		memset(s, 0, sizeof(*s));
 		s->addr = sqlite3_column_int64(st, 0);
@@ -187,10 +314,39 @@ int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
 	sqlite3_finalize(st);
 	if (err)
 		return err;
+	q->n_addr_syms = q->n_syms;
+	return qctx_index(q);
+}
 
-	err = qctx_index(q);
+int qctx_add_sym(struct qctx *q, const char *file, int line, const char *function,
+		 const char *module)
+{
+	struct qsym *s;
+	int err = qctx_grow(q);
+
 	if (err)
 		return err;
+	s = &q->syms[q->n_syms];
+	memset(s, 0, sizeof(*s));
+	s->addr = 0;
+	s->file = str__dup(file, &err);
+	s->line = line;
+	s->function = str__dup(function, &err);
+	s->module = str__dup(module, &err);
+	if (err) {
+		free(s->file);
+		free(s->function);
+		free(s->module);
+		return err;
+	}
+	return q->n_syms++;
+}
+
+int qctx_group(struct qctx *q)
+{
+	const struct query_filter *f = q->f;
+	struct qsym **order = NULL;
+
 	/* groups: sort pointers by key, equal keys share a group */
 	if (q->n_syms) {
 		order = malloc(q->n_syms * sizeof(*order));
@@ -207,7 +363,7 @@ int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
 		return -ENOMEM;
 	}
 	for (int i = 0; i < q->n_syms; i++) {
-		if (i == 0 || qsym_cmp_key(order[i - 1], order[i], f->group))
+		if (i == 0 || qsym_cmp_key_module(order[i - 1], order[i], f->group))
 			q->groups[q->n_groups++].rep = order[i];
 		order[i]->group = q->n_groups - 1;
 		order[i]->match = pattern_match(order[i], f->pattern);
@@ -217,7 +373,14 @@ int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
 	q->unknown.group = q->n_groups;
 	q->unknown.match = pattern_match(&q->unknown, f->pattern);
 	q->groups[q->n_groups].rep = &q->unknown;
-	return 0;
+	return qctx_processes(q);
+}
+
+int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f)
+{
+	int err = qctx_load_syms(q, db, f);
+
+	return err ? err : qctx_group(q);
 }
 
 const struct qsym *qctx_find(const struct qctx *q, int64_t addr)
@@ -225,6 +388,101 @@ const struct qsym *qctx_find(const struct qctx *q, int64_t addr)
 	uint64_t i;
 
 	return hashmap__get(&q->index, (uint64_t)addr, &i) ? &q->syms[i] : &q->unknown;
+}
+
+/* ---- inline chains ------------------------------------------------------ */
+
+void chains_free(struct chains *c, int n_syms)
+{
+	for (int i = 0; i < c->nv; i++) {
+		free(c->v[i].file);
+		free(c->v[i].function);
+	}
+	free(c->v);
+	free(c->first);
+	free(c->n);
+	(void)n_syms;
+}
+
+static bool same_str(const char *a, const char *b)
+{
+	return (!a && !b) || (a && b && !strcmp(a, b));
+}
+
+/*
+ * Load symbol_frames (innermost first) and keep, per symbol, the part from
+ * the reported frame (the symbols row) outwards: what a flame graph shows.
+ */
+int chains_load(struct qctx *q, struct chains *c)
+{
+	sqlite3_stmt *st;
+	int cap = 0, rc, err = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->n_syms = q->n_syms;
+	c->first = calloc(q->n_syms + 1, sizeof(int));
+	c->n = calloc(q->n_syms + 1, sizeof(int));
+	if (!c->first || !c->n)
+		return -ENOMEM;
+	if (db__version(q->db) < 2)
+		return 0;
+	err = q_prepare(q->db, "read inline frames", "SELECT addr, depth, file, line, function"
+			" FROM symbol_frames ORDER BY addr, depth", &st);
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		const struct qsym *s = qctx_find(q, sqlite3_column_int64(st, 0));
+		int si = s == &q->unknown ? -1 : (int)(s - q->syms);
+		struct frame *f;
+
+		if (si < 0)
+			continue;
+		if (c->nv == cap) {
+			int ncap = cap ? 2 * cap : 1024;
+			struct frame *v = realloc(c->v, ncap * sizeof(*v));
+
+			if (!v) {
+				err = -ENOMEM;
+				break;
+			}
+			c->v = v;
+			cap = ncap;
+		}
+		if (!c->n[si])
+			c->first[si] = c->nv;
+		else if (c->first[si] + c->n[si] != c->nv)
+			continue;	/* rows of one address are consecutive (ORDER BY) */
+		f = &c->v[c->nv++];
+		f->file = dup_col(st, 2, &err);
+		f->line = sqlite3_column_int(st, 3);
+		f->function = dup_col(st, 4, &err);
+		c->n[si]++;
+		if (err)
+			break;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = q_err(q->db, "read inline frames");
+	sqlite3_finalize(st);
+	if (err)
+		return err;
+	/* start each chain at the reported frame */
+	for (int i = 0; i < q->n_syms; i++) {
+		const struct qsym *s = &q->syms[i];
+
+		for (int d = 0; d < c->n[i]; d++) {
+			const struct frame *f = &c->v[c->first[i] + d];
+
+			if (same_str(f->file, s->file) && f->line == s->line &&
+			    same_str(f->function, s->function)) {
+				c->first[i] += d;
+				c->n[i] -= d;
+				break;
+			}
+			if (d == c->n[i] - 1)
+				c->n[i] = 0;	/* no match: the symbols row alone */
+		}
+	}
+	return 0;
 }
 
 /* The checkpoint ids [*lo, *hi] whose timestamps fall in [from, to]; *lo > *hi when none. */
@@ -263,10 +521,11 @@ int checkpoint_range(struct db *db, uint64_t from, uint64_t to, int64_t *lo, int
 static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 {
 	struct prof_row r = {
-		.file = g->rep->file,
+		.file = by == GROUP_PROCESS ? NULL : g->rep->file,
 		.line = by == GROUP_LINE ? g->rep->line : 0,
-		.function = by <= GROUP_FUNCTION ? g->rep->function : NULL,
+		.function = by <= GROUP_FUNCTION || by == GROUP_PROCESS ? g->rep->function : NULL,
 		.module = g->rep->module,
+		.pid = g->rep->pid,
 		.samples = g->samples,
 		.live_bytes = g->live,
 		.peak_bytes = g->peak,
@@ -305,11 +564,29 @@ static int cpu_cmp(const void *pa, const void *pb)
 	return group_tiebreak(a, b);
 }
 
-static int heap_cmp(const void *pa, const void *pb)
+/* A group's value under the heap sort key. */
+static int64_t heap_key(const struct qgroup *g, enum heap_sort by)
+{
+	switch (by) {
+	case HEAP_SORT_PEAK:
+		return g->peak;
+	case HEAP_SORT_ALLOCATED:
+		return g->alloc_bytes;
+	case HEAP_SORT_ALLOCS:
+		return g->alloc_count;
+	default:
+		return g->live;
+	}
+}
+
+static int heap_cmp(const void *pa, const void *pb, void *ctx)
 {
 	const struct qgroup *a = *(const struct qgroup *const *)pa;
 	const struct qgroup *b = *(const struct qgroup *const *)pb;
+	enum heap_sort by = *(const enum heap_sort *)ctx;
 
+	if (heap_key(a, by) != heap_key(b, by))
+		return heap_key(a, by) < heap_key(b, by) ? 1 : -1;
 	if (a->live != b->live)
 		return a->live < b->live ? 1 : -1;
 	if (a->peak != b->peak)
@@ -323,22 +600,38 @@ static int heap_cmp(const void *pa, const void *pb)
 int emit_rows(struct qctx *q, bool heap, double total, prof_row_cb cb, void *ctx)
 {
 	struct qgroup **v = malloc((q->n_groups + 1) * sizeof(*v));
+	enum heap_sort by = q->f->heap_sort;
 	int n = 0, err = 0, shown = 0;
+	double key_total = 0;
 
 	if (!v)
 		return -ENOMEM;
 	for (int i = 0; i <= q->n_groups; i++)
 		if (q->groups[i].used)
 			v[n++] = &q->groups[i];
-	qsort(v, n, sizeof(*v), heap ? heap_cmp : cpu_cmp);
+	/* the live share is the row's pct; the threshold is a share of the sort key */
+	if (heap && by != HEAP_SORT_LIVE) {
+		for (int i = 0; i < n; i++)
+			key_total += (double)heap_key(v[i], by);
+		qsort_r(v, n, sizeof(*v), heap_cmp, &by);
+	} else if (heap) {
+		key_total = total;
+		qsort_r(v, n, sizeof(*v), heap_cmp, &by);
+	} else {
+		qsort(v, n, sizeof(*v), cpu_cmp);
+	}
 	for (int i = 0; i < n && !err; i++) {
 		struct prof_row r = row_of(v[i], q->f->group);
+		double key_pct;
 
-		if (heap)
+		if (heap) {
 			r.pct = total > 0 && r.live_bytes > 0 ? 100.0 * r.live_bytes / total : 0;
-		else
-			r.pct = total > 0 ? 100.0 * r.samples / total : 0;
-		if (q->f->threshold_pct > 0 && r.pct < q->f->threshold_pct)
+			key_pct = key_total > 0 && heap_key(v[i], by) > 0 ?
+				  100.0 * heap_key(v[i], by) / key_total : 0;
+		} else {
+			r.pct = key_pct = total > 0 ? 100.0 * r.samples / total : 0;
+		}
+		if (q->f->threshold_pct > 0 && key_pct < q->f->threshold_pct)
 			continue;
 		if (q->f->limit > 0 && shown >= q->f->limit)
 			break;

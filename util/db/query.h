@@ -15,18 +15,39 @@ enum group_by {
 	GROUP_FUNCTION,		/* function (and file) */
 	GROUP_FILE,
 	GROUP_MODULE,
+	GROUP_PROCESS,		/* per process (pid) of the recording's process tree */
 };
 
 #define TIME_NONE UINT64_MAX
+
+/*
+ * How heap rows are ranked (report --sort-by), largest first: live bytes
+ * at the end (or at_ms), the site's peak live bytes, bytes allocated in the
+ * window, allocations (count) in the window. pprof's inuse_space,
+ * alloc_space and alloc_objects; heaptrack's leaked, peak, allocations.
+ */
+enum heap_sort {
+	HEAP_SORT_LIVE,
+	HEAP_SORT_PEAK,
+	HEAP_SORT_ALLOCATED,
+	HEAP_SORT_ALLOCS,
+};
 
 struct query_filter {
 	uint64_t from_ms;	/* checkpoints with timestamp_ms >= from_ms; TIME_NONE: from start */
 	uint64_t to_ms;		/* ... and <= to_ms; TIME_NONE: to the end */
 	uint64_t at_ms;		/* heap: live bytes as of this moment; TIME_NONE: at the end */
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
+	int pid;		/* only the rows of this process; 0: every process */
 	enum group_by group;
 	int limit;		/* 0: no limit */
-	double threshold_pct;	/* rows below this share of the total are left out */
+	/* heap: allocation wrappers (globs, util/heap/alloc-fn.h) passed over in the
+	 * stored stacks, beside the built-in ones and the file's meta.heap_alloc_fn;
+	 * NULL-terminated, NULL: none */
+	const char *const *alloc_fn;
+	double threshold_pct;	/* rows below this share of the total are left out (heap: of
+				 * the sort key's total) */
+	enum heap_sort heap_sort;
 };
 
 void query_filter__init(struct query_filter *f);
@@ -37,6 +58,8 @@ struct prof_row {
 	int line;
 	const char *function;
 	const char *module;
+	int pid;		/* GROUP_PROCESS: the process (function: its comm, module: its
+				 * executable) */
 	uint64_t samples;	/* CPU */
 	double pct;		/* of the total in the filter's window */
 	int64_t live_bytes;	/* heap */
@@ -50,10 +73,39 @@ typedef int (*prof_row_cb)(const struct prof_row *row, void *ctx);
 /* CPU rows, most samples first; *total = samples in the window. */
 int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
 		 prof_row_cb cb, void *ctx);
-/* Heap rows, most live bytes first (sites with live bytes <= 0 left out
- * unless they allocated); *total_live = live bytes of all sites. */
+/*
+ * Heap rows, ranked by f->heap_sort (sites with live bytes <= 0 left out
+ * unless they allocated); *total_live = live bytes of all sites; a row's
+ * pct is its share of that.
+ *
+ * The site of a row is heap_events.addr, as the recorder chose it, unless
+ * an allocation wrapper (built in, meta.heap_alloc_fn, f->alloc_fn) is in
+ * the way in the stored stack: then the site rule (util/heap/attrib.h) is
+ * applied again to that stack, past the wrappers, and the row counts at
+ * the line it gives (which may be a line of an inlined wrapper's caller,
+ * with no address of its own). The file is not changed.
+ */
 int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_live,
 		  prof_row_cb cb, void *ctx);
+
+/*
+ * When one site holds most of the live heap and is reached from many
+ * lines, it may be an allocation wrapper that nobody named: report says
+ * so (issue 9). Filled by db_query_heap_hint().
+ */
+struct heap_hint {
+	bool suspect;		/* the rest is set only when true */
+	double pct;		/* the site's share of the live heap */
+	int callers;		/* distinct lines that reached it (with live bytes) */
+	char *file;		/* the site, malloc'd (heap_hint__free) */
+	int line;
+	char *function;
+};
+
+/* db_query_heap(), and the hint about its top row. */
+int db_query_heap_hint(struct db *db, const struct query_filter *f, int64_t *total_live,
+		       prof_row_cb cb, void *ctx, struct heap_hint *hint);
+void heap_hint__free(struct heap_hint *h);	/* the strings; NULL ok */
 
 /*
  * Call stacks with a weight, for flame graphs and pprof (SPEC §8): CPU
@@ -104,6 +156,10 @@ struct prof_summary {
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
 	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
 	uint64_t mappings;		/* rows of the `map` table */
+	/* the process's resident memory (schema v3; has_rss false before or when unread) */
+	bool has_rss;
+	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
+	int64_t rss_peak_bytes;			/* highest at any checkpoint */
 	/* record --retain (v3): checkpoints folded into coarser ones */
 	uint64_t retain_ms;		/* meta.retain_ms; 0: none */
 	uint64_t folded_checkpoints;	/* checkpoints holding more than one interval */
@@ -114,6 +170,8 @@ struct prof_summary {
 
 int db_query_summary(struct db *db, struct prof_summary *s);
 
+/* How many processes the recording holds (the processes table of v3; 1 before). */
+int db_query_process_count(struct db *db, int *n);
 /*
  * What a window [from_ms, to_ms] (TIME_NONE: open) reads when record
  * --retain folded checkpoints in it: the checkpoints from its first to its

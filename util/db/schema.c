@@ -20,6 +20,11 @@ const char db_schema_sql[] =
 	"    heap_alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0,\n"
+	/* v3 (issue 9): the process's resident memory at the checkpoint
+	 * (/proc/PID/statm), all of it and the anonymous part; NULL when it
+	 * could not be read (the process had gone) */
+	"    rss_bytes INTEGER DEFAULT NULL,\n"
+	"    rss_anon_bytes INTEGER DEFAULT NULL,\n"
 	/* v3: how many intervals the checkpoint holds: more than 1 when
 	 * record --retain folded older ones together (util/db/retain.c) */
 	"    merged INTEGER NOT NULL DEFAULT 1\n"
@@ -39,6 +44,7 @@ const char db_schema_sql[] =
 	"    checkpoint_id INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
 	"    count INTEGER NOT NULL,\n"
+	"    pid INTEGER DEFAULT NULL,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"
@@ -53,6 +59,7 @@ const char db_schema_sql[] =
 	"    alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    stack_id INTEGER DEFAULT NULL,\n"
+	"    pid INTEGER DEFAULT NULL,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"
@@ -92,32 +99,79 @@ const char db_schema_sql[] =
 	"    path TEXT\n"
 	");\n"
 	/*
+	 * Version 3: the allocation history (record --alloc-history), seed
+	 * 001's layout for "half-axis" queries (util/db/history.h): time
+	 * slices that never overlap (consecutive ids in time order), per slice
+	 * address chunks that never overlap for one kind, events in order of
+	 * appearance (rowid), each in exactly one chunk. Times are ns from
+	 * start_time; addr_last is inclusive.
+	 */
+	"CREATE TABLE alloc_slices (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    time_first INTEGER NOT NULL,\n"
+	"    time_last INTEGER NOT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_slices_last ON alloc_slices(time_last);\n"
+	"CREATE TABLE alloc_chunks (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    slice_id INTEGER NOT NULL,\n"
+	"    addr_first INTEGER NOT NULL,\n"
+	"    addr_last INTEGER NOT NULL,\n"
+	"    kind INTEGER NOT NULL DEFAULT 0\n"
+	");\n"
+	"CREATE INDEX idx_alloc_chunks ON alloc_chunks(kind, slice_id, addr_last);\n"
+	"CREATE TABLE alloc_events (\n"
+	"    id INTEGER PRIMARY KEY,\n"
+	"    chunk_id INTEGER NOT NULL,\n"
+	"    time_alloc INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    size INTEGER NOT NULL,\n"
+	"    site INTEGER DEFAULT NULL,\n"
+	"    stack_id INTEGER DEFAULT NULL,\n"
+	"    time_free INTEGER DEFAULT NULL\n"
+	");\n"
+	"CREATE INDEX idx_alloc_events_chunk ON alloc_events(chunk_id, time_alloc, addr, size);\n"
+	/* v3: the processes of the recording (the target and the children it
+	 * started), one row per image: an exec ends one and starts the next. */
+	"CREATE TABLE processes (\n"
+	"    pid INTEGER NOT NULL,\n"
+	"    ppid INTEGER,\n"
+	"    comm TEXT,\n"
+	"    exe TEXT,\n"
+	"    start_ms INTEGER NOT NULL,\n"
+	"    end_ms INTEGER DEFAULT NULL,\n"
+	"    samples INTEGER NOT NULL DEFAULT 0,\n"
+	"    PRIMARY KEY (pid, start_ms)\n"
+	");\n"
+	/*
 	 * v3: totals per block of checkpoints, kept by the writer in each
 	 * checkpoint's transaction (util/db/totals.c), so readers add up a
 	 * few thousand rows instead of scanning the event tables. Level k
 	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
-	 * table's rows. peak: the key's highest live bytes at a checkpoint
-	 * of the block that has a row for it, less its live bytes at the
-	 * block's start.
+	 * table's rows (pid 0 for NULL). peak: the key's highest live bytes
+	 * at a checkpoint of the block that has a row for it, less its live
+	 * bytes at the block's start.
 	 */
 	"CREATE TABLE cpu_totals (\n"
 	"    level INTEGER NOT NULL,\n"
 	"    block INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
+	"    pid INTEGER NOT NULL,\n"
 	"    count INTEGER NOT NULL,\n"
-	"    PRIMARY KEY (level, block, addr)\n"
+	"    PRIMARY KEY (level, block, addr, pid)\n"
 	") WITHOUT ROWID;\n"
 	"CREATE TABLE heap_totals (\n"
 	"    level INTEGER NOT NULL,\n"
 	"    block INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
 	"    stack_id INTEGER NOT NULL,\n"
+	"    pid INTEGER NOT NULL,\n"
 	"    alloc_bytes INTEGER NOT NULL,\n"
 	"    free_bytes INTEGER NOT NULL,\n"
 	"    alloc_count INTEGER NOT NULL,\n"
 	"    free_count INTEGER NOT NULL,\n"
 	"    peak INTEGER NOT NULL,\n"
-	"    PRIMARY KEY (level, block, addr, stack_id)\n"
+	"    PRIMARY KEY (level, block, addr, stack_id, pid)\n"
 	") WITHOUT ROWID;\n"
 	/* one row: checkpoints 1..through are in the totals; event rows with
 	 * a larger rowid than cpu_rowid/heap_rowid came after; the blocks of

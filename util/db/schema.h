@@ -15,8 +15,20 @@
  *      + symbol_frames (the whole inline chain of an address)
  *      + stacks, stack_frames (deduplicated call stacks, seed 004)
  *      + map (the target's mappings, seed 003)
- *   3  + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,
- *        kept by the writer: util/db/totals.h)
+ *   3  + checkpoints.{rss_bytes, rss_anon_bytes} (resident memory, issue 9)
+ *      + meta.heap_alloc_fn (record --alloc-fn; a key, readable by any version)
+ *      + alloc_slices, alloc_chunks, alloc_events (the allocation history,
+ *        seed 001; empty unless recorded with --alloc-history)
+ *      + cpu_samples.pid, heap_events.pid (the process of the row: a
+ *        recording follows the target's children; NULL in older files
+ *        means meta.pid)
+ *      + processes (one row per process image: pid, ppid, comm, exe, when
+ *        it started and ended, its CPU samples)
+ *      symbols.addr of a second program holding other code at an address
+ *      already used carries the program's number in bits 48..62
+ *      + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,
+ *        kept by the writer: util/db/totals.h); checkpoints.merged (record
+ *        --retain folded it from that many intervals)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */

@@ -137,6 +137,20 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->stacks = v[0];
 		s->mappings = v[1];
 	}
+	if (db__version(db) >= 3) {
+		err = int_query(db, "read resident memory",
+				"SELECT COUNT(rss_bytes), COALESCE(MAX(rss_bytes), 0),"
+				" COALESCE((SELECT rss_bytes FROM checkpoints WHERE rss_bytes IS NOT NULL"
+				" ORDER BY id DESC LIMIT 1), 0),"
+				" COALESCE((SELECT rss_anon_bytes FROM checkpoints WHERE rss_bytes"
+				" IS NOT NULL ORDER BY id DESC LIMIT 1), 0) FROM checkpoints", v, 4);
+		if (err)
+			return err;
+		s->has_rss = v[0] > 0;
+		s->rss_peak_bytes = v[1];
+		s->rss_bytes = v[2];
+		s->rss_anon_bytes = v[3];
+	}
 	err = db__meta_get(db, "heap_probes", &val);
 	if (err)
 		return err;
@@ -246,5 +260,17 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 	if (!err && rc != SQLITE_DONE)
 		err = q_err(db, "read meta");
 	sqlite3_finalize(st);
+	return err;
+}
+
+int db_query_process_count(struct db *db, int *n)
+{
+	int64_t v = 1;
+	int err = 0;
+
+	if (db__version(db) >= 3 && db__has_column(db, "processes", "pid"))
+		err = int_query(db, "count processes",
+				"SELECT MAX(1, COUNT(DISTINCT pid)) FROM processes", &v, 1);
+	*n = (int)v;
 	return err;
 }

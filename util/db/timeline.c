@@ -1,6 +1,7 @@
 #include "util/db/timeline.h"
 
 #include <errno.h>
+#include <math.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -44,17 +45,21 @@ static int prepare(sqlite3 *conn, const char *sql, sqlite3_stmt **st, const char
 	return 0;
 }
 
-/* Schema v2: one row per checkpoint with its totals. */
+/* Schema v3: one row per checkpoint with its totals and the resident memory. */
+static const char sql_cp_v3[] =
+	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes, "
+	"rss_bytes FROM checkpoints ORDER BY id";
+/* Schema v2: the totals. */
 static const char sql_cp_v2[] =
-	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes "
-	"FROM checkpoints ORDER BY id";
+	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes, "
+	"NULL FROM checkpoints ORDER BY id";
 /* Schema v1 (seed 000 as written): the same totals, computed. */
 static const char sql_cp_v1[] =
 	"SELECT cp.id, cp.timestamp_ms, "
 	"(SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE checkpoint_id = cp.id), "
 	"(SELECT COALESCE(SUM(alloc_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
 	"(SELECT COALESCE(SUM(free_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
-	"0 FROM checkpoints cp ORDER BY cp.id";
+	"0, NULL FROM checkpoints cp ORDER BY cp.id";
 
 static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 {
@@ -64,7 +69,10 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 	double live = 0;
 	int rc;
 
-	if (sqlite3_prepare_v2(c->conn, sql_cp_v2, -1, &st, NULL) != SQLITE_OK) {
+	if (db__version(c->db) >= 3 ? prepare(c->conn, sql_cp_v3, &st, "cannot read the checkpoints")
+				     : sqlite3_prepare_v2(c->conn, sql_cp_v2, -1, &st, NULL) != SQLITE_OK) {
+		if (db__version(c->db) >= 3)
+			return -RSPROF_EDB;
 		pr_debug(1, "no checkpoint totals (%s): computing them", sqlite3_errmsg(c->conn));
 		if (prepare(c->conn, sql_cp_v1, &st, "cannot read the checkpoints"))
 			return -RSPROF_EDB;
@@ -72,7 +80,7 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (tl->n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
-			void *p[6];
+			void *p[7];
 
 			p[0] = realloc(tl->t_ms, nc * sizeof(*tl->t_ms));
 			if (p[0])
@@ -92,7 +100,10 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 			p[5] = realloc(c->cp_ids, nc * sizeof(*c->cp_ids));
 			if (p[5])
 				c->cp_ids = p[5];
-			if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5]) {
+			p[6] = realloc(tl->rss, nc * sizeof(double));
+			if (p[6])
+				tl->rss = p[6];
+			if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5] || !p[6]) {
 				sqlite3_finalize(st);
 				return -ENOMEM;
 			}
@@ -104,6 +115,11 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 		tl->alloc[tl->n] = (double)sqlite3_column_int64(st, 3);
 		tl->freed[tl->n] = (double)sqlite3_column_int64(st, 4);
 		tl->live[tl->n] = (double)sqlite3_column_int64(st, 5);
+		tl->rss[tl->n] = NAN;
+		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
+			tl->rss[tl->n] = (double)sqlite3_column_int64(st, 6);
+			tl->has_rss = true;
+		}
 		if (tl->live[tl->n] != 0)
 			have_live = true;
 		if (tl->alloc[tl->n] != 0 || tl->freed[tl->n] != 0)
@@ -567,6 +583,7 @@ static void slice(struct timeline *tl, size_t lo, size_t hi)
 	memmove(tl->alloc, tl->alloc + lo, n * sizeof(*tl->alloc));
 	memmove(tl->freed, tl->freed + lo, n * sizeof(*tl->freed));
 	memmove(tl->cpu, tl->cpu + lo, n * sizeof(*tl->cpu));
+	memmove(tl->rss, tl->rss + lo, n * sizeof(*tl->rss));
 	for (size_t i = 0; i < tl->n_sites; i++)
 		memmove(tl->sites[i].values, tl->sites[i].values + lo, n * sizeof(double));
 	for (size_t i = 0; i < tl->n_cpu_sites; i++)
@@ -592,6 +609,7 @@ void timeline__delete(struct timeline *tl)
 	free(tl->live);
 	free(tl->alloc);
 	free(tl->freed);
+	free(tl->rss);
 	free(tl->cpu);
 	free(tl);
 }

@@ -60,7 +60,9 @@ struct timeline {
 	double *alloc;		/* bytes allocated in the interval */
 	double *freed;		/* bytes freed in the interval */
 	double *cpu;		/* CPU samples in the interval */
+	double *rss;		/* resident memory of the process (schema v3); NAN: unknown */
 	bool has_heap;		/* any heap event in the file */
+	bool has_rss;		/* any checkpoint with its resident memory */
 	struct timeline_site *sites;	/* heap sites, in rank order */
 	size_t n_sites;
 	struct timeline_site *cpu_sites;	/* CPU sites, most samples first */

@@ -13,6 +13,7 @@
 
 #include "util/db/db.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 
 enum tr_stmt {
 	TR_CPU_BLOCK,
@@ -29,15 +30,15 @@ enum tr_stmt {
  */
 static const char *const tr_sql[TR_MAX] = {
 	[TR_CPU_BLOCK] = "SELECT 1 FROM cpu_totals WHERE level = ?1 AND block = ?2"
-			 " AND rsprof_totals_row(addr, count)",
+			 " AND rsprof_totals_row(addr, pid, count)",
 	[TR_HEAP_BLOCK] = "SELECT 1 FROM heap_totals WHERE level = ?1 AND block = ?2"
-			  " AND rsprof_totals_row(addr, stack_id, alloc_bytes, free_bytes,"
+			  " AND rsprof_totals_row(addr, pid, stack_id, alloc_bytes, free_bytes,"
 			  " alloc_count, free_count, peak)",
 	[TR_CPU_RAW] = "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2"
-		       " AND rsprof_totals_row(addr, count, checkpoint_id)",
+		       " AND rsprof_totals_row(addr, IFNULL(pid, 0), count, checkpoint_id)",
 	[TR_HEAP_RAW] = "SELECT 1 FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2"
-			" AND rsprof_totals_row(addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-			" alloc_count, free_count, checkpoint_id)",
+			" AND rsprof_totals_row(addr, IFNULL(pid, 0), IFNULL(stack_id, -1), alloc_bytes,"
+			" free_bytes, alloc_count, free_count, checkpoint_id)",
 };
 
 struct totals {
@@ -65,24 +66,25 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	struct totals_row r = { .checkpoint = t->piece_last, .stack_id = -1 };
 
 	r.addr = sqlite3_value_int64(argv[0]);
+	r.pid = sqlite3_value_int64(argv[1]);
 	switch (argc) {
-	case 3:		/* cpu raw */
-		r.checkpoint = sqlite3_value_int64(argv[2]);
+	case 4:		/* cpu raw */
+		r.checkpoint = sqlite3_value_int64(argv[3]);
 		/* fall through */
-	case 2:		/* cpu block */
-		r.count = sqlite3_value_int64(argv[1]);
+	case 3:		/* cpu block */
+		r.count = sqlite3_value_int64(argv[2]);
 		break;
-	case 7:		/* heap: block (peak) or raw (checkpoint) */
-		r.stack_id = sqlite3_value_int64(argv[1]);
-		r.alloc_bytes = sqlite3_value_int64(argv[2]);
-		r.free_bytes = sqlite3_value_int64(argv[3]);
-		r.alloc_count = sqlite3_value_int64(argv[4]);
-		r.free_count = sqlite3_value_int64(argv[5]);
+	case 8:		/* heap: block (peak) or raw (checkpoint) */
+		r.stack_id = sqlite3_value_int64(argv[2]);
+		r.alloc_bytes = sqlite3_value_int64(argv[3]);
+		r.free_bytes = sqlite3_value_int64(argv[4]);
+		r.alloc_count = sqlite3_value_int64(argv[5]);
+		r.free_count = sqlite3_value_int64(argv[6]);
 		if (t->piece_last < 0) {
-			r.checkpoint = sqlite3_value_int64(argv[6]);
+			r.checkpoint = sqlite3_value_int64(argv[7]);
 			r.peak = r.alloc_bytes - r.free_bytes;
 		} else {
-			r.peak = sqlite3_value_int64(argv[6]);
+			r.peak = sqlite3_value_int64(argv[7]);
 		}
 		break;
 	default:
@@ -438,11 +440,13 @@ static void block_row(void *ctx, const struct totals_row *r)
 	int64_t net = r->alloc_bytes - r->free_bytes;
 	int g;
 
-	if (!k->slot)
-		w->total_live += net;
 	g = w->group_of(w->ctx, r);
+	if (!k->slot && g >= -1)
+		w->total_live += net;
 	if (g < 0 || g >= w->n_groups || !in_set(k, g))
 		return;
+	if (!k->slot && w->counted)
+		w->counted(w->ctx, r, g);
 	if (k->seen[g] != k->serial) {
 		k->seen[g] = k->serial;
 		k->start[g] = k->live[g];
@@ -473,11 +477,13 @@ static void raw_row(void *ctx, const struct totals_row *r)
 	struct raw_row *x;
 	int g;
 
-	if (!k->slot)
-		w->total_live += r->alloc_bytes - r->free_bytes;
 	g = w->group_of(w->ctx, r);
+	if (!k->slot && g >= -1)
+		w->total_live += r->alloc_bytes - r->free_bytes;
 	if (g < 0 || g >= w->n_groups || !in_set(k, g))
 		return;
+	if (!k->slot && w->counted)
+		w->counted(w->ctx, r, g);
 	if (k->n_raw == k->cap_raw) {
 		size_t cap = k->cap_raw ? 2 * k->cap_raw : 4096;
 		struct raw_row *v = realloc(k->raw, cap * sizeof(*v));
@@ -795,4 +801,164 @@ out:
 	if (err)
 		totals_heap_walk__free(w);
 	return err;
+}
+
+/* ---- the check ---------------------------------------------------------- */
+
+struct check_key {
+	int64_t addr, stack_id, pid;
+	bool heap;
+	int64_t raw[4], sum[4];		/* event rows; one level of the totals */
+};
+
+struct check {
+	struct check_key *v;
+	size_t n, cap;
+	struct hashmap index;
+};
+
+static bool check_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct check *c = ctx;
+	const struct check_key *a = &c->v[val], *b = key;
+
+	return a->addr == b->addr && a->stack_id == b->stack_id && a->pid == b->pid &&
+	       a->heap == b->heap;
+}
+
+static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_id, int64_t pid,
+				   bool heap)
+{
+	struct check_key k = { addr, stack_id, pid, heap, { 0 }, { 0 } };
+	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
+				       hashmap__hash_u64((uint64_t)pid * 2 + heap))) | 1;
+	uint64_t idx = c->n;
+	bool fresh;
+
+	if (c->n == c->cap) {
+		size_t cap = c->cap ? 2 * c->cap : 1024;
+		struct check_key *v = realloc(c->v, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		c->v = v;
+		c->cap = cap;
+	}
+	if (hashmap__intern(&c->index, h, check_eq, &k, c, &idx, &fresh))
+		return NULL;
+	if (fresh)
+		c->v[c->n++] = k;
+	return &c->v[idx];
+}
+
+/* Add up the rows of sql (addr, stack_id, pid, 4 values) into raw or sum. */
+static int check_read(struct db *db, struct check *c, const char *sql, int64_t b1, int64_t b2,
+		      bool heap, bool raw)
+{
+	sqlite3_stmt *st;
+	int rc, err = 0;
+
+	if (sqlite3_prepare_v2(db__sqlite(db), sql, -1, &st, NULL) != SQLITE_OK) {
+		pr_err("%s: check the totals: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
+		return -RSPROF_EDB;
+	}
+	sqlite3_bind_int64(st, 1, b1);
+	sqlite3_bind_int64(st, 2, b2);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct check_key *k = check_key(c, sqlite3_column_int64(st, 0),
+						sqlite3_column_int64(st, 1),
+						sqlite3_column_int64(st, 2), heap);
+
+		if (!k) {
+			err = -ENOMEM;
+			break;
+		}
+		for (int i = 0; i < 4; i++)
+			(raw ? k->raw : k->sum)[i] += sqlite3_column_int64(st, 3 + i);
+	}
+	if (!err && rc != SQLITE_DONE) {
+		pr_err("%s: check the totals: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
+		err = -RSPROF_EDB;
+	}
+	sqlite3_finalize(st);
+	return err;
+}
+
+int totals__check(struct db *db)
+{
+	struct check c = { 0 };
+	struct totals *t = NULL;
+	int64_t through;
+	int err, findings = 0;
+
+	if (db__version(db) < 3)
+		return 0;
+	/* the state as it is, even when the rows say it is stale */
+	{
+		sqlite3_stmt *st;
+
+		if (sqlite3_prepare_v2(db__sqlite(db), "SELECT through FROM totals_state", -1, &st,
+				       NULL) != SQLITE_OK)
+			return 0;	/* no totals */
+		through = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
+		sqlite3_finalize(st);
+	}
+	if (through < 0) {
+		pr_err("%s: totals_state has no row", db__path(db));
+		return -RSPROF_EDB;
+	}
+	err = totals__open(db, &t);
+	if (!err && !t) {
+		pr_err("%s: the event tables have rows for checkpoints the totals hold, added"
+		       " after them (the file was changed by hand); readers scan them instead",
+		       db__path(db));
+		findings++;
+	}
+	totals__delete(t);
+	if (!err)
+		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), count, 0, 0, 0"
+				 " FROM cpu_samples WHERE checkpoint_id <= ?1", through, 0, false,
+				 true);
+	if (!err)
+		err = check_read(db, &c, "SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0),"
+				 " alloc_bytes, free_bytes, alloc_count, free_count FROM heap_events"
+				 " WHERE checkpoint_id <= ?1", through, 0, true, true);
+	for (int level = 0; level < TOTALS_LEVELS && !err; level++) {
+		int bad = 0;
+
+		for (size_t i = 0; i < c.n; i++)
+			memset(c.v[i].sum, 0, sizeof(c.v[i].sum));
+		err = check_read(db, &c, "SELECT addr, -1, pid, count, 0, 0, 0 FROM cpu_totals"
+				 " WHERE level = ?1", level, 0, false, false);
+		if (!err)
+			err = check_read(db, &c, "SELECT addr, stack_id, pid, alloc_bytes, free_bytes,"
+					 " alloc_count, free_count FROM heap_totals WHERE level = ?1",
+					 level, 0, true, false);
+		for (size_t i = 0; i < c.n && !err; i++) {
+			const struct check_key *k = &c.v[i];
+
+			if (!memcmp(k->raw, k->sum, sizeof(k->raw)))
+				continue;
+			if (bad++ < 3)
+				pr_err("%s: totals of level %d: %s addr %#llx stack %lld pid %lld:"
+				       " %lld %lld %lld %lld in the totals, %lld %lld %lld %lld in"
+				       " the event rows of checkpoints 1..%lld", db__path(db), level,
+				       k->heap ? "heap" : "cpu", (unsigned long long)k->addr,
+				       (long long)k->stack_id, (long long)k->pid,
+				       (long long)k->sum[0], (long long)k->sum[1],
+				       (long long)k->sum[2], (long long)k->sum[3],
+				       (long long)k->raw[0], (long long)k->raw[1],
+				       (long long)k->raw[2], (long long)k->raw[3],
+				       (long long)through);
+		}
+		if (bad > 3)
+			pr_err("%s: totals of level %d: %d keys differ in all", db__path(db), level,
+			       bad);
+		findings += bad;
+	}
+	free(c.v);
+	hashmap__free(&c.index);
+	if (err)
+		return err;
+	return findings ? -RSPROF_EDB : 0;
 }

@@ -26,13 +26,13 @@ static const struct {
 	const char *sql;
 } tw_sql[TW_MAX] = {
 	[TW_CPU] = { "write cpu totals",
-		"INSERT INTO cpu_totals (level, block, addr, count) VALUES (?, ?, ?, ?)"
-		" ON CONFLICT (level, block, addr) DO UPDATE SET count = count + excluded.count" },
+		"INSERT INTO cpu_totals (level, block, addr, pid, count) VALUES (?, ?, ?, ?, ?)"
+		" ON CONFLICT (level, block, addr, pid) DO UPDATE SET count = count + excluded.count" },
 	/* every right-hand side sees the row as it was */
 	[TW_HEAP] = { "write heap totals",
-		"INSERT INTO heap_totals (level, block, addr, stack_id, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, peak) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		" ON CONFLICT (level, block, addr, stack_id) DO UPDATE SET"
+		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, peak) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" ON CONFLICT (level, block, addr, stack_id, pid) DO UPDATE SET"
 		" peak = max(peak, alloc_bytes - free_bytes + excluded.peak),"
 		" alloc_bytes = alloc_bytes + excluded.alloc_bytes,"
 		" free_bytes = free_bytes + excluded.free_bytes,"
@@ -46,7 +46,7 @@ static const struct {
 
 /* One heap key of the open block. */
 struct heap_ent {
-	int64_t addr, stack_id;
+	int64_t addr, stack_id, pid;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
 	int64_t net;		/* alloc - free since the block's start */
 	int64_t peak;		/* highest net at the end of a checkpoint with a row */
@@ -54,7 +54,7 @@ struct heap_ent {
 };
 
 struct cpu_ent {
-	int64_t addr, count;
+	int64_t addr, pid, count;
 };
 
 struct totals_writer {
@@ -64,8 +64,10 @@ struct totals_writer {
 	int64_t through;	/* totals_state.through */
 	int64_t block;		/* the open level-0 block, -1: none yet */
 	bool stale;		/* the open block must be read back from the file */
-	struct hashmap cpu;	/* addr -> samples in the open block */
-	struct hashmap heap_index;	/* (addr, stack_id) -> index in heap */
+	struct hashmap cpu_index;	/* (addr, pid) -> index in cpu */
+	struct cpu_ent *cpu;
+	size_t n_cpu, cap_cpu;
+	struct hashmap heap_index;	/* (addr, stack_id, pid) -> index in heap */
 	struct heap_ent *heap;
 	size_t n_heap, cap_heap;
 	size_t *touched;	/* indexes into heap with a row in this checkpoint */
@@ -80,7 +82,8 @@ static int tw_err(struct totals_writer *tw, const char *what)
 
 static void tw_clear(struct totals_writer *tw)
 {
-	hashmap__clear(&tw->cpu);
+	hashmap__clear(&tw->cpu_index);
+	tw->n_cpu = 0;
 	hashmap__clear(&tw->heap_index);
 	tw->n_heap = 0;
 	tw->n_touched = 0;
@@ -92,7 +95,8 @@ void totals_writer__delete(struct totals_writer *tw)
 		return;
 	for (int i = 0; i < TW_MAX; i++)
 		sqlite3_finalize(tw->st[i]);
-	hashmap__free(&tw->cpu);
+	hashmap__free(&tw->cpu_index);
+	free(tw->cpu);
 	hashmap__free(&tw->heap_index);
 	free(tw->heap);
 	free(tw->touched);
@@ -170,18 +174,52 @@ static bool heap_key_eq(uint64_t val, const void *key, const void *ctx)
 	const struct totals_writer *tw = ctx;
 	const int64_t *k = key;
 
-	return tw->heap[val].addr == k[0] && tw->heap[val].stack_id == k[1];
+	return tw->heap[val].addr == k[0] && tw->heap[val].stack_id == k[1] &&
+	       tw->heap[val].pid == k[2];
 }
 
-static uint64_t heap_key_hash(int64_t addr, int64_t stack_id)
+static bool cpu_key_eq(uint64_t val, const void *key, const void *ctx)
 {
-	return hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id)) | 1;
+	const struct totals_writer *tw = ctx;
+	const int64_t *k = key;
+
+	return tw->cpu[val].addr == k[0] && tw->cpu[val].pid == k[1];
+}
+
+static uint64_t key_hash(int64_t a, int64_t b, int64_t c)
+{
+	return hashmap__hash_u64((uint64_t)a ^ hashmap__hash_u64((uint64_t)b ^
+				 hashmap__hash_u64((uint64_t)c))) | 1;
+}
+
+static int tw_add_cpu(struct totals_writer *tw, int64_t addr, int64_t pid, int64_t count)
+{
+	int64_t key[2] = { addr, pid };
+	uint64_t idx = tw->n_cpu;
+	bool fresh;
+
+	if (tw->n_cpu == tw->cap_cpu) {
+		size_t cap = tw->cap_cpu ? 2 * tw->cap_cpu : 256;
+		struct cpu_ent *v = realloc(tw->cpu, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		tw->cpu = v;
+		tw->cap_cpu = cap;
+	}
+	if (hashmap__intern(&tw->cpu_index, key_hash(addr, pid, 0), cpu_key_eq, key, tw, &idx,
+			    &fresh))
+		return -ENOMEM;
+	if (fresh)
+		tw->cpu[tw->n_cpu++] = (struct cpu_ent){ .addr = addr, .pid = pid };
+	tw->cpu[idx].count += count;
+	return 0;
 }
 
 static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64_t stack_id,
-		       int64_t ab, int64_t fb, int64_t ac, int64_t fc)
+		       int64_t pid, int64_t ab, int64_t fb, int64_t ac, int64_t fc)
 {
-	int64_t key[2] = { addr, stack_id };
+	int64_t key[3] = { addr, stack_id, pid };
 	uint64_t idx = tw->n_heap;
 	struct heap_ent *e;
 	bool fresh;
@@ -195,7 +233,7 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		tw->heap = v;
 		tw->cap_heap = cap;
 	}
-	if (hashmap__intern(&tw->heap_index, heap_key_hash(addr, stack_id), heap_key_eq, key, tw,
+	if (hashmap__intern(&tw->heap_index, key_hash(addr, stack_id, pid), heap_key_eq, key, tw,
 			    &idx, &fresh))
 		return -ENOMEM;
 	if (fresh) {
@@ -203,6 +241,7 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		memset(e, 0, sizeof(*e));
 		e->addr = addr;
 		e->stack_id = stack_id;
+		e->pid = pid;
 		e->peak = INT64_MIN;
 		e->touched = -1;
 	}
@@ -244,7 +283,9 @@ static int cmp_cpu(const void *pa, const void *pb)
 {
 	const struct cpu_ent *a = pa, *b = pb;
 
-	return (a->addr > b->addr) - (a->addr < b->addr);
+	if (a->addr != b->addr)
+		return (a->addr > b->addr) - (a->addr < b->addr);
+	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 static int cmp_heap(const void *pa, const void *pb)
@@ -253,7 +294,9 @@ static int cmp_heap(const void *pa, const void *pb)
 
 	if (a->addr != b->addr)
 		return (a->addr > b->addr) - (a->addr < b->addr);
-	return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
+	if (a->stack_id != b->stack_id)
+		return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
+	return (a->pid > b->pid) - (a->pid < b->pid);
 }
 
 static int tw_step(struct totals_writer *tw, enum tw_stmt i)
@@ -269,41 +312,23 @@ static int tw_step(struct totals_writer *tw, enum tw_stmt i)
 /* Write the open block into every level, and the state. */
 static int tw_flush(struct totals_writer *tw)
 {
-	struct cpu_ent *cpu = NULL;
-	size_t n_cpu = 0;
 	int64_t div = 1;
 	int err = 0;
 
 	if (tw->block < 0)
 		return 0;
-	n_cpu = hashmap__size(&tw->cpu);
-	if (n_cpu) {
-		size_t k = 0;
-
-		cpu = malloc(n_cpu * sizeof(*cpu));
-		if (!cpu)
-			return -ENOMEM;
-		hashmap__for_each(&tw->cpu, i) {
-			cpu[k].addr = (int64_t)tw->cpu.keys[i];
-			cpu[k++].count = (int64_t)tw->cpu.vals[i];
-		}
-		if (tw->cpu.has_zero) {
-			cpu[k].addr = 0;
-			cpu[k++].count = (int64_t)tw->cpu.zero;
-		}
-		n_cpu = k;
-		qsort(cpu, n_cpu, sizeof(*cpu), cmp_cpu);
-	}
-	/* the index map points into heap: sorting is the last use of both */
+	/* the index maps point into the arrays: sorting is their last use */
+	qsort(tw->cpu, tw->n_cpu, sizeof(*tw->cpu), cmp_cpu);
 	qsort(tw->heap, tw->n_heap, sizeof(*tw->heap), cmp_heap);
 	for (int level = 0; level < TOTALS_LEVELS && !err; level++) {
 		sqlite3_stmt *st = tw->st[TW_CPU];
 		int64_t block = tw->block / div;
 
-		for (size_t i = 0; i < n_cpu && !err; i++) {
+		for (size_t i = 0; i < tw->n_cpu && !err; i++) {
 			if (sqlite3_bind_int(st, 1, level) || sqlite3_bind_int64(st, 2, block) ||
-			    sqlite3_bind_int64(st, 3, cpu[i].addr) ||
-			    sqlite3_bind_int64(st, 4, cpu[i].count))
+			    sqlite3_bind_int64(st, 3, tw->cpu[i].addr) ||
+			    sqlite3_bind_int64(st, 4, tw->cpu[i].pid) ||
+			    sqlite3_bind_int64(st, 5, tw->cpu[i].count))
 				err = tw_err(tw, tw_sql[TW_CPU].name);
 			else
 				err = tw_step(tw, TW_CPU);
@@ -315,18 +340,18 @@ static int tw_flush(struct totals_writer *tw)
 			if (sqlite3_bind_int(st, 1, level) || sqlite3_bind_int64(st, 2, block) ||
 			    sqlite3_bind_int64(st, 3, e->addr) ||
 			    sqlite3_bind_int64(st, 4, e->stack_id) ||
-			    sqlite3_bind_int64(st, 5, e->alloc_bytes) ||
-			    sqlite3_bind_int64(st, 6, e->free_bytes) ||
-			    sqlite3_bind_int64(st, 7, e->alloc_count) ||
-			    sqlite3_bind_int64(st, 8, e->free_count) ||
-			    sqlite3_bind_int64(st, 9, e->peak))
+			    sqlite3_bind_int64(st, 5, e->pid) ||
+			    sqlite3_bind_int64(st, 6, e->alloc_bytes) ||
+			    sqlite3_bind_int64(st, 7, e->free_bytes) ||
+			    sqlite3_bind_int64(st, 8, e->alloc_count) ||
+			    sqlite3_bind_int64(st, 9, e->free_count) ||
+			    sqlite3_bind_int64(st, 10, e->peak))
 				err = tw_err(tw, tw_sql[TW_HEAP].name);
 			else
 				err = tw_step(tw, TW_HEAP);
 		}
 		div *= tw->span;
 	}
-	free(cpu);
 	if (!err) {
 		int64_t through = (tw->block + 1) * tw->span;
 
@@ -380,11 +405,11 @@ static int tw_read_back(struct totals_writer *tw)
 	err = tw_read_state(tw);
 	if (err)
 		return err;
-	if (sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, count FROM cpu_samples"
-			       " WHERE checkpoint_id > ? ORDER BY checkpoint_id", -1, &cpu,
-			       NULL) != SQLITE_OK ||
+	if (sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, count, IFNULL(pid, 0)"
+			       " FROM cpu_samples WHERE checkpoint_id > ? ORDER BY checkpoint_id",
+			       -1, &cpu, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes,"
-			       " free_bytes, alloc_count, free_count FROM heap_events"
+			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0) FROM heap_events"
 			       " WHERE checkpoint_id > ? ORDER BY checkpoint_id", -1, &heap,
 			       NULL) != SQLITE_OK) {
 		err = tw_err(tw, "read back the open block");
@@ -411,15 +436,13 @@ static int tw_read_back(struct totals_writer *tw)
 				break;
 		}
 		if (next_cpu == id) {
-			bool fresh;
-
-			if (hashmap__add(&tw->cpu, (uint64_t)sqlite3_column_int64(cpu, 1),
-					 (uint64_t)sqlite3_column_int64(cpu, 2), &fresh))
-				err = -ENOMEM;
+			err = tw_add_cpu(tw, sqlite3_column_int64(cpu, 1),
+					 sqlite3_column_int64(cpu, 3), sqlite3_column_int64(cpu, 2));
 			rc_cpu = sqlite3_step(cpu);
 		} else {
 			err = tw_add_heap(tw, id, sqlite3_column_int64(heap, 1),
 					  sqlite3_column_int64(heap, 2),
+					  sqlite3_column_int64(heap, 7),
 					  sqlite3_column_int64(heap, 3),
 					  sqlite3_column_int64(heap, 4),
 					  sqlite3_column_int64(heap, 5),
@@ -449,17 +472,15 @@ int totals_writer__checkpoint(struct totals_writer *tw, int64_t id, const struct
 		return tw_read_back(tw);
 	}
 	err = tw_begin(tw, id);
-	for (size_t i = 0; i < cp->n_cpu && !err; i++) {
-		bool fresh;
-
-		if (hashmap__add(&tw->cpu, cp->cpu[i].addr, cp->cpu[i].count, &fresh))
-			err = -ENOMEM;
-	}
+	for (size_t i = 0; i < cp->n_cpu && !err; i++)
+		err = tw_add_cpu(tw, (int64_t)cp->cpu[i].addr, cp->cpu[i].pid > 0 ? cp->cpu[i].pid : 0,
+				 (int64_t)cp->cpu[i].count);
 	for (size_t i = 0; i < cp->n_heap && !err; i++) {
 		const struct heap_count *h = &cp->heap[i];
 
 		err = tw_add_heap(tw, id, (int64_t)h->addr, h->stack_id >= 0 ? h->stack_id : -1,
-				  h->alloc_bytes, h->free_bytes, h->alloc_count, h->free_count);
+				  h->pid > 0 ? h->pid : 0, h->alloc_bytes, h->free_bytes,
+				  h->alloc_count, h->free_count);
 	}
 	if (!err)
 		err = tw_end(tw, id);

@@ -12,8 +12,9 @@
  *
  * Blocks: level k holds TOTALS_SPAN^(k+1) checkpoints (60, 3,600, 216,000
  * at the default span); block b of level k is the checkpoint ids
- * b*n+1 .. (b+1)*n. cpu_totals holds per (level, block, addr) the samples,
- * heap_totals per (level, block, addr, stack_id) the sums of heap_events and
+ * b*n+1 .. (b+1)*n. cpu_totals holds per (level, block, addr, pid) the
+ * samples, heap_totals per (level, block, addr, stack_id, pid) the sums of
+ * heap_events (stack_id -1 and pid 0 for NULL) and
  * `peak`: the key's highest live bytes at a checkpoint of the block that has
  * a row of it, less its live bytes at the block's start (so a block's row
  * does not depend on what came before it).
@@ -56,6 +57,13 @@ void totals_writer__reset(struct totals_writer *tw);
 /* The last checkpoint the totals hold (totals_state.through). */
 int64_t totals_writer__through(const struct totals_writer *tw);
 
+/*
+ * info --check: every level of the totals adds up, key by key, to the event
+ * rows of the checkpoints it holds. 0 (also for a file without totals), or
+ * -RSPROF_EDB with what differs printed.
+ */
+int totals__check(struct db *db);
+
 /* ---- reader ------------------------------------------------------------- */
 
 struct totals;
@@ -91,6 +99,7 @@ struct totals_row {
 	int64_t checkpoint;	/* raw: the row's checkpoint; block: the piece's last */
 	int64_t addr;
 	int64_t stack_id;	/* heap; -1: none */
+	int64_t pid;		/* 0: none (NULL in the event table) */
 	int64_t count;		/* cpu */
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
 	int64_t peak;		/* heap, block: see above; raw: alloc_bytes - free_bytes */
@@ -113,8 +122,7 @@ int totals__last_checkpoint(struct totals *t, int64_t *id);
 
 /*
  * The heap walk: what a pass over heap_events in checkpoint order gives,
- * from the totals. Rows are put in groups by the caller (group_of: a group
- * index below n_groups, or -1 for a row counted in total_live only). Per
+ * from the totals. Rows are put in groups by the caller (group_of). Per
  * group: live bytes at checkpoint hi, the peak (the highest live bytes at
  * the end of a checkpoint from peak_from to hi that has a row of the group;
  * it starts at the live bytes before peak_from), the live bytes before
@@ -125,7 +133,10 @@ int totals__last_checkpoint(struct totals *t, int64_t *id);
  */
 struct totals_heap_walk {
 	int n_groups;
+	/* a group; -1: counted in total_live only; -2: not counted at all */
 	int (*group_of)(void *ctx, const struct totals_row *r);
+	/* called once for every row counted in a group (NULL: not needed) */
+	void (*counted)(void *ctx, const struct totals_row *r, int group);
 	void *ctx;
 	int64_t hi;		/* the last checkpoint */
 	int64_t peak_from;	/* >= 1 */

@@ -346,15 +346,34 @@ static void clear(struct alloc_syms *s)
 	s->n = 0;
 }
 
-int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_probes which,
-		     struct alloc_syms **out)
+/*
+ * A running target's file as the target sees it: through /proc/PID/root
+ * (a process in another mount namespace, a container, has other files at
+ * the same paths). The kernel resolves the probe's path there to the
+ * target's own inode.
+ */
+static void rooted(pid_t pid, bool before_exec, char *path)
+{
+	char fn[PATH_MAX];
+
+	if (pid <= 0 || before_exec || path[0] != '/')
+		return;
+	if (snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, path) < (int)sizeof(fn) &&
+	    !access(fn, R_OK))
+		snprintf(path, PATH_MAX, "%s", fn);
+}
+
+int alloc_syms__find(const char *exe_path, pid_t pid, bool before_exec,
+		     enum heap_probes which, struct alloc_syms **out)
 {
 	struct alloc_syms *s;
 	bool needs_libc = false, needs_cxx = false;
-	char libc[PATH_MAX], cxx[PATH_MAX];
+	char libc[PATH_MAX], cxx[PATH_MAX], exe[PATH_MAX];
 	int err;
 
 	*out = NULL;
+	snprintf(exe, sizeof(exe), "%s", exe_path);
+	rooted(pid, before_exec, exe);
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
 	s = calloc(1, sizeof(*s));
@@ -386,8 +405,8 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 	if (!(count_kind(s, false) && count_kind(s, true))) {
 		clear(s);
 		err = -ENOENT;
-		if (pid > 0 && !before_exec)
-			err = target_lib(pid, "libc.so", libc);
+		if (pid > 0 && !before_exec && !(err = target_lib(pid, "libc.so", libc)))
+			rooted(pid, before_exec, libc);
 		if (err && (needs_libc || pid > 0))
 			err = dl_iterate_phdr(own_libc_cb, libc) ? 0 : -ENOENT;
 		if (!err)
@@ -405,9 +424,11 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 		}
 	}
 	/* C++: operator new in the libstdc++ the target maps or will load */
-	if (pid > 0 && !before_exec)
+	if (pid > 0 && !before_exec) {
 		needs_cxx = !target_lib(pid, "libstdc++.so", cxx);
-	else if (needs_cxx && s->n)
+		if (needs_cxx)
+			rooted(pid, before_exec, cxx);
+	} else if (needs_cxx && s->n)
 		cxx_beside_libc(s->v[0].path, cxx, &needs_cxx);
 	if (needs_cxx) {
 		err = scan_elf(cxx, cxx_wants, N_WANTS(cxx_wants), false, s, NULL, NULL);

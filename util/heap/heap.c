@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/bpf.h>
@@ -57,6 +58,7 @@ struct heap {
 	bool multi;			/* session + uprobe_multi programs, not pairs */
 	struct alloc_syms *syms;
 	enum heap_attribution attr;
+	const struct alloc_fns *fns;
 	unsigned int sample;
 	pid_t pid;
 	int code_fd;			/* the executable, to check call instructions */
@@ -338,6 +340,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		return -ENOMEM;
 	h->pid = o->pid;
 	h->attr = o->attribution;
+	h->fns = o->alloc_fns;
 	h->sample = o->sample ? o->sample : 1;
 	h->code_fd = -1;
 
@@ -446,11 +449,17 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 	if (!mp || !mp->path || mp->path[0] != '/' || ret - mp->start + mp->pgoff < 8)
 		return false;
 	if (!h->code_path || strcmp(h->code_path, mp->path)) {
+		char rooted[PATH_MAX + 32];
+
 		if (h->code_fd > 0)
 			close(h->code_fd);
 		free(h->code_path);
 		h->code_path = strdup(mp->path);
-		h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+		/* the target's view of its files first (containers) */
+		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid, mp->path);
+		h->code_fd = open(rooted, O_RDONLY | O_CLOEXEC);
+		if (h->code_fd < 0)
+			h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
 		if (!h->code_path || h->code_fd < 0) {
 			h->code_fd = -1;
 			return false;
@@ -473,11 +482,16 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
  * A stack seen for the first time: read its frames, resolve them, pick the
  * site by the attribution rule, and queue the stack for the file.
  *
- * When the frame-pointer chain holds none of the program's own code and
- * the kernel kept candidates from the stack (words pointing into the
- * executable's text, see bpf/heap.bpf.c), those that follow a call
- * instruction are return addresses the chain missed: they are added after
- * the chain, in stack order, before the rule is applied.
+ * When the kernel kept candidates from the stack (a short frame-pointer
+ * chain: words pointing into the executable's text, see bpf/heap.bpf.c),
+ * those that follow a call instruction are return addresses the chain
+ * missed: they are added after the chain, in stack order, before the rule
+ * is applied. They are used when the chain holds at most one frame of the
+ * program's own code (by its source, wrappers included): with none, they
+ * are the site; with one, it may be a wrapper, and its caller must be in
+ * the stored stack for the rule to pass over it, now or when a wrapper is
+ * named later (report --alloc-fn). A longer chain is a real one (frame
+ * pointers): the scan's words would only add stale frames after it.
  */
 static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 		     uint64_t **na, size_t *nn, size_t *cn)
@@ -485,8 +499,8 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 	struct heap_stack ks;
 	const struct symbol *syms[HEAP_MAX_DEPTH];
 	uint64_t *addrs;
-	int depth = 0, chain, site, err;
-	bool refreshed = false, user = false;
+	int depth = 0, chain, site, own = 0, err;
+	bool refreshed = false;
 
 	memset(&ks, 0, sizeof(ks));
 	if (bpf_map__lookup_elem(h->skel->maps.stacks, &st->key, sizeof(st->key), &ks,
@@ -507,11 +521,15 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 			refreshed = true;
 			resolver__refresh_maps(r);
 		}
-		user = user || heap_attrib__is_user(syms[i]);
+		own += heap_attrib__is_user(syms[i], NULL);
 	}
 	chain = depth;
-	for (int i = 0; r && !user && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
-		if (depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
+	for (int i = 0; r && own < 2 && i < HEAP_MAX_CAND && ks.cand[i]; i++) {
+		bool dup = false;
+
+		for (int j = 0; j < depth && !dup; j++)
+			dup = addrs[j] == ks.cand[i] - 1;
+		if (dup || depth >= HEAP_MAX_DEPTH || !follows_call(h, r, ks.cand[i]))
 			continue;
 		addrs[depth] = ks.cand[i] - 1;
 		syms[depth] = resolver__resolve(r, addrs[depth]);
@@ -520,7 +538,7 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st,
 	if (depth > chain)
 		pr_debug(2, "heap: stack %#llx: %d frames from the scan",
 			 (unsigned long long)st->key, depth - chain);
-	site = heap_attrib__site(syms, depth, h->attr);
+	site = heap_attrib__site(syms, depth, h->attr, h->fns, NULL);
 	st->site = depth ? addrs[site] : 0;
 	for (int i = 0; i < depth; i++) {
 		err = add_new_addr(h, addrs[i], na, nn, cn);

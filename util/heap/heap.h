@@ -15,6 +15,7 @@
 struct heap;
 struct resolver;
 struct checkpoint;
+struct alloc_fns;
 
 enum heap_probes { HEAP_PROBES_AUTO, HEAP_PROBES_RUST, HEAP_PROBES_LIBC };
 enum heap_attribution { ATTR_FIRST_USER, ATTR_CALLER, ATTR_STACK };
@@ -26,6 +27,8 @@ struct heap_opts {
 	enum heap_probes probes;
 	enum heap_attribution attribution;
 	unsigned int sample;		/* track one allocation in N; 1 = all */
+	const struct alloc_fns *alloc_fns;	/* wrappers passed over (util/heap/alloc-fn.h);
+						 * the caller's, outlives the tracker */
 };
 
 /*

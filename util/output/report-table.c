@@ -50,7 +50,10 @@ int report_table__add(const struct prof_row *r, void *ctx)
 		t->v = v;
 		t->cap = cap;
 	}
-	if (t->group == GROUP_MODULE || !r->file) {
+	if (t->group == GROUP_PROCESS) {
+		/* "cpu_split [4242]", the executable in the function column */
+		snprintf(loc, sizeof(loc), "%s [%d]", r->function ? r->function : "?", r->pid);
+	} else if (t->group == GROUP_MODULE || !r->file) {
 		srcpath__display(NULL, r->module, loc, sizeof(loc));
 		if (t->group != GROUP_MODULE && t->full_paths && r->module)
 			snprintf(loc, sizeof(loc), "%s", r->module);
@@ -66,6 +69,9 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	}
 	if (t->group <= GROUP_FUNCTION)
 		demangle__short(r->function, 200, fn, sizeof(fn));
+	else if (t->group == GROUP_PROCESS && r->module)
+		snprintf(fn, sizeof(fn), "%s", t->full_paths || !strrchr(r->module, '/') ?
+			 r->module : strrchr(r->module, '/') + 1);
 	else
 		fn[0] = '\0';
 
@@ -110,23 +116,35 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 	static const struct table_col cols[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocated", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
 	};
-	struct table *t = table__new(cols, 5);
+	/* without the Allocated column: every column but the third */
+	static const struct table_col cols5[] = {
+		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+	};
+	struct table *t = rt->allocated ? table__new(cols, 6) : table__new(cols5, 5);
 	int err = t ? 0 : -ENOMEM;
 
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
-		char live[32], peak[32], n[32];
-		const char *cells[5] = {
+		char live[32], peak[32], al[32], n[32];
+		const char *cells[6] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
+			format__bytes(w->r.alloc_bytes, al, sizeof(al)),
 			format__count(w->r.alloc_count, n, sizeof(n)),
 			w->location, w->function_short,
 		};
 
+		if (!rt->allocated)
+			memmove(&cells[2], &cells[3], 3 * sizeof(cells[0]));
 		err = table__add_row(t, cells);
 	}
 	if (!err)
@@ -138,7 +156,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 void report_table__csv_header(FILE *f)
 {
 	fputs("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
-	      "free_count,location,file,line,function,module\n", f);
+	      "free_count,location,file,line,function,module,pid\n", f);
 }
 
 static void csv_row(const char *table, const struct report_row *w, FILE *f)
@@ -162,6 +180,9 @@ static void csv_row(const char *table, const struct report_row *w, FILE *f)
 	format__csv_field(f, w->r.function);
 	fputc(',', f);
 	format__csv_field(f, w->r.module);
+	fputc(',', f);
+	if (w->r.pid > 0)
+		fprintf(f, "%d", w->r.pid);
 	fputc('\n', f);
 }
 
@@ -182,6 +203,8 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 		json__null(j, "line");
 	json__string(j, "function", w->r.function);
 	json__string(j, "module", w->r.module);
+	if (w->r.pid > 0)
+		json__int(j, "pid", w->r.pid);
 	json__double(j, "pct", w->r.pct);
 	if (!heap) {
 		json__uint(j, "samples", w->r.samples);

@@ -25,6 +25,7 @@ struct report_table {
 	int n, cap;
 	enum group_by group;
 	bool full_paths;	/* locations as recorded, not shortened */
+	bool allocated;		/* heap text table: an Allocated (bytes) column too */
 };
 
 void report_table__init(struct report_table *t, enum group_by group, bool full_paths);

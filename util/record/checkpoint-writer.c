@@ -10,6 +10,9 @@
 #include "util/db/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
+#include "util/record/process-tree.h"
+#include "util/record/sampler.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
 
@@ -45,25 +48,31 @@ struct stack_ent {
 	int depth;
 };
 
+/* Samples of one process at one key, this checkpoint. */
+struct pid_addr {
+	pid_t pid;
+	uint64_t key;
+};
+
 struct checkpoint_writer {
 	struct db *db;
 	struct db_stacks *dbst;		/* -g */
-	struct resolver *res;
+	struct process_tree *pt;
 	struct heap *heap;
+	pid_t heap_pid;
+	pid_t rss_pid;			/* resident memory of this process, 0: none */
 
 	uint64_t lost_at_cp;	/* sampler's lost total at the previous checkpoint */
-	bool maps_written;
-	bool maps_stale;	/* a sample fell outside the known mappings: re-read them */
-	uint64_t maps_read_ms;
 
-	struct hashmap cpu;		/* ip -> samples, this checkpoint */
-	struct hashmap known;		/* addresses whose symbols are in the file */
+	struct hashmap cpu;		/* (pid, key) -> index in cpu_rows, this checkpoint */
 	struct vec cpu_rows;		/* struct cpu_count */
-	struct vec syms;		/* const struct symbol * */
 	uint64_t *heap_new;		/* heap__collect()'s new addresses */
 	size_t heap_new_n, heap_new_cap;
+	struct vec heap_rows;		/* struct heap_count, keys and pid set */
+	struct vec heap_addrs;		/* the heap's stacks' frames as keys */
 
 	/* -g */
+	uint64_t chain[MAX_STACK];
 	struct hashmap stack_counts;	/* stack hash -> samples, this checkpoint */
 	struct vec stacks;		/* struct stack_ent, every stack of the file */
 	struct hashmap stack_index;	/* hash -> index + 1 in stacks */
@@ -73,8 +82,8 @@ struct checkpoint_writer {
 	bool sample_err;
 };
 
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct resolver *res,
-			   struct heap *heap, struct checkpoint_writer **out)
+int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out)
 {
 	struct checkpoint_writer *w = calloc(1, sizeof(*w));
 
@@ -83,15 +92,22 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct resolve
 		return -ENOMEM;
 	w->db = db;
 	w->dbst = dbst;
-	w->res = res;
+	w->pt = pt;
 	w->heap = heap;
+	w->heap_pid = heap_pid;
 	w->cpu_rows.elem = sizeof(struct cpu_count);
-	w->syms.elem = sizeof(const struct symbol *);
+	w->heap_rows.elem = sizeof(struct heap_count);
+	w->heap_addrs.elem = sizeof(uint64_t);
 	w->stacks.elem = sizeof(struct stack_ent);
 	w->stack_rows.elem = sizeof(struct stack_count);
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
+}
+
+void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid)
+{
+	w->rss_pid = pid;
 }
 
 static uint64_t stack_hash(const uint64_t *a, unsigned int n)
@@ -106,86 +122,93 @@ static uint64_t stack_hash(const uint64_t *a, unsigned int n)
 	return h ? h : 1;
 }
 
-void checkpoint_writer__sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
-			       unsigned int depth)
+static bool cpu_row_eq(uint64_t val, const void *key, const void *ctx)
 {
-	struct checkpoint_writer *w = ctx;
+	const struct cpu_count *c = (const struct cpu_count *)((const struct vec *)ctx)->v + val;
+	const struct pid_addr *k = key;
+
+	return c->pid == k->pid && c->addr == k->key;
+}
+
+/* One more sample of pid at key. */
+static int count_sample(struct checkpoint_writer *w, pid_t pid, uint64_t key)
+{
+	struct pid_addr k = { pid, key };
+	uint64_t h = hashmap__hash_u64(key ^ ((uint64_t)pid << 47) ^ (uint64_t)pid);
+	uint64_t idx = w->cpu_rows.n;
+	bool fresh;
+	int err;
+
+	err = hashmap__intern(&w->cpu, h, cpu_row_eq, &k, &w->cpu_rows, &idx, &fresh);
+	if (err)
+		return err;
+	if (fresh) {
+		struct cpu_count *c = vec__push(&w->cpu_rows);
+
+		if (!c)
+			return -ENOMEM;
+		c->pid = pid;
+		c->addr = key;
+		c->count = 0;
+	}
+	((struct cpu_count *)w->cpu_rows.v)[idx].count++;
+	return 0;
+}
+
+/* -g: the stack of keys, counted and queued for the file when new. */
+static int count_stack(struct checkpoint_writer *w, const uint64_t *chain, unsigned int depth)
+{
+	uint64_t h = stack_hash(chain, depth);
+	struct stack_ent *e;
 	bool fresh;
 
-	if (hashmap__add(&w->cpu, ip, 1, &fresh))
-		w->sample_err = true;
-	if (fresh && !w->maps_stale && !hashmap__get(&w->known, ip, NULL) &&
-	    !maps__find(resolver__maps(w->res), ip))
-		w->maps_stale = true;
-	if (w->dbst && depth) {
-		uint64_t h = stack_hash(chain, depth);
-
-		if (hashmap__add(&w->stack_counts, h, 1, &fresh))
-			w->sample_err = true;
-		if (!hashmap__get(&w->stack_index, h, NULL)) {
-			for (unsigned int i = 0; i < depth && !w->maps_stale; i++)
-				if (!maps__find(resolver__maps(w->res), chain[i]))
-					w->maps_stale = true;
-			struct stack_ent *e = vec__push(&w->stacks);
-
-			if (!e) {
-				w->sample_err = true;
-				return;
-			}
-			e->hash = h;
-			e->id = w->next_stack_id++;
-			e->depth = (int)(depth > MAX_STACK ? MAX_STACK : depth);
-			e->addrs = malloc(sizeof(uint64_t) * e->depth);
-			if (!e->addrs) {
-				w->stacks.n--;
-				w->sample_err = true;
-				return;
-			}
-			memcpy(e->addrs, chain, sizeof(uint64_t) * e->depth);
-			if (hashmap__add(&w->stack_index, h, w->stacks.n, &fresh))
-				w->sample_err = true;
-		}
+	if (hashmap__add(&w->stack_counts, h, 1, &fresh))
+		return -ENOMEM;
+	if (hashmap__get(&w->stack_index, h, NULL))
+		return 0;
+	e = vec__push(&w->stacks);
+	if (!e)
+		return -ENOMEM;
+	e->hash = h;
+	e->id = w->next_stack_id++;
+	e->depth = (int)(depth > MAX_STACK ? MAX_STACK : depth);
+	e->addrs = malloc(sizeof(uint64_t) * e->depth);
+	if (!e->addrs) {
+		w->stacks.n--;
+		return -ENOMEM;
 	}
+	memcpy(e->addrs, chain, sizeof(uint64_t) * e->depth);
+	return hashmap__add(&w->stack_index, h, w->stacks.n, &fresh);
+}
+
+static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev)
+{
+	uint64_t key;
+	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth;
+	int err = process_tree__key(w->pt, ev->pid, ev->ip, true, &key);
+
+	if (!err)
+		err = count_sample(w, ev->pid, key);
+	if (err || !w->dbst || !depth)
+		return err;
+	for (unsigned int i = 0; i < depth && !err; i++)
+		err = i == 0 && ev->chain[0] == ev->ip ? (w->chain[0] = key, 0) :
+		      process_tree__key(w->pt, ev->pid, ev->chain[i], false, &w->chain[i]);
+	return err ? err : count_stack(w, w->chain, depth);
+}
+
+void checkpoint_writer__event(void *ctx, const struct sampler_event *ev)
+{
+	struct checkpoint_writer *w = ctx;
+	int err = ev->type == SEV_SAMPLE ? on_sample(w, ev) : process_tree__event(w->pt, ev);
+
+	if (err)
+		w->sample_err = true;
 }
 
 int checkpoint_writer__error(const struct checkpoint_writer *w)
 {
 	return w->sample_err ? -ENOMEM : 0;
-}
-
-void checkpoint_writer__refresh_maps(struct checkpoint_writer *w, uint64_t now_ms,
-				     uint64_t every_ms)
-{
-	if (w->maps_stale && now_ms >= w->maps_read_ms + every_ms) {
-		if (!resolver__refresh_maps(w->res))
-			w->maps_written = false;
-		w->maps_stale = false;
-		w->maps_read_ms = now_ms;
-	}
-}
-
-/* The symbol of addr goes into this checkpoint unless the file has it already. */
-static int want_symbol(struct checkpoint_writer *w, uint64_t addr, bool *maps_refreshed)
-{
-	const struct symbol *sym, **slot;
-	bool fresh;
-
-	if (hashmap__get(&w->known, addr, NULL))
-		return 0;
-	/* an address in no known mapping: a library loaded since (dlopen) */
-	if (!*maps_refreshed && !maps__find(resolver__maps(w->res), addr)) {
-		*maps_refreshed = true;
-		if (!resolver__refresh_maps(w->res))
-			w->maps_written = false;
-	}
-	sym = resolver__resolve(w->res, addr);
-	if (!sym)
-		return -ENOMEM;
-	slot = vec__push(&w->syms);
-	if (!slot)
-		return -ENOMEM;
-	*slot = sym;
-	return hashmap__add(&w->known, addr, 1, &fresh);
 }
 
 /* Index + 1 of the stack with hash h in w->stacks, 0 when unknown. */
@@ -216,37 +239,73 @@ static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
 	return db_stacks__write(w->dbst, cid, w->stack_rows.v, w->stack_rows.n);
 }
 
+static int write_maps(void *db, const struct maps *m)
+{
+	return db__write_maps(db, m);
+}
+
+/*
+ * The heap's rows and stacks hold addresses of the heap's process: turn them
+ * into keys (util/record/process-tree.h), queueing the symbols of new ones.
+ */
+static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct vec *new_stacks)
+{
+	size_t total = 0, at = 0;
+	uint64_t key;
+	int err = 0;
+
+	for (size_t i = 0; i < w->heap_new_n && !err; i++)
+		err = process_tree__key(w->pt, w->heap_pid, w->heap_new[i], false, &key);
+	w->heap_rows.n = 0;
+	for (size_t i = 0; i < cp->n_heap && !err; i++) {
+		struct heap_count *h = vec__push(&w->heap_rows);
+
+		if (!h)
+			return -ENOMEM;
+		*h = cp->heap[i];
+		h->pid = w->heap_pid;
+		err = process_tree__key(w->pt, w->heap_pid, cp->heap[i].addr, false, &h->addr);
+	}
+	if (err)
+		return err;
+	cp->heap = w->heap_rows.v;
+	for (size_t i = 0; i < cp->n_stacks; i++)
+		total += cp->stacks[i].depth;
+	w->heap_addrs.n = 0;
+	for (size_t i = 0; i < total; i++)
+		if (!vec__push(&w->heap_addrs))
+			return -ENOMEM;
+	for (size_t i = 0; i < cp->n_stacks && !err; i++) {
+		struct stack_rec *s = vec__push(new_stacks);
+		uint64_t *keys = (uint64_t *)w->heap_addrs.v + at;
+
+		if (!s)
+			return -ENOMEM;
+		*s = cp->stacks[i];
+		for (int d = 0; d < s->depth && !err; d++)
+			err = process_tree__key(w->pt, w->heap_pid, s->addrs[d], false, &keys[d]);
+		s->addrs = keys;
+		at += s->depth;
+	}
+	return err;
+}
+
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 			     uint64_t lost_total)
 {
 	struct checkpoint cp = { 0 };
 	struct vec new_stacks = { .elem = sizeof(struct stack_rec) };
-	bool refreshed = false;
+	const struct symbol *const *syms = NULL;
+	const struct process_row *rows = NULL;
+	size_t n_syms = 0, n_rows = 0;
 	int64_t id;
 	int err = 0;
 
-	w->cpu_rows.n = 0;
-	w->syms.n = 0;
-	hashmap__for_each(&w->cpu, i) {
-		struct cpu_count *c = vec__push(&w->cpu_rows);
-		if (!c)
-			return -ENOMEM;
-		c->addr = w->cpu.keys[i];
-		c->count = w->cpu.vals[i];
-	}
-	if (w->cpu.has_zero) {
-		struct cpu_count *c = vec__push(&w->cpu_rows);
-
-		if (!c)
-			return -ENOMEM;
-		c->addr = 0;
-		c->count = w->cpu.zero;
-	}
-	for (size_t i = 0; i < w->cpu_rows.n && !err; i++)
-		err = want_symbol(w, ((struct cpu_count *)w->cpu_rows.v)[i].addr, &refreshed);
-
+	/* first: resolving new stacks below can take a while */
+	cp.has_rss = w->rss_pid > 0 &&
+		     !proc__rss(w->rss_pid, &cp.rss_bytes, &cp.rss_anon_bytes);
 	/* -g: the stacks first seen since the last checkpoint */
-	for (size_t i = w->stacks_written; i < w->stacks.n && !err; i++) {
+	for (size_t i = w->stacks_written; i < w->stacks.n; i++) {
 		struct stack_ent *e = (struct stack_ent *)w->stacks.v + i;
 		struct stack_rec *s = vec__push(&new_stacks);
 
@@ -258,38 +317,33 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		s->hash = e->hash;
 		s->addrs = e->addrs;
 		s->depth = e->depth;
-		for (int d = 0; d < e->depth && !err; d++)
-			err = want_symbol(w, e->addrs[d], &refreshed);
 	}
 	if (!err && w->heap) {
-		w->heap_new_n = 0;
-		err = heap__collect(w->heap, w->res, &cp, &w->heap_new, &w->heap_new_n,
-				    &w->heap_new_cap);
-		for (size_t i = 0; i < w->heap_new_n && !err; i++)
-			err = want_symbol(w, w->heap_new[i], &refreshed);
-		/* the heap's new stacks go in the same list as ours */
-		for (size_t i = 0; i < cp.n_stacks && new_stacks.n && !err; i++) {
-			struct stack_rec *s = vec__push(&new_stacks);
+		struct resolver *res = process_tree__resolver(w->pt, w->heap_pid);
 
-			if (!s)
-				err = -ENOMEM;
-			else
-				*s = cp.stacks[i];
-		}
+		w->heap_new_n = 0;
+		err = heap__collect(w->heap, res, &cp, &w->heap_new, &w->heap_new_n,
+				    &w->heap_new_cap);
+		if (!err)
+			err = heap_keys(w, &cp, &new_stacks);
 	}
-	if (new_stacks.n) {
-		cp.stacks = new_stacks.v;
-		cp.n_stacks = new_stacks.n;
-	}
+	if (!err)
+		err = process_tree__new_symbols(w->pt, &syms, &n_syms);
+	if (!err)
+		err = process_tree__changed_rows(w->pt, &rows, &n_rows);
 	if (err) {
 		free(new_stacks.v);
 		return err;
 	}
+	cp.stacks = new_stacks.n ? new_stacks.v : NULL;
+	cp.n_stacks = new_stacks.n;
 	cp.timestamp_ms = timestamp_ms;
 	cp.cpu = w->cpu_rows.v;
 	cp.n_cpu = w->cpu_rows.n;
-	cp.symbols = w->syms.v;
-	cp.n_symbols = w->syms.n;
+	cp.symbols = syms;
+	cp.n_symbols = n_syms;
+	cp.processes = rows;
+	cp.n_processes = n_rows;
 	cp.lost_samples = lost_total - w->lost_at_cp;
 	err = db__write_checkpoint(w->db, &cp, &id);
 	free(new_stacks.v);
@@ -299,15 +353,12 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		return err;
 	w->lost_at_cp = lost_total;
 	w->stacks_written = w->stacks.n;
+	w->cpu_rows.n = 0;
 	hashmap__clear(&w->cpu);
 	hashmap__clear(&w->stack_counts);
-	if (!w->maps_written) {
-		err = db__write_maps(w->db, resolver__maps(w->res));
-		if (err)
-			return err;
-		w->maps_written = true;
-	}
-	return 0;
+	err = process_tree__changed_maps(w->pt, write_maps, w->db);
+	process_tree__gc(w->pt);
+	return err;
 }
 
 void checkpoint_writer__delete(struct checkpoint_writer *w)
@@ -319,10 +370,10 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->stacks.v);
 	free(w->stack_rows.v);
 	free(w->cpu_rows.v);
-	free(w->syms.v);
+	free(w->heap_rows.v);
+	free(w->heap_addrs.v);
 	free(w->heap_new);
 	hashmap__free(&w->cpu);
-	hashmap__free(&w->known);
 	hashmap__free(&w->stack_counts);
 	hashmap__free(&w->stack_index);
 	free(w);

@@ -5,38 +5,37 @@
 #include <sys/types.h>
 
 /*
- * The next checkpoint of a recording: counts the CPU samples of the
- * interval by address (and, with -g, by deduplicated call stack), then
- * writes them with the heap tracker's deltas as one struct checkpoint,
- * together with what the file does not have yet: the symbols of new
- * addresses, the new stacks and, when they changed, the mappings.
+ * The next checkpoint of a recording: takes the sampler's records in time
+ * order, gives fork/exec/exit/mmap to the process tree and counts the CPU
+ * samples of the interval by process and address key (and, with -g, by
+ * deduplicated call stack), then writes them with the heap tracker's
+ * deltas as one struct checkpoint, together with what the file does not
+ * have yet: the symbols of new keys, the new stacks, the processes that
+ * changed and, when they changed, the mappings.
  */
 struct checkpoint_writer;
 struct db;
 struct db_stacks;
 struct heap;
-struct resolver;
+struct process_tree;
+struct sampler_event;
 
 /*
- * dbst: -g (samples by stack), NULL: none; heap: NULL when not tracked.
- * All are the caller's and outlive the writer. 0 or -ENOMEM.
+ * dbst: -g (samples by stack), NULL: none; heap: NULL when not tracked,
+ * else heap_pid is the process it tracks. All are the caller's and
+ * outlive the writer. 0 or -ENOMEM.
  */
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct resolver *res,
-			   struct heap *heap, struct checkpoint_writer **out);
+int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out);
+
+/* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */
+void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid);
 
 /* A sampler_cb (util/record/sampler.h); ctx is the writer. */
-void checkpoint_writer__sample(void *ctx, pid_t tid, uint64_t ip, const uint64_t *chain,
-			       unsigned int depth);
+void checkpoint_writer__event(void *ctx, const struct sampler_event *ev);
 
-/* -ENOMEM once a sample could not be counted, else 0. */
+/* -ENOMEM once a record could not be counted, else 0. */
 int checkpoint_writer__error(const struct checkpoint_writer *w);
-
-/*
- * A sample fell outside the known mappings (a library mapped since):
- * re-read them, at most once every every_ms, while the target lives.
- */
-void checkpoint_writer__refresh_maps(struct checkpoint_writer *w, uint64_t now_ms,
-				     uint64_t every_ms);
 
 /*
  * Write the checkpoint stamped timestamp_ms; lost_total is the sampler's

@@ -131,6 +131,112 @@ const struct map *maps__find(const struct maps *m, uint64_t addr)
 	return NULL;
 }
 
+const struct map *maps__find_file(const struct maps *m, uint64_t addr)
+{
+	const struct map *e = maps__find(m, addr);
+
+	return e && e->path && e->path[0] == '/' ? e : NULL;
+}
+
+struct maps *maps__new(pid_t pid)
+{
+	struct maps *m = calloc(1, sizeof(*m));
+
+	if (m)
+		m->pid = pid;
+	return m;
+}
+
+/* Room for n more entries (the array is realloc'd to exactly what is needed). */
+static int maps__reserve(struct maps *m, size_t n)
+{
+	struct map *v = realloc(m->v, (m->n + n) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	m->v = v;
+	return 0;
+}
+
+int maps__insert(struct maps *m, const struct map *e)
+{
+	uint64_t s = e->start, t = e->end;
+	struct map copy = *e;
+	size_t i, keep = 0;
+
+	if (s >= t)
+		return 0;
+	copy.path = NULL;
+	if (e->path && !(copy.path = strdup(e->path)))
+		return -ENOMEM;
+	/* one entry may be split in two: room for that and the new one */
+	if (maps__reserve(m, 2)) {
+		free(copy.path);
+		return -ENOMEM;
+	}
+	for (i = 0; i < m->n; i++) {
+		struct map *x = &m->v[i];
+
+		if (x->end <= s || x->start >= t) {
+			m->v[keep++] = *x;
+			continue;
+		}
+		if (x->start < s && x->end > t) {	/* the new one is inside: split */
+			struct map tail = *x;
+
+			tail.start = t;
+			tail.pgoff += t - x->start;
+			tail.path = x->path ? strdup(x->path) : NULL;
+			if (x->path && !tail.path) {
+				free(copy.path);
+				return -ENOMEM;
+			}
+			x->end = s;
+			m->v[keep++] = *x;
+			m->v[m->n] = tail;	/* the loop keeps it; sorted below */
+			m->n++;
+			continue;
+		}
+		if (x->start < s) {		/* its end is covered */
+			x->end = s;
+			m->v[keep++] = *x;
+		} else if (x->end > t) {	/* its start is covered */
+			x->pgoff += t - x->start;
+			x->start = t;
+			m->v[keep++] = *x;
+		} else {			/* all of it */
+			free(x->path);
+		}
+	}
+	m->n = keep;
+	m->v[m->n++] = copy;
+	qsort(m->v, m->n, sizeof(*m->v), map__cmp);
+	return 0;
+}
+
+struct maps *maps__dup(const struct maps *m)
+{
+	struct maps *d = maps__new(m->pid);
+
+	if (!d)
+		return NULL;
+	if (m->n && !(d->v = malloc(m->n * sizeof(*d->v)))) {
+		free(d);
+		return NULL;
+	}
+	for (size_t i = 0; i < m->n; i++) {
+		d->v[i] = m->v[i];
+		d->v[i].path = NULL;
+		if (m->v[i].path && !(d->v[i].path = strdup(m->v[i].path))) {
+			d->n = i;
+			maps__delete(d);
+			return NULL;
+		}
+		d->n = i + 1;
+	}
+	return d;
+}
+
 void maps__delete(struct maps *m)
 {
 	if (!m)

@@ -12,6 +12,8 @@ struct map {
 	char perms[5];		/* "r-xp" */
 	uint64_t inode;
 	char *path;		/* NULL for anonymous mappings; "[heap]", "[vdso]" kept */
+	unsigned char build_id[20];	/* from a perf mmap2 record; build_id_len 0: unknown */
+	unsigned char build_id_len;
 };
 
 struct maps {
@@ -22,8 +24,20 @@ struct maps {
 
 /* Read /proc/pid/maps. -ESRCH when the process is gone, -errno otherwise. */
 int maps__load(pid_t pid, struct maps **out);
+/* An empty set (mappings added by maps__insert()); NULL on -ENOMEM. */
+struct maps *maps__new(pid_t pid);
+/*
+ * Add a mapping as a perf mmap2 record tells it (m->path is copied); the
+ * parts of older mappings it covers are dropped, as mmap() replaces them.
+ * 0 or -ENOMEM.
+ */
+int maps__insert(struct maps *m, const struct map *e);
+/* A deep copy; NULL on -ENOMEM. */
+struct maps *maps__dup(const struct maps *m);
 /* The mapping holding addr, or NULL. */
 const struct map *maps__find(const struct maps *m, uint64_t addr);
+/* The same, when it maps a file (a path starting with '/'), else NULL. */
+const struct map *maps__find_file(const struct maps *m, uint64_t addr);
 void maps__delete(struct maps *m);
 
 #endif

@@ -1,5 +1,6 @@
 #include "util/record/meta.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -8,6 +9,7 @@
 #include "util/db/query.h"
 #include "util/db/db.h"
 #include "util/error.h"
+#include "util/heap/alloc-fn.h"
 #include "util/heap/heap.h"
 #include "util/record/recorder.h"
 #include "util/record/sampler.h"
@@ -19,6 +21,24 @@ static void iso_time(time_t t, char *buf, size_t len)
 
 	gmtime_r(&t, &tm);
 	strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* record --alloc-fn: the patterns, one a line, for the readers (heap_alloc_fn). */
+static int meta_alloc_fn(struct db *db, const char *const *fns)
+{
+	struct alloc_fns *a = alloc_fns__new(false);
+	char *list = NULL;
+	int err = a ? 0 : -ENOMEM;
+
+	for (size_t i = 0; !err && fns[i]; i++)
+		err = alloc_fns__add(a, fns[i]);
+	if (!err)
+		list = alloc_fns__user_list(a, &err);
+	if (!err && list)
+		err = db__meta_set(db, "heap_alloc_fn", list);
+	free(list);
+	alloc_fns__delete(a);
+	return err;
 }
 
 int record_meta__start(struct db *db, const struct record_opts *o, const struct target *t,
@@ -63,6 +83,17 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	if (!err)
 		err = db__meta_set(db, "cpu", o->cpu ? "on" : "off");
 	if (!err)
+		err = db__meta_set(db, "inherit", o->inherit ? "on" : "off");
+	if (!err && t->n_pids > 1) {
+		char list[64 * 12] = "";
+		size_t n = 0;
+
+		for (size_t i = 0; i < t->n_pids && n < sizeof(list) - 12; i++)
+			n += snprintf(list + n, sizeof(list) - n, "%s%d", i ? "," : "",
+				      (int)t->pids[i]);
+		err = db__meta_set(db, "pids", list);
+	}
+	if (!err)
 		err = db__meta_set(db, "call_graph", o->call_graph ? "on" : "off");
 	if (!err)
 		err = db__meta_set(db, "heap", heap_on ? "on" : "off");
@@ -72,7 +103,14 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 		err = db__meta_set(db, "heap_attribution", attr[o->heap_attribution]);
 	if (!err)
 		err = db__meta_set_int(db, "heap_sample", o->heap_sample);
+	if (!err && o->alloc_fn && o->alloc_fn[0])
+		err = meta_alloc_fn(db, o->alloc_fn);
 	return err;
+}
+
+int record_meta__cpu_scope(struct db *db, bool user_only)
+{
+	return db__meta_set(db, "cpu_scope", user_only ? "user" : "user+kernel");
 }
 
 int record_meta__process_name(struct db *db, const struct target *t)

@@ -27,6 +27,9 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 /* process_name again, once a launched program has exec'ed. */
 int record_meta__process_name(struct db *db, const struct target *t);
 
+/* cpu_scope: "user+kernel" (CPU% as perf means it) or "user" (--user-only, or refused). */
+int record_meta__cpu_scope(struct db *db, bool user_only);
+
 /*
  * end_time, duration_ms, stop_reason, exit_status (when known), the
  * sampler's and the heap tracker's totals (either NULL: not recorded).

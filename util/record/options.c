@@ -37,6 +37,8 @@ struct poptOption options_record[] = {
 	  "record call stacks with the CPU samples", NULL },
 	{ "append", 0, POPT_ARG_NONE, &record_args.append, 0,
 	  "add to an existing profile instead of refusing to overwrite it", NULL },
+	{ "user-only", 0, POPT_ARG_NONE, &record_args.user_only, 0,
+	  "sample user time only (CPU% then shares of user time, not of all CPU time)", NULL },
 	{ "heap-probes", 0, POPT_ARG_STRING, &record_args.heap_probes, 0,
 	  "allocator to probe: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
@@ -44,6 +46,9 @@ struct poptOption options_record[] = {
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
 	  "where an allocation is counted: first-user, caller or stack "
 	  "(default first-user)", "MODE" },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &record_args.alloc_fn, 0,
+	  "NAME is an allocation wrapper: its callers are the sites (a glob; repeatable; "
+	  "kept in the profile for report)", "NAME" },
 	POPT_TABLEEND
 };
 
@@ -136,12 +141,56 @@ static int get_heap(struct record_opts *o)
 			return -RSPROF_EUSAGE;
 		}
 	}
+	for (size_t i = 0; record_args.alloc_fn && record_args.alloc_fn[i]; i++) {
+		const char *f = record_args.alloc_fn[i];
+
+		if (!*f || strchr(f, '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", f);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	o->alloc_fn = record_args.alloc_fn;
 	o->heap_sample = 1;
 	if (record_args.heap_sample &&
 	    parse_uint(record_args.heap_sample, 1, 1000000, &o->heap_sample)) {
 		pr_err("--heap-sample: '%s' is not a number between 1 and 1000000",
 		       record_args.heap_sample);
 		return -RSPROF_EUSAGE;
+	}
+	return 0;
+}
+
+/* -p PID[,PID...], as often as given: into o->pids, each once. */
+static int get_pids(struct record_opts *o)
+{
+	for (const char **a = target_args.pid_args; a && *a; a++) {
+		const char *p = *a;
+
+		for (;;) {
+			size_t len = strcspn(p, ",");
+			char one[32];
+			unsigned int v;
+			size_t i;
+
+			snprintf(one, sizeof(one), "%.*s", (int)(len < 31 ? len : 31), p);
+			if (len >= sizeof(one) || parse_uint(one, 1, 2147483647, &v)) {
+				pr_err("-p/--pid: '%.*s' is not a process ID", (int)len, p);
+				pr_hint("give PIDs as numbers: -p 4242, -p 4242,4243 or -p 4242 -p 4243");
+				return -RSPROF_EUSAGE;
+			}
+			for (i = 0; i < o->n_pids && o->pids[i] != (pid_t)v; i++)
+				;
+			if (i == o->n_pids) {
+				if (o->n_pids == RECORD_MAX_PIDS) {
+					pr_err("-p/--pid: more than %d processes", RECORD_MAX_PIDS);
+					return -RSPROF_EUSAGE;
+				}
+				o->pids[o->n_pids++] = (pid_t)v;
+			}
+			if (!p[len])
+				break;
+			p += len + 1;
+		}
 	}
 	return 0;
 }
@@ -153,7 +202,10 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 	int targets = 0, err;
 
 	memset(o, 0, sizeof(*o));
-	if (target_args.pid)
+	err = get_pids(o);
+	if (err)
+		return err;
+	if (o->n_pids)
 		targets++;
 	if (target_args.process)
 		targets++;
@@ -164,16 +216,14 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 			       : "no target: give -p PID, -P NAME or -- COMMAND");
 		return -RSPROF_EUSAGE;
 	}
-	if (target_args.pid < 0) {
-		pr_err("-p/--pid: '%d' is not a process ID", target_args.pid);
-		return -RSPROF_EUSAGE;
-	}
 	if (target_args.process && !*target_args.process) {
 		pr_err("-P/--process: the name is empty");
 		return -RSPROF_EUSAGE;
 	}
-	o->pid = target_args.pid;
+	o->pid = o->n_pids ? o->pids[0] : 0;
 	o->process = target_args.process;
+	o->inherit = !target_args.no_inherit;
+	o->user_only = record_args.user_only;
 	o->argv = cmd && cmd[0] ? cmd : NULL;
 
 	o->output = record_args.output;
@@ -226,4 +276,12 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 	o->call_graph = record_args.call_graph;
 	o->append = record_args.append;
 	return get_heap(o);
+}
+
+void record_args__free(void)
+{
+	for (size_t i = 0; record_args.alloc_fn && record_args.alloc_fn[i]; i++)
+		free((char *)record_args.alloc_fn[i]);
+	free(record_args.alloc_fn);
+	record_args.alloc_fn = NULL;
 }

@@ -22,9 +22,11 @@ struct record_args {
 	int no_cpu;
 	int call_graph;
 	int append;
+	int user_only;
 	const char *heap_probes;
 	const char *heap_sample;
 	const char *heap_attribution;
+	const char **alloc_fn;		/* --alloc-fn, repeatable (popt's, NULL-terminated) */
 };
 
 extern struct record_args record_args;
@@ -37,5 +39,8 @@ extern struct poptOption options_record[];
  * or 0.
  */
 int record_opts__from_args(struct record_opts *o, const char *const *cmd);
+
+/* Frees what popt allocated for record_args (the --alloc-fn list). */
+void record_args__free(void);
 
 #endif

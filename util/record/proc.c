@@ -90,45 +90,88 @@ static bool all_digits(const char *s)
 	return true;
 }
 
-int proc__find_by_name(const char *name, pid_t **pids, size_t *n)
+bool proc__is_kthread(pid_t pid)
+{
+	char path[64], buf[1024], *p;
+	unsigned long flags;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	if (read_small(path, buf, sizeof(buf)))
+		return false;
+	/* flags is field 9; the fields after comm (2) start after its last ')' */
+	p = strrchr(buf, ')');
+	for (int field = 2; p && field < 9; field++) {
+		p = strchr(p + 1, ' ');
+	}
+	if (!p)
+		return false;
+	flags = strtoul(p + 1, NULL, 10);
+	return flags & 0x00200000;	/* PF_KTHREAD */
+}
+
+static int pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
+{
+	if (*n == *cap) {
+		size_t ncap = *cap ? *cap * 2 : 8;
+		pid_t *nv = realloc(*v, ncap * sizeof(**v));
+
+		if (!nv)
+			return -ENOMEM;
+		*v = nv;
+		*cap = ncap;
+	}
+	(*v)[(*n)++] = pid;
+	return 0;
+}
+
+int proc__find_by_name(const char *name, pid_t **pids, size_t *n, bool *exact)
 {
 	DIR *d = opendir("/proc");
 	struct dirent *de;
-	pid_t self = getpid(), *v = NULL;
-	size_t cnt = 0, cap = 0;
+	pid_t self = getpid(), *sub = NULL, *ex = NULL;
+	size_t n_sub = 0, cap_sub = 0, n_ex = 0, cap_ex = 0;
+	char want[16];
+	int err = 0;
 
+	/* comm holds 15 characters: a longer name matches its beginning */
+	snprintf(want, sizeof(want), "%s", name);
+	name = want;
 	*pids = NULL;
 	*n = 0;
+	*exact = false;
 	if (!d)
 		return -errno;
-	while ((de = readdir(d))) {
+	while (!err && (de = readdir(d))) {
 		char comm[64];
 		pid_t pid;
 
 		if (!all_digits(de->d_name))
 			continue;
 		pid = (pid_t)atoi(de->d_name);
-		if (pid == self || proc__comm(pid, comm, sizeof(comm)))
+		if (pid == self || proc__comm(pid, comm, sizeof(comm)) || !strstr(comm, name) ||
+		    proc__is_kthread(pid))
 			continue;
-		if (!strstr(comm, name))
-			continue;
-		if (cnt == cap) {
-			size_t ncap = cap ? cap * 2 : 8;
-			pid_t *nv = realloc(v, ncap * sizeof(*v));
-
-			if (!nv) {
-				free(v);
-				closedir(d);
-				return -ENOMEM;
-			}
-			v = nv;
-			cap = ncap;
-		}
-		v[cnt++] = pid;
+		if (!strcmp(comm, name))
+			err = pid_push(&ex, &n_ex, &cap_ex, pid);
+		else
+			err = pid_push(&sub, &n_sub, &cap_sub, pid);
 	}
 	closedir(d);
-	*pids = v;
-	*n = cnt;
+	if (err) {
+		free(ex);
+		free(sub);
+		return err;
+	}
+	if (n_ex) {
+		free(sub);
+		*pids = ex;
+		*n = n_ex;
+		*exact = true;
+	} else {
+		free(ex);
+		*pids = sub;
+		*n = n_sub;
+	}
 	return 0;
 }
 
@@ -236,5 +279,27 @@ int proc__cmdline(pid_t pid, char *buf, size_t len)
 		if (buf[i] == '\0')
 			buf[i] = ' ';
 	buf[n] = '\0';
+	return 0;
+}
+
+int proc__rss(pid_t pid, int64_t *rss, int64_t *anon)
+{
+	char path[64], buf[256];
+	unsigned long long size, resident, shared;
+	long page = sysconf(_SC_PAGESIZE);
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/statm", (int)pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	/* size resident shared text lib data dt, in pages; a zombie reads all 0 */
+	if (sscanf(buf, "%llu %llu %llu", &size, &resident, &shared) != 3 || !size)
+		return -ESRCH;
+	if (page <= 0)
+		page = 4096;
+	*rss = (int64_t)(resident * (unsigned long long)page);
+	*anon = (int64_t)((resident > shared ? resident - shared : 0) *
+			  (unsigned long long)page);
 	return 0;
 }

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 /*
@@ -23,11 +24,15 @@ int proc__exe(pid_t pid, char *buf, size_t len);
 int proc__uid(pid_t pid, uid_t *uid);
 
 /*
- * Processes whose comm contains name (case-sensitive substring), rsprof
- * itself excepted. *pids is malloc'd (caller frees), *n its length; 0 or
- * -errno. No match is 0 with *n == 0.
+ * User processes (kernel threads never: a kworker's name is not a program)
+ * whose comm is name, or when none is, contains it (case-sensitive), rsprof
+ * itself excepted. *pids is malloc'd (caller frees), *n its length, *exact
+ * whether they are exact matches; 0 or -errno. No match is 0 with *n == 0.
  */
-int proc__find_by_name(const char *name, pid_t **pids, size_t *n);
+int proc__find_by_name(const char *name, pid_t **pids, size_t *n, bool *exact);
+
+/* Is pid a kernel thread (PF_KTHREAD)? false when it cannot be read. */
+bool proc__is_kthread(pid_t pid);
 
 /*
  * The thread IDs of pid (/proc/pid/task), appended to *tids (realloc'd,
@@ -44,6 +49,13 @@ bool proc__gone(pid_t pid);
  * into buf (PATH_MAX bytes); 0 or -ENOENT.
  */
 int proc__which(const char *cmd, char *buf, size_t len);
+
+/*
+ * The resident memory of pid in bytes (/proc/pid/statm: resident pages, and
+ * resident minus shared, i.e. anonymous memory: RssAnon). 0 or -errno
+ * (-ESRCH once the process is gone).
+ */
+int proc__rss(pid_t pid, int64_t *rss, int64_t *anon);
 
 /* /proc/pid/cmdline with the NULs as spaces, into buf; 0 or -errno. */
 int proc__cmdline(pid_t pid, char *buf, size_t len);

@@ -12,20 +12,25 @@
 
 #include "util/record/caps.h"
 #include "util/record/checkpoint-writer.h"
+#include "util/record/proc.h"
 #include "util/db/db.h"
 #include "util/db/stacks.h"
 #include "util/error.h"
+#include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
+#include "util/record/process-tree.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
 
 #define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
-#define RESCAN_MS	100	/* new threads sampled within a second */
+#define RESCAN_MS	100	/* --no-inherit: new threads sampled within 0.1 s */
 #define TICK_MS		250
 #define ALIVE_MS	50
 #define CHURN_MS	1000	/* fast rescans this long after threads came or went */
+#define CATCH_UP	10	/* checkpoints written late rather than skipped */
 
 struct recorder {
 	struct record_opts o;
@@ -33,10 +38,11 @@ struct recorder {
 	char path[PATH_MAX];
 
 	struct sampler *sampler;
-	struct resolver *res;
+	struct process_tree *pt;
 	struct db *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
+	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct checkpoint_writer *cpw;
 
 	struct timespec t0;
@@ -45,6 +51,8 @@ struct recorder {
 	volatile sig_atomic_t stop;
 	bool finalised;
 	bool warned_rescan;
+	bool discard;		/* nothing recorded has debug info: the file goes */
+	bool fp_checked;	/* launched, -g: frame pointers of the busiest program */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -61,43 +69,72 @@ static uint64_t ms_since(const struct timespec *t0)
 
 /* ---- the start ------------------------------------------------------- */
 
-static int check_debuginfo(struct recorder *r)
+/*
+ * -g walks the frame-pointer chain: say once, when the program that got
+ * the samples (not a wrapper around it) keeps none in its own code and its
+ * CPU stacks will be short (issue 9).
+ */
+static void check_frame_pointers(struct recorder *r, struct resolver *res, const char *exe)
 {
-	int d = resolver__check_debuginfo(r->res);
+	struct fp_census c;
 
+	if (!r->o.call_graph || !r->o.cpu || !res || resolver__frame_pointers(res, &c))
+		return;
+	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", exe,
+		 c.with_fp, c.functions);
+	if (!frame_pointers__missing(&c))
+		return;
+	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
+		"CPU call stacks (-g) will stop after a frame or two", exe, c.with_fp,
+		c.functions);
+	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
+		"(Rust) for whole call stacks");
+}
+
+/*
+ * An attached process: its program's debug information, checked at the
+ * start (a launched command may be a wrapper: checked at the end). With
+ * inherit, a process without any (a shell) may start programs that have
+ * it: a warning now, the verdict at the end.
+ */
+static int check_attached(struct recorder *r, pid_t pid)
+{
+	char exe[PATH_MAX] = "?";
+	struct resolver *res;
+	int d, err = resolver__new(pid, &res);
+
+	if (err) {
+		if (err == -ESRCH)
+			pr_err("process %d exited", (int)pid);
+		else
+			pr_err("cannot read the mappings of process %d: %s", (int)pid,
+			       rsprof_strerror(err));
+		return err;
+	}
+	d = resolver__check_debuginfo(res);
+	proc__exe(pid, exe, sizeof(exe));
+	check_frame_pointers(r, res, exe);
+	resolver__delete(res);
 	if (d == 1) {
-		pr_warn("%s has no DWARF line information: results by function only", r->t.exe);
+		pr_warn("%s has no DWARF line information: results by function only", exe);
 		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
 			"Cargo profile) for source lines");
 		return 0;
 	}
+	if (d < 0 && r->o.inherit) {
+		pr_warn("%s has no debug information and no symbol table: its own samples "
+			"will be [unknown]", exe);
+		pr_hint("the programs it starts are recorded too; rsprof exits with status 5 "
+			"at the end if none of them has debug information either");
+		return 0;
+	}
 	if (d < 0) {
-		pr_err("%s has no debug information and no symbol table", r->t.exe);
+		pr_err("%s has no debug information and no symbol table", exe);
 		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
 			"Cargo profile, or -g) and do not strip it");
 		return -RSPROF_ENODEBUG;
 	}
 	return 0;
-}
-
-/* The target's mappings read and its debug information checked. */
-static int open_resolver(struct recorder *r)
-{
-	int err = resolver__new(r->t.pid, &r->res);
-
-	if (err) {
-		r->res = NULL;
-		if (r->t.launched)
-			pr_err("cannot read the mappings of '%s': %s", r->o.argv[0],
-			       rsprof_strerror(err));
-		else if (err == -ESRCH)
-			pr_err("process %d exited", (int)r->t.pid);
-		else
-			pr_err("cannot read the mappings of process %d: %s",
-			       (int)r->t.pid, rsprof_strerror(err));
-		return err;
-	}
-	return check_debuginfo(r);
 }
 
 static void disable_heap(struct recorder *r, const char *why)
@@ -121,6 +158,15 @@ static int start_heap(struct recorder *r, bool before_exec)
 
 	if (!r->o.heap)
 		return 0;
+	r->alloc_fns = alloc_fns__new(true);
+	if (!r->alloc_fns)
+		return -ENOMEM;
+	for (size_t i = 0; r->o.alloc_fn && r->o.alloc_fn[i]; i++) {
+		err = alloc_fns__add(r->alloc_fns, r->o.alloc_fn[i]);
+		if (err)
+			return err;
+	}
+	ho.alloc_fns = r->alloc_fns;
 	err = caps__check_bpf(&why);
 	if (err) {
 		if (r->o.heap_required) {
@@ -170,9 +216,15 @@ static int open_output(struct recorder *r)
 	return record_meta__start(r->db, &r->o, &r->t, r->heap != NULL, &r->ts_base);
 }
 
+static uint64_t ns_of(const struct timespec *t)
+{
+	return (uint64_t)t->tv_sec * 1000000000ULL + (uint64_t)t->tv_nsec;
+}
+
 int recorder__new(const struct record_opts *o, struct recorder **out)
 {
 	struct recorder *r = calloc(1, sizeof(*r));
+	struct sampler_opts so = { 0 };
 	int err;
 
 	*out = NULL;
@@ -185,26 +237,31 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (o->argv) {
 		err = target__launch(&r->t, o->argv);
 	} else {
-		err = target__attach(&r->t, o->pid, o->process);
-		if (!err)
-			err = open_resolver(r);
+		err = target__attach(&r->t, o->pids, o->n_pids, o->process);
+		for (size_t i = 0; !err && i < r->t.n_pids; i++)
+			err = check_attached(r, r->t.pids[i]);
 	}
 	if (err)
 		goto fail;
 
-	if (o->cpu) {
-		struct sampler_opts so = {
-			.pid = r->t.pid,
-			.freq = o->freq,
-			.call_graph = o->call_graph,
-			.enable_on_exec = r->t.launched,
-		};
-
-		err = sampler__new(&so, &r->sampler);
-		if (err) {
-			r->sampler = NULL;
+	/*
+	 * The sampler also when the CPU is not sampled: its side-band records
+	 * tell the heap's resolver what the target maps.
+	 */
+	so.pids = r->t.pids;
+	so.n_pids = r->t.n_pids;
+	so.freq = o->freq;
+	so.call_graph = o->call_graph;
+	so.enable_on_exec = r->t.launched;
+	so.inherit = o->inherit;
+	so.user_only = o->user_only;
+	so.sideband_only = !o->cpu;
+	err = sampler__new(&so, &r->sampler);
+	if (err) {
+		r->sampler = NULL;
+		if (o->cpu)
 			goto fail;
-		}
+		pr_debug(1, "no side-band records: mappings read from /proc");
 	}
 	err = start_heap(r, r->t.launched);
 	if (err)
@@ -212,10 +269,18 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 
 	/* the file before the launch: a program is not run for nothing */
 	err = open_output(r);
+	if (!err && o->cpu)
+		err = record_meta__cpu_scope(r->db, sampler__user_only(r->sampler));
+	if (err)
+		goto fail;
+	clock_gettime(CLOCK_MONOTONIC, &r->t0);
+	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit,
+				r->sampler && o->cpu && !sampler__user_only(r->sampler), &r->pt);
+	for (size_t i = 0; !err && i < r->t.n_pids; i++)
+		err = process_tree__add(r->pt, r->t.pids[i], !r->t.launched);
 	if (err)
 		goto fail;
 	if (r->t.launched) {
-		clock_gettime(CLOCK_MONOTONIC, &r->t0);
 		err = target__go(&r->t, o->argv[0]);
 		if (err)
 			goto fail;
@@ -223,16 +288,15 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 			sampler__exec_done(r->sampler);
 		target__read(&r->t);
 		err = record_meta__process_name(r->db, &r->t);	/* errors printed by db.c */
-		if (!err)
-			err = open_resolver(r);
 		if (err)
 			goto fail;
-	} else {
-		clock_gettime(CLOCK_MONOTONIC, &r->t0);
+		if (!r->sampler)
+			process_tree__refresh(r->pt, r->t.pid);
 	}
-	err = checkpoint_writer__new(r->db, r->dbst, r->res, r->heap, &r->cpw);
+	err = checkpoint_writer__new(r->db, r->dbst, r->pt, r->heap, r->t.pid, &r->cpw);
 	if (err)
 		goto fail;
+	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded();
@@ -265,13 +329,26 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
 	struct heap_stats hs = { 0 };
+	uint64_t t0 = ms_since(&r->t0);
 	int err;
 
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
+	else if (!r->t.launched || r->t.child.pid > 0)
+		process_tree__refresh(r->pt, r->t.pid);	/* no records: /proc tells */
 	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
+	pr_debug(2, "checkpoint at %llu ms written in %llu ms", (unsigned long long)now_ms,
+		 (unsigned long long)(ms_since(&r->t0) - t0));
+	/* launched: the program that got the samples, not a wrapper, once some came */
+	if (r->t.launched && !r->fp_checked && ss.samples) {
+		const char *exe = NULL;
+		struct resolver *res = process_tree__busiest(r->pt, &exe);
+
+		r->fp_checked = true;
+		check_frame_pointers(r, res, exe ? exe : r->t.exe);
+	}
 	if (r->heap)
 		heap__stats(r->heap, &hs);
 	pthread_mutex_lock(&r->lock);
@@ -289,14 +366,18 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 static void update_stats(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
+	size_t procs = 0, spaces = 0;
 
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
+	if (r->pt)
+		process_tree__counts(r->pt, &procs, &spaces);
 	pthread_mutex_lock(&r->lock);
 	r->st.elapsed_ms = now_ms;
 	r->st.samples = ss.samples;
 	r->st.lost = ss.lost;
 	r->st.threads = ss.threads;
+	r->st.processes = procs;
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -306,6 +387,79 @@ static void sleep_ms(uint64_t ms)
 			       .tv_nsec = (long)(ms % 1000) * 1000000 };
 
 	nanosleep(&ts, NULL);	/* a signal cuts it short: fine, the loop looks at r->stop */
+}
+
+/* The programs that ran and got samples, for the verdict on debug information. */
+struct debug_seen {
+	struct {
+		char *exe;
+		uint64_t samples;
+		int verdict;
+	} v[16];
+	int n, more;
+	uint64_t total;
+	bool usable;		/* one of them has lines or symbols */
+};
+
+static void debug_cb(void *ctx, const char *exe, uint64_t samples, int verdict)
+{
+	struct debug_seen *d = ctx;
+
+	d->total += samples;
+	d->usable |= verdict >= 0;
+	if (d->n == (int)(sizeof(d->v) / sizeof(d->v[0]))) {
+		d->more++;
+		return;
+	}
+	d->v[d->n].exe = strdup(exe);
+	d->v[d->n].samples = samples;
+	d->v[d->n].verdict = verdict;
+	d->n++;
+}
+
+/*
+ * Debug information is judged on the programs that got samples (a stripped
+ * wrapper that execs or forks the real program is not an error): exit 5
+ * when none of them (or, without samples, none of the programs that ran)
+ * has DWARF or a symbol table; a warning for each one with a tenth of the
+ * samples or more that has symbols only, or nothing.
+ */
+static int check_debuginfo_end(struct recorder *r)
+{
+	struct debug_seen d = { 0 };
+	bool hinted = false;
+	int err = 0;
+
+	process_tree__debuginfo(r->pt, debug_cb, &d);
+	if (!d.n)
+		return 0;
+	if (!d.usable && (r->t.launched || r->o.inherit)) {
+		pr_err("%s has no debug information and no symbol table", d.v[0].exe);
+		for (int i = 1; i < d.n; i++)
+			fprintf(stderr, "  nor has %s\n", d.v[i].exe);
+		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
+			"Cargo profile, or -g) and do not strip it");
+		err = -RSPROF_ENODEBUG;
+	} else {
+		for (int i = 0; i < d.n; i++) {
+			if (d.v[i].verdict == 0 || !d.v[i].samples ||
+			    d.v[i].samples * 10 < d.total)
+				continue;
+			if (d.v[i].verdict == 1)
+				pr_warn("%s has no DWARF line information: results by function only",
+					d.v[i].exe);
+			else
+				pr_warn("%s has no debug information and no symbol table: its "
+					"samples are [unknown]", d.v[i].exe);
+			if (!hinted)
+				pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true "
+					"in the Cargo profile) for source lines");
+			hinted = true;
+		}
+	}
+	for (int i = 0; i < d.n; i++)
+		free(d.v[i].exe);
+	return err;
 }
 
 /* The end: last samples, last checkpoint, meta. Runs once. */
@@ -318,7 +472,7 @@ static int finish(struct recorder *r, int err)
 		return err;
 	r->finalised = true;
 	if (r->sampler)
-		sampler__drain(r->sampler, checkpoint_writer__sample, r->cpw);
+		sampler__drain(r->sampler, true, checkpoint_writer__event, r->cpw);
 	if (r->t.launched && r->t.child.pid > 0)
 		target__kill(&r->t);
 	if (!r->stop_reason)
@@ -328,6 +482,10 @@ static int finish(struct recorder *r, int err)
 		err = write_checkpoint(r, now);
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
+	if (!err && !err2 && r->o.cpu) {
+		err = check_debuginfo_end(r);
+		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
+	}
 	pthread_mutex_lock(&r->lock);
 	r->st.target_exited = r->t.exit_status >= 0 || !strcmp(r->stop_reason, "target-exit");
 	r->st.exit_status = r->t.exit_status;
@@ -348,7 +506,7 @@ int recorder__run(struct recorder *r)
 
 		now = ms_since(&r->t0);
 		if (r->sampler)
-			sampler__drain(r->sampler, checkpoint_writer__sample, r->cpw);
+			sampler__drain(r->sampler, false, checkpoint_writer__event, r->cpw);
 		err = checkpoint_writer__error(r->cpw);
 		if (err)
 			break;
@@ -361,12 +519,16 @@ int recorder__run(struct recorder *r)
 		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
 		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
-		if (exited) {
+		if (exited)
 			r->stop_reason = "target-exit";
-			break;
-		}
-		if (r->o.duration_ms && now >= r->o.duration_ms) {
+		else if (r->o.duration_ms && now >= r->o.duration_ms)
 			r->stop_reason = "duration";
+		if (r->stop_reason) {
+			/* boundaries passed during a slow write: written before the last one */
+			while (!err && next_cp < now && next_cp + CATCH_UP * r->o.interval_ms > now) {
+				err = write_checkpoint(r, next_cp);
+				next_cp += r->o.interval_ms;
+			}
 			break;
 		}
 		if (now >= next_cp) {
@@ -375,16 +537,18 @@ int recorder__run(struct recorder *r)
 			if (err)
 				break;
 			next_cp += r->o.interval_ms;
-			if (next_cp <= now)	/* a slow write: do not pile checkpoints up */
+			/*
+			 * A slow write (a large library's DWARF read for the first
+			 * time: libc's takes ~0.1 s, ~1 s on a loaded machine with
+			 * ASan): the boundaries it passed are written next, so the
+			 * series stays regular; more than CATCH_UP intervals
+			 * behind, do not pile checkpoints up.
+			 */
+			if (next_cp + CATCH_UP * r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
-		/*
-		 * Re-read the mappings while the target lives (a launched program
-		 * maps its libraries after exec; dlopen): once it is gone, its
-		 * last samples could not be placed any more.
-		 */
-		checkpoint_writer__refresh_maps(r->cpw, now, RESCAN_MS);
-		if (now >= next_rescan && r->sampler) {
+		/* --no-inherit: the threads are found by looking at /proc */
+		if (now >= next_rescan && r->sampler && !r->o.inherit) {
 			int changes = sampler__rescan(r->sampler);
 
 			if (changes == -ENOMEM) {
@@ -458,13 +622,23 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
+	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
-	resolver__delete(r->res);
+	if (r->discard) {
+		char side[PATH_MAX + 8];
+
+		unlink(r->path);
+		snprintf(side, sizeof(side), "%s-wal", r->path);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", r->path);
+		unlink(side);
+	}
+	process_tree__delete(r->pt);
 	target__exit(&r->t);
 	pthread_mutex_destroy(&r->lock);
 	free(r);

@@ -17,8 +17,14 @@
  */
 struct recorder;
 
+#define RECORD_MAX_PIDS 64
+
 struct record_opts {
-	pid_t pid;			/* attach; 0 when launching */
+	pid_t pid;			/* attach: the first of pids; 0 when launching */
+	pid_t pids[RECORD_MAX_PIDS];	/* attach: -p PID[,PID...] */
+	size_t n_pids;
+	bool inherit;			/* follow the children the target starts (perf's inherit) */
+	bool user_only;			/* CPU: user time only, no kernel samples */
 	const char *process;		/* attach by name (substring of comm) */
 	const char *const *argv;	/* launch: command and arguments, NULL-terminated */
 	const char *output;		/* NULL: default name in output_dir */
@@ -34,6 +40,7 @@ struct record_opts {
 	enum heap_probes heap_probes;
 	enum heap_attribution heap_attribution;
 	unsigned int heap_sample;
+	const char *const *alloc_fn;	/* --alloc-fn patterns, NULL-terminated; NULL: none */
 	/* rsprof's own command line, kept in meta `rsprof_command`; NULL: not kept */
 	const char *rsprof_cmdline;
 	/* Called by recorder__run() about every 250 ms (e.g. a status line); NULL: none. */
@@ -46,6 +53,7 @@ struct recorder_stats {
 	uint64_t samples, lost;
 	uint64_t checkpoints;
 	uint64_t threads;
+	uint64_t processes;		/* seen (the target and its children) */
 	bool heap_on;
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;

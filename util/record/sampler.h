@@ -8,26 +8,50 @@
 
 /*
  * CPU sampling (SPEC §5): PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK at a
- * frequency, user space only, one perf event and one mmap'd ring buffer per
- * thread of the target. sampler__rescan() opens events on threads that
- * appeared and closes the ones of threads that exited; sampler__drain()
- * reads every ring and hands each sample to a callback, without allocating.
+ * frequency, user and kernel time (or user time only), with the side-band
+ * records that say what the sampled processes are: fork, exec (comm),
+ * exit and every executable mapping (mmap2, with its build-id).
+ *
+ * Two ways of following the target, as perf record has:
+ *
+ * - inherit (the default): per-CPU events on each target thread with
+ *   attr.inherit, so every thread and child process the target starts is
+ *   sampled from its first instruction by events the kernel copies at
+ *   fork; their samples come with their own pid/tid into one ring per CPU
+ *   (the kernel refuses mmap on inherited per-thread events, and events
+ *   on one CPU can share a ring through PERF_EVENT_IOC_SET_OUTPUT).
+ * - no inherit: one event and ring per thread of the target processes, new
+ *   threads found by sampler__rescan(); child processes are not followed.
+ *
+ * sampler__drain() copies the rings' records, orders them by time across
+ * rings (an exec on one CPU and the next sample on another) and hands
+ * them to a callback, keeping back the last millisecond for the next
+ * drain: a record from another ring may still be on its way.
  */
 struct sampler;
 
 struct sampler_opts {
-	pid_t pid;
+	const pid_t *pids;		/* processes to sample */
+	size_t n_pids;
 	unsigned int freq;		/* Hz */
 	bool call_graph;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
 	bool enable_on_exec;		/* launched target stopped before exec */
+	bool inherit;			/* follow new threads and child processes */
+	bool user_only;			/* exclude the kernel */
+	bool sideband_only;		/* no samples, the records only (--no-cpu) */
 };
 
 /*
- * Opens an event on every thread of o->pid. Errors are printed: -ESRCH no
- * such process, -EPERM/-EACCES not allowed (with the paranoid value or
- * capability in the hint), -errno otherwise.
+ * Opens events on every thread of the processes. Errors are printed:
+ * -ESRCH no such process, -EPERM/-EACCES not allowed (with the paranoid
+ * value or capability in the hint), -errno otherwise. Kernel samples that
+ * the kernel refuses (perf_event_paranoid) fall back to user time with a
+ * warning: sampler__user_only() tells.
  */
 int sampler__new(const struct sampler_opts *o, struct sampler **out);
+
+/* Whether kernel time is left out (asked for, or not allowed). */
+bool sampler__user_only(const struct sampler *s);
 
 /*
  * A launched target has exec'd: the events of threads found from now on
@@ -36,27 +60,61 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out);
 void sampler__exec_done(struct sampler *s);
 
 /*
- * Pick up new threads, mark exited ones (closed by the next drain). Returns
- * how many threads appeared or exited, -ESRCH when the process is gone.
+ * Without inherit: pick up new threads, mark exited ones (closed by the
+ * next drain). Returns how many threads appeared or exited, -ESRCH when
+ * every target process is gone. With inherit the kernel follows the
+ * threads: returns 0.
  */
 int sampler__rescan(struct sampler *s);
 
-/*
- * One sample: the user-space IP and, with call_graph, the user callchain
- * (innermost first, context markers removed; chain[0] is normally ip).
- * Pointers are valid during the call only.
- */
-typedef void (*sampler_cb)(void *ctx, pid_t tid, uint64_t ip,
-			   const uint64_t *chain, unsigned int depth);
+enum sampler_ev_type {
+	SEV_SAMPLE,
+	SEV_COMM,	/* comm changed; exec when .exec */
+	SEV_FORK,	/* a new thread (pid == ppid) or process */
+	SEV_EXIT,	/* a thread (or, when pid == tid, the process) ended */
+	SEV_MMAP,	/* an executable mapping */
+};
 
-/* Drain every ring. Returns the number of samples delivered. */
-uint64_t sampler__drain(struct sampler *s, sampler_cb cb, void *ctx);
+/* One record. Pointers are valid during the callback only. */
+struct sampler_event {
+	enum sampler_ev_type type;
+	uint64_t time;			/* CLOCK_MONOTONIC, ns */
+	pid_t pid, tid;
+	/* SEV_SAMPLE: the IP and, with call_graph, the user callchain
+	 * (innermost first, context markers removed; chain[0] is normally ip,
+	 * or the user frame below a kernel ip) */
+	uint64_t ip;
+	bool kernel;			/* ip is in the kernel */
+	const uint64_t *chain;
+	unsigned int depth;
+	/* SEV_COMM */
+	const char *comm;
+	bool exec;
+	/* SEV_FORK, SEV_EXIT */
+	pid_t ppid, ptid;
+	/* SEV_MMAP */
+	uint64_t start, len, pgoff;
+	uint32_t prot;
+	const char *filename;		/* "//anon", "[vdso]", a path */
+	const unsigned char *build_id;	/* NULL when the kernel gave none */
+	unsigned int build_id_len;
+};
+
+typedef void (*sampler_cb)(void *ctx, const struct sampler_event *ev);
+
+/*
+ * Drain every ring; deliver the records in time order. With all, nothing
+ * is kept back (the end of a recording). Returns the number of samples
+ * delivered.
+ */
+uint64_t sampler__drain(struct sampler *s, bool all, sampler_cb cb, void *ctx);
 
 struct sampler_stats {
 	uint64_t samples;	/* delivered since sampler__new() */
 	uint64_t lost;		/* PERF_RECORD_LOST totals */
-	uint64_t threads;	/* open now */
-	uint64_t threads_seen;	/* ever opened */
+	uint64_t threads;	/* running now (as far as the records tell) */
+	uint64_t threads_seen;	/* ever sampled or started */
+	uint64_t processes_seen;
 };
 
 void sampler__stats(const struct sampler *s, struct sampler_stats *st);

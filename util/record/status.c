@@ -44,9 +44,12 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 
 	duration__format(st->elapsed_ms, el, sizeof(el));
 	/* "rsprof record" or "rsprof top": the command that recorded */
-	fprintf(f, "[ %s: %s recorded, %llu sample%s, %llu checkpoint%s",
-		rsprof_cmd_name, el, (unsigned long long)st->samples, st->samples == 1 ? "" : "s",
-		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s");
+	fprintf(f, "[ %s: %s recorded, %llu sample%s", rsprof_cmd_name, el,
+		(unsigned long long)st->samples, st->samples == 1 ? "" : "s");
+	if (st->processes > 1)
+		fprintf(f, " in %llu processes", (unsigned long long)st->processes);
+	fprintf(f, ", %llu checkpoint%s", (unsigned long long)st->checkpoints,
+		st->checkpoints == 1 ? "" : "s");
 	if (stop_reason)
 		fprintf(f, ", stopped by %s", stop_reason);
 	fputs(" ]\n", f);

@@ -21,7 +21,8 @@ static int find_by_name(const char *name, pid_t *pid)
 {
 	pid_t *pids;
 	size_t n;
-	int err = proc__find_by_name(name, &pids, &n);
+	bool exact;
+	int err = proc__find_by_name(name, &pids, &n, &exact);
 
 	if (err) {
 		pr_err("cannot list processes: %s", strerror(-err));
@@ -34,19 +35,19 @@ static int find_by_name(const char *name, pid_t *pid)
 	}
 	if (!n) {
 		pr_err("no process named like '%s'", name);
-		pr_hint("check the name with 'ps -e -o pid,comm' (it is a substring of the "
-			"15-character comm)");
+		pr_hint("check the name with 'ps -e -o pid,comm' (the 15-character comm, or a "
+			"part of it; kernel threads are never taken)");
 		free(pids);
 		return -ESRCH;
 	}
-	pr_err("%zu processes match '%s':", n, name);
+	pr_err("%zu processes %s '%s':", n, exact ? "are named" : "match", name);
 	for (size_t i = 0; i < n; i++) {
 		char comm[64] = "?";
 
 		proc__comm(pids[i], comm, sizeof(comm));
 		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
 	}
-	pr_hint("choose one with -p PID");
+	pr_hint("choose with -p PID, or take several with -p PID,PID...");
 	free(pids);
 	return -RSPROF_EUSAGE;
 }
@@ -82,30 +83,48 @@ void target__read(struct target *t)
 		t->cmdline = strdup(buf);
 }
 
-int target__attach(struct target *t, pid_t pid, const char *name)
+int target__attach(struct target *t, const pid_t *pids, size_t n, const char *name)
 {
 	const char *why;
-	int err;
+	int err = 0;
 
 	if (name) {
 		err = find_by_name(name, &t->pid);
+		t->pids[0] = t->pid;
+		t->n_pids = 1;
 	} else {
-		t->pid = pid;
-		err = proc__exists(t->pid);
-		if (err) {
-			pr_err("no process with PID %d", (int)t->pid);
-			pr_hint("check the PID with 'ps -p %d', or use -P NAME", (int)t->pid);
+		if (n > sizeof(t->pids) / sizeof(t->pids[0]))
+			n = sizeof(t->pids) / sizeof(t->pids[0]);
+		memcpy(t->pids, pids, n * sizeof(*pids));
+		t->n_pids = n;
+		t->pid = pids[0];
+		for (size_t i = 0; i < n && !err; i++) {
+			err = proc__exists(pids[i]);
+			if (!err && proc__is_kthread(pids[i])) {
+				pr_err("process %d is a kernel thread: it runs no user code to profile",
+				       (int)pids[i]);
+				return -RSPROF_EUSAGE;
+			}
+			if (err) {
+				pr_err("no process with PID %d", (int)pids[i]);
+				pr_hint("check the PID with 'ps -p %d', or use -P NAME", (int)pids[i]);
+			}
 		}
 	}
-	if (!err)
-		err = caps__check_perf(t->pid);
+	for (size_t i = 0; i < t->n_pids && !err; i++)
+		err = caps__check_perf(t->pids[i]);
 	if (err)
 		return err;
 	target__read(t);
-	why = caps__sensitive(t->comm);
-	if (why)
-		pr_warn("process %d (%s) is %s: the profile will show its code paths",
-			(int)t->pid, t->comm, why);
+	for (size_t i = 0; i < t->n_pids; i++) {
+		char comm[64] = "";
+
+		proc__comm(t->pids[i], comm, sizeof(comm));
+		why = caps__sensitive(comm);
+		if (why)
+			pr_warn("process %d (%s) is %s: the profile will show its code paths",
+				(int)t->pids[i], comm, why);
+	}
 	return 0;
 }
 
@@ -126,6 +145,8 @@ int target__launch(struct target *t, const char *const *argv)
 	if (err)
 		return err;
 	t->pid = t->child.pid;
+	t->pids[0] = t->pid;
+	t->n_pids = 1;
 	t->launched = true;
 	/* what the kernel will call the launched program: the file name, 15 characters */
 	base = strrchr(argv[0], '/');
@@ -154,7 +175,10 @@ bool target__exited(struct target *t)
 		}
 		return w < 0 && errno == ECHILD;
 	}
-	return proc__gone(t->pid);
+	for (size_t i = 0; i < t->n_pids; i++)
+		if (!proc__gone(t->pids[i]))
+			return false;
+	return true;
 }
 
 void target__kill(struct target *t)

@@ -14,7 +14,9 @@
  * has ended and how. Errors are printed.
  */
 struct target {
-	pid_t pid;
+	pid_t pid;		/* the (first) target process */
+	pid_t pids[64];		/* attach: every target process (-p A,B) */
+	size_t n_pids;
 	bool launched;
 	char comm[64];
 	char exe[PATH_MAX];
@@ -26,11 +28,13 @@ struct target {
 void target__init(struct target *t);
 
 /*
- * -p PID (name NULL) or -P NAME: find the process, check that it may be
- * profiled, read its comm, executable and command line, warn when it is a
- * sensitive one. 0 or -errno / -RSPROF_E*.
+ * -p PID[,PID...] (name NULL) or -P NAME: find the processes, check that
+ * they may be profiled, read the (first one's) comm, executable and command
+ * line, warn when one is a sensitive one. -P never takes a kernel thread,
+ * and a process named exactly NAME wins over those whose name contains it.
+ * 0 or -errno / -RSPROF_E*.
  */
-int target__attach(struct target *t, pid_t pid, const char *name);
+int target__attach(struct target *t, const pid_t *pids, size_t n, const char *name);
 
 /*
  * -- CMD: find the command, check that it may be profiled, fork it stopped
@@ -45,7 +49,7 @@ int target__go(struct target *t, const char *name);
 /* Read comm again, and for an attached process its executable and command line. */
 void target__read(struct target *t);
 
-/* Has it ended? Launched: reaps it (exit_status); attached: /proc says so. */
+/* Has it ended? Launched: reaps it (exit_status); attached: /proc says every one has. */
 bool target__exited(struct target *t);
 
 /* Launched and still running: stop and reap it (exit_status). */

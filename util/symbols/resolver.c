@@ -1,12 +1,16 @@
 /*
  * Address to symbol for one target process (SPEC §4).
  *
- * Every file-backed executable mapping of /proc/PID/maps is reported to
+ * Every file-backed executable mapping (of /proc/PID/maps, or of the
+ * mappings the recorder builds from perf's mmap2 records) is reported to
  * libdwfl with dwfl_report_elf() and its own load bias, computed from the
  * mapping and the ELF program headers (PIE, non-PIE, ASLR). We do not use
  * dwfl_linux_proc_report(): the modules come from our own maps snapshot, so
  * resolution keeps working after the target has exited (the recorder
- * resolves its last checkpoint then). Results are cached per address.
+ * resolves its last checkpoint then). Files are found by util/symbols/
+ * symfile.c (the target's root, build-ids, every debug-file rule). Code in
+ * no file (a JIT's) is named from /tmp/perf-PID.map when the JIT writes
+ * one. Results are cached per address.
  */
 #include "util/symbols/resolver.h"
 
@@ -19,6 +23,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <elfutils/libdwelf.h>
@@ -27,9 +32,11 @@
 
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
+#include "util/symbols/frame-pointers.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
+#include "util/symbols/symfile.h"
 #include "util/symbols/symtab.h"
 
 /* One reported module: a file at one load bias. */
@@ -44,6 +51,8 @@ struct module {
 
 struct resolver {
 	pid_t pid;
+	bool fed;			/* maps given by the caller (resolver__new_maps) */
+	struct symfile_ctx fctx;	/* libdwfl module userdata: whose files */
 	struct maps *maps;
 	char *exe;			/* readlink /proc/PID/exe at start */
 	Dwfl *dwfl;
@@ -54,76 +63,17 @@ struct resolver {
 	/* symbols taken out of the cache by a refresh, freed at delete */
 	struct symbol **stale;
 	size_t n_stale, alloc_stale;
+	/* a JIT's /tmp/perf-PID.map, read at the first address in no file */
+	struct symtab *perf_map;
+	char perf_map_path[PATH_MAX];
+	long long perf_map_size;	/* the file's size when read; -1: none */
 };
 
 static char *debuginfo_path;
 
-/* Does the ELF file at fd carry the build-id bits? */
-static bool fd_has_build_id(int fd, const unsigned char *bits, int len)
-{
-	const void *id;
-	bool same = false;
-	Elf *elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-
-	if (elf) {
-		same = dwelf_elf_gnu_build_id(elf, &id) == len && !memcmp(id, bits, len);
-		elf_end(elf);
-	}
-	return same;
-}
-
-/*
- * Separate debug information, found on this machine only: by build-id
- * under /usr/lib/debug/.build-id (libc6-dbg, *-dbgsym), then by
- * .gnu_debuglink next to the file, in its .debug/ and under /usr/lib/debug.
- * dwfl_standard_find_debuginfo() would do the same and then, when
- * DEBUGINFOD_URLS is set, download from a debuginfod server: a profiler
- * running as root must not make network requests (and wait up to 90 s per
- * library) in the middle of a recording.
- */
-static int find_debuginfo_local(Dwfl_Module *mod, void **userdata, const char *modname,
-				GElf_Addr base, const char *file_name, const char *debuglink,
-				GElf_Word crc, char **debuginfo_file_name)
-{
-	const unsigned char *bits = NULL;
-	char dir[PATH_MAX], cand[PATH_MAX * 2];
-	const char *fmts[] = { "%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s" };
-	GElf_Addr vaddr;
-	char *slash;
-	int fd, len;
-
-	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
-					  crc, debuginfo_file_name);
-	if (fd >= 0 || !debuglink || !file_name)
-		return fd;
-	/* without a build-id to check the candidate by, take no chance */
-	len = dwfl_module_build_id(mod, &bits, &vaddr);
-	if (len <= 0)
-		return -1;
-	snprintf(dir, sizeof(dir), "%s", file_name);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
-	for (size_t i = 0; i < sizeof(fmts) / sizeof(fmts[0]); i++) {
-		snprintf(cand, sizeof(cand), fmts[i], dir, debuglink);
-		if (!strcmp(cand, file_name))
-			continue;
-		fd = open(cand, O_RDONLY | O_CLOEXEC);
-		if (fd < 0)
-			continue;
-		if (fd_has_build_id(fd, bits, len)) {
-			*debuginfo_file_name = strdup(cand);
-			return fd;
-		}
-		close(fd);
-	}
-	return -1;
-}
-
 static const Dwfl_Callbacks dwfl_callbacks = {
 	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = find_debuginfo_local,
+	.find_debuginfo = symfile__find_debuginfo,
 	.section_address = dwfl_offline_section_address,
 	.debuginfo_path = &debuginfo_path,
 };
@@ -197,25 +147,6 @@ out:
 	return err;
 }
 
-static int open_mapped(const struct resolver *r, const struct map *m)
-{
-	char fn[PATH_MAX + 64];
-	int fd;
-
-	/* the target's view of the file system first (containers), then ours */
-	snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)r->pid, m->path);
-	fd = open(fn, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		fd = open(m->path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		/* a replaced or deleted file: the kernel still holds it */
-		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%llx-%llx", (int)r->pid,
-			 (unsigned long long)m->start, (unsigned long long)m->end);
-		fd = open(fn, O_RDONLY | O_CLOEXEC);
-	}
-	return fd < 0 ? -errno : fd;
-}
-
 /*
  * The [vdso] as a file: the kernel maps the same image into every process,
  * so our own copy (AT_SYSINFO_EHDR) goes into a memfd that libdwfl reads
@@ -252,13 +183,8 @@ static bool resolver__known(const struct resolver *r, const char *path, uint64_t
  * Report each new file-backed executable mapping. Call between report
  * begin/end.
  *
- * DWARF is looked up for the main executable (wherever its debug info is:
- * in the file, by build-id, by debuglink) and for every library whose file
- * carries line tables itself (the user's own .so). System libraries get
- * function names from their symbol tables (a separate .symtab by build-id
- * when installed, e.g. libc6-dbg) but not DWARF: their separate debug files
- * are compressed, and decompressing libc's costs ~0.4 s at the first sample
- * in libc for lines nobody reads.
+ * Every module gets the same rules: DWARF wherever it is found, else its
+ * symbol table.
  */
 static int resolver__report(struct resolver *r)
 {
@@ -275,7 +201,7 @@ static int resolver__report(struct resolver *r)
 		if (!strcmp(m->path, "[vdso]"))
 			fd = vdso_fd(m);
 		else if (m->path[0] == '/')
-			fd = open_mapped(r, m);
+			fd = symfile__open_mapped(r->pid, m);
 		else
 			continue;
 		if (fd < 0) {
@@ -296,6 +222,14 @@ static int resolver__report(struct resolver *r)
 			close(fd);
 			continue;
 		}
+		/* symfile__find_debuginfo() looks in the target's root */
+		{
+			void **ud = NULL;
+
+			dwfl_module_info(dm, &ud, NULL, NULL, NULL, NULL, NULL, NULL);
+			if (ud)
+				*ud = &r->fctx;
+		}
 		if (r->n_mods == r->alloc_mods) {
 			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
 			struct module *v = realloc(r->mods, na * sizeof(*v));
@@ -312,9 +246,41 @@ static int resolver__report(struct resolver *r)
 			return -ENOMEM;
 		mod->bias = bias;
 		mod->mod = dm;
-		mod->dwarf = lines || (r->exe && !strcmp(m->path, r->exe));
+		/*
+		 * DWARF for every module, wherever its debug information is (in
+		 * the file, by build-id, by debuglink...): looked up at the first
+		 * address in it. libc's (libc6-dbg) is compressed and costs ~0.4 s
+		 * to read once, when a sample falls there.
+		 */
+		mod->dwarf = true;
+		(void)lines;
 		r->n_mods++;
 	}
+	return 0;
+}
+
+/* Report r->maps to a new Dwfl; on error r is deleted. */
+static int resolver__start(struct resolver *r, struct resolver **out)
+{
+	int err = 0;
+
+	r->fctx.pid = r->pid;
+	r->perf_map_size = -1;
+	r->index = dwarf_index__new();
+	r->dwfl = dwfl_begin(&dwfl_callbacks);
+	if (!r->index || !r->dwfl)
+		err = -ENOMEM;
+	if (!err) {
+		dwfl_report_begin(r->dwfl);
+		err = resolver__report(r);
+		if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+			err = -EINVAL;
+	}
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
+	*out = r;
 	return 0;
 }
 
@@ -332,31 +298,58 @@ int resolver__new(pid_t pid, struct resolver **out)
 		return -ENOMEM;
 	r->pid = pid;
 	err = maps__load(pid, &r->maps);
-	if (err)
-		goto fail;
+	if (err) {
+		resolver__delete(r);
+		return err;
+	}
 	snprintf(fn, sizeof(fn), "/proc/%d/exe", (int)pid);
 	n = readlink(fn, exe, sizeof(exe) - 1);
 	if (n > 0) {
 		exe[n] = '\0';
 		r->exe = strdup(exe);
 	}
-	r->index = dwarf_index__new();
-	r->dwfl = dwfl_begin(&dwfl_callbacks);
-	if (!r->index || !r->dwfl) {
-		err = -ENOMEM;
-		goto fail;
+	return resolver__start(r, out);
+}
+
+int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out)
+{
+	struct resolver *r;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		maps__delete(maps);
+		return -ENOMEM;
 	}
-	dwfl_report_begin(r->dwfl);
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err)
-		goto fail;
-	*out = r;
-	return 0;
-fail:
-	resolver__delete(r);
-	return err;
+	r->maps = maps;
+	r->exe = exe ? strdup(exe) : NULL;
+	if (exe && !r->exe) {
+		resolver__delete(r);
+		return -ENOMEM;
+	}
+	return resolver__start(r, out);
+}
+
+int resolver__new_maps(pid_t pid, const char *exe, struct maps *m, struct resolver **out)
+{
+	struct resolver *r;
+
+	*out = NULL;
+	elf_version(EV_CURRENT);
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		maps__delete(m);
+		return -ENOMEM;
+	}
+	r->pid = pid;
+	r->fed = true;
+	r->maps = m;
+	if (exe && !(r->exe = strdup(exe))) {
+		resolver__delete(r);
+		return -ENOMEM;
+	}
+	return resolver__start(r, out);
 }
 
 void resolver__delete(struct resolver *r)
@@ -381,6 +374,7 @@ void resolver__delete(struct resolver *r)
 	free(r->mods);
 	free(r->exe);
 	maps__delete(r->maps);
+	symtab__delete(r->perf_map);
 	free(r);
 }
 
@@ -464,6 +458,22 @@ static int resolver__reset(struct resolver *r, const char *exe)
 	return err;
 }
 
+/*
+ * Between dwfl_report_begin(_add) and the end: report the modules of
+ * r->maps; when some are new (n_mods before), unresolved cached addresses
+ * may be in a library mapped since (dlopen): looked up again.
+ */
+static int resolver__report_new(struct resolver *r, size_t n_mods)
+{
+	int err = resolver__report(r);
+
+	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
+		err = -EINVAL;
+	if (err || r->n_mods == n_mods)
+		return err;
+	return resolver__evict(r, false);
+}
+
 int resolver__refresh_maps(struct resolver *r)
 {
 	size_t n_mods = r->n_mods;
@@ -474,6 +484,8 @@ int resolver__refresh_maps(struct resolver *r)
 
 	if (!r->dwfl)		/* a reset after an exec ran out of memory */
 		return -ENOMEM;
+	if (r->fed)		/* the caller gives the mappings (resolver__set_maps) */
+		return 0;
 	err = maps__load(r->pid, &m);
 	if (err)
 		return err;
@@ -491,13 +503,19 @@ int resolver__refresh_maps(struct resolver *r)
 	} else {
 		dwfl_report_begin_add(r->dwfl);
 	}
-	err = resolver__report(r);
-	if (dwfl_report_end(r->dwfl, NULL, NULL) != 0 && !err)
-		err = -EINVAL;
-	if (err || r->n_mods == n_mods)
-		return err;
-	/* unresolved addresses may be in a library mapped since (dlopen) */
-	return resolver__evict(r, false);
+	return resolver__report_new(r, n_mods);
+}
+
+int resolver__set_maps(struct resolver *r, struct maps *m)
+{
+	if (!r->dwfl) {
+		maps__delete(m);
+		return -ENOMEM;
+	}
+	maps__delete(r->maps);
+	r->maps = m;
+	dwfl_report_begin_add(r->dwfl);
+	return resolver__report_new(r, r->n_mods);
 }
 
 /* glibc's hidden internal aliases (__GI_getpid) read as the public name. */
@@ -553,12 +571,74 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
+/* The PID of pid inside its own PID namespace (NSpid's last field), or pid. */
+static pid_t ns_pid(pid_t pid)
+{
+	char fn[64], line[256];
+	pid_t v = pid;
+	FILE *f;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/status", (int)pid);
+	f = fopen(fn, "re");
+	if (!f)
+		return pid;
+	while (fgets(line, sizeof(line), f)) {
+		char *p = line + 6, *end;
+
+		if (strncmp(line, "NSpid:", 6))
+			continue;
+		for (;;) {
+			long n = strtol(p, &end, 10);
+
+			if (end == p)
+				break;
+			v = (pid_t)n;
+			p = end;
+		}
+		break;
+	}
+	fclose(f);
+	return v;
+}
+
+/*
+ * A JIT's name for addr from its perf map, as perf reads it: the process's
+ * /tmp/perf-PID.map (inside its root and PID namespace while it runs),
+ * read again whenever the file has grown.
+ */
+static const char *resolver__jit_name(struct resolver *r, uint64_t addr)
+{
+	struct stat st;
+
+	if (r->pid <= 0)
+		return NULL;
+	if (symfile__pid_alive(r->pid))
+		snprintf(r->perf_map_path, sizeof(r->perf_map_path), "/proc/%d/root/tmp/perf-%d.map",
+			 (int)r->pid, (int)ns_pid(r->pid));
+	if (!r->perf_map_path[0] || stat(r->perf_map_path, &st))
+		snprintf(r->perf_map_path, sizeof(r->perf_map_path), "/tmp/perf-%d.map",
+			 (int)r->pid);
+	if (stat(r->perf_map_path, &st) || !S_ISREG(st.st_mode))
+		return NULL;
+	if (st.st_size != r->perf_map_size) {
+		FILE *f = fopen(r->perf_map_path, "re");
+
+		symtab__delete(r->perf_map);
+		r->perf_map = f ? symtab__from_text(f, SYMTAB_PERF_MAP) : NULL;
+		if (f)
+			fclose(f);
+		r->perf_map_size = st.st_size;
+	}
+	return symtab__find(r->perf_map, addr);
+}
+
 static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 {
 	struct symbol *s = calloc(1, sizeof(*s));
 	struct module *m;
 	Dwfl_Module *mod;
 	const char *name;
+	char fn[64];
 	int err = 0;
 
 	if (!s)
@@ -576,9 +656,20 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 			goto nomem;
 		s->n_frames = 1;
 		/* the kernel's page for return probes (ours, when tracking the heap) */
-		if (map && map->path && !strcmp(map->path, "[uprobes]") &&
-		    !(s->frames[0].function = strdup("uprobe trampoline")))
-			goto nomem;
+		if (map && map->path && !strcmp(map->path, "[uprobes]")) {
+			if (!(s->frames[0].function = strdup("uprobe trampoline")))
+				goto nomem;
+			return s;
+		}
+		/* code in no file: a JIT's, named by its perf map */
+		if ((!map || !map->path || map->path[0] != '/') &&
+		    (name = resolver__jit_name(r, addr))) {
+			snprintf(fn, sizeof(fn), "/tmp/perf-%d.map", (int)r->pid);
+			free(s->module);
+			if (!(s->module = strdup(fn)) || !(s->mangled = strdup(name)) ||
+			    frame__set_symname(&s->frames[0], name))
+				goto nomem;
+		}
 		return s;
 	}
 	m = resolver__module(r, mod);
@@ -627,18 +718,30 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr)
 	return s;
 }
 
+/* The executable's module: by its path, else the lowest executable mapping. */
+static Dwfl_Module *main_module(struct resolver *r)
+{
+	for (size_t i = 0; i < r->n_mods; i++)
+		if (r->exe && !strcmp(r->mods[i].path, r->exe))
+			return r->mods[i].mod;
+	return r->n_mods ? r->mods[0].mod : NULL;
+}
+
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c)
+{
+	Dwfl_Module *m = main_module(r);
+
+	if (!m) {
+		memset(c, 0, sizeof(*c));
+		return -ENOENT;
+	}
+	return frame_pointers__census(m, c);
+}
+
 int resolver__check_debuginfo(struct resolver *r)
 {
-	Dwfl_Module *main_mod = NULL;
+	Dwfl_Module *main_mod = main_module(r);
 
-	for (size_t i = 0; i < r->n_mods; i++) {
-		if (r->exe && !strcmp(r->mods[i].path, r->exe)) {
-			main_mod = r->mods[i].mod;
-			break;
-		}
-	}
-	if (!main_mod && r->n_mods)
-		main_mod = r->mods[0].mod;	/* the lowest executable mapping */
 	if (!main_mod)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
@@ -651,4 +754,51 @@ int resolver__check_debuginfo(struct resolver *r)
 const struct maps *resolver__maps(const struct resolver *r)
 {
 	return r ? r->maps : NULL;
+}
+
+/* The bytes of the executable section holding [vaddr, vaddr + len) in the file, or NULL. */
+static const unsigned char *elf_code_bytes(Elf *elf, uint64_t vaddr, uint64_t len)
+{
+	Elf_Scn *scn = NULL;
+
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || vaddr < sh.sh_addr ||
+		    vaddr + len > sh.sh_addr + sh.sh_size)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size < sh.sh_size)
+			return NULL;
+		return (const unsigned char *)d->d_buf + (vaddr - sh.sh_addr);
+	}
+	return NULL;
+}
+
+int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out)
+{
+	Dwfl_Module *mod = r->dwfl ? dwfl_addrmodule(r->dwfl, addr) : NULL;
+	struct module *m = mod ? resolver__module(r, mod) : NULL;
+	uint64_t start, end;
+	GElf_Addr bias;
+	const char *name;
+	Elf *elf;
+
+	memset(out, 0, sizeof(*out));
+	if (!m)
+		return -ENOENT;
+	name = symtab__find_range(module__symtab(m), addr, &start, &end);
+	elf = dwfl_module_getelf(mod, &bias);
+	if (!name || !elf || end <= start || end - start > (64u << 20))
+		return -ENOENT;
+	out->bytes = elf_code_bytes(elf, start - bias, end - start);
+	if (!out->bytes)
+		return -ENOENT;
+	out->start = start;
+	out->end = end;
+	out->name = name;
+	out->module = m->path;
+	return 0;
 }

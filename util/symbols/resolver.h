@@ -21,10 +21,36 @@ struct resolver;
 struct maps;
 
 int resolver__new(pid_t pid, struct resolver **out);
+
+/*
+ * A resolver for mappings the caller keeps (the recorder builds them from
+ * perf's mmap2 records, so an exec or a short-lived process is resolved
+ * against its own images): m is taken (freed with the resolver), exe is
+ * the main executable's path as mapped, pid the process whose root and
+ * perf map the files are looked up in while it runs.
+ */
+int resolver__new_maps(pid_t pid, const char *exe, struct maps *m, struct resolver **out);
+
+/*
+ * The caller's mappings changed (a new library): m replaces the old ones
+ * (taken), new modules are reported, unresolved cached addresses looked up
+ * again. 0 or -errno.
+ */
+int resolver__set_maps(struct resolver *r, struct maps *m);
 void resolver__delete(struct resolver *r);
 
 /*
+ * A resolver for a recorded process, which may be long gone: the mappings
+ * are the profile's (its `map` table, loaded into maps, which the resolver
+ * takes over and frees, also on error), the files are opened by their
+ * recorded paths on this machine. exe (meta exe_path, may be NULL) is the
+ * main executable, whose DWARF is read wherever it is.
+ */
+int resolver__new_offline(struct maps *maps, const char *exe, struct resolver **out);
+
+/*
  * Re-read /proc/PID/maps; 0, or -errno when it cannot be read (target gone).
+ * A resolver made by resolver__new_maps() does nothing here (0).
  * New modules (dlopen) are added and unresolved cached addresses looked up
  * again; after an execve() (a new /proc/PID/exe) every module and cached
  * result of the old program is dropped. Symbols returned before stay valid
@@ -46,6 +72,26 @@ const struct symbol *resolver__resolve(struct resolver *r, uint64_t addr);
  * warns), -RSPROF_ENODEBUG when it has neither. Prints nothing.
  */
 int resolver__check_debuginfo(struct resolver *r);
+
+/* The frame-pointer census of the executable's own code (frame-pointers.h); 0 or -ENOENT. */
+struct fp_census;
+int resolver__frame_pointers(struct resolver *r, struct fp_census *c);
+
+/*
+ * The machine code of the function (ELF symbol) holding the runtime address
+ * addr, as the module file on disk holds it: [start, end) in runtime
+ * addresses, bytes (end - start of them) owned by the resolver until
+ * resolver__delete(). 0, or -ENOENT when addr is in no module that could be
+ * opened, in no function symbol, or outside the file's code sections.
+ */
+struct code_range {
+	uint64_t start, end;
+	const unsigned char *bytes;
+	const char *name;	/* the symbol's (mangled) name */
+	const char *module;	/* path of the module file */
+};
+
+int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out);
 
 /* The mappings as last read (for the `map` table). */
 const struct maps *resolver__maps(const struct resolver *r);

@@ -4,6 +4,8 @@
  */
 #include "util/symbols/symtab.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -19,6 +21,8 @@ struct sym_ent {
 struct symtab {
 	struct sym_ent *v;
 	size_t n;
+	char **names;		/* from a text file: the names we own */
+	size_t n_names;
 };
 
 static int sym_rank(const char *name, unsigned char bind)
@@ -84,15 +88,111 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 	return st;
 }
 
+/* A hex number at *p (no prefix); *p moves past it. */
+static bool hex_field(char **p, unsigned long long *v)
+{
+	char *end;
+
+	*v = strtoull(*p, &end, 16);
+	if (end == *p)
+		return false;
+	*p = end;
+	return true;
+}
+
+/*
+ * One line of a text table into e (name malloc'd); false when it is not a
+ * symbol. By hand rather than sscanf: /proc/kallsyms has ~120,000 lines.
+ */
+static bool text_line(char *line, enum symtab_text kind, struct sym_ent *e)
+{
+	unsigned long long a, size = 0;
+	char *p = line, *name, *end;
+
+	line[strcspn(line, "\n")] = '\0';
+	if (!hex_field(&p, &a) || *p != ' ')
+		return false;
+	p++;
+	if (kind == SYMTAB_KALLSYMS) {
+		char type = *p;
+
+		if ((type != 't' && type != 'T' && type != 'w' && type != 'W') || p[1] != ' ')
+			return false;
+		name = p + 2;
+		end = strchr(name, '\t');	/* "\t[module]" of a loadable module */
+		if (end)
+			*end = '\0';
+	} else {
+		if (!hex_field(&p, &size) || *p != ' ')
+			return false;
+		name = p + 1;
+	}
+	if (!a || !*name || !(name = strdup(name)))
+		return false;
+	*e = (struct sym_ent){ a, size, name, sym_rank(name, STB_GLOBAL) };
+	return true;
+}
+
+struct symtab *symtab__from_text(FILE *f, enum symtab_text kind)
+{
+	struct symtab *st;
+	char *line = NULL;
+	size_t cap = 0, alloc = 0;
+
+	st = calloc(1, sizeof(*st));
+	if (!st)
+		return NULL;
+	while (getline(&line, &cap, f) > 0) {
+		struct sym_ent e;
+
+		if (!text_line(line, kind, &e))
+			continue;
+		if (st->n == alloc) {
+			size_t na = alloc ? alloc * 2 : 1024;
+			struct sym_ent *v = realloc(st->v, na * sizeof(*v));
+			char **nn = realloc(st->names, na * sizeof(*nn));
+
+			if (nn)
+				st->names = nn;
+			if (!v || !nn) {
+				if (v)
+					st->v = v;
+				free((char *)e.name);
+				break;
+			}
+			st->v = v;
+			alloc = na;
+		}
+		st->names[st->n_names++] = (char *)e.name;
+		st->v[st->n++] = e;
+	}
+	free(line);
+	if (!st->n) {
+		symtab__delete(st);
+		return NULL;
+	}
+	qsort(st->v, st->n, sizeof(*st->v), sym_ent__cmp);
+	/* kallsyms has no sizes: each function holds up to the next one */
+	if (kind == SYMTAB_KALLSYMS)
+		for (size_t i = 0; i + 1 < st->n; i++)
+			st->v[i].size = st->v[i + 1].addr > st->v[i].addr ?
+					st->v[i + 1].addr - st->v[i].addr : 0;
+	return st;
+}
+
 void symtab__delete(struct symtab *st)
 {
 	if (!st)
 		return;
+	for (size_t i = 0; i < st->n_names; i++)
+		free(st->names[i]);
+	free(st->names);
 	free(st->v);
 	free(st);
 }
 
-const char *symtab__find(const struct symtab *st, uint64_t addr)
+const char *symtab__find_range(const struct symtab *st, uint64_t addr, uint64_t *start,
+			       uint64_t *end)
 {
 	size_t lo = 0, hi, first;
 	uint64_t at, size = 0;
@@ -115,11 +215,20 @@ const char *symtab__find(const struct symtab *st, uint64_t addr)
 	at = st->v[lo - 1].addr;
 	for (first = lo - 1; first > 0 && st->v[first - 1].addr == at; first--)
 		;
-	for (size_t i = first; i < st->n && st->v[i].addr == at; i++)
-		if (st->v[i].size > size)
-			size = st->v[i].size;
+	for (hi = first; hi < st->n && st->v[hi].addr == at; hi++)
+		if (st->v[hi].size > size)
+			size = st->v[hi].size;
 	/* a sizeless symbol (assembly) holds up to the next symbol */
-	if (!size || addr < at + size)
-		return st->v[first].name;
-	return NULL;
+	if (size && addr >= at + size)
+		return NULL;
+	if (start)
+		*start = at;
+	if (end)
+		*end = size ? at + size : hi < st->n ? st->v[hi].addr : addr + 1;
+	return st->v[first].name;
+}
+
+const char *symtab__find(const struct symtab *st, uint64_t addr)
+{
+	return symtab__find_range(st, addr, NULL, NULL);
 }

@@ -230,6 +230,15 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 		v->detail = true;
 		v->series_valid = false;
 		return TOP_REQUERY;
+	case 'a':
+	case 'c':
+		{
+			enum live_series kind;
+
+			if (!v->detail && !top_view__selected(v, f, &kind))
+				return TOP_NOTHING;
+		}
+		return key == 'a' ? TOP_ANNOTATE : TOP_CALLERS;
 	case TUI_KEY_UP:
 	case 'k':
 		return move_sel(v, v->sel[i] - 1, f);
@@ -467,18 +476,23 @@ static void draw_header(struct tui *t, const struct top_view *v, const struct fo
 static void draw_footer(struct tui *t, const struct top_view *v, const struct follow *f,
 			int rows, int cols)
 {
-	char line[512], a[32], b[32], c[32], d[32], e[32];
+	char line[512], a[32], b[32], c[32], d[32], e[32], r[64], rb[32];
 	const struct prof_summary *s = f ? &f->sum : NULL;
 
 	if (s) {
 		double lost_pct = s->samples + s->lost_samples ?
 			100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0;
 
+		/* the tracked heap beside the process's resident memory (issue 9) */
+		r[0] = '\0';
+		if (s->has_rss)
+			snprintf(r, sizeof(r), " of %s resident",
+				 format__bytes(s->rss_bytes, rb, sizeof(rb)));
 		snprintf(line, sizeof(line),
-			 " samples %s  lost %s (%.1f%%)  live heap %s  peak %s  checkpoints %s",
+			 " samples %s  lost %s (%.1f%%)  live heap %s%s  peak %s  checkpoints %s",
 			 format__count(s->samples, a, sizeof(a)),
 			 format__count(s->lost_samples, b, sizeof(b)), lost_pct,
-			 s->has_heap ? format__bytes(s->live_bytes, c, sizeof(c)) : "-",
+			 s->has_heap ? format__bytes(s->live_bytes, c, sizeof(c)) : "-", r,
 			 s->has_heap ? format__bytes(s->peak_bytes, d, sizeof(d)) : "-",
 			 format__count(s->checkpoints, e, sizeof(e)));
 	} else {
@@ -494,15 +508,16 @@ static void draw_footer(struct tui *t, const struct top_view *v, const struct fo
 		return;
 	}
 	if (v->detail)
-		tui__text(t, rows - 1, 0, cols, TUI_DIM, " q quit  Esc/Enter close  p pause  w window");
-	else if (cols >= 120)
+		tui__text(t, rows - 1, 0, cols, TUI_DIM,
+			  " q quit  Esc/Enter close  p pause  w window  a annotate  c callers");
+	else if (cols >= 140)
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
 			  " q quit  1 cpu  2 heap  3 both  / filter  Esc clear  p pause  w window"
-			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail");
+			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail  a annotate  c callers");
 	else
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
 			  " q quit 1 cpu 2 heap 3 both / filter Esc clear p pause w window"
-			  " Enter detail");
+			  " Enter detail a annotate c callers");
 }
 
 static void draw_spark(struct tui *t, int y, int x, int w, int h, const int64_t *vals, int n)

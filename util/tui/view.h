@@ -67,6 +67,8 @@ enum top_action {
 	TOP_REDRAW,		/* the view changed */
 	TOP_REQUERY,		/* ... and asks the file something new */
 	TOP_QUIT,
+	TOP_ANNOTATE,		/* open the selected row's annotation (key a) */
+	TOP_CALLERS,		/* open the selected row's callers (key c) */
 };
 
 enum top_action top_view__key(struct top_view *v, int key, const struct follow *f);

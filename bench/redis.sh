@@ -1,0 +1,339 @@
+#!/bin/sh
+# Heap tracking on a real program nobody here wrote: Redis 7, built from
+# Debian's source package with MALLOC=libc (every allocation goes through
+# zmalloc to glibc's malloc), once with frame pointers
+# (-O2 -g -fno-omit-frame-pointer) and once without (-O2 -g
+# -fomit-frame-pointer). For each build, ROUNDS rounds, the configurations
+# alternated inside each round, each on a fresh server (loopback, a
+# private port, no persistence):
+#   unprofiled    redis-server
+#   launch        rsprof record --no-cpu -- redis-server
+#   attach        rsprof record --no-cpu -p PID (started after the server
+#                 is up; the benchmark starts after its first checkpoint)
+#   heaptrack     heaptrack redis-server
+# and against each server the same two redis-benchmark runs:
+#   -t set -d 256 -n N -r N               (SET)
+#   -t set,get,lpush -d 256 -n M -r N     (SET*, GET*, LPUSH*)
+# Prints req/s (medians) and the ratio to unprofiled, `uptime` before and
+# after; then, for the last round's recordings, rsprof's top heap sites
+# (`report --heap -n 10`, and one extra untimed recording with
+# `--heap-attribution caller`) next to heaptrack_print's top peak and
+# leaked backtraces, one frame past the zmalloc wrapper, with the command
+# (t_*.c) that made them (bench/heaptrack-sites.awk).
+#
+#   bench/redis.sh OUT_DIR
+#   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 bench/redis.sh OUT_DIR
+#
+# OUT_DIR keeps the profiles (rsprof-{launch,attach,caller}-{fp,nofp}.db,
+# heaptrack-{fp,nofp}.zst) and the build and server logs. The Redis source
+# comes from REDIS_SRC, or else from `apt-get source redis` (Debian 12:
+# 7.0.x) through a private apt configuration with deb-src entries made from
+# this machine's own apt sources; the source and the builds live in a
+# scratch directory removed at the end (BUILD_DIR=DIR keeps and reuses
+# them). RSPROF: the rsprof binary (default: out/rsprof beside bench/).
+# Needs root (uprobes), `make` and `make bench-deps`. Takes about 8
+# minutes on 2 vCPUs at load 2-5 with the defaults (2 builds of ~30 s,
+# then ~70 s a round and build), 20 minutes at load 14.
+set -eu
+
+here=$(cd "$(dirname "$0")" && pwd)
+[ $# = 1 ] || { sed -n '2,/^set -eu/p' "$0" | sed 's/^# \{0,1\}//;$d' >&2; exit 2; }
+mkdir -p "$1"
+OUT_DIR=$(cd "$1" && pwd)
+RSPROF=${RSPROF:-$here/../out/rsprof}
+ROUNDS=${ROUNDS:-3}
+N=${N:-200000}
+M=${M:-100000}
+PORT=${PORT:-$((20000 + $$ % 20000))}
+JOBS=$(nproc)
+
+die() { echo "bench/redis.sh: $*" >&2; exit 1; }
+[ -x "$RSPROF" ] || die "$RSPROF missing: run make (or set RSPROF)"
+[ "$(id -u)" = 0 ] || die "needs root (BPF uprobes)"
+command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null ||
+	die "heaptrack missing: run make bench-deps"
+command -v redis-server >/dev/null 2>&1 &&
+	echo "note: a system redis-server is installed; the builds below are used, not it"
+
+if [ -n "${BUILD_DIR:-}" ]; then
+	mkdir -p "$BUILD_DIR"
+	W=$(cd "$BUILD_DIR" && pwd)
+	keep=1
+else
+	W=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-bench-redis.XXXXXX")
+	keep=0
+fi
+RUN=$W/run
+mkdir -p "$RUN"
+
+# The server and the tool of the run in progress: stopped on any exit.
+tool_pid=
+cleanup() {
+	if [ -s "$RUN/redis.pid" ]; then
+		kill "$(cat "$RUN/redis.pid")" 2>/dev/null || true
+	fi
+	[ -n "$tool_pid" ] && kill "$tool_pid" 2>/dev/null || true
+	[ $keep = 1 ] || rm -rf "$W"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# ---- the source ----------------------------------------------------------
+get_source() {
+	if [ -n "${REDIS_SRC:-}" ]; then
+		[ -f "$REDIS_SRC/src/zmalloc.c" ] || die "REDIS_SRC=$REDIS_SRC is not a Redis source tree"
+		SRC=$REDIS_SRC
+		return
+	fi
+	SRC=$(ls -d "$W"/src/redis-*/ 2>/dev/null | head -1)
+	[ -n "$SRC" ] && return
+	# deb-src entries from this machine's own apt sources, in a private
+	# apt configuration: the system's is not touched
+	A=$W/apt
+	mkdir -p "$A/sources.list.d" "$A/lists/partial" "$A/cache/archives/partial" "$W/src"
+	: >"$A/sources.list"
+	if [ -f /etc/apt/sources.list ]; then
+		sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' /etc/apt/sources.list >"$A/sources.list"
+	fi
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		sed 's/^Types:.*/Types: deb-src/' "$f" >"$A/sources.list.d/${f##*/}"
+	done
+	for f in /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		sed -n 's/^[[:space:]]*deb[[:space:]]/deb-src /p' "$f" >"$A/sources.list.d/${f##*/}"
+	done
+	set -- -o Dir::Etc::sourcelist="$A/sources.list" \
+		-o Dir::Etc::sourceparts="$A/sources.list.d" \
+		-o Dir::State::Lists="$A/lists" -o Dir::Cache="$A/cache" \
+		-o APT::Sandbox::User=root
+	echo "getting the source: apt-get source redis (deb-src from this machine's apt sources)"
+	apt-get "$@" update -qq >"$W/apt.log" 2>&1 || { cat "$W/apt.log" >&2; die "apt-get update (deb-src) failed"; }
+	(cd "$W/src" && apt-get "$@" source -qq redis) >>"$W/apt.log" 2>&1 ||
+		{ cat "$W/apt.log" >&2; die "apt-get source redis failed (dpkg-dev installed?)"; }
+	SRC=$(ls -d "$W"/src/redis-*/ | head -1)
+}
+
+# build NAME OPTIMIZATION: $W/NAME/src/redis-server
+build() {
+	name=$1 opt=$2
+	if [ -x "$W/$name/src/redis-server" ] && [ "$(cat "$W/$name/.opt" 2>/dev/null)" = "$opt" ]; then
+		echo "build $name: reusing $W/$name ($opt)"
+		return
+	fi
+	rm -rf "${W:?}/$name"
+	cp -a "$SRC" "$W/$name"
+	echo "build $name: make MALLOC=libc OPTIMIZATION='$opt' (DEBUG='-g -ggdb')"
+	t0=$(date +%s)
+	make -C "$W/$name" -j"$JOBS" MALLOC=libc USE_SYSTEMD=no BUILD_TLS=no \
+		OPTIMIZATION="$opt" >"$OUT_DIR/build-$name.log" 2>&1 ||
+		{ tail -20 "$OUT_DIR/build-$name.log" >&2; die "build $name failed"; }
+	echo "$opt" >"$W/$name/.opt"
+	echo "build $name: $(($(date +%s) - t0)) s"
+}
+
+get_source
+echo "source: $SRC"
+build fp "-O2 -fno-omit-frame-pointer"
+build nofp "-O2 -fomit-frame-pointer"
+BUILDS="fp nofp"
+
+# ---- one run -------------------------------------------------------------
+cli() { "$W/fp/src/redis-cli" -h 127.0.0.1 -p "$PORT" "$@"; }
+
+wait_ready() {
+	i=0
+	until cli ping 2>/dev/null | grep -q PONG; do
+		i=$((i + 1))
+		[ $i -lt 300 ] || die "redis-server did not answer on port $PORT (log: $1)"
+		sleep 0.1
+	done
+}
+
+# wait for the first checkpoint of rsprof's file $1: the probes are in
+wait_checkpoint() {
+	i=0
+	while :; do
+		c=$("$RSPROF" query --csv "$1" "SELECT COUNT(*) FROM checkpoints" 2>/dev/null | tail -1) || c=0
+		[ "${c:-0}" -ge 1 ] 2>/dev/null && return 0
+		i=$((i + 1))
+		[ $i -lt 300 ] || die "rsprof record -p wrote no checkpoint in 30 s (log: $RUN/tool.log)"
+		sleep 0.1
+	done
+}
+
+# the benchmark: "test rps" lines appended to $RUN/rps
+benchmark() {
+	b=$W/fp/src/redis-benchmark
+	"$b" -h 127.0.0.1 -p "$PORT" -t set -d 256 -n "$N" -r "$N" --csv >"$RUN/b1.csv"
+	"$b" -h 127.0.0.1 -p "$PORT" -t set,get,lpush -d 256 -n "$M" -r "$N" --csv >"$RUN/b2.csv"
+	awk -F'"' 'NR > 1 { print $2, $4 }' "$RUN/b1.csv" >"$RUN/rps"
+	awk -F'"' 'NR > 1 { print $2 "*", $4 }' "$RUN/b2.csv" >>"$RUN/rps"
+}
+
+# serve [WRAPPER...] &: redis-server of build $bld on the private port,
+# under WRAPPER (nothing, rsprof record ... --, heaptrack ...); exec, so
+# that $! is the server's (or the wrapper's) PID, not a subshell's
+serve() {
+	exec "$@" "$W/$bld/src/redis-server" --port "$PORT" --bind 127.0.0.1 \
+		--save '' --appendonly no --daemonize no \
+		--dir "$RUN" --pidfile "$RUN/redis.pid" --logfile "$log"
+}
+
+# run BUILD CFG [rsprof options]: one server under CFG, the benchmark, the
+# end; appends "build cfg test rps" to $W/results
+run() {
+	bld=$1 cfg=$2
+	shift 2
+	log=$OUT_DIR/redis-$bld-$cfg.log
+	rm -f "$RUN/redis.pid" "$RUN/rps" "$RUN/r.db" "$RUN"/ht.*
+	if cli ping >/dev/null 2>&1; then
+		die "port $PORT is already in use: set PORT"
+	fi
+	case $cfg in
+	unprofiled)
+		serve &
+		tool_pid=$! ;;
+	launch|caller)
+		serve "$RSPROF" record -q --no-cpu "$@" -o "$RUN/r.db" -- >"$RUN/tool.log" 2>&1 &
+		tool_pid=$! ;;
+	attach)
+		serve &
+		srv_pid=$!
+		wait_ready "$log"
+		"$RSPROF" record -q --no-cpu -p "$srv_pid" -o "$RUN/r.db" >"$RUN/tool.log" 2>&1 &
+		tool_pid=$!
+		wait_checkpoint "$RUN/r.db" ;;
+	heaptrack)
+		serve heaptrack -o "$RUN/ht" >"$RUN/tool.log" 2>&1 &
+		tool_pid=$! ;;
+	esac
+	wait_ready "$log"
+	benchmark
+	cli shutdown nosave >/dev/null 2>&1 || true
+	if ! wait $tool_pid; then
+		cat "$RUN/tool.log" >&2 2>/dev/null || true
+		die "$bld/$cfg: the run failed (server log: $log)"
+	fi
+	if [ "$cfg" = attach ]; then
+		wait "$srv_pid" || true
+	fi
+	tool_pid=
+	while read -r t r; do
+		echo "$bld $cfg $t $r" >>"$W/results"
+	done <"$RUN/rps"
+	case $cfg in
+	launch|attach|caller)
+		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
+	heaptrack)
+		for f in "$RUN"/ht.*; do
+			rm -f "$OUT_DIR/heaptrack-$bld".*
+			mv "$f" "$OUT_DIR/heaptrack-$bld.${f##*/ht.}"
+		done ;;
+	esac
+}
+
+# ---- the rounds ----------------------------------------------------------
+echo
+echo "machine: $(nproc) CPUs, $(uname -r); $("$W/fp/src/redis-server" --version | cut -d' ' -f1-3)"
+echo "rsprof: $("$RSPROF" --version 2>&1 | head -1); $(heaptrack --version 2>&1 | head -1)"
+echo "workload: redis-benchmark -t set -d 256 -n $N -r $N, then -t set,get,lpush -d 256 -n $M -r $N"
+echo "uptime before: $(uptime)"
+: >"$W/results"
+t_start=$(date +%s)
+for round in $(seq "$ROUNDS"); do
+	for bld in $BUILDS; do
+		for cfg in unprofiled launch attach heaptrack; do
+			run "$bld" "$cfg"
+		done
+	done
+	echo "round $round of $ROUNDS done ($(($(date +%s) - t_start)) s)"
+done
+for bld in $BUILDS; do
+	run "$bld" caller --heap-attribution=caller
+done
+echo "uptime after:  $(uptime)"
+
+# the heap meta of profile $1: which tracker ran (heap_backend, once the
+# launch tracker records it) and what it probed
+heap_meta() {
+	"$RSPROF" query --csv "$1" "SELECT key || '=' || value FROM meta
+		WHERE key IN ('heap_backend', 'heap_probes', 'heap_attribution') ORDER BY key" 2>/dev/null |
+		sed 1d | tr '\n' ' '
+	# and how full its tables got: a full stack map drops events
+	"$RSPROF" info "$1" | sed -n 's/^\(checkpoints\|heap dropped\|call stacks\|symbols\): */\1=/p' |
+		tr '\n' ' '
+}
+
+# the 5 stacks holding the most live bytes in profile $1, as rsprof stored
+# them (report --format=folded), the 6 frames nearest the allocator
+folded_top() {
+	"$RSPROF" report --heap --format=folded "$1" | awk '{
+		v = $NF; sub(/ [^ ]*$/, "")
+		n = split($0, f, ";"); s = f[n]
+		for (i = n - 1; i >= 1 && i > n - 6; i--) s = f[i] ";" s
+		if (i >= 1) s = "...;" s
+		print v, s }' | sort -k1,1 -n -r | head -5 |
+		awk '{ v = $1; sub(/^[^ ]* /, ""); printf "  %12s  %s\n", v, $0 }'
+}
+
+median() {
+	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
+}
+
+echo
+echo "req/s, medians of $ROUNDS runs (ratio to unprofiled); * = the set,get,lpush run"
+printf '%-5s %-7s %10s %17s %17s %17s\n' build test unprofiled "rsprof launch" "rsprof attach" heaptrack
+for bld in $BUILDS; do
+	for t in SET 'SET*' 'GET*' 'LPUSH*'; do
+		base=$(awk -v b="$bld" -v t="$t" '$1 == b && $2 == "unprofiled" && $3 == t { print $4 }' "$W/results" | median)
+		line=$(printf '%-5s %-7s %10.0f' "$bld" "$t" "$base")
+		for cfg in launch attach heaptrack; do
+			v=$(awk -v b="$bld" -v c="$cfg" -v t="$t" '$1 == b && $2 == c && $3 == t { print $4 }' "$W/results" | median)
+			line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%9.0f (%4.2fx)", v, v / b }')"
+		done
+		echo "$line"
+	done
+done
+echo "every run:"
+sort -k1,1 -k3,3 -k2,2 "$W/results" | awk '
+	{ k = $1 " " $3 " " $2; if (k != last) { if (last != "") print line; line = sprintf("  %-5s %-7s %-10s", $1, $3, $2); last = k }
+	  line = line sprintf(" %9.0f", $4) }
+	END { if (last != "") print line }'
+
+# ---- where the heap is ---------------------------------------------------
+for bld in $BUILDS; do
+	echo
+	echo "==== heap sites, build $bld ($(cat "$W/$bld/.opt")) ===="
+	echo
+	echo "---- rsprof report --heap -n 10 (launch, last round)"
+	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-launch-$bld.db"))"
+	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-launch-$bld.db"
+	echo
+	echo "---- rsprof report --heap -n 10 (attach, last round)"
+	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-attach-$bld.db"))"
+	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-attach-$bld.db"
+	echo
+	echo "---- rsprof report --heap -n 10 (launch, record --heap-attribution=caller)"
+	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-caller-$bld.db"))"
+	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-caller-$bld.db"
+	echo
+	echo "---- rsprof's stored stacks (launch, last round): report --heap --format=folded, top 5"
+	folded_top "$OUT_DIR/rsprof-launch-$bld.db"
+	echo
+	echo "---- heaptrack_print (last round): totals"
+	heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" -p 0 -a 0 -T 0 -l 0 2>/dev/null |
+		grep -E '^(calls to allocation|peak heap|peak RSS|total memory leaked)' || true
+	for kind in "-p 1 -l 0" "-p 0 -l 1"; do
+		echo
+		echo "---- heaptrack_print $kind -a 0 -T 0 -n 4 -s 8, one line a backtrace"
+		# shellcheck disable=SC2086
+		heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" $kind -a 0 -T 0 -n 4 -s 8 2>/dev/null |
+			awk -v skip='zmalloc[.]c' -v also='/t_[a-z]+[.]c:' -v also_name='the command (t_*.c)' \
+				-v strip="$W/$bld/" \
+				-f "$here/heaptrack-sites.awk"
+	done
+done
+echo
+echo "profiles in $OUT_DIR: $(cd "$OUT_DIR" && ls ./*.db ./*.zst | tr '\n' ' ')"
+echo "total time: $(($(date +%s) - t_start)) s of benchmark (builds not counted)"

@@ -1,0 +1,112 @@
+#!/bin/sh
+# Every symbol source for every module (issue 10): a shared library whose
+# debug information is split off (.gnu_debuglink with compressed sections;
+# perf's build-id cache ~/.debug), libc's lines from libc6-dbg, a JIT's
+# /tmp/perf-PID.map, and [vdso] as a module of its own.
+. "$(dirname "$0")/lib.sh"
+
+if ! have_perf; then
+	test_skip 'symbol sources' 'perf events not allowed here'
+	test_done
+fi
+
+LIBSRC=$TEST_SRC/targets/splitlib
+HOT=$(grep -n "/\* HOT:lib \*/" "$LIBSRC/split.c" | cut -d: -f1)
+
+# lib_share DB: the share (integer %) of split.c's hot line
+lib_share() {
+	sql "$1" "SELECT COALESCE(SUM(c.count), 0) * 100 / (SELECT SUM(count) FROM cpu_samples)
+		FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.file LIKE '%split.c' AND s.line = $HOT"
+}
+
+build_split() {	# DIR: libsplit.so (stripped) and split_main, debug info kept aside
+	mkdir -p "$1" &&
+	gcc -g -O1 -fPIC -shared -o "$1/libsplit.so" "$LIBSRC/split.c" &&
+	gcc -g -O1 -o "$1/split_main" "$LIBSRC/main.c" -L"$1" -lsplit -Wl,-rpath,"$1" &&
+	objcopy --only-keep-debug "$1/libsplit.so" "$1/libsplit.so.debug" &&
+	objcopy --strip-debug "$1/libsplit.so" &&
+	! readelf -S "$1/libsplit.so" | grep -q debug_line
+}
+
+test_expect_success 'a library with its debug info in .debug/ by .gnu_debuglink (compressed)' '
+	build_split "$TEST_DIR/a" &&
+	mkdir a/.debug &&
+	objcopy --compress-debug-sections=zlib a/libsplit.so.debug a/.debug/libsplit.so.debug &&
+	rm a/libsplit.so.debug &&
+	readelf -S a/.debug/libsplit.so.debug | grep -A1 debug_info | grep -q "C" &&
+	(cd a && objcopy --add-gnu-debuglink=.debug/libsplit.so.debug libsplit.so) &&
+	"$RSPROF" record -q --no-heap -F 499 -o link.db -- a/split_main 1 &&
+	s=$(lib_share link.db) && say "split.c:$HOT: $s %" &&
+	test "$s" -ge 80
+'
+
+test_expect_success 'a library whose debug info is only in perf'\''s build-id cache (~/.debug)' '
+	build_split "$TEST_DIR/b" &&
+	id=$(readelf -n b/libsplit.so | awk "/Build ID/ { print \$3 }") &&
+	mkdir -p "home/.debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)" &&
+	mv b/libsplit.so.debug "home/.debug/.build-id/$(echo $id | cut -c1-2)/$(echo $id | cut -c3-)/debug" &&
+	HOME=$TEST_DIR/home "$RSPROF" record -q --no-heap -F 499 -o cache.db -- b/split_main 1 &&
+	s=$(lib_share cache.db) && say "split.c:$HOT: $s %" &&
+	test "$s" -ge 80
+'
+
+test_expect_success 'without its debug info: function names from the symbol table, no line' '
+	build_split "$TEST_DIR/c" && rm c/libsplit.so.debug &&
+	"$RSPROF" record -q --no-heap -F 499 -o nodbg.db -- c/split_main 0.5 &&
+	test "$(lib_share nodbg.db)" = 0 &&
+	sql nodbg.db "SELECT s.function FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		GROUP BY s.function ORDER BY SUM(c.count) DESC LIMIT 1" | grep -q "^split_spin$"
+'
+
+libc_dbg=$(ls /usr/lib/debug/.build-id/*/*.debug 2>/dev/null | head -1)
+if dpkg -s libc6-dbg >/dev/null 2>&1; then
+	test_expect_success 'libc with libc6-dbg: memset on its own source line' '
+		"$RSPROF" record -q --no-heap -F 499 -o libc.db -- "$TARGETS/libc_memset" 1 &&
+		"$RSPROF" report --cpu --csv -n 3 libc.db >libc.csv && cat libc.csv &&
+		sql libc.db "SELECT s.file || \":\" || s.line, SUM(c.count) * 100 /
+			(SELECT SUM(count) FROM cpu_samples) FROM cpu_samples c JOIN symbols s
+			ON c.addr = s.addr WHERE s.module LIKE '\''%libc.so%'\''
+			GROUP BY s.module" >libc.txt && cat libc.txt &&
+		sql libc.db "SELECT COALESCE(SUM(c.count), 0) * 100 / (SELECT SUM(count) FROM cpu_samples)
+			FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+			WHERE s.module LIKE '\''%libc.so%'\'' AND s.file LIKE '\''%memset%'\''
+			AND s.line > 0" >pct && say "memset lines: $(cat pct) %" &&
+		test "$(cat pct)" -ge 70
+	'
+else
+	test_skip 'libc lines from libc6-dbg' 'libc6-dbg is not installed'
+fi
+
+test_expect_success 'a JIT named by its /tmp/perf-PID.map, as perf reads it' '
+	"$RSPROF" record -q --no-heap -F 499 -o jit.db -- "$TARGETS/jit_perfmap" 1 keep &&
+	"$RSPROF" report --cpu --csv -n 3 jit.db >jit.csv && cat jit.csv &&
+	pct=$(awk -F, "NR == 2 && \$13 == \"jit_spin_loop\" { print int(\$2) }" jit.csv) &&
+	say "jit_spin_loop: $pct %" && test "$pct" -ge 80 &&
+	pid=$(sql jit.db "SELECT value FROM meta WHERE key = '\''pid'\''") &&
+	grep -q "^tmp/perf-$pid.map\|perf-$pid.map" jit.csv &&
+	rm -f /tmp/perf-$pid.map
+'
+
+if command -v perf >/dev/null 2>&1; then
+	test_expect_success 'perf names the same JIT code' '
+		perf record -q -F 499 -o jit.perf -- "$TARGETS/jit_perfmap" 1 keep 2>/dev/null &&
+		perf report -i jit.perf --stdio --sort sym 2>/dev/null | grep -v "^#" | grep . |
+			head -1 >jit.perf.txt && cat jit.perf.txt &&
+		grep -q jit_spin_loop jit.perf.txt &&
+		rm -f /tmp/perf-*.map.rsprof-test
+	'
+else
+	test_skip 'perf names the same JIT code' 'perf is not installed'
+fi
+
+test_expect_success '[vdso] is its own module, not merged into libc'\''s clock_gettime' '
+	"$RSPROF" record -q --no-heap -F 499 -o vdso.db -- "$TARGETS/vdso_clock" 1 &&
+	"$RSPROF" report --cpu --csv -n 5 vdso.db >vdso.csv && cat vdso.csv &&
+	v=$(awk -F, "\$14 == \"[vdso]\" { s += \$2 } END { print int(s) }" vdso.csv) &&
+	say "[vdso]: $v %" && test "$v" -ge 40 &&
+	test "$(awk -F, "\$14 == \"[vdso]\"" vdso.csv | wc -l)" -ge 1 &&
+	! awk -F, "\$14 == \"[vdso]\" && \$10 !~ /vdso/" vdso.csv | grep -q .
+'
+
+test_done

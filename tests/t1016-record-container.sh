@@ -1,0 +1,84 @@
+#!/bin/sh
+# A target in its own mount namespace (issue 10): its files are opened
+# through /proc/PID/root and checked by build-id, for CPU and heap alike.
+# The program is a bind-mounted copy: outside the namespace its path holds
+# nothing (heap), or another program (CPU: a decoy of the same name).
+. "$(dirname "$0")/lib.sh"
+
+if ! have_perf || [ "$(id -u)" != 0 ] || ! command -v unshare >/dev/null 2>&1; then
+	test_skip 'a target in another mount namespace' 'needs root and unshare'
+	test_done
+fi
+if ! unshare -m --propagation private true 2>/dev/null; then
+	test_skip 'a target in another mount namespace' 'unshare -m is not allowed here'
+	test_done
+fi
+
+mkdir -p mnt
+# inside: DIR is bind-mounted on mnt/, the program runs as mnt/prog
+in_ns() {	# DIR PROGRAM ARGS...: exec it as mnt/prog in a new mount namespace
+	d=$1 && mkdir -p "$d" && cp "$2" "$d/prog" && shift 2 &&
+	exec unshare -m --propagation private sh -c \
+		"mount --bind '$TEST_DIR/$d' '$TEST_DIR/mnt' && exec '$TEST_DIR/mnt/prog' $*"
+}
+
+SPLIT=$TEST_SRC/targets/cpu_split.c
+RS=$TEST_SRC/targets/leak_steady_rs.rs
+line_of() {	# MARKER FILE
+	grep -n "$1" "$2" | head -1 | cut -d: -f1
+}
+
+if have_bpf; then
+	test_expect_success 'heap: attach to a Rust program that exists only inside the namespace' '
+		rm -f mnt/prog &&
+		(in_ns real1 "$TARGETS/leak_steady_rs" 8) &
+		tp=$!
+		test_bg_pids="$test_bg_pids $tp"
+		i=0 && while [ "$(cat /proc/$tp/comm 2>/dev/null)" != prog ]; do
+			i=$((i + 1)) && test $i -lt 100 && sleep 0.05 || break
+		done &&
+		! test -e mnt/prog &&
+		"$RSPROF" record -q -p $tp -d 1.5s -o heap.db 2>err &&
+		cat err && ! grep -q "cannot open" err &&
+		test "$(sql heap.db "SELECT value FROM meta WHERE key = '\''heap_probes'\''")" = rust &&
+		n=$(sql heap.db "SELECT COALESCE(SUM(h.alloc_bytes - h.free_bytes), 0)
+			FROM heap_events h JOIN symbols s ON h.addr = s.addr
+			WHERE s.file LIKE '\''%leak_steady_rs.rs'\'' AND
+			s.line = $(line_of "// LEAK:rising" "$RS")") &&
+		say "leak_step line: $n bytes live" &&
+		test "$n" -ge 1000000 &&
+		kill $tp
+	'
+else
+	test_skip 'heap in a mount namespace' 'needs root and kernel BTF'
+fi
+
+test_expect_success 'CPU: attached, the program inside, not the decoy of the same path outside' '
+	cp "$TARGETS/exec_after" mnt/prog &&
+	(in_ns real2 "$TARGETS/cpu_split" 30) &
+	tp=$!
+	test_bg_pids="$test_bg_pids $tp"
+	i=0 && while [ "$(cat /proc/$tp/comm 2>/dev/null)" != prog ]; do
+		i=$((i + 1)) && test $i -lt 100 && sleep 0.05 || break
+	done &&
+	"$RSPROF" record -q --no-heap -F 499 -p $tp -d 1.5s -o cpu.db &&
+	kill $tp &&
+	a=$(sql cpu.db "SELECT COALESCE(SUM(c.count), 0) * 100 / (SELECT SUM(count) FROM cpu_samples)
+		FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.file LIKE '\''%cpu_split.c'\'' AND s.line = $(line_of "/\* HOT:a \*/" "$SPLIT")") &&
+	say "work_a: $a %" && test "$a" -ge 48 && test "$a" -le 72 &&
+	test "$(sql cpu.db "SELECT COUNT(*) FROM symbols WHERE file LIKE '\''%exec_after.c'\''")" = 0
+'
+
+test_expect_success 'CPU: launched through unshare, the program exec'\''d inside' '
+	mkdir -p real3 && cp "$TARGETS/cpu_split" real3/prog &&
+	"$RSPROF" record -q --no-heap -F 499 -o launch.db -- unshare -m --propagation private \
+		sh -c "mount --bind '\''$TEST_DIR/real3'\'' '\''$TEST_DIR/mnt'\'' && exec '\''$TEST_DIR/mnt/prog'\'' 1.2" &&
+	a=$(sql launch.db "SELECT COALESCE(SUM(c.count), 0) * 100 / (SELECT SUM(count) FROM cpu_samples)
+		FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.file LIKE '\''%cpu_split.c'\'' AND s.line = $(line_of "/\* HOT:a \*/" "$SPLIT")") &&
+	say "work_a: $a %" && test "$a" -ge 48 && test "$a" -le 72 &&
+	test "$(sql launch.db "SELECT COUNT(*) FROM symbols WHERE file LIKE '\''%exec_after.c'\''")" = 0
+'
+
+test_done

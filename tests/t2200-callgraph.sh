@@ -1,0 +1,113 @@
+#!/bin/sh
+# report --callers, --callees and -g (issue 14): leaf() is called 3:1 from
+# a() and b() (CPU, a `record -g` profile) and keep() retains 3 MiB through
+# a and 1 MiB through b (heap stacks): the callers of each show 75 % / 25 %.
+. "$(dirname "$0")/lib.sh"
+
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+
+# "function share" of the depth-1 rows of a --csv tree.
+level1() {
+	awk -F, 'NR > 1 && $1 == 1 { print $2, int($4 + 0.5) }'
+}
+
+test_expect_success 'a profile without stacks: the call graph says so, exit 1' '
+	"$FIXTURE" --fixture fix.db &&
+	expect_exit 1 "$RSPROF" report --callers hot_loop fix.db >out 2>err &&
+	! test -s out &&
+	grep -q "no CPU call stacks" err &&
+	grep -q "record with -g" err
+'
+
+test_expect_success 'bad combinations: exit 2' '
+	expect_exit 2 "$RSPROF" report -g --callers x fix.db 2>err &&
+	grep -q "one at a time" err &&
+	expect_exit 2 "$RSPROF" report --callers x --format folded fix.db 2>/dev/null &&
+	expect_exit 2 "$RSPROF" report --callers x --cpu --heap fix.db 2>/dev/null
+'
+
+if ! have_perf; then
+	test_skip 'call graphs of a recording' 'perf events not allowed here'
+	test_done
+fi
+if ! have_bpf; then
+	test_skip 'call graphs of a recording' 'heap tracking needs root and BTF'
+	test_done
+fi
+
+test_expect_success 'record -g the callers target' '
+	"$RSPROF" record -q -g -F 499 -o calls.db -- "$TARGETS/callers" 3 >/dev/null &&
+	test "$(sql calls.db "SELECT COUNT(*) FROM cpu_stacks")" -gt 0
+'
+
+test_expect_success '--callers leaf: a 75 %, b 25 % (+- 8)' '
+	"$RSPROF" report --callers leaf --csv calls.db >tree.csv &&
+	cat tree.csv &&
+	head -1 tree.csv | grep -q "^depth,function,value,share_pct,pct_of_all,call_site$" &&
+	sed -n 2p tree.csv | grep -q "^0,leaf," &&
+	level1 <tree.csv >lv &&
+	cat lv &&
+	test "$(wc -l <lv)" = 2 &&
+	a=$(awk "\$1 == \"a\" { print \$2 }" lv) && b=$(awk "\$1 == \"b\" { print \$2 }" lv) &&
+	test "$a" -ge 67 && test "$a" -le 83 && test "$b" -ge 17 && test "$b" -le 33 &&
+	test $((a + b)) -ge 99
+'
+
+test_expect_success '--callers leaf as text: the tree, call sites on the CALL lines' '
+	LANG=C.UTF-8 LC_ALL=C.UTF-8 "$RSPROF" report --callers leaf calls.db >out &&
+	cat out &&
+	grep -q "^# callers of leaf: [0-9,]* samples" out &&
+	grep -q "Share *Samples *Caller *Call site" out &&
+	grep -q "├─ a .*callers.c:$(grep -n "CALL:a" "$TEST_SRC/targets/callers.c" | cut -d: -f1)" out &&
+	grep -q "└─ b .*callers.c:$(grep -n "CALL:b" "$TEST_SRC/targets/callers.c" | cut -d: -f1)" out &&
+	LANG=C LC_ALL=C "$RSPROF" report --callers leaf calls.db | grep -q "|- a "
+'
+
+test_expect_success '--callers --json: nested callers' '
+	"$RSPROF" report --callers leaf --json calls.db >t.json &&
+	python3 -c "
+import json
+d = json.load(open(\"t.json\"))
+assert d[\"view\"] == \"callers\" and d[\"kind\"] == \"cpu\", d
+t = d[\"tree\"]
+assert t[\"function\"] == \"leaf\"
+names = [c[\"function\"] for c in t[\"callers\"]]
+assert names[:2] == [\"a\", \"b\"], names
+assert abs(sum(c[\"value\"] for c in t[\"callers\"]) - t[\"value\"]) == 0
+assert t[\"callers\"][0][\"callers\"][0][\"function\"] == \"main\"
+"
+'
+
+test_expect_success '--callees a: leaf, keep and [self], leaf nearly all' '
+	"$RSPROF" report --callees a --csv calls.db >ce.csv &&
+	cat ce.csv &&
+	level1 <ce.csv | awk "\$1 == \"leaf\" { exit !(\$2 >= 90) } END { }" &&
+	level1 <ce.csv | grep -q "^leaf "
+'
+
+test_expect_success '-g: main holds everything, leaf is all self' '
+	"$RSPROF" report -g --csv calls.db >g.csv &&
+	cat g.csv &&
+	head -1 g.csv | grep -q "^function,total,self,total_pct,self_pct,file,line$" &&
+	awk -F, "\$1 == \"main\" { exit !(\$4 >= 95) }" g.csv &&
+	awk -F, "\$1 == \"leaf\" { exit !(\$4 >= 90 && \$5 >= 90) }" g.csv &&
+	"$RSPROF" report -g -n 3 calls.db >g.txt &&
+	cat g.txt &&
+	grep -q "^Children *Self *Samples *Function / callees" g.txt
+'
+
+test_expect_success 'heap: --heap --callers keep: exactly 75 % / 25 % of the bytes' '
+	"$RSPROF" report --heap --callers keep --csv calls.db >h.csv &&
+	cat h.csv &&
+	level1 <h.csv >lv &&
+	grep -qx "a 75" lv && grep -qx "b 25" lv &&
+	awk -F, "NR == 2 { exit !(\$3 == 4194304) }" h.csv
+'
+
+test_expect_success 'an unknown function: exit 1; a missing name: exit 2' '
+	expect_exit 1 "$RSPROF" report --callers nosuch calls.db 2>err &&
+	grep -q "no function .nosuch." err &&
+	expect_exit 2 "$RSPROF" report --callers 2>/dev/null
+'
+
+test_done

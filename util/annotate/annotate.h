@@ -1,0 +1,103 @@
+#ifndef RSPROF_UTIL_ANNOTATE_ANNOTATE_H
+#define RSPROF_UTIL_ANNOTATE_ANNOTATE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util/db/addrs.h"
+#include "util/db/query.h"
+
+/*
+ * `rsprof annotate`: a function's (or a file's) source with each line's
+ * CPU samples, live and allocated heap, and optionally its machine code
+ * with each instruction's samples (SPEC §8, seed 003's per-instruction
+ * counts: the profile stores one cpu_samples row per sampled IP, so an
+ * instruction's count is the rows inside its bytes).
+ *
+ * A line's numbers are those of the addresses whose symbols row names that
+ * file and line: the same rows `report` adds up, so a line's CPU share here
+ * is its share there. The machine code is read from the module files on
+ * disk, found through the profile's `map` table (which must still match
+ * the files: same build), and decoded with capstone; the lines of a
+ * function come from the DWARF of those files, else from the profile.
+ */
+struct db;
+struct resolver;
+struct source_paths;
+
+struct ann_opts {
+	const char *target;		/* FUNCTION or FILE[:LINE] */
+	bool insns;			/* machine code too (--asm) */
+	const struct source_paths *paths;
+	const char *exe;		/* meta exe_path (DWARF of the main executable) */
+	int context;			/* lines around FILE:LINE when no function holds it */
+};
+
+struct ann_counts {
+	uint64_t samples;
+	int64_t live_bytes, alloc_bytes, alloc_count;
+};
+
+struct ann_line {
+	int line;
+	const char *text;	/* NULL when the source is not readable or shorter */
+	struct ann_counts c;
+	bool target;		/* the LINE of FILE:LINE */
+};
+
+/* The lines shown of one source file. */
+struct ann_block {
+	char *file;		/* as recorded */
+	char *found;		/* the file read on this machine; NULL when not found */
+	int err;		/* why it could not be read (negative errno), or 0 */
+	struct ann_line *lines;	/* consecutive line numbers */
+	int n;
+	struct ann_counts c;	/* sum of the lines */
+};
+
+struct ann_insn {
+	uint64_t addr;
+	int size;
+	char text[128];		/* "mnemonic operands", AT&T */
+	struct ann_counts c;
+	const char *file;	/* its source line (the reported frame); NULL unknown */
+	int line;
+};
+
+/* One function of machine code (an ELF symbol). */
+struct ann_func {
+	char *name;		/* demangled */
+	char *module;
+	uint64_t start, end;	/* runtime addresses, as in the profile */
+	struct ann_insn *insns;
+	size_t n;
+	struct ann_counts c;
+};
+
+struct annotation {
+	char *function;		/* the function annotated; NULL for a whole file */
+	char *file;		/* the file annotated (FILE[:LINE]), else NULL */
+	int line;		/* the LINE of FILE:LINE, else 0 */
+	struct ann_block *blocks;
+	int n_blocks;
+	struct ann_func *funcs;	/* with ann_opts.insns */
+	int n_funcs;
+	struct ann_counts c;	/* the function's (or file's) own numbers */
+	struct addr_totals totals;	/* the whole window's: shares are of these */
+	const char *code_note;	/* why machine code or DWARF lines are missing, or NULL */
+	struct resolver *res;	/* private */
+	struct source **src;	/* private: one per block */
+	void *rows;		/* private */
+};
+
+/*
+ * Builds the annotation of o->target over the window of f. Errors are
+ * printed: -ENOENT (no such function or file in the profile), -RSPROF_EUSAGE
+ * (the name matches several; they are listed), -ENOMEM, -RSPROF_EDB.
+ */
+int annotation__new(struct db *db, const struct query_filter *f, const struct ann_opts *o,
+		    struct annotation **out);
+void annotation__delete(struct annotation *a);	/* NULL ok */
+
+#endif

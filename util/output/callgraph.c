@@ -1,0 +1,375 @@
+/*
+ * Call graph output: trees with tree lines, the children view, CSV, JSON.
+ */
+#include "util/output/callgraph.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/output/format.h"
+#include "util/output/styled.h"
+#include "util/symbols/demangle.h"
+#include "util/symbols/srcpath.h"
+
+#define MAX_DEPTH 64
+
+struct row {
+	char *name;		/* tree lines + function */
+	int plen;		/* bytes of tree lines before the function */
+	double share, of_all;
+	int64_t value;
+	char site[1100];
+	int depth;
+};
+
+struct rows {
+	struct row *v;
+	int n, cap;
+};
+
+static const char *func_name(const struct callgraph *cg, int func, enum cg_dir dir)
+{
+	if (func >= 0)
+		return cg->funcs[func].name;
+	return dir == CG_CALLEES ? "[self]" : "[no caller]";
+}
+
+static void site_text(const char *file, int line, bool full, char *buf, size_t len)
+{
+	char path[1024];
+
+	if (!file) {
+		buf[0] = '\0';
+		return;
+	}
+	if (full)
+		snprintf(path, sizeof(path), "%s", file);
+	else
+		srcpath__display(file, NULL, path, sizeof(path));
+	if (line > 0)
+		snprintf(buf, len, "%s:%d", path, line);
+	else
+		snprintf(buf, len, "%s", path);
+}
+
+static const char *value_text(const struct callgraph *cg, int64_t v, char *buf, size_t len)
+{
+	return cg->heap ? format__bytes(v, buf, len) : format__count((uint64_t)v, buf, len);
+}
+
+static int val_cmp(const void *x, const void *y, void *ctx)
+{
+	const struct callgraph *cg = ctx;
+	const struct cg_node *a = &cg->nodes[*(const int *)x], *b = &cg->nodes[*(const int *)y];
+
+	if (a->value != b->value)
+		return a->value < b->value ? 1 : -1;
+	return (a->func > b->func) - (a->func < b->func);
+}
+
+/* The children of node, largest first, into v (malloc'd); their count. */
+static int children(const struct callgraph *cg, int node, int **v)
+{
+	int n = 0;
+
+	for (int c = cg->nodes[node].child; c >= 0; c = cg->nodes[c].next)
+		n++;
+	*v = malloc((n + 1) * sizeof(int));
+	if (!*v)
+		return -ENOMEM;
+	n = 0;
+	for (int c = cg->nodes[node].child; c >= 0; c = cg->nodes[c].next)
+		(*v)[n++] = c;
+	qsort_r(*v, n, sizeof(int), val_cmp, (void *)cg);
+	return n;
+}
+
+struct walk {
+	const struct callgraph *cg;
+	const struct cg_view *v;
+	enum cg_dir dir;
+	double base;		/* share of this */
+	struct rows *out;
+	bool last[MAX_DEPTH];	/* per depth: the node is its parent's last child */
+};
+
+static int rows_add(struct rows *r, struct row *w)
+{
+	if (r->n == r->cap) {
+		int cap = r->cap ? 2 * r->cap : 64;
+		struct row *v = realloc(r->v, cap * sizeof(*v));
+
+		if (!v) {
+			free(w->name);
+			return -ENOMEM;
+		}
+		r->v = v;
+		r->cap = cap;
+	}
+	r->v[r->n++] = *w;
+	return 0;
+}
+
+static int walk(struct walk *w, int node, int depth, int indent)
+{
+	const struct cg_node *n = &w->cg->nodes[node];
+	char fn[512], prefix[4 * MAX_DEPTH * 4] = "";
+	size_t at = 0;
+	struct row r = { .depth = depth, .value = n->value };
+	int *kids = NULL, nk, err = 0;
+
+	r.share = w->base > 0 ? 100.0 * n->value / w->base : 0;
+	r.of_all = w->cg->total > 0 ? 100.0 * n->value / w->cg->total : 0;
+	for (int d = 1; d <= indent; d++) {
+		const char *seg;
+
+		if (d < indent)
+			seg = w->last[d] ? "   " : w->v->utf8 ? "\u2502  " : "|  ";
+		else
+			seg = w->last[d] ? (w->v->utf8 ? "\u2514\u2500 " : "`- ") :
+					   (w->v->utf8 ? "\u251c\u2500 " : "|- ");
+		at += snprintf(prefix + at, sizeof(prefix) - at, "%s", seg);
+	}
+	demangle__short(func_name(w->cg, n->func, w->dir), 0, fn, sizeof(fn));
+	if (asprintf(&r.name, "%s%s", prefix, fn) < 0)
+		return -ENOMEM;
+	r.plen = (int)at;
+	site_text(n->file, n->line, w->v->full_paths, r.site, sizeof(r.site));
+	err = rows_add(w->out, &r);
+	if (err || depth + 1 >= MAX_DEPTH)
+		return err;
+	nk = children(w->cg, node, &kids);
+	if (nk < 0)
+		return nk;
+	/* children below the threshold go, as perf's callchain percent limit */
+	while (nk > 0 && w->base > 0 && 100.0 * w->cg->nodes[kids[nk - 1]].value / w->base <
+	       w->v->threshold)
+		nk--;
+	for (int i = 0; i < nk && !err; i++) {
+		w->last[indent + 1] = i == nk - 1;
+		err = walk(w, kids[i], depth + 1, indent + 1);
+	}
+	free(kids);
+	return err;
+}
+
+static void rows_free(struct rows *r)
+{
+	for (int i = 0; i < r->n; i++)
+		free(r->v[i].name);
+	free(r->v);
+	memset(r, 0, sizeof(*r));
+}
+
+static int tree_rows(const struct callgraph *cg, int root, enum cg_dir dir,
+		     const struct cg_view *v, double base, struct rows *out)
+{
+	struct walk w = { .cg = cg, .v = v, .dir = dir, .base = base, .out = out };
+
+	return walk(&w, root, 0, 0);
+}
+
+static int name_width(const struct rows *r, int from)
+{
+	int w = 8;
+
+	for (int i = from; i < r->n; i++)
+		if (format__width(r->v[i].name) > w)
+			w = format__width(r->v[i].name);
+	return w > 100 ? 100 : w;
+}
+
+int callgraph__render_tree(const struct callgraph *cg, int root, enum cg_dir dir,
+			   const struct cg_view *v, struct styled_text *t)
+{
+	struct rows r = { 0 };
+	char a[32], b[32];
+	int err, w;
+
+	err = tree_rows(cg, root, dir, v, (double)cg->nodes[root].value, &r);
+	if (err)
+		goto out;
+	w = name_width(&r, 0);
+	err = styled__addf(t, TS_DIM, "# %s of %s: %s %s, %s of all",
+			   dir == CG_CALLERS ? "callers" : "callees",
+			   demangle__short(cg->funcs[cg->nodes[root].func].name, 0, (char[512]){ 0 },
+					   512),
+			   value_text(cg, cg->nodes[root].value, a, sizeof(a)),
+			   cg->heap ? "live" : "samples",
+			   format__pct(cg->total ? 100.0 * cg->nodes[root].value / cg->total : 0, b,
+				       sizeof(b)));
+	if (!err)
+		err = styled__addf(t, TS_HEAD, "%7s  %10s  %-*s  %s", "Share",
+				   cg->heap ? "Live" : "Samples", w,
+				   dir == CG_CALLERS ? "Caller" : "Callee", "Call site");
+	for (int i = 0; i < r.n && !err; i++) {
+		const struct row *x = &r.v[i];
+		int pad = w - format__width(x->name);
+
+		err = styled__addf(t, i == 0 ? TS_HEAD : x->share >= 5.0 ? TS_NORMAL : TS_DIM,
+				   "%7s  %10s  %s%*s  %s", format__pct(x->share, a, sizeof(a)),
+				   value_text(cg, x->value, b, sizeof(b)), x->name, pad > 0 ? pad : 0,
+				   "", x->site);
+	}
+out:
+	rows_free(&r);
+	return err;
+}
+
+int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
+			       struct styled_text *t)
+{
+	int *order = callgraph__by_total(cg);
+	int n = cg->n_funcs, err = 0;
+	char c[32], s[32], val[32], site[1100];
+
+	if (!order)
+		return -ENOMEM;
+	if (v->limit > 0 && n > v->limit)
+		n = v->limit;
+	err = styled__addf(t, TS_HEAD, "%8s  %7s  %10s  %s", "Children", "Self",
+			   cg->heap ? "Live" : "Samples", "Function / callees");
+	for (int i = 0; i < n && !err; i++) {
+		const struct cg_func *f = &cg->funcs[order[i]];
+		struct rows r = { 0 };
+		char fn[512];
+		int root, w;
+
+		format__pct(cg->total ? 100.0 * f->total / cg->total : 0, c, sizeof(c));
+		format__pct(cg->total ? 100.0 * f->self / cg->total : 0, s, sizeof(s));
+		site_text(f->file, f->line, v->full_paths, site, sizeof(site));
+		if (cg->total && 100.0 * f->total / cg->total < v->threshold)
+			break;
+		err = styled__addf(t, i ? TS_NORMAL : TS_NORMAL, "%s", "");
+		if (!err)
+			err = styled__addf(t, TS_HOT, "%8s  %7s  %10s  %s  %s", c, s,
+					   value_text(cg, f->total, val, sizeof(val)),
+					   demangle__short(f->name, 0, fn, sizeof(fn)), site);
+		if (err)
+			break;
+		/* its callees, when it calls anything */
+		if (f->total == f->self)
+			continue;
+		err = callgraph__tree(cg, order[i], CG_CALLEES, &root);
+		if (!err)
+			err = tree_rows(cg, root, CG_CALLEES, v, (double)cg->total, &r);
+		w = name_width(&r, 1);
+		for (int k = 1; k < r.n && !err; k++) {
+			const struct row *x = &r.v[k];
+			int pad = w - format__width(x->name);
+
+			err = styled__addf(t, TS_NORMAL, "%8s  %7s  %10s  %s%*s  %s",
+					   format__pct(x->of_all, c, sizeof(c)), "",
+					   value_text(cg, x->value, val, sizeof(val)), x->name,
+					   pad > 0 ? pad : 0, "", x->site);
+		}
+		rows_free(&r);
+	}
+	free(order);
+	return err;
+}
+
+static void csv_rows(const struct rows *r, FILE *f)
+{
+	for (int i = 0; i < r->n; i++) {
+		const struct row *x = &r->v[i];
+
+		fprintf(f, "%d,", x->depth);
+		/* the tree lines are for the eye only */
+		format__csv_field(f, x->name + x->plen);
+		fprintf(f, ",%lld,%.4f,%.4f,", (long long)x->value, x->share, x->of_all);
+		format__csv_field(f, x->site);
+		fputc('\n', f);
+	}
+}
+
+int callgraph__csv_tree(const struct callgraph *cg, int root, enum cg_dir dir,
+			const struct cg_view *v, FILE *f)
+{
+	struct rows r = { 0 };
+	int err;
+
+	fputs("depth,function,value,share_pct,pct_of_all,call_site\n", f);
+	err = tree_rows(cg, root, dir, v, (double)cg->nodes[root].value, &r);
+	if (!err)
+		csv_rows(&r, f);
+	rows_free(&r);
+	return err;
+}
+
+static void json_node(const struct callgraph *cg, int node, enum cg_dir dir, double base,
+		      const struct cg_view *v, struct json *j, int depth, const char *key)
+{
+	const struct cg_node *n = &cg->nodes[node];
+	char site[1100];
+	int *kids = NULL, nk;
+
+	json__begin_object(j, key);
+	json__string(j, "function", n->func >= 0 ? cg->funcs[n->func].name : NULL);
+	if (n->func < 0)
+		json__string(j, "what", func_name(cg, n->func, dir));
+	json__int(j, "value", n->value);
+	json__double(j, "share_pct", base > 0 ? 100.0 * n->value / base : 0);
+	json__double(j, "pct_of_all", cg->total ? 100.0 * n->value / cg->total : 0);
+	site_text(n->file, n->line, true, site, sizeof(site));
+	json__string(j, "file", n->file);
+	if (n->line > 0)
+		json__int(j, "line", n->line);
+	else
+		json__null(j, "line");
+	json__begin_array(j, dir == CG_CALLERS ? "callers" : "callees");
+	nk = depth + 1 < MAX_DEPTH ? children(cg, node, &kids) : 0;
+	for (int i = 0; i < nk; i++) {
+		if (base > 0 && 100.0 * cg->nodes[kids[i]].value / base < v->threshold)
+			break;
+		json_node(cg, kids[i], dir, base, v, j, depth + 1, NULL);
+	}
+	free(kids);
+	json__end_array(j);
+	json__end_object(j);
+}
+
+void callgraph__json_tree(const struct callgraph *cg, int root, enum cg_dir dir,
+			  const struct cg_view *v, struct json *j, const char *key)
+{
+	json_node(cg, root, dir, (double)cg->nodes[root].value, v, j, 0, key);
+}
+
+void callgraph__csv_children(const struct callgraph *cg, const int *order,
+			     const struct cg_view *v, FILE *f)
+{
+	int n = v->limit > 0 && cg->n_funcs > v->limit ? v->limit : cg->n_funcs;
+
+	fputs("function,total,self,total_pct,self_pct,file,line\n", f);
+	for (int i = 0; i < n; i++) {
+		const struct cg_func *fn = &cg->funcs[order[i]];
+
+		format__csv_field(f, fn->name);
+		fprintf(f, ",%lld,%lld,%.4f,%.4f,", (long long)fn->total, (long long)fn->self,
+			cg->total ? 100.0 * fn->total / cg->total : 0,
+			cg->total ? 100.0 * fn->self / cg->total : 0);
+		format__csv_field(f, fn->file ? fn->file : "");
+		fprintf(f, ",%d\n", fn->line);
+	}
+}
+
+void callgraph__json_children(const struct callgraph *cg, const int *order,
+			      const struct cg_view *v, struct json *j)
+{
+	int n = v->limit > 0 && cg->n_funcs > v->limit ? v->limit : cg->n_funcs;
+
+	for (int i = 0; i < n; i++) {
+		const struct cg_func *fn = &cg->funcs[order[i]];
+
+		json__begin_object(j, NULL);
+		json__string(j, "function", fn->name);
+		json__int(j, "total", fn->total);
+		json__int(j, "self", fn->self);
+		json__double(j, "total_pct", cg->total ? 100.0 * fn->total / cg->total : 0);
+		json__double(j, "self_pct", cg->total ? 100.0 * fn->self / cg->total : 0);
+		json__string(j, "file", fn->file);
+		json__int(j, "line", fn->line);
+		json__end_object(j);
+	}
+}

@@ -1,0 +1,152 @@
+/*
+ * Styled lines: text made safe for a terminal once, printed or paged.
+ */
+#include "util/output/styled.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/*
+ * Make s safe to show: tabs to the next multiple of 8 columns, C0 and C1
+ * control characters, DEL and bytes that are not UTF-8 as '?'.
+ * TODO(issue 11): the one terminal escaper of util/ replaces this when it
+ * lands on main; until then this is the only one (styled lines only).
+ */
+static char *text_safe(const char *s)
+{
+	size_t n = strlen(s), cap = n + 64, len = 0;
+	char *out = malloc(cap);
+	int col = 0;
+
+	if (!out)
+		return NULL;
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		int k = 1;
+
+		if (len + 16 > cap) {
+			char *v = realloc(out, cap *= 2);
+
+			if (!v) {
+				free(out);
+				return NULL;
+			}
+			out = v;
+		}
+		if (*p == '\t') {
+			do
+				out[len++] = ' ';
+			while (++col % 8);
+			p++;
+			continue;
+		}
+		if (*p < 0x20 || *p == 0x7f) {
+			out[len++] = '?';
+		} else if (*p < 0x80) {
+			out[len++] = (char)*p;
+		} else {
+			/* a well-formed multibyte sequence, and not a C1 control (U+0080..U+009F) */
+			k = *p >= 0xf5 ? 0 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
+			for (int i = 1; i < k; i++)
+				if ((p[i] & 0xc0) != 0x80)
+					k = 0;
+			if (k == 2 && p[0] == 0xc2 && p[1] < 0xa0)
+				k = 0;
+			if (!k) {
+				out[len++] = '?';
+				k = 1;
+			} else {
+				memcpy(out + len, p, k);
+				len += k;
+			}
+		}
+		p += k;
+		col++;
+	}
+	out[len] = '\0';
+	return out;
+}
+
+int styled__vaddf(struct styled_text *t, enum text_style st, const char *fmt, va_list ap)
+{
+	char *raw = NULL, *safe;
+
+	if (t->n == t->cap) {
+		int cap = t->cap ? 2 * t->cap : 64;
+		struct styled_line *v = realloc(t->v, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		t->v = v;
+		t->cap = cap;
+	}
+	if (vasprintf(&raw, fmt, ap) < 0)
+		return -ENOMEM;
+	safe = text_safe(raw);
+	free(raw);
+	if (!safe)
+		return -ENOMEM;
+	t->v[t->n].s = safe;
+	t->v[t->n].st = st;
+	t->n++;
+	return 0;
+}
+
+int styled__addf(struct styled_text *t, enum text_style st, const char *fmt, ...)
+{
+	va_list ap;
+	int err;
+
+	va_start(ap, fmt);
+	err = styled__vaddf(t, st, fmt, ap);
+	va_end(ap);
+	return err;
+}
+
+void styled__free(struct styled_text *t)
+{
+	for (int i = 0; i < t->n; i++)
+		free(t->v[i].s);
+	free(t->v);
+	memset(t, 0, sizeof(*t));
+}
+
+static const char *sgr(enum text_style st)
+{
+	switch (st) {
+	case TS_HEAD:
+		return "\033[1m";
+	case TS_HOT:
+		return "\033[1;31m";
+	case TS_WARM:
+		return "\033[32m";
+	case TS_DIM:
+		return "\033[2m";
+	case TS_SOURCE:
+		return "\033[36m";
+	default:
+		return NULL;
+	}
+}
+
+int styled__print(const struct styled_text *t, FILE *f, bool color)
+{
+	for (int i = 0; i < t->n; i++) {
+		const char *on = color ? sgr(t->v[i].st) : NULL;
+
+		if (on)
+			fprintf(f, "%s%s\033[m\n", on, t->v[i].s);
+		else
+			fprintf(f, "%s\n", t->v[i].s);
+	}
+	return ferror(f) ? -EIO : 0;
+}
+
+bool styled__color_stdout(void)
+{
+	const char *nc = getenv("NO_COLOR");
+	const char *term = getenv("TERM");
+
+	return isatty(STDOUT_FILENO) && !(nc && *nc) && term && strcmp(term, "dumb");
+}

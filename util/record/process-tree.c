@@ -1,0 +1,877 @@
+#include "util/record/process-tree.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "util/error.h"
+#include "util/hashmap.h"
+#include "util/record/maps.h"
+#include "util/record/proc.h"
+#include "util/record/sampler.h"
+#include "util/symbols/kernel.h"
+#include "util/symbols/resolver.h"
+#include "util/symbols/symbol.h"
+
+#define KEY_SHIFT	48
+#define KEY_MAX		0x7fff		/* bits 48..62 */
+#define USER_LIMIT	(1ULL << KEY_SHIFT)
+
+/* An address space: what one program (and the children it forked) maps. */
+struct space {
+	int id;
+	pid_t pid;		/* whose root and perf map the files are looked up in */
+	char *exe;		/* the main executable as mapped; NULL until known */
+	struct maps *maps;	/* executable mappings */
+	unsigned int gen, res_gen;	/* changes to maps; what the resolver has seen */
+	unsigned int written_gen;	/* what the file's map table has; ~0: nothing */
+	struct resolver *res;
+	int refs;		/* processes running in it */
+	unsigned int keynum;	/* 0: none yet (see process-tree.h, keys) */
+	uint64_t samples;	/* user samples */
+	bool program;		/* made by an exec or an attach, not a placeholder */
+};
+
+/* One row of the processes table. */
+struct image {
+	struct process_row row;
+	char *comm, *exe;
+	bool dirty;
+	bool hidden;		/* rsprof's own fork before the launched program's exec */
+};
+
+struct process {
+	pid_t pid, ppid;
+	struct space *sp;
+	size_t image;		/* index in images */
+	bool alive;
+};
+
+struct claim {
+	uint64_t file;		/* interned "path#build-id" or "anon#space" */
+	uint64_t off;
+};
+
+struct pending {
+	uint64_t key, addr;
+	struct space *sp;	/* NULL: a kernel address */
+};
+
+struct process_tree {
+	uint64_t t0_ns, base_ms;
+	bool inherit;
+	struct space **spaces;
+	size_t n_spaces, cap_spaces;
+	struct process *procs;
+	size_t n_procs, cap_procs;
+	struct hashmap by_pid;		/* pid -> index + 1 in procs */
+	struct image *images;
+	size_t n_images, cap_images;
+	struct hashmap claims;		/* plain address -> index + 1 in cl */
+	struct claim *cl;
+	size_t n_cl, cap_cl;
+	struct hashmap known;		/* other keys whose symbol is queued or written */
+	char **strs;			/* interned identity strings */
+	size_t n_strs, cap_strs;
+	struct hashmap str_index;
+	struct pending *pend;
+	size_t n_pend, cap_pend;
+	const struct symbol **out;	/* new_symbols() */
+	size_t cap_out;
+	struct symbol **owned;		/* copies made with their key, freed at the next call */
+	size_t n_owned, cap_owned;
+	struct process_row *rows;	/* changed_rows() */
+	size_t cap_rows;
+	struct kernel_syms *ksyms;
+	unsigned int next_keynum;
+	bool warned_keys;
+};
+
+/* Grow *v (elements of size sz, capacity *cap) to hold n + 1. */
+static int grow(void *pv, size_t *cap, size_t n, size_t sz)
+{
+	void **v = pv;
+
+	if (n < *cap)
+		return 0;
+	size_t ncap = *cap ? *cap * 2 : 16;
+	void *nv = realloc(*v, ncap * sz);
+
+	if (!nv)
+		return -ENOMEM;
+	*v = nv;
+	*cap = ncap;
+	return 0;
+}
+
+static uint64_t to_ms(const struct process_tree *pt, uint64_t t_ns)
+{
+	return pt->base_ms + (t_ns > pt->t0_ns ? (t_ns - pt->t0_ns) / 1000000 : 0);
+}
+
+int process_tree__new(uint64_t t0_ns, uint64_t ts_base_ms, bool inherit, bool kernel,
+		      struct process_tree **out)
+{
+	struct process_tree *pt = calloc(1, sizeof(*pt));
+
+	*out = NULL;
+	if (!pt)
+		return -ENOMEM;
+	pt->t0_ns = t0_ns;
+	pt->base_ms = ts_base_ms;
+	pt->inherit = inherit;
+	pt->ksyms = kernel_syms__new(kernel);
+	if (!pt->ksyms) {
+		free(pt);
+		return -ENOMEM;
+	}
+	*out = pt;
+	return 0;
+}
+
+static void space_free(struct space *sp)
+{
+	if (!sp)
+		return;
+	free(sp->exe);
+	maps__delete(sp->maps);
+	resolver__delete(sp->res);
+	free(sp);
+}
+
+void process_tree__delete(struct process_tree *pt)
+{
+	if (!pt)
+		return;
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		space_free(pt->spaces[i]);
+	free(pt->spaces);
+	free(pt->procs);
+	for (size_t i = 0; i < pt->n_images; i++) {
+		free(pt->images[i].comm);
+		free(pt->images[i].exe);
+	}
+	free(pt->images);
+	for (size_t i = 0; i < pt->n_strs; i++)
+		free(pt->strs[i]);
+	free(pt->strs);
+	for (size_t i = 0; i < pt->n_owned; i++)
+		symbol__delete(pt->owned[i]);
+	free(pt->owned);
+	free(pt->out);
+	free(pt->cl);
+	free(pt->pend);
+	free(pt->rows);
+	hashmap__free(&pt->by_pid);
+	hashmap__free(&pt->claims);
+	hashmap__free(&pt->known);
+	hashmap__free(&pt->str_index);
+	kernel_syms__delete(pt->ksyms);
+	free(pt);
+}
+
+static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *m)
+{
+	struct space *sp = calloc(1, sizeof(*sp));
+
+	if (!sp || grow(&pt->spaces, &pt->cap_spaces, pt->n_spaces, sizeof(*pt->spaces))) {
+		free(sp);
+		maps__delete(m);
+		return NULL;
+	}
+	sp->maps = m ? m : maps__new(pid);
+	if (!sp->maps) {
+		free(sp);
+		return NULL;
+	}
+	sp->id = (int)pt->n_spaces;
+	sp->pid = pid;
+	sp->written_gen = ~0u;
+	pt->spaces[pt->n_spaces++] = sp;
+	return sp;
+}
+
+static struct process *proc_find(struct process_tree *pt, pid_t pid)
+{
+	uint64_t i;
+
+	return hashmap__get(&pt->by_pid, (uint64_t)pid, &i) ? &pt->procs[i - 1] : NULL;
+}
+
+/* A new image row for p, starting at ms. */
+static int image_start(struct process_tree *pt, struct process *p, const char *comm,
+		       uint64_t ms)
+{
+	struct image *im;
+
+	if (grow(&pt->images, &pt->cap_images, pt->n_images, sizeof(*pt->images)))
+		return -ENOMEM;
+	im = &pt->images[pt->n_images];
+	memset(im, 0, sizeof(*im));
+	im->comm = strdup(comm ? comm : "");
+	im->exe = p->sp && p->sp->exe ? strdup(p->sp->exe) : NULL;
+	if (!im->comm) {
+		free(im->exe);
+		return -ENOMEM;
+	}
+	im->row.pid = p->pid;
+	im->row.ppid = p->ppid;
+	im->row.start_ms = ms;
+	im->row.end_ms = -1;
+	im->dirty = true;
+	p->image = pt->n_images++;
+	return 0;
+}
+
+static void image_end(struct process_tree *pt, struct process *p, uint64_t ms)
+{
+	struct image *im = &pt->images[p->image];
+
+	if (im->row.end_ms < 0 && !im->hidden) {
+		im->row.end_ms = (int64_t)ms;
+		im->dirty = true;
+	}
+}
+
+/* Enter p into sp (its current space leaves). */
+static void proc_enter(struct process *p, struct space *sp)
+{
+	if (p->sp)
+		p->sp->refs--;
+	p->sp = sp;
+	if (sp)
+		sp->refs++;
+}
+
+static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
+{
+	struct process *p;
+
+	if (grow(&pt->procs, &pt->cap_procs, pt->n_procs, sizeof(*pt->procs)))
+		return NULL;
+	p = &pt->procs[pt->n_procs];
+	memset(p, 0, sizeof(*p));
+	p->pid = pid;
+	p->ppid = ppid;
+	p->alive = true;
+	if (hashmap__set(&pt->by_pid, (uint64_t)pid, pt->n_procs + 1))
+		return NULL;
+	pt->n_procs++;
+	return p;
+}
+
+/* A process as /proc shows it now (attached, or one whose fork we did not see). */
+static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64_t ms)
+{
+	char comm[64] = "", exe[PATH_MAX];
+	struct maps *m = NULL;
+	struct process *p;
+	struct space *sp;
+
+	if (maps__load(pid, &m))
+		m = NULL;
+	sp = space_new(pt, pid, m);
+	if (!sp)
+		return NULL;
+	sp->program = m != NULL;
+	if (!proc__exe(pid, exe, sizeof(exe)) && !(sp->exe = strdup(exe)))
+		return NULL;
+	proc__comm(pid, comm, sizeof(comm));
+	p = proc_new(pt, pid, 0);
+	if (!p)
+		return NULL;
+	proc_enter(p, sp);
+	if (image_start(pt, p, comm, ms))
+		return NULL;
+	return p;
+}
+
+int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc)
+{
+	struct process *p;
+	struct space *sp;
+	char comm[64] = "";
+
+	if (proc_find(pt, pid))
+		return 0;
+	if (from_proc)
+		return proc_from_proc(pt, pid, pt->base_ms) ? 0 : -ENOMEM;
+	/* launched, stopped before its exec: the exec record gives it its program */
+	sp = space_new(pt, pid, NULL);
+	p = sp ? proc_new(pt, pid, getpid()) : NULL;
+	if (!p)
+		return -ENOMEM;
+	proc_enter(p, sp);
+	proc__comm(pid, comm, sizeof(comm));
+	if (image_start(pt, p, comm, pt->base_ms))
+		return -ENOMEM;
+	pt->images[p->image].hidden = true;
+	pt->images[p->image].dirty = false;
+	return 0;
+}
+
+int process_tree__refresh(struct process_tree *pt, pid_t pid)
+{
+	struct process *p = proc_find(pt, pid);
+	char exe[PATH_MAX];
+	struct maps *m;
+	struct space *sp;
+	int err;
+
+	if (!p)
+		return proc_from_proc(pt, pid, pt->base_ms) ? 0 : -ENOMEM;
+	err = maps__load(pid, &m);
+	if (err)
+		return err;
+	if (proc__exe(pid, exe, sizeof(exe)))
+		exe[0] = '\0';
+	sp = p->sp;
+	if (sp->exe && exe[0] && strcmp(sp->exe, exe)) {	/* it has exec'd */
+		sp = space_new(pt, pid, NULL);
+		if (!sp) {
+			maps__delete(m);
+			return -ENOMEM;
+		}
+		proc_enter(p, sp);
+	}
+	sp->program = true;
+	if (!sp->exe && exe[0] && !(sp->exe = strdup(exe))) {
+		maps__delete(m);
+		return -ENOMEM;
+	}
+	maps__delete(sp->maps);
+	sp->maps = m;
+	sp->gen++;
+	return 0;
+}
+
+/* The process of a record, made from /proc when we missed its start. */
+static struct process *proc_get(struct process_tree *pt, pid_t pid, uint64_t ms)
+{
+	struct process *p = proc_find(pt, pid);
+
+	return p ? p : proc_from_proc(pt, pid, ms);
+}
+
+static int on_fork(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
+{
+	struct process *parent, *p;
+	struct space *sp;
+	const char *comm = NULL;
+
+	if (ev->pid == ev->ppid || !pt->inherit)
+		return 0;	/* a thread; or a child we do not follow */
+	parent = proc_get(pt, ev->ppid, ms);
+	if (!parent)
+		return -ENOMEM;
+	sp = parent->sp;
+	comm = pt->images[parent->image].comm;
+	p = proc_find(pt, ev->pid);
+	if (p) {		/* a PID used again */
+		image_end(pt, p, ms);
+		p->ppid = ev->ppid;
+		p->alive = true;
+	} else {
+		p = proc_new(pt, ev->pid, ev->ppid);
+		if (!p)
+			return -ENOMEM;
+		/* proc_new() may have moved the array */
+		parent = proc_find(pt, ev->ppid);
+		sp = parent->sp;
+	}
+	proc_enter(p, sp);
+	return image_start(pt, p, comm, ms);
+}
+
+static int on_exec(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
+{
+	struct process *p = proc_get(pt, ev->pid, ms);
+	struct space *sp;
+
+	if (!p)
+		return -ENOMEM;
+	sp = space_new(pt, ev->pid, NULL);
+	if (!sp)
+		return -ENOMEM;
+	sp->program = true;
+	image_end(pt, p, ms);
+	proc_enter(p, sp);
+	return image_start(pt, p, ev->comm, ms);
+}
+
+static int on_mmap(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
+{
+	struct process *p = proc_get(pt, ev->pid, ms);
+	struct map m = { 0 };
+	struct space *sp;
+	int err;
+
+	if (!p)
+		return -ENOMEM;
+	sp = p->sp;
+	m.start = ev->start;
+	m.end = ev->start + ev->len;
+	m.pgoff = ev->pgoff;
+	snprintf(m.perms, sizeof(m.perms), "r-xp");
+	m.path = (char *)(ev->filename[0] && strcmp(ev->filename, "//anon") ? ev->filename : NULL);
+	if (ev->build_id && ev->build_id_len) {
+		memcpy(m.build_id, ev->build_id, ev->build_id_len);
+		m.build_id_len = (unsigned char)ev->build_id_len;
+	}
+	err = maps__insert(sp->maps, &m);
+	if (err)
+		return err;
+	sp->gen++;
+	/* the first file an exec maps is the program (the interpreter comes next) */
+	if (!sp->exe && m.path && m.path[0] == '/') {
+		struct image *im = &pt->images[p->image];
+
+		sp->exe = strdup(m.path);
+		if (!sp->exe)
+			return -ENOMEM;
+		if (!im->exe && (im->exe = strdup(m.path)))
+			im->dirty = !im->hidden;
+	}
+	return 0;
+}
+
+int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
+{
+	uint64_t ms = to_ms(pt, ev->time);
+	struct process *p;
+
+	switch (ev->type) {
+	case SEV_FORK:
+		return on_fork(pt, ev, ms);
+	case SEV_COMM:
+		if (ev->exec)
+			return on_exec(pt, ev, ms);
+		p = proc_find(pt, ev->pid);
+		if (p && ev->pid == ev->tid) {	/* prctl(PR_SET_NAME) of the main thread */
+			struct image *im = &pt->images[p->image];
+			char *c = strdup(ev->comm);
+
+			if (!c)
+				return -ENOMEM;
+			free(im->comm);
+			im->comm = c;
+			im->dirty = !im->hidden;
+		}
+		return 0;
+	case SEV_EXIT:
+		p = proc_find(pt, ev->pid);
+		if (p && ev->pid == ev->tid && p->alive) {
+			p->alive = false;
+			image_end(pt, p, ms);
+			if (p->sp)
+				p->sp->refs--;
+		}
+		return 0;
+	case SEV_MMAP:
+		return on_mmap(pt, ev, ms);
+	default:
+		return 0;
+	}
+}
+
+static struct resolver *space_resolver(struct space *sp);
+
+/* The interned id of string s. */
+static int intern(struct process_tree *pt, const char *s, uint64_t *id);
+
+static bool str_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct process_tree *pt = ctx;
+
+	return !strcmp(pt->strs[val], key);
+}
+
+static int intern(struct process_tree *pt, const char *s, uint64_t *id)
+{
+	uint64_t h = hashmap__hash_str(s);
+	bool fresh;
+	int err;
+
+	if (hashmap__lookup(&pt->str_index, h, str_eq, s, pt, id))
+		return 0;
+	if (grow(&pt->strs, &pt->cap_strs, pt->n_strs, sizeof(*pt->strs)))
+		return -ENOMEM;
+	*id = pt->n_strs;
+	err = hashmap__intern(&pt->str_index, h, str_eq, s, pt, id, &fresh);
+	if (err)
+		return err;
+	if (fresh && !(pt->strs[pt->n_strs++] = strdup(s))) {
+		pt->n_strs--;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+/* What is at addr in sp: the file and the offset in it, or sp's own anonymous code. */
+static int identity(struct process_tree *pt, struct space *sp, uint64_t addr, struct claim *c)
+{
+	const struct map *m = maps__find(sp->maps, addr);
+	char buf[PATH_MAX + 64];
+
+	if (m && m->path) {
+		int n = snprintf(buf, sizeof(buf), "%s#", m->path);
+
+		for (int i = 0; i < m->build_id_len && n < (int)sizeof(buf) - 3; i++)
+			n += snprintf(buf + n, sizeof(buf) - n, "%02x", m->build_id[i]);
+		c->off = addr - m->start + m->pgoff;
+	} else {
+		snprintf(buf, sizeof(buf), "anon#%d", sp->id);
+		c->off = addr;
+	}
+	return intern(pt, buf, &c->file);
+}
+
+static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64_t addr)
+{
+	if (grow(&pt->pend, &pt->cap_pend, pt->n_pend, sizeof(*pt->pend)))
+		return -ENOMEM;
+	pt->pend[pt->n_pend++] = (struct pending){ key, addr, sp };
+	/*
+	 * Code in no file (a JIT's) is named by its perf map, which a JIT
+	 * may remove when it exits: looked up now, while it runs (the
+	 * resolver keeps the answer).
+	 */
+	if (sp && sp->res && !maps__find_file(sp->maps, addr))
+		resolver__resolve(sp->res, addr);
+	return 0;
+}
+
+int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sample,
+		      uint64_t *key)
+{
+	struct process *p;
+	struct space *sp;
+	struct claim c;
+	uint64_t idx;
+	bool fresh;
+	int err;
+
+	*key = addr;
+	if (kernel_syms__is_kernel(addr)) {
+		if (sample && (p = proc_find(pt, pid)) && !pt->images[p->image].hidden) {
+			pt->images[p->image].row.samples++;
+			pt->images[p->image].dirty = true;
+		}
+		if (hashmap__get(&pt->known, addr, NULL))
+			return 0;
+		err = hashmap__set(&pt->known, addr, 1);
+		return err ? err : queue(pt, addr, NULL, addr);
+	}
+	p = proc_get(pt, pid, pt->base_ms);
+	if (!p)
+		return -ENOMEM;
+	sp = p->sp;
+	if (sample) {
+		/*
+		 * The files are opened at the first sample, while the process
+		 * most likely still runs: a short-lived process in a container
+		 * has its files only under its own /proc/PID/root.
+		 */
+		if (!sp->samples++ && !sp->res)
+			space_resolver(sp);
+		if (!pt->images[p->image].hidden) {
+			pt->images[p->image].row.samples++;
+			pt->images[p->image].dirty = true;
+		}
+	}
+	err = identity(pt, sp, addr, &c);
+	if (err)
+		return err;
+	if (!hashmap__get(&pt->claims, addr, &idx)) {
+		if (grow(&pt->cl, &pt->cap_cl, pt->n_cl, sizeof(*pt->cl)))
+			return -ENOMEM;
+		pt->cl[pt->n_cl++] = c;
+		err = hashmap__set(&pt->claims, addr, pt->n_cl);
+		return err ? err : queue(pt, addr, sp, addr);
+	}
+	if (pt->cl[idx - 1].file == c.file && pt->cl[idx - 1].off == c.off)
+		return 0;
+	/* other code at this address: the space's own key */
+	if (addr >= USER_LIMIT)
+		return 0;
+	if (!sp->keynum) {
+		if (pt->next_keynum >= KEY_MAX) {
+			if (!pt->warned_keys)
+				pr_warn("more than %d programs in the recording: some addresses "
+					"may be named after another program's code", KEY_MAX);
+			pt->warned_keys = true;
+			pt->next_keynum = 0;
+		}
+		sp->keynum = ++pt->next_keynum;
+	}
+	*key = ((uint64_t)sp->keynum << KEY_SHIFT) | addr;
+	err = hashmap__add(&pt->known, *key, 0, &fresh);
+	if (err || !fresh)
+		return err;
+	hashmap__set(&pt->known, *key, 1);
+	return queue(pt, *key, sp, addr);
+}
+
+/* sp's resolver, made or told about new mappings. NULL when it cannot be made. */
+static struct resolver *space_resolver(struct space *sp)
+{
+	struct maps *m;
+
+	if (sp->res && sp->res_gen == sp->gen)
+		return sp->res;
+	m = maps__dup(sp->maps);
+	if (!m)
+		return sp->res;
+	if (!sp->res) {
+		if (resolver__new_maps(sp->pid, sp->exe, m, &sp->res)) {
+			sp->res = NULL;
+			return NULL;
+		}
+	} else if (resolver__set_maps(sp->res, m)) {
+		return sp->res;
+	}
+	sp->res_gen = sp->gen;
+	return sp->res;
+}
+
+struct resolver *process_tree__busiest(struct process_tree *pt, const char **exe)
+{
+	struct space *best = NULL;
+
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		if (pt->spaces[i]->exe && (!best || pt->spaces[i]->samples > best->samples))
+			best = pt->spaces[i];
+	*exe = best ? best->exe : NULL;
+	return best ? space_resolver(best) : NULL;
+}
+
+struct resolver *process_tree__resolver(struct process_tree *pt, pid_t pid)
+{
+	struct process *p = proc_find(pt, pid);
+
+	return p && p->sp ? space_resolver(p->sp) : NULL;
+}
+
+/* A copy of s under another address (deep: the file owns nothing of the resolver's). */
+static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
+{
+	struct symbol *d = calloc(1, sizeof(*d));
+	bool bad = !d;
+
+	if (bad)
+		return NULL;
+	d->addr = key;
+	d->chosen = s->chosen;
+	d->has_debuginfo = s->has_debuginfo;
+	d->n_frames = s->n_frames;
+	d->frames = calloc(s->n_frames > 0 ? s->n_frames : 1, sizeof(*d->frames));
+	bad = !d->frames;
+	if (!bad && s->module)
+		bad = !(d->module = strdup(s->module));
+	if (!bad && s->mangled)
+		bad = !(d->mangled = strdup(s->mangled));
+	for (int i = 0; !bad && i < s->n_frames; i++) {
+		d->frames[i].line = s->frames[i].line;
+		if (s->frames[i].file)
+			bad = !(d->frames[i].file = strdup(s->frames[i].file));
+		if (!bad && s->frames[i].function)
+			bad = !(d->frames[i].function = strdup(s->frames[i].function));
+	}
+	if (bad) {
+		symbol__delete(d);
+		return NULL;
+	}
+	return d;
+}
+
+/* An address whose space has no resolver: no module, one empty frame. */
+static struct symbol *symbol_unknown(uint64_t key)
+{
+	struct symbol *d = calloc(1, sizeof(*d));
+
+	if (!d)
+		return NULL;
+	d->addr = key;
+	d->n_frames = 1;
+	d->frames = calloc(1, sizeof(*d->frames));
+	if (!d->frames) {
+		free(d);
+		return NULL;
+	}
+	return d;
+}
+
+int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
+			      size_t *n)
+{
+	size_t k = 0;
+
+	for (size_t i = 0; i < pt->n_owned; i++)
+		symbol__delete(pt->owned[i]);
+	pt->n_owned = 0;
+	*syms = NULL;
+	*n = 0;
+	if (pt->n_pend > pt->cap_out) {
+		const struct symbol **v = realloc(pt->out, pt->n_pend * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pt->out = v;
+		pt->cap_out = pt->n_pend;
+	}
+	if (pt->n_pend > pt->cap_owned) {
+		struct symbol **v = realloc(pt->owned, pt->n_pend * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pt->owned = v;
+		pt->cap_owned = pt->n_pend;
+	}
+	for (size_t i = 0; i < pt->n_pend; i++) {
+		const struct pending *q = &pt->pend[i];
+		const struct symbol *s = NULL;
+		struct resolver *res;
+
+		if (!q->sp) {
+			s = kernel_syms__resolve(pt->ksyms, q->addr);
+		} else if ((res = space_resolver(q->sp))) {
+			s = resolver__resolve(res, q->addr);
+		} else {
+			struct symbol *u = symbol_unknown(q->key);
+
+			if (!u)
+				return -ENOMEM;
+			pt->owned[pt->n_owned++] = u;
+			s = u;
+		}
+		if (!s)
+			return -ENOMEM;
+		if (s->addr != q->key) {
+			struct symbol *d = symbol_at(s, q->key);
+
+			if (!d)
+				return -ENOMEM;
+			pt->owned[pt->n_owned++] = d;
+			s = d;
+		}
+		pt->out[k++] = s;
+	}
+	pt->n_pend = 0;
+	*syms = pt->out;
+	*n = k;
+	return 0;
+}
+
+int process_tree__changed_rows(struct process_tree *pt, const struct process_row **rows,
+			       size_t *n)
+{
+	size_t k = 0;
+
+	*rows = NULL;
+	*n = 0;
+	for (size_t i = 0; i < pt->n_images; i++) {
+		struct image *im = &pt->images[i];
+
+		if (!im->dirty)
+			continue;
+		if (grow(&pt->rows, &pt->cap_rows, k, sizeof(*pt->rows)))
+			return -ENOMEM;
+		im->row.comm = im->comm;
+		im->row.exe = im->exe;
+		pt->rows[k++] = im->row;
+		im->dirty = false;
+	}
+	*rows = pt->rows;
+	*n = k;
+	return 0;
+}
+
+int process_tree__changed_maps(struct process_tree *pt,
+			       int (*cb)(void *ctx, const struct maps *m), void *ctx)
+{
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+		int err;
+
+		if (sp->written_gen == sp->gen || !sp->maps->n)
+			continue;
+		sp->maps->pid = sp->pid;
+		err = cb(ctx, sp->maps);
+		if (err)
+			return err;
+		sp->written_gen = sp->gen;
+	}
+	return 0;
+}
+
+const char *process_tree__exe(struct process_tree *pt, pid_t pid)
+{
+	struct process *p = proc_find(pt, pid);
+
+	return p && p->sp ? p->sp->exe : NULL;
+}
+
+void process_tree__gc(struct process_tree *pt)
+{
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+
+		if (sp->refs <= 0 && sp->res) {
+			resolver__delete(sp->res);
+			sp->res = NULL;
+		}
+	}
+}
+
+int process_tree__debuginfo(struct process_tree *pt,
+			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),
+			    void *ctx)
+{
+	bool any = false;
+
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		any |= pt->spaces[i]->samples > 0 && pt->spaces[i]->exe;
+	/* one line per executable: spaces of one program add up */
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+		uint64_t samples = 0;
+		struct resolver *res;
+		bool first = true;
+
+		if (!sp->exe || (any ? !sp->samples : !sp->program))
+			continue;
+		for (size_t j = 0; j < pt->n_spaces; j++) {
+			struct space *o = pt->spaces[j];
+
+			if (!o->exe || strcmp(o->exe, sp->exe) || (any ? !o->samples : !o->program))
+				continue;
+			if (j < i) {
+				first = false;
+				break;
+			}
+			samples += o->samples;
+		}
+		if (!first)
+			continue;
+		res = space_resolver(sp);
+		cb(ctx, sp->exe, samples, res ? resolver__check_debuginfo(res) : -RSPROF_ENODEBUG);
+		if (sp->refs <= 0 && sp->res) {	/* made for this: not needed any more */
+			resolver__delete(sp->res);
+			sp->res = NULL;
+		}
+	}
+	return 0;
+}
+
+void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces)
+{
+	size_t programs = 0;
+
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		programs += pt->spaces[i]->program;
+	*processes = pt->n_procs;
+	*spaces = programs;
+}

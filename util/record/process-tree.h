@@ -1,0 +1,123 @@
+#ifndef RSPROF_UTIL_RECORD_PROCESS_TREE_H
+#define RSPROF_UTIL_RECORD_PROCESS_TREE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+/*
+ * The processes of a recording and their address spaces, as perf's
+ * side-band records tell them (util/record/sampler.h): a fork gives the
+ * child its parent's address space, an exec a new one, each executable
+ * mmap2 adds a mapping with its build-id. So a sample is placed in the
+ * image its process ran at that moment: samples before an exec resolve
+ * against the old program, after it against the new one, in the same
+ * interval; a child that lived 5 ms resolves against its own libraries.
+ *
+ * One resolver per address space (made at its first symbol), shared by
+ * the processes forked from one another without exec.
+ *
+ * Keys. The file stores one symbols row per address (seed 000: symbols.addr
+ * is the primary key and cpu_samples joins on it), but two processes may
+ * hold different code at one address (two non-PIE programs, a wrapper and
+ * its child). An address is stored as itself when the code there is the
+ * same (same file and offset, or the kernel) as the first process that
+ * used it; otherwise with the address space's number in bits 48..62
+ * (user addresses end below bit 47): addr & 0xffffffffffff is the address
+ * in that process.
+ */
+struct process_tree;
+struct resolver;
+struct sampler_event;
+struct symbol;
+
+/*
+ * t0_ns: CLOCK_MONOTONIC of the recording's time 0; ts_base_ms added to it
+ * (--append); inherit: children are followed; kernel: kernel samples come,
+ * read /proc/kallsyms now (while rsprof may still read its addresses).
+ */
+int process_tree__new(uint64_t t0_ns, uint64_t ts_base_ms, bool inherit, bool kernel,
+		      struct process_tree **out);
+void process_tree__delete(struct process_tree *pt);
+
+/*
+ * A process there at the start: attached (from_proc: its mappings,
+ * executable and comm from /proc), or launched and not yet exec'd (its
+ * address space begins with its exec record).
+ */
+int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc);
+
+/*
+ * Without records (no perf events at all): pid's mappings read again from
+ * /proc, a new address space when its executable changed. 0 or -errno.
+ */
+int process_tree__refresh(struct process_tree *pt, pid_t pid);
+
+/* A fork, exec, exit or mmap record. 0 or -ENOMEM. */
+int process_tree__event(struct process_tree *pt, const struct sampler_event *ev);
+
+/*
+ * The key of addr in pid's address space at the time of the last record
+ * (see above); new keys are queued for process_tree__new_symbols(). With
+ * sample, counts a sample of pid at addr (for process_tree__debuginfo()).
+ * 0 or -ENOMEM.
+ */
+int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sample,
+		      uint64_t *key);
+
+/*
+ * The symbols of the keys queued since the last call, each with addr set
+ * to its key: *syms (owned by the tree, valid until the next call), *n.
+ * 0 or -ENOMEM.
+ */
+int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
+			      size_t *n);
+
+/* The resolver of the address space with the most samples so far and its executable. */
+struct resolver *process_tree__busiest(struct process_tree *pt, const char **exe);
+
+/* The resolver of pid's current address space, made if needed; NULL when unknown. */
+struct resolver *process_tree__resolver(struct process_tree *pt, pid_t pid);
+
+/* One image of a process (a pid has one per exec): a row of the processes table. */
+struct process_row {
+	pid_t pid, ppid;
+	const char *comm, *exe;
+	uint64_t start_ms;	/* fork, exec or start of the recording */
+	int64_t end_ms;		/* exec or exit; -1 while running */
+	uint64_t samples;	/* CPU samples so far */
+};
+
+/* The rows changed since the last call: *rows owned by the tree until the next call. */
+int process_tree__changed_rows(struct process_tree *pt, const struct process_row **rows,
+			       size_t *n);
+
+/* The mappings of each address space that changed since the last call: cb for each (pid in maps). */
+struct maps;
+int process_tree__changed_maps(struct process_tree *pt,
+			       int (*cb)(void *ctx, const struct maps *m), void *ctx);
+
+/* The current executable of pid (NULL when unknown). */
+const char *process_tree__exe(struct process_tree *pt, pid_t pid);
+
+/*
+ * After a checkpoint: the resolvers of address spaces no process uses any
+ * more are freed (their symbols are in the file).
+ */
+void process_tree__gc(struct process_tree *pt);
+
+/*
+ * Debug information of the programs that ran: for each executable with
+ * user samples (or, when none had any, each executable exec'd or
+ * attached), cb gets its path, its samples and the resolver's verdict (0
+ * DWARF lines, 1 symbol table only, -RSPROF_ENODEBUG neither).
+ */
+int process_tree__debuginfo(struct process_tree *pt,
+			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),
+			    void *ctx);
+
+/* How many address spaces (programs) and processes the recording saw. */
+void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces);
+
+#endif
