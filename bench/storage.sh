@@ -78,7 +78,8 @@ if command -v tmux >/dev/null; then
 		while [ $i -le $((3600 + SECS)) ]; do
 			sqlite3 "$f" "INSERT INTO checkpoints (id, timestamp_ms, cpu_total)
 				VALUES ($i, $i * 1000, 1000);
-				INSERT INTO cpu_samples SELECT $i, addr, 1 FROM symbols LIMIT 1000;"
+				INSERT INTO cpu_samples (checkpoint_id, addr, count)
+				SELECT $i, addr, 1 FROM symbols LIMIT 1000;"
 			i=$((i + 1))
 			sleep 1
 		done

@@ -224,6 +224,19 @@ static int push(struct pieces *p, int level, int64_t block, int64_t first, int64
 	return 0;
 }
 
+/* Hand the pieces to the caller, or none on error. */
+static int pieces_done(struct pieces *p, int err, struct totals_piece **v, size_t *n)
+{
+	if (err) {
+		free(p->v);
+		p->v = NULL;
+		p->n = 0;
+	}
+	*v = p->v;
+	*n = p->n;
+	return err;
+}
+
 /* The checkpoints block b of level k holds so far. */
 static int64_t covered_last(const struct totals *t, int k, int64_t b)
 {
@@ -270,14 +283,7 @@ int totals__pieces(const struct totals *t, int64_t a, int64_t b, struct totals_p
 			at = last + 1;
 		}
 	}
-	if (err) {
-		free(p.v);
-		p.v = NULL;
-		p.n = 0;
-	}
-	*v = p.v;
-	*n = p.n;
-	return err;
+	return pieces_done(&p, err, v, n);
 }
 
 int totals__children(const struct totals *t, const struct totals_piece *pc,
@@ -300,14 +306,7 @@ int totals__children(const struct totals *t, const struct totals_piece *pc,
 			at = last + 1;
 		}
 	}
-	if (err) {
-		free(p.v);
-		p.v = NULL;
-		p.n = 0;
-	}
-	*v = p.v;
-	*n = p.n;
-	return err;
+	return pieces_done(&p, err, v, n);
 }
 
 /* ---- rows --------------------------------------------------------------- */
