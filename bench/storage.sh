@@ -24,13 +24,17 @@ f=$dir/rsprof.big.260101000000.db
 
 echo "== storage: writing a one-hour profile (3,600 checkpoints x 2,000 rows)  [load: $(cut -d' ' -f1-3 /proc/loadavg)]"
 
-# write KIND FILE: the fixture's own write-time line, then ours
+# write KIND FILE [ENV...]: the fixture's own write-time line, then ours
 write() {
+	kind=$1
+	file=$2
+	shift 2
 	start=$(date +%s%N)
-	"$FIXTURE" --fixture "$2" "$1" 2>"$dir/write.err" || { cat "$dir/write.err"; exit 1; }
+	env "$@" "$FIXTURE" --fixture "$file" "$kind" 2>"$dir/write.err" ||
+		{ cat "$dir/write.err"; exit 1; }
 	end=$(date +%s%N)
 	grep "^checkpoint write" "$dir/write.err"
-	echo "written in $(( (end - start) / 1000000 )) ms, $(( $(stat -c %s "$2") / 1048576 )) MB"
+	echo "written in $(( (end - start) / 1000000 )) ms, $(( $(stat -c %s "$file") / 1048576 )) MB"
 }
 
 # best of three, in ms
@@ -58,7 +62,9 @@ readers() {
 	done
 }
 
-write big "$f"
+# minutes 1, 10 and 60 at one checkpoint a second, as a recorder writes them
+# (the WAL thread folds the WAL back between them); the rest back to back
+write big "$f" FIXTURE_PACE_MS=1000
 readers "$f" "report --cpu" "report --heap" "report" "report --since 10m" \
 	"report -s function" "report --heap --at 30m" "report --json" "info" \
 	"timeline" "diff" "top --stdio"

@@ -15,6 +15,7 @@
 #include "util/db/schema.h"
 #include "util/db/retain.h"
 #include "util/db/totals.h"
+#include "util/db/wal-checkpointer.h"
 #include "util/error.h"
 #include "util/record/maps.h"
 #include "util/record/process-tree.h"
@@ -85,6 +86,7 @@ struct db {
 	sqlite3_stmt *st[ST_MAX];
 	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
 	struct retain *retain;		/* record --retain; NULL: keep everything */
+	struct wal_checkpointer *walck;	/* NULL: the writer checkpoints the WAL itself */
 	int64_t retain_through;		/* the totals' through when it last folded */
 	/*
 	 * The reader's own fd of the file (header check), kept open until
@@ -142,6 +144,7 @@ int db__close(struct db *db)
 		sqlite3_finalize(db->st[i]);
 	retain__delete(db->retain);
 	totals_writer__delete(db->totals);
+	wal_checkpointer__stop(db->walck);	/* before the writer's close checkpoints */
 	if (db->sq) {
 		rc = sqlite3_close(db->sq);
 		if (rc != SQLITE_OK)
@@ -527,10 +530,11 @@ int db__create(const char *path, bool append, struct db **out)
 	/*
 	 * Every checkpoint inserts into idx_cpu_addr/idx_heap_addr at one place
 	 * per address, so it dirties index pages all over the file: keep them
-	 * cached (32 MB) and fold the WAL back less often (64 MB, 65,536 pages
-	 * of 1 KiB: every 30 checkpoints or so at 2,000 addresses) so that a
-	 * page changed by many checkpoints is written to the file once, with
-	 * one fsync for them all.
+	 * cached (32 MB). The WAL is folded back by a thread of its own
+	 * (util/db/wal-checkpointer.h) every 16 MB; where that thread cannot
+	 * run, by the writer every 64 MB (65,536 pages of 1 KiB: every 30
+	 * checkpoints or so at 2,000 addresses), so that a page changed by
+	 * many checkpoints is written to the file once, with one fsync.
 	 */
 	if (!err)
 		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
@@ -558,6 +562,9 @@ int db__create(const char *path, bool append, struct db **out)
 	err = db_prepare_writer(db);
 	if (err)
 		goto fail;
+	/* the WAL folded back in a thread of its own (else wal_autocheckpoint stays) */
+	if (wal_checkpointer__start(db->sq, path, 16384, &db->walck))
+		pr_debug(1, "%s: the writer checkpoints the WAL itself", path);
 	/* a file appended to keeps what it has: no totals when it was written without */
 	if (!append || db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW) {
 		err = totals_writer__new(db, &db->totals);
