@@ -26,18 +26,21 @@ enum tr_stmt {
 /*
  * The rows reach C through an SQL function evaluated in the WHERE clause
  * of a query that returns nothing (as the scans of util/db/query.c do):
- * no sqlite3_step()/sqlite3_column_*() per row.
+ * no sqlite3_step()/sqlite3_column_*() per row. The reader's handle is
+ * bound to ?3 (sqlite3_bind_pointer), not the function's user data, so
+ * that handles open at once on one connection do not take each other's
+ * rows.
  */
 static const char *const tr_sql[TR_MAX] = {
 	[TR_CPU_BLOCK] = "SELECT 1 FROM cpu_totals WHERE level = ?1 AND block = ?2"
-			 " AND rsprof_totals_row(addr, pid, count)",
+			 " AND rsprof_totals_row(?3, addr, pid, count)",
 	[TR_HEAP_BLOCK] = "SELECT 1 FROM heap_totals WHERE level = ?1 AND block = ?2"
-			  " AND rsprof_totals_row(addr, pid, stack_id, alloc_bytes, free_bytes,"
+			  " AND rsprof_totals_row(?3, addr, pid, stack_id, alloc_bytes, free_bytes,"
 			  " alloc_count, free_count, peak)",
 	[TR_CPU_RAW] = "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2"
-		       " AND rsprof_totals_row(addr, IFNULL(pid, 0), count, checkpoint_id)",
+		       " AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), count, checkpoint_id)",
 	[TR_HEAP_RAW] = "SELECT 1 FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2"
-			" AND rsprof_totals_row(addr, IFNULL(pid, 0), IFNULL(stack_id, -1), alloc_bytes,"
+			" AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), IFNULL(stack_id, -1), alloc_bytes,"
 			" free_bytes, alloc_count, free_count, checkpoint_id)",
 };
 
@@ -62,8 +65,17 @@ static int tr_err(struct totals *t, const char *what)
 
 static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
-	struct totals *t = sqlite3_user_data(ctx);
-	struct totals_row r = { .checkpoint = t->piece_last, .stack_id = -1 };
+	/* the handle comes bound with the statement: several may share a connection */
+	struct totals *t = sqlite3_value_pointer(argv[0], "rsprof_totals");
+	struct totals_row r = { .stack_id = -1 };
+
+	if (!t) {
+		sqlite3_result_error(ctx, "rsprof_totals_row: no totals", -1);
+		return;
+	}
+	r.checkpoint = t->piece_last;
+	argc--;
+	argv++;
 
 	r.addr = sqlite3_value_int64(argv[0]);
 	r.pid = sqlite3_value_int64(argv[1]);
@@ -101,9 +113,6 @@ void totals__delete(struct totals *t)
 		return;
 	for (int i = 0; i < TR_MAX; i++)
 		sqlite3_finalize(t->st[i]);
-	if (t->sq)
-		sqlite3_create_function(t->sq, "rsprof_totals_row", -1, SQLITE_UTF8, NULL, NULL,
-					NULL, NULL);
 	free(t);
 }
 
@@ -131,6 +140,16 @@ static int tr_changed(struct totals *t, int64_t cpu_rowid, int64_t heap_rowid, b
 		*changed = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
 	return rc == SQLITE_ROW ? 0 : tr_err(t, "read totals state");
+}
+
+static bool tr_has_function(sqlite3 *sq)
+{
+	sqlite3_stmt *st = NULL;
+	bool has = sqlite3_prepare_v2(sq, "SELECT rsprof_totals_row(NULL)", -1, &st, NULL) ==
+		   SQLITE_OK;
+
+	sqlite3_finalize(st);
+	return has;
 }
 
 int totals__open(struct db *db, struct totals **out)
@@ -180,7 +199,10 @@ int totals__open(struct db *db, struct totals **out)
 		free(t);
 		return err;
 	}
-	if (sqlite3_create_function(t->sq, "rsprof_totals_row", -1, SQLITE_UTF8, t, sql_row,
+	/* one function for every handle, defined once per connection (defining
+	 * it again would make every prepared statement prepare again) */
+	if (!tr_has_function(t->sq) &&
+	    sqlite3_create_function(t->sq, "rsprof_totals_row", -1, SQLITE_UTF8, NULL, sql_row,
 				    NULL, NULL) != SQLITE_OK) {
 		err = tr_err(t, "read totals");
 		free(t);
@@ -321,7 +343,8 @@ static int tr_run(struct totals *t, enum tr_stmt i, int64_t b1, int64_t b2, int6
 	t->ctx = ctx;
 	t->piece_last = piece_last;
 	sqlite3_reset(st);
-	if (sqlite3_bind_int64(st, 1, b1) || sqlite3_bind_int64(st, 2, b2))
+	if (sqlite3_bind_int64(st, 1, b1) || sqlite3_bind_int64(st, 2, b2) ||
+	    sqlite3_bind_pointer(st, 3, t, "rsprof_totals", NULL))
 		return tr_err(t, "read totals");
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
