@@ -51,6 +51,10 @@ MAN1_PAGES  := $(MAN1_SRC:Documentation/%.txt=$(OUT)/man/%.1)
 MAN5_PAGES  := $(MAN5_SRC:Documentation/%.txt=$(OUT)/man/%.5)
 MAN_PAGES   := $(MAN1_PAGES) $(MAN5_PAGES)
 UNIT_SRC    := $(sort $(wildcard tests/unit/test-*.c))
+# The in-process heap tracker: its own artifact, embedded in rsprof.
+PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
+PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 
 .DELETE_ON_ERROR:
@@ -92,6 +96,31 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 	$(call msg,GENSKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< > $@.tmp && mv $@.tmp $@
 
+# The heap tracker preloaded into launched programs (preload/): PIC, -O2
+# with link-time optimisation (its files are one hot path), frame pointers
+# (it reads its caller's), hidden but for the interposed functions, libc
+# only, bound at load (no lazy binding inside malloc). Never sanitized: it
+# replaces the allocator that ASan would. util/heap/preload-so.c embeds it.
+PRELOAD_CFLAGS := -O2 -flto -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-plt \
+		  -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I.
+
+$(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,defs -Wl,-soname,librsprof-heap.so \
+		-o $@ $(PRELOAD_SRC)
+
+# The same with UBSan (it cannot run under ASan, whose allocator it would
+# replace): tests/t1524 runs its stress test with it (RSPROF_HEAP_TRACKER).
+$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+	$(call msg,LD,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(PRELOAD_CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -shared \
+		-Wl,-z,now -o $@ $(PRELOAD_SRC)
+
+$(OUT)/util/heap/preload-so.o: $(PRELOAD_SO)
+$(OUT)/util/heap/preload-so.o: CFLAGS += -DRSPROF_PRELOAD_SO='"$(abspath $(PRELOAD_SO))"'
+
 # Man pages: asciidoctor; the plain text is embedded for `rsprof help`
 # on machines without man.
 man: $(MAN_PAGES)
@@ -127,7 +156,7 @@ targets:
 test-unit: $(UNIT_BIN)
 	$(Q)prove $(UNIT_BIN)
 
-test: deps all $(UNIT_BIN) targets $(OUT)/demo
+test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO)
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		prove -j2 $(UNIT_BIN) tests/t*.sh
 

@@ -108,15 +108,21 @@ static const char *status_name(enum diff_status s)
 		return "gone";
 	case DIFF_CHANGED:
 		return "changed";
+	case DIFF_MOVED:
+		return "moved";
 	default:
 		return "same";
 	}
 }
 
-/* The mark in the tables: only new and gone are worth a word. */
-static const char *marker(enum diff_status s)
+/* The mark in the tables: new, gone, and where a moved line was in A. */
+static const char *marker(const struct diff_row *r, char *buf, size_t len)
 {
-	return s == DIFF_NEW || s == DIFF_GONE ? status_name(s) : "";
+	if (r->status == DIFF_MOVED) {
+		snprintf(buf, len, "moved from %d", r->line_a);
+		return buf;
+	}
+	return r->status == DIFF_NEW || r->status == DIFF_GONE ? status_name(r->status) : "";
 }
 
 static char *location(const struct diff_row *r, char *buf, size_t len)
@@ -223,7 +229,7 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->n_cpu && !err; i++) {
 		const struct diff_row *r = &d->cpu[i];
-		char a[16], b[16], dl[16], loc[1100], fn[512];
+		char a[16], b[16], dl[16], loc[1100], fn[512], mk[32];
 		const char *cells[6];
 
 		format__pct(r->pct_a, a, sizeof(a));
@@ -235,7 +241,7 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 		cells[0] = r->status == DIFF_NEW ? "-" : a;
 		cells[1] = r->status == DIFF_GONE ? "-" : b;
 		cells[2] = dl;
-		cells[3] = marker(r->status);
+		cells[3] = marker(r, mk, sizeof(mk));
 		cells[4] = location(r, loc, sizeof(loc));
 		cells[5] = demangle__short(r->function, 80, fn, sizeof(fn));
 		err = table__add_row(t, cells);
@@ -268,7 +274,7 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 		return -ENOMEM;
 	for (size_t i = 0; i < d->n_heap && !err; i++) {
 		const struct diff_row *r = &d->heap[i];
-		char a[32], b[32], dl[32], ca[32], cb[32], loc[1100], fn[512];
+		char a[32], b[32], dl[32], ca[32], cb[32], loc[1100], fn[512], mk[32];
 		const char *cells[8];
 
 		cells[0] = r->status == DIFF_NEW ? "-" : format__bytes(r->live_a, a, sizeof(a));
@@ -276,7 +282,7 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 		cells[2] = format__bytes_delta(r->delta_bytes, dl, sizeof(dl));
 		cells[3] = format__count((uint64_t)r->allocs_a, ca, sizeof(ca));
 		cells[4] = format__count((uint64_t)r->allocs_b, cb, sizeof(cb));
-		cells[5] = marker(r->status);
+		cells[5] = marker(r, mk, sizeof(mk));
 		cells[6] = location(r, loc, sizeof(loc));
 		cells[7] = demangle__short(r->function, 80, fn, sizeof(fn));
 		err = table__add_row(t, cells);
@@ -388,6 +394,8 @@ static void json_row(struct json *j, const struct diff_row *r, bool cpu)
 	json__string(j, "location", location(r, loc, sizeof(loc)));
 	json__string(j, "file", r->file);
 	json__int(j, "line", r->line);
+	if (r->status == DIFF_MOVED)
+		json__int(j, "line_a", r->line_a);
 	json__string(j, "function", r->function);
 	if (cpu) {
 		json__double(j, "pct_a", r->pct_a);

@@ -16,6 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/addrs.h"
 #include "util/db/callgraph.h"
 #include "util/db/db.h"
 #include "util/db/query.h"
@@ -31,6 +32,7 @@
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
+#include "util/record/maps.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -43,6 +45,7 @@ static struct report_opts {
 	int full_paths;
 	const char *format;
 	const char **alloc_fn;
+	const char *output;
 	const char *file;
 	int graph;
 	const char *callers, *callees;
@@ -65,11 +68,11 @@ static struct poptOption report_options[] = {
 	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
 	  "only from A to B after the start (either may be left out)", "A..B" },
 	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
-	  "heap: live bytes as they were DUR after the start", "DUR" },
+	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
-	  "aggregate by line, function, file, module or process (default: line)", "KEY" },
+	  "aggregate by line, function, file, module, symbol or process (default: line)", "KEY" },
 	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
 	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
@@ -87,6 +90,8 @@ static struct poptOption report_options[] = {
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
 	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
 	  "KEY" },
+	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
+	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -105,9 +110,11 @@ struct report {
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	int n_processes;
 	enum report_format format;
+	bool at_peak;		/* --at peak */
 };
 
-static const char *const group_names[] = { "line", "function", "file", "module", "process" };
+static const char *const group_names[] = { "line", "function", "file", "module", "process",
+						   "symbol" };
 #define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
 static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
 
@@ -150,9 +157,13 @@ static int parse_window(struct report *rp)
 		if (b != UINT64_MAX)
 			f->to_ms = b;
 	}
-	if (opts.at) {
+	if (opts.at && !strcmp(opts.at, "peak")) {
+		/* the checkpoint whose live heap was the highest */
+		f->at_ms = rp->sum.peak_ms;
+		rp->at_peak = true;
+	} else if (opts.at) {
 		if (duration__parse(opts.at, &ms)) {
-			pr_err("--at: '%s' is not a duration", opts.at);
+			pr_err("--at: '%s' is not a duration or 'peak'", opts.at);
 			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
 			return -RSPROF_EUSAGE;
 		}
@@ -180,7 +191,7 @@ static int parse_opts(struct report *rp)
 				break;
 		if (i == N_GROUPS) {
 			pr_err("-s/--sort: unknown key '%s'", opts.sort);
-			pr_hint("use line, function, file, module or process");
+			pr_hint("use line, function, file, module, symbol or process");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.group = (enum group_by)i;
@@ -199,9 +210,14 @@ static int parse_opts(struct report *rp)
 		pr_err("--format %s cannot be combined with --json or --csv", opts.format);
 		return -RSPROF_EUSAGE;
 	}
-	if (rp->format == FMT_PPROF && isatty(STDOUT_FILENO)) {
+	if (opts.output && rp->format == FMT_TEXT) {
+		pr_err("-o/--output is for --format folded or pprof");
+		pr_hint("text tables go to stdout: redirect them");
+		return -RSPROF_EUSAGE;
+	}
+	if (rp->format == FMT_PPROF && !opts.output && isatty(STDOUT_FILENO)) {
 		pr_err("--format pprof writes a binary file, not for a terminal");
-		pr_hint("redirect it: rsprof report --format pprof > cpu.pb.gz");
+		pr_hint("name a file: rsprof report --format pprof -o cpu.pb.gz");
 		return -RSPROF_EUSAGE;
 	}
 	for (size_t i = 0; opts.alloc_fn && opts.alloc_fn[i]; i++) {
@@ -273,10 +289,30 @@ static void print_header(const struct report *rp)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
 		putchar('\n');
 		/* never silent (issue 3): what the tracker could not count */
-		if (s->heap_dropped || s->unknown_frees)
-			printf("# heap:     %s events dropped, %s frees of memory allocated"
-			       " before attach\n", format__count(s->heap_dropped, a, sizeof(a)),
-			       format__count(s->unknown_frees, b, sizeof(b)));
+		if (s->heap_dropped)
+			printf("# heap:     %s event%s dropped (tracker's map full)\n",
+			       format__count(s->heap_dropped, a, sizeof(a)),
+			       s->heap_dropped == 1 ? "" : "s");
+		if (s->unknown_frees) {
+			printf("# heap:     %s free%s of memory allocated before the recording",
+			       format__count(s->unknown_frees, b, sizeof(b)),
+			       s->unknown_frees == 1 ? "" : "s");
+			/* 'live' counts what was allocated since: say what the process gave back */
+			if (s->unknown_free_bytes > 0)
+				printf(" (%s, not in live)",
+				       format__bytes(s->unknown_free_bytes, c, sizeof(c)));
+			putchar('\n');
+		}
+		/*
+		 * Live at the end of a launched program is after its teardown: an
+		 * interpreter frees everything at exit. Say so, and where the peak is.
+		 */
+		if (rp->f.at_ms == TIME_NONE && s->peak_cp_bytes >= 1 << 20 &&
+		    s->live_bytes < s->peak_cp_bytes / 4)
+			printf("# heap:     live at the end is far below the peak, %s at %s:"
+			       " 'report --at peak' shows what held it\n",
+			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
+			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
 	/* issue 9: what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap)
@@ -335,11 +371,20 @@ static void print_header(const struct report *rp)
 		       duration__format(s->retain_ms, d, sizeof(d)));
 	}
 	if (rp->f.at_ms != TIME_NONE && rp->show_heap) {
-		printf("# heap at:  %s", duration__format(rp->f.at_ms, a, sizeof(a)));
-		if (rp->res_at.folded && rp->res_at.last_ms != rp->f.at_ms)
-			printf("  (folded by --retain: as of %s)",
+		if (rp->at_peak)
+			printf("# heap at:  %s, the peak (the checkpoint with the most live heap,"
+			       " %s)\n", duration__format(rp->f.at_ms, a, sizeof(a)),
+			       format__bytes(s->peak_cp_bytes, b, sizeof(b)));
+		else if (rp->f.at_ms > s->duration_ms && s->finished)
+			printf("# heap at:  the end, %s (--at %s is after the end of the"
+			       " recording)\n", duration__format(s->duration_ms, a, sizeof(a)),
+			       duration__format(rp->f.at_ms, b, sizeof(b)));
+		else if (rp->res_at.folded && rp->res_at.last_ms != rp->f.at_ms)
+			printf("# heap at:  %s  (folded by --retain: as of %s)\n",
+			       duration__format(rp->f.at_ms, a, sizeof(a)),
 			       duration__format(rp->res_at.last_ms, b, sizeof(b)));
-		putchar('\n');
+		else
+			printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
 	}
 	if (rp->f.pattern)
 		printf("# filter:   %s\n", rp->f.pattern);
@@ -510,6 +555,8 @@ static int folded_cb(const struct prof_stack *s, void *ctx)
 	char buf[256];
 	bool first = true;
 
+	if (s->value <= 0)	/* a heap stack that only allocated in the window */
+		return 0;
 	for (int i = s->depth - 1; i >= 0; i--) {
 		for (int k = s->frames[i].n_lines - 1; k >= 0; k--) {
 			const char *name = frame_name(&s->frames[i], k, buf, sizeof(buf));
@@ -530,6 +577,31 @@ static int pprof_cb(const struct prof_stack *s, void *ctx)
 	return pprof__add(ctx, s);
 }
 
+/* The finished export to -o FILE, or stdout. */
+static int export_flush(struct membuf *mem, int err)
+{
+	FILE *f;
+
+	if (err || !opts.output)
+		return membuf__flush(mem, err, stdout);
+	/* issue 11: safe create */
+	f = fopen(opts.output, "w");
+	if (!f) {
+		err = -errno;
+		pr_err("cannot create '%s': %s", opts.output, strerror(errno));
+		membuf__flush(mem, err, NULL);
+		return err;
+	}
+	err = membuf__flush(mem, 0, f);
+	if (fclose(f) && !err)
+		err = -EIO;
+	if (err) {
+		pr_err("cannot write '%s': %s", opts.output, strerror(-err));
+		unlink(opts.output);
+	}
+	return err;
+}
+
 /* Unix nanoseconds of an ISO 8601 UTC time as the recorder writes it, 0 if unknown. */
 static int64_t iso_ns(const char *s)
 {
@@ -546,12 +618,13 @@ static int export_stacks(struct report *rp, bool heap)
 	struct membuf mem;
 	int err;
 
+	/* all or nothing on stdout or in the file, as for --json */
+	err = membuf__open(&mem);
+	if (err)
+		return err;
 	if (rp->format == FMT_FOLDED) {
-		/* all or nothing on stdout, as for --json */
-		err = membuf__open(&mem);
-		if (!err)
-			err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
-		return membuf__flush(&mem, err, stdout);
+		err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
+		return export_flush(&mem, err);
 	}
 	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
 	if (!err)
@@ -565,14 +638,22 @@ static int export_stacks(struct report *rp, bool heap)
 		if (!pp)
 			err = -ENOMEM;
 	}
+	if (!err) {
+		struct maps *m = NULL;
+
+		err = db_query_maps(rp->db, &m);
+		if (!err)
+			err = pprof__add_maps(pp, m);
+		maps__delete(m);
+	}
 	if (!err)
 		err = db_query_stacks(rp->db, &rp->f, heap, pprof_cb, pp);
 	if (!err)
-		err = pprof__write(pp, stdout);
+		err = pprof__write(pp, mem.f);
 	pprof__delete(pp);
 	free(freq);
 	free(start);
-	return err;
+	return export_flush(&mem, err);
 }
 
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */

@@ -241,6 +241,71 @@ static double rss_last(const struct timeline *tl)
 	return NAN;
 }
 
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+/*
+ * A per-interval series as drawn: each value scaled to the usual interval
+ * (the median), so the last, shorter interval of a recording (stopped
+ * 0.3 s into it) does not read as a drop. NULL on -ENOMEM; free it.
+ */
+static double *per_interval(const struct timeline *tl, const double *v)
+{
+	double *out = malloc((tl->n + 1) * sizeof(*out));
+	uint64_t *dt = malloc((tl->n + 1) * sizeof(*dt)), med;
+
+	if (!out || !dt) {
+		free(out);
+		free(dt);
+		return NULL;
+	}
+	for (size_t i = 0; i < tl->n; i++)
+		dt[i] = tl->t_ms[i] - (i ? tl->t_ms[i - 1] : 0);
+	qsort(dt, tl->n, sizeof(*dt), cmp_u64);
+	med = tl->n ? dt[tl->n / 2] : 0;
+	for (size_t i = 0; i < tl->n; i++) {
+		uint64_t d = tl->t_ms[i] - (i ? tl->t_ms[i - 1] : 0);
+
+		out[i] = d && med ? v[i] * (double)med / (double)d : v[i];
+	}
+	free(dt);
+	return out;
+}
+
+/* Under the live heap chart: where the peak is, and how to see it. */
+static int mark_peak(FILE *f, const struct chart_style *st, const struct timeline *tl)
+{
+	size_t at = 0;
+	char b[32], d[32], text[128];
+
+	for (size_t i = 1; i < tl->n; i++)
+		if (tl->live[i] > tl->live[at])
+			at = i;
+	if (!tl->n || tl->live[at] <= 0)
+		return 0;
+	snprintf(text, sizeof(text), "peak %s at %s (rsprof report --at peak)",
+		 format__bytes((int64_t)tl->live[at], b, sizeof(b)),
+		 duration__format(tl->t_ms[at], d, sizeof(d)));
+	return chart__area_mark(f, st, tl->n, at, text);
+}
+
+static int sparkline_rate(FILE *f, const struct chart_style *st, const char *label, int lw,
+			  const struct timeline *tl, const double *v, enum chart_unit unit)
+{
+	double *s = per_interval(tl, v);
+	int err;
+
+	if (!s)
+		return -ENOMEM;
+	err = chart__sparkline(f, st, label, lw, s, tl->n, CHART_RATE, unit);
+	free(s);
+	return err;
+}
+
 static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 {
 	struct chart_style st = {
@@ -254,11 +319,17 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 
 	fprintf(f, "%s: %zu checkpoints over %s\n\n", file, tl->n,
 		duration__format(end, d, sizeof(d)));
-	if (tl->has_heap)
+	if (tl->has_heap) {
 		err = chart__area(f, &st, "live heap", tl->live, tl->n, end, CHART_BYTES);
-	else
-		err = chart__area(f, &st, "CPU samples per interval", tl->cpu, tl->n, end,
-				  CHART_COUNT);
+		if (!err)
+			err = mark_peak(f, &st, tl);
+	} else {
+		double *cpu = per_interval(tl, tl->cpu);
+
+		err = cpu ? chart__area(f, &st, "CPU samples per interval", cpu, tl->n, end,
+					CHART_COUNT) : -ENOMEM;
+		free(cpu);
+	}
 	if (err)
 		return err;
 	fputc('\n', f);
@@ -266,14 +337,14 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		/* the totals' labels: 24 columns, fewer on a narrow terminal */
 		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
 
-		err = chart__sparkline(f, &st, "allocated per interval", tw, tl->alloc, tl->n,
-				       CHART_RATE, CHART_BYTES);
+		err = sparkline_rate(f, &st, "allocated per interval", tw, tl, tl->alloc,
+				     CHART_BYTES);
 		if (!err)
-			err = chart__sparkline(f, &st, "freed per interval", tw, tl->freed, tl->n,
-					       CHART_RATE, CHART_BYTES);
+			err = sparkline_rate(f, &st, "freed per interval", tw, tl, tl->freed,
+					     CHART_BYTES);
 		if (!err)
-			err = chart__sparkline(f, &st, "CPU samples per interval", tw, tl->cpu,
-					       tl->n, CHART_RATE, CHART_COUNT);
+			err = sparkline_rate(f, &st, "CPU samples per interval", tw, tl, tl->cpu,
+					     CHART_COUNT);
 	}
 	/* issue 9: the memory the tracked heap is part of */
 	if (!err && tl->has_rss) {
@@ -310,10 +381,9 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 		fprintf(f, "\nCPU samples per interval of the top %zu site%s:\n", tl->n_cpu_sites,
 			tl->n_cpu_sites > 1 ? "s" : "");
 		for (size_t i = 0; i < tl->n_cpu_sites && !err; i++)
-			err = chart__sparkline(f, &st,
-					       chart_label(&tl->cpu_sites[i], sf, lab, sizeof(lab)),
-					       lw, tl->cpu_sites[i].values, tl->n, CHART_RATE,
-					       CHART_COUNT);
+			err = sparkline_rate(f, &st,
+					     chart_label(&tl->cpu_sites[i], sf, lab, sizeof(lab)),
+					     lw, tl, tl->cpu_sites[i].values, CHART_COUNT);
 	}
 	if (err)
 		return err;

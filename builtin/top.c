@@ -175,11 +175,19 @@ static const char *heap_mode(const struct follow *f, const struct recorder_stats
 {
 	const char *on = follow__meta(f, "heap");
 	const char *probes = follow__meta(f, "heap_probes");
+	const char *backend = follow__meta(f, "heap_backend");
 
 	if (rs && !rs->heap_on)
 		return "off";
 	if (on && !strcmp(on, "off"))
 		return "off";
+	/* the in-process tracker: the malloc family, whatever the program */
+	if ((rs && rs->heap_backend && !strcmp(rs->heap_backend, "preload")) ||
+	    (backend && !strcmp(backend, "preload")))
+		return "preload";
+	/* the allocator probed: one word from the first checkpoint to the end */
+	if (rs && rs->heap_probes)
+		return rs->heap_probes;
 	/* the allocator probed is known once the recording ended */
 	if (probes && *probes)
 		return probes;
@@ -200,6 +208,9 @@ static void fill_status(struct top_status *st, struct follow *f, struct sampler 
 		recorder__stats(s->rec, &rs);
 		st->recording = true;
 		st->elapsed_ms = rs.elapsed_ms;
+		/* the clock stops with the target: what the file covers, not the wall */
+		if (rs.target_exited || rs.finished)
+			st->elapsed_ms = follow__elapsed_ms(f);
 		st->heap_mode = heap_mode(f, &rs);
 		st->finished = rs.finished || rs.target_exited;
 		if (rs.target_exited && rs.exit_status >= 0 && WIFEXITED(rs.exit_status)) {

@@ -64,3 +64,25 @@ ORDER BY live_bytes DESC
 LIMIT ?;
 SQL
 }
+
+# The heap backends a launch test runs with (issue 8): the in-process
+# tracker (needs no BPF) and uprobes. HEAP_BACKENDS overrides the list.
+HEAP_BACKENDS=${HEAP_BACKENDS:-preload uprobe}
+
+# backend_ok B: can backend B run here? uprobe needs root and kernel BTF;
+# else a skip (a failure on CI).
+backend_ok() {
+	[ "$1" = preload ] && return 0
+	have_bpf && return 0
+	test_skip "the $1 backend" 'needs root and kernel BTF'
+	return 1
+}
+
+# backend_meta FILE B: the file says which backend ran, and its allocator
+# family: the in-process tracker interposes the malloc family (libc).
+backend_meta() {
+	test "$(meta "$1" heap_backend)" = "$2" || {
+		echo "heap_backend: $(meta "$1" heap_backend), want $2" >&2
+		return 1
+	}
+}

@@ -82,7 +82,9 @@ test_expect_success() {
 		[ "${VERBOSE:-0}" = 1 ] && sed 's/^/# /' "$_out"
 	else
 		test_not_ok "$_title"
+		# on stderr too: prove shows it without -v, so a CI log says why
 		sed 's/^/# /' "$_out" | tail -n 60
+		{ echo "# $TEST_NAME: not ok $test_count - $_title"; sed 's/^/#   /' "$_out" | tail -n 30; } >&2
 	fi
 	return 0
 }

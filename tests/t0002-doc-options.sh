@@ -145,4 +145,51 @@ test_expect_success 'make install honours PREFIX and DESTDIR' '
 	test -s root/opt/rs/share/bash-completion/completions/rsprof
 '
 
+test_expect_success 'help CMD | cat: formatted text, found under any install prefix' '
+	command -v man >/dev/null || exit 0
+	root/opt/rs/bin/rsprof help record </dev/null | cat >inst.out &&
+	head -3 inst.out &&
+	grep -q "^RSPROF-RECORD(1)" inst.out &&
+	grep -q "^SYNOPSIS" inst.out &&
+	! grep -q "^\\[verse\\]\\|^====\\|^----" inst.out &&
+	"$RSPROF" help report | cat >built.out &&
+	grep -q "^RSPROF-REPORT(1)" built.out
+'
+
+test_expect_success 'help without man: the embedded text, without asciidoc markup' '
+	PATH=/nonexistent "$RSPROF" help record >plain.out &&
+	grep -q "rsprof-record - record" plain.out &&
+	grep -q "rsprof record \\[<options>\\] -- <command>" plain.out &&
+	! grep -q "^\\[verse\\]\\|^====\\|^----" plain.out
+'
+
+test_expect_success 'SYNOPSIS: -- stays two hyphens (no em dash) in the man pages' '
+	man=$(dirname "$RSPROF")/man &&
+	! grep -l "\\\\(em" "$man"/*.1 "$man"/*.5 &&
+	grep -q "\\\\-\\\\- <command>" "$man/rsprof-record.1" &&
+	grep -q "\\\\-\\\\- <command>" "$man/rsprof-top.1"
+'
+
+test_expect_success 'completion offers only values the commands accept' '
+	command -v bash >/dev/null || exit 0
+	"$(dirname "$RSPROF")/tests/unit/bin/test-db" --fixture fx.db &&
+	vals() {	# the values completion offers after option $1
+		sed -n "/^	$1)/,/return ;;/p" "$TOP/contrib/completion/rsprof.bash" |
+			sed -n "s/.*compgen -W .\\([^\x27]*\\). .*/\\1/p"
+	}
+	test -n "$(vals --format)" &&
+	for v in $(vals --format); do
+		"$RSPROF" report --format $v fx.db >/dev/null 2>err || { echo "--format $v"; cat err; exit 1; }
+	done &&
+	for v in $(vals --by); do
+		"$RSPROF" diff --by $v fx.db fx.db >/dev/null || { echo "--by $v"; exit 1; }
+	done &&
+	for v in $(vals "-s | --sort"); do
+		"$RSPROF" report -s $v fx.db >/dev/null || { echo "-s $v"; exit 1; }
+	done &&
+	for v in $(vals --rank); do
+		"$RSPROF" timeline --rank $v fx.db >/dev/null || { echo "--rank $v"; exit 1; }
+	done
+'
+
 test_done

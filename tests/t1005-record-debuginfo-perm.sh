@@ -43,7 +43,7 @@ test_expect_success "another user's process: exit 4 naming CAP_SYS_PTRACE" '
 	grep -q "CAP_SYS_PTRACE" err && grep -q "^hint:" err
 '
 
-test_expect_success 'unprivileged, own process: heap unavailable warning, CPU recorded' '
+test_expect_success 'unprivileged, own process: heap in-process, CPU recorded' '
 	cp "$TARGETS/cpu_split" mine && chmod 755 mine &&
 	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
 		"$RSPROF" record -q -F 199 -o mine.db -- ./mine 0.5 2>err; r=$?;
@@ -52,16 +52,36 @@ test_expect_success 'unprivileged, own process: heap unavailable warning, CPU re
 	if [ "$p" -gt 2 ]; then
 		test $r = 4 && grep -q "perf_event_paranoid" err
 	else
-		test $r = 0 && grep -q "heap tracking unavailable: .*CAP_BPF" err &&
+		test $r = 0 && ! grep -qi "heap" err &&
+		test "$(sql mine.db "SELECT value FROM meta WHERE key = '\''heap_backend'\''")" = preload &&
 		test "$(sql mine.db "SELECT SUM(count) FROM cpu_samples")" -gt 0
 	fi
 '
 
-test_expect_success 'unprivileged --no-cpu: heap required, exit 4 naming CAP_BPF' '
+test_expect_success 'unprivileged, --heap-backend uprobe: heap unavailable warning, CPU recorded' '
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSPROF" record -q -F 199 --heap-backend uprobe -o up.db -- ./mine 0.5 2>err; r=$?;
+	cat err;
+	p=$(cat /proc/sys/kernel/perf_event_paranoid);
+	if [ "$p" -gt 2 ]; then
+		test $r = 4 && grep -q "perf_event_paranoid" err
+	else
+		test $r = 0 && grep -q "heap tracking unavailable: .*CAP_BPF" err &&
+		test "$(sql up.db "SELECT SUM(count) FROM cpu_samples")" -gt 0
+	fi
+'
+
+test_expect_success 'unprivileged --no-cpu --heap-backend uprobe: heap required, exit 4 naming CAP_BPF' '
 	expect_exit 4 setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
-		"$RSPROF" record --no-cpu -o nobpf.db -- ./mine 0.2 2>err &&
+		"$RSPROF" record --no-cpu --heap-backend uprobe -o nobpf.db -- ./mine 0.2 2>err &&
 	cat err &&
 	grep -q "CAP_BPF" err && grep -q "^hint:" err && ! test -e nobpf.db
+'
+
+test_expect_success 'unprivileged --no-cpu: the in-process tracker needs no BPF' '
+	setpriv --reuid=65534 --regid=65534 --clear-groups --inh-caps=-all \
+		"$RSPROF" record -q --no-cpu -o heaponly.db -- ./mine 0.2 &&
+	test "$(sql heaponly.db "SELECT value FROM meta WHERE key = '\''heap_backend'\''")" = preload
 '
 
 test_done

@@ -57,7 +57,8 @@ test_expect_success "-P cg: the program named cg, not a kernel thread${kthread:+
 '
 
 test_expect_success '-P rcu: kernel threads (rcu_preempt...) never match' '
-	cp "$TARGETS/cpu_split" my_rcu_app && ./my_rcu_app 30 & p3=$! &&
+	cp "$TARGETS/cpu_split" my_rcu_app &&
+	{ ./my_rcu_app 30 & p3=$!; } &&
 	test_bg_pids="$test_bg_pids $p3" && wait_exec $p3 ./my_rcu_app &&
 	"$RSPROF" record -q --no-heap -d 0.3s -P rcu -o rcu.db 2>err &&
 	cat err &&

@@ -5,11 +5,6 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
-if ! have_bpf; then
-	test_skip 'sampled heap tracking' 'needs root and kernel BTF'
-	test_done
-fi
-
 SRC=$TEST_SRC/targets/heap_rust.rs
 L_VEC=$(line_of HEAP_VEC "$SRC")
 L_ZERO=$(line_of HEAP_ZEROED "$SRC")
@@ -17,13 +12,17 @@ L_STR=$(line_of HEAP_STRING "$SRC")
 L_CHURN=$(line_of HEAP_CHURN "$SRC")
 MiB=1048576
 
-test_expect_success 'record --heap-sample 10' '
-	"$RSPROF" record -q --heap-sample 10 -o s.db -- "$TARGETS/heap_rust" 1000000 300 &&
-	test "$(meta s.db heap_sample)" = 10 &&
-	heap_lines s.db >lines && head -n 5 lines
+for B in $HEAP_BACKENDS; do
+backend_ok $B || continue
+
+test_expect_success "[$B] record --heap-sample 10" '
+	"$RSPROF" record --heap-backend $B -q --heap-sample 10 -o s-$B.db -- "$TARGETS/heap_rust" 1000000 300 &&
+	backend_meta s-$B.db $B &&
+	test "$(meta s-$B.db heap_sample)" = 10 &&
+	heap_lines s-$B.db >lines && head -n 5 lines
 '
 
-test_expect_success 'the three retaining lines on top within 25%' '
+test_expect_success "[$B] the three retaining lines on top within 25%" '
 	sed -n 1p lines | grep -q "heap_rust.rs|$L_VEC|" &&
 	sed -n 2p lines | grep -q "heap_rust.rs|$L_ZERO|" &&
 	sed -n 3p lines | grep -q "heap_rust.rs|$L_STR|" &&
@@ -32,21 +31,22 @@ test_expect_success 'the three retaining lines on top within 25%' '
 	within "$(sed -n 3p lines | cut -d"|" -f4)" $((4 * MiB)) 25
 '
 
-test_expect_success 'the churn count is scaled: about a million' '
+test_expect_success "[$B] the churn count is scaled: about a million" '
 	n=$(grep "heap_rust.rs|$L_CHURN|" lines | cut -d"|" -f5) && echo "$n" &&
 	within "$n" 1000000 25
 '
 
-test_expect_success 'no site below zero' '
-	no_negative_site s.db
+test_expect_success "[$B] no site below zero" '
+	no_negative_site s-$B.db
 '
 
-test_expect_success 'report --heap puts the three retaining lines on top' '
-	"$RSPROF" report --heap s.db >rep && cat rep &&
+test_expect_success "[$B] report --heap puts the three retaining lines on top" '
+	"$RSPROF" report --heap s-$B.db >rep && cat rep &&
 	sed -n "/Location/,\$p" rep | sed -n 2,4p >top3 &&
 	sed -n 1p top3 | grep -q "heap_rust.rs:$L_VEC .*grow_vec" &&
 	sed -n 2p top3 | grep -q "heap_rust.rs:$L_ZERO .*zeroed" &&
 	sed -n 3p top3 | grep -q "heap_rust.rs:$L_STR .*grow_string"
 '
+done
 
 test_done

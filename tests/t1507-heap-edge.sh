@@ -6,16 +6,15 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
-if ! have_bpf; then
-	test_skip 'allocator corner cases' 'needs root and kernel BTF'
-	test_done
-fi
-
 SRC=$TEST_SRC/targets/heap_edge.c
 
-test_expect_success 'record -- heap_edge' '
-	"$RSPROF" record -q --no-cpu -o edge.db -- "$TARGETS/heap_edge" 100 &&
-	sql edge.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+for B in $HEAP_BACKENDS; do
+backend_ok $B || continue
+
+test_expect_success "[$B] record -- heap_edge" '
+	"$RSPROF" record --heap-backend $B -q --no-cpu -o edge-$B.db -- "$TARGETS/heap_edge" 100 &&
+	backend_meta edge-$B.db $B &&
+	sql edge-$B.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
 			    SUM(h.free_count)
 		     FROM heap_events h JOIN symbols s ON h.addr = s.addr
 		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
@@ -34,45 +33,51 @@ absent() {
 	! grep -q "^$l|" got || { echo "$1 (line $l) should count nothing" >&2; return 1; }
 }
 
-test_expect_success 'realloc(NULL, n) is one allocation, not two' '
+test_expect_success "[$B] realloc(NULL, n) is one allocation, not two" '
 	expect EDGE_REALLOC_NULL 3000 1 0
 '
 
-test_expect_success 'realloc shrinking and growing: old block freed, new one counted' '
+test_expect_success "[$B] realloc shrinking and growing: old block freed, new one counted" '
 	expect EDGE_SHRINK_FROM 0 1 1 && expect EDGE_SHRINK 50000 1 0 &&
 	expect EDGE_GROW_FROM 0 1 1 && expect EDGE_GROW_MOVE 300000 1 0
 '
 
-test_expect_success 'posix_memalign, aligned_alloc, calloc' '
+test_expect_success "[$B] posix_memalign, aligned_alloc, calloc" '
 	expect EDGE_MEMALIGN 4096 1 0 && expect EDGE_ALIGNED 8192 1 0 &&
 	expect EDGE_CALLOC 6000 1 0
 '
 
-test_expect_success 'realloc(p, 0) and free free' '
+test_expect_success "[$B] realloc(p, 0) and free free" '
 	expect EDGE_REALLOC_ZERO_FROM 0 1 1 && absent EDGE_REALLOC_ZERO &&
 	expect EDGE_FREED 0 1 1
 '
 
-test_expect_success 'failed allocations count nothing; a failed realloc keeps the old block' '
+test_expect_success "[$B] failed allocations count nothing; a failed realloc keeps the old block" '
 	absent EDGE_FAIL_MALLOC && absent EDGE_FAIL_CALLOC && absent EDGE_FAIL_REALLOC &&
 	expect EDGE_KEEP_OLD 1000 1 0
 '
 
-test_expect_success 'nothing unknown, nothing below zero' '
-	test "$(meta edge.db unknown_frees)" = 0 && no_negative_site edge.db
+test_expect_success "[$B] nothing unknown, nothing below zero" '
+	test "$(meta edge-$B.db unknown_frees)" = 0 && no_negative_site edge-$B.db
 '
 
+done
+
 # Kernels before 6.13 have no session uprobes: the same with the
-# uprobe + uretprobe pairs rsprof falls back to.
-test_expect_success 'the same through the uprobe + uretprobe fallback' '
-	RSPROF_HEAP_CLASSIC=1 "$RSPROF" record -q --no-cpu -o classic.db -- "$TARGETS/heap_edge" 100 &&
-	a=$(sql edge.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			    SUM(h.free_count) FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line") &&
-	b=$(sql classic.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			    SUM(h.free_count) FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line") &&
-	test "$a" = "$b"
-'
+# uprobe + uretprobe pairs rsprof falls back to, as with each backend.
+edge_rows() {
+	sql "$1" "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+		  SUM(h.free_count) FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		  WHERE s.file LIKE '%heap_edge.c' GROUP BY s.line ORDER BY s.line"
+}
+if backend_ok uprobe; then
+	test_expect_success 'the same through the uprobe + uretprobe fallback' '
+		RSPROF_HEAP_CLASSIC=1 "$RSPROF" record --heap-backend uprobe -q --no-cpu -o classic.db -- "$TARGETS/heap_edge" 100 &&
+		edge_rows classic.db >classic &&
+		for b in $HEAP_BACKENDS; do
+			edge_rows edge-$b.db >$b && diff classic $b || exit 1
+		done
+	'
+fi
 
 test_done

@@ -43,7 +43,8 @@ test_expect_success 'the text table: header, CPU% Location Function, heap column
 	grep -q "^# heap: *live 10.0 MiB  peak 15.0 MiB" out &&
 	grep -q "^ *CPU%  Location  *Function" out &&
 	grep -q "^ *60.0%  [^ ]*hot.c:10  *hot_loop$" out &&
-	grep -q "^ *Heap  *Peak  *Allocs  Location  *Function" out &&
+	grep -q "^ *Heap  *Peak@cp  *Allocs  Location  *Function" out &&
+	grep -q "^# heap: *3 frees of memory allocated before the recording (300 B, not in live)$" out &&
 	grep -q "^ *10.0 MiB  *10.0 MiB  *160  [^ ]*cache.rs:42  *app::cache::insert$" out
 '
 
@@ -101,7 +102,7 @@ test_expect_success 'bad durations, sort keys, thresholds: exit 2' '
 	grep -q "5parsecs" err &&
 	expect_exit 2 "$RSPROF" report --window 9s..2s fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report -s lines fix.db 2>err &&
-	grep -q "line, function, file, module or process" err &&
+	grep -q "line, function, file, module, symbol or process" err &&
 	expect_exit 2 "$RSPROF" report -t 120 fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report --json --csv fix.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" report fix.db cpu.db 2>/dev/null
@@ -211,8 +212,9 @@ test_expect_success '--format pprof: a gzipped profile.proto' '
 	grep -q "^\[250, [0-9]*\] warm:20$" dump &&
 	"$RSPROF" report --format pprof --heap fix.db >heap.pb.gz &&
 	python3 "$TOP/tests/pprof-dump.py" heap.pb.gz >dump &&
-	grep -q "inuse_space" dump &&
-	grep -q "^\[160, 10485760\] app::cache::insert:42$" dump
+	grep -q "^sample_type .*alloc_objects.*alloc_space.*inuse_objects.*inuse_space" dump &&
+	grep -q "^\[160, 10485760, 160, 10485760\] app::cache::insert:42$" dump &&
+	grep -q "^\[1500, 15728640, 0, 0\] app::parse:77$" dump
 '
 
 test_expect_success '--format: bad values and combinations are usage errors' '

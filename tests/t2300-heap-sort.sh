@@ -25,9 +25,9 @@ test_expect_success 'fixture: live and peak rank cache.rs first, allocated and a
 test_expect_success 'fixture: --sort-by allocated shows an Allocated column' '
 	"$RSPROF" report --heap --sort-by allocated fix.db >out &&
 	cat out &&
-	grep -q "^ *Heap *Peak *Allocated *Allocs *Location" out &&
+	grep -q "^ *Heap *Peak@cp *Allocated *Allocs *Location" out &&
 	grep -q "^ *0 B *10.0 MiB *15.0 MiB *1,500 .*parse.rs:77" out &&
-	"$RSPROF" report --heap fix.db | grep -q "^ *Heap *Peak *Allocs *Location"
+	"$RSPROF" report --heap fix.db | grep -q "^ *Heap *Peak@cp *Allocs *Location"
 '
 
 test_expect_success 'fixture: the threshold is a share of the sort key' '

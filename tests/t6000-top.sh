@@ -118,7 +118,7 @@ test_expect_success 'top -- CMD: header and the hottest line on top within 3 s' 
 
 test_expect_success 'key 2: heap table alone' '
 	key live 2 &&
-	wait_screen live 2 "Live *Peak *Allocs" &&
+	wait_screen live 2 "Live *Peak@cp *Allocs" &&
 	wait_gone live 1 "CPU%"
 '
 
@@ -165,6 +165,17 @@ test_expect_success 'Enter shows the row detail with its chart, Esc closes it' '
 	wait_screen live 2 "CPU%"
 '
 
+test_expect_success 'h, ? and F1 show the keys; any key closes them' '
+	for k in h "?" F1; do
+		key live "$k" &&
+		wait_screen live 2 "rsprof top: keys" &&
+		grep -q "p or Space *pause" screen.txt &&
+		key live x &&
+		wait_gone live 2 "rsprof top: keys" || exit 1
+	done &&
+	grep -q "h help" screen.txt
+'
+
 test_expect_success 'q quits, restores the terminal, and the file is complete' '
 	wait_screen live 1 "checkpoints [0-9]" &&
 	shown=$(sed -n "s/.*checkpoints \([0-9]*\).*/\1/p" screen.txt) &&
@@ -199,6 +210,24 @@ test_expect_success 'a annotates the selected row, c shows its callers (issue 14
 	wait_for_file panes.status 5 &&
 	test "$(cat panes.status)" = 0
 '
+
+if have_bpf && test -x "$TARGETS/heap_teardown"; then
+	test_expect_success 'the header: one word for the heap from the start, the clock stops at exit' '
+		start ex 120 30 "$RSPROF top -o ex.db -- $TARGETS/heap_teardown 1" &&
+		wait_screen ex 3 "heap_teardown  99 Hz  heap [a-z]*  elapsed" &&
+		first=$(sed -n "s/.*99 Hz  heap \([a-z]*\)  elapsed.*/\1/p" screen.txt) &&
+		test "$first" = preload &&
+		wait_screen ex 10 "target exited" &&
+		el1=$(sed -n "s/.*elapsed \([^ ]*\) .*/\1/p" screen.txt) &&
+		grep -q "heap preload  elapsed" screen.txt &&
+		sleep 2.5 &&
+		screen ex >screen.txt &&
+		el2=$(sed -n "s/.*elapsed \([^ ]*\) .*/\1/p" screen.txt) &&
+		echo "elapsed $el1 then $el2" &&
+		test "$el1" = "$el2" &&
+		key ex q && wait_for_file ex.status 5
+	'
+fi
 
 test_expect_success 'a terminal below 80x24 says so; resizing brings the view back' '
 	start small 60 20 "$RSPROF top live.db" &&

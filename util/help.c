@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,38 +48,76 @@ static int run_man(const char *a1, const char *a2, int quiet)
 	return WEXITSTATUS(status);
 }
 
+/* The directory of the running binary into dir; false when unknown. */
+static bool self_dir(char *dir, size_t len)
+{
+	ssize_t n = readlink("/proc/self/exe", dir, len - 1);
+	char *slash;
+
+	if (n <= 0)
+		return false;
+	dir[n] = '\0';
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return false;
+	*slash = '\0';
+	return true;
+}
+
+/*
+ * The embedded asciidoc as plain text, for a machine without man: headings
+ * without their underlines, no [verse] markers, no quoting marks.
+ */
+static void print_plain(const char *text, FILE *f)
+{
+	while (*text) {
+		const char *eol = strchr(text, '\n');
+		size_t n = eol ? (size_t)(eol - text) : strlen(text);
+		bool rule = n >= 3 && strspn(text, "=") >= n;
+
+		rule = rule || (n >= 3 && strspn(text, "-") >= n);
+		if (!rule && !(n == 7 && !strncmp(text, "[verse]", 7))) {
+			for (size_t i = 0; i < n; i++) {
+				if (text[i] == '`' || (text[i] == '\'' && (i == 0 || text[i - 1] == ' ' ||
+							  text[i + 1] == ' ')))
+					continue;
+				if (text[i] == '\\' && i + 2 < n && text[i + 1] == '-' && text[i + 2] == '-')
+					continue;	/* "\--": asciidoctor's escape of "--" */
+				fputc(text[i], f);
+			}
+			fputc('\n', f);
+		}
+		text += n + (eol ? 1 : 0);
+	}
+}
+
 int help__show_page(const char *page)
 {
-	char self[PATH_MAX], built[PATH_MAX + 64];
+	char dir[PATH_MAX], path[PATH_MAX + 64], sect[4];
 	const char *text = help__embedded(page);
-	ssize_t n;
 	int section = strcmp(page, "rsprof-files") ? 1 : 5;
 
 	if (!text)
 		return -ENOENT;
-
-	/* 1. installed: man -w finds it */
-	if (!access("/usr/bin/man", X_OK) && isatty(STDOUT_FILENO)) {
-		char sect[4];
-
-		snprintf(sect, sizeof(sect), "%d", section);
-		if (run_man("-w", page, 1) == 0 && run_man(sect, page, 0) == 0)
+	snprintf(sect, sizeof(sect), "%d", section);
+	/*
+	 * man formats the page for a terminal, and as plain text into a pipe.
+	 * The page that came with this binary first: installed beside it
+	 * (<prefix>/bin/rsprof, <prefix>/share/man/man1/, whatever the prefix),
+	 * then built beside it (out/rsprof, out/man/); then any in man's path.
+	 */
+	if (self_dir(dir, sizeof(dir))) {
+		snprintf(path, sizeof(path), "%s/../share/man/man%d/%s.%d", dir, section, page,
+			 section);
+		if (!access(path, R_OK) && run_man("-l", path, 0) == 0)
 			return 0;
-		/* 2. built next to the binary: out/rsprof and out/man/PAGE.N */
-		n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-		if (n > 0) {
-			char *slash;
-
-			self[n] = '\0';
-			slash = strrchr(self, '/');
-			if (slash)
-				*slash = '\0';
-			snprintf(built, sizeof(built), "%s/man/%s.%d", self, page, section);
-			if (!access(built, R_OK) && run_man("-l", built, 0) == 0)
-				return 0;
-		}
+		snprintf(path, sizeof(path), "%s/man/%s.%d", dir, page, section);
+		if (!access(path, R_OK) && run_man("-l", path, 0) == 0)
+			return 0;
 	}
-	/* 3. the text embedded at build time */
-	fputs(text, stdout);
+	if (run_man("-w", page, 1) == 0 && run_man(sect, page, 0) == 0)
+		return 0;
+	/* no man, or no page: the text embedded at build time */
+	print_plain(text, stdout);
 	return 0;
 }

@@ -81,10 +81,13 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'line function file' -- "$cur"))
 		return ;;
 	-s | --sort)
-		COMPREPLY=($(compgen -W 'line function file module' -- "$cur"))
+		COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
 		return ;;
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))
+		return ;;
+	--heap-backend)
+		COMPREPLY=($(compgen -W 'auto preload uprobe' -- "$cur"))
 		return ;;
 	--heap-probes)
 		COMPREPLY=($(compgen -W 'auto rust libc' -- "$cur"))

@@ -44,6 +44,19 @@ int main(void)
 	dm("_RINvNtCsgEmfK2I1SDS_4core3ptr13drop_in_placeINtNtCslNYArtu3iFV_5alloc3vec3VecNtNtBL_"
 	   "6string6StringEECsjrHSEGnQ3l9_3std",
 	   "core::ptr::drop_in_place::<alloc::vec::Vec<alloc::string::String>>");
+	/*
+	 * One function, one spelling (issue 12): RawVecInner::finish_grow as the
+	 * crate's legacy instance and as std's v0 copy; parameter names go,
+	 * types stay; a trait's or a primitive's qualified path stays.
+	 */
+	dm("_ZN5alloc7raw_vec20RawVecInner$LT$A$GT$11finish_grow17h5a8cacd05cc4c8b3E",
+	   "alloc::raw_vec::RawVecInner::finish_grow");
+	dm("_RNvMs4_NtCslNYArtu3iFV_5alloc7raw_vecNtB5_11RawVecInner11finish_growCsjrHSEGnQ3l9_3std",
+	   "alloc::raw_vec::RawVecInner::finish_grow");
+	dm("_ZN5alloc7raw_vec19RawVec$LT$T$C$A$GT$8grow_one17ha5fe4a16f7dd746fE",
+	   "alloc::raw_vec::RawVec::grow_one");
+	dm("_RNvMs3_NtCslNYArtu3iFV_5alloc7raw_vecINtB5_6RawVecNtNtB7_6string6StringE8grow_one"
+	   "CsjrHSEGnQ3l9_3std", "alloc::raw_vec::RawVec<alloc::string::String>::grow_one");
 	/* C++ */
 	dm("_ZNSt6vectorIiSaIiEE9push_backERKi",
 	   "std::vector<int, std::allocator<int> >::push_back(int const&)");

@@ -8,7 +8,9 @@
 #include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <linux/types.h>
 
+#include "bpf/heap.h"
 #include "util/heap/alloc-fn.h"
 #include "util/heap/alloc-syms.h"
 #include "util/symbols/symbol.h"
@@ -194,34 +196,67 @@ int main(void)
 	is_int(heap_attrib__parse("nope"), -1, "parse refuses others");
 	is_str(heap_attrib__name(ATTR_CALLER), "caller", "name of caller");
 
-	/* probe placement, bytes from Debian 12's glibc 2.36 and rustc 1.95 */
+	/* probe placement, bytes from Debian 12's glibc 2.36, libstdc++ 12 and rustc 1.95 */
 	{
 		static const uint8_t glibc_free[] = { 0x48, 0x85, 0xff, 0x0f, 0x84, 0xbf, 0, 0, 0,
 						      0x55, 0x48, 0x8d, 0x77, 0xf0 };
 		static const uint8_t glibc_malloc[] = { 0x41, 0x54, 0x55, 0x53 };
+		/* cmpb $0,x(%rip); push %r12; mov %rdx,%r12 */
 		static const uint8_t glibc_pmemalign[] = { 0x80, 0x3d, 0x01, 0x02, 0x14, 0, 0,
-							   0x41, 0x54, 0x49 };
+							   0x41, 0x54, 0x49, 0x89, 0xd4 };
+		/* cmpb $0,x(%rip); je +7; jmp _mid_memalign */
 		static const uint8_t glibc_memalign[] = { 0x80, 0x3d, 0x71, 0x0e, 0x14, 0, 0,
-							  0x74, 0x07, 0xe9 };
+							  0x74, 0x07, 0xe9, 0x32, 0xf6, 0xff, 0xff };
 		static const uint8_t rust_alloc[] = { 0x55, 0x48, 0x89, 0xe5, 0x5d, 0xe9 };
 		static const uint8_t cet_free[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x85, 0xff,
 						    0x74, 0x10, 0x53 };
+		/* rustc's jemalloc: cmp $0x1001,%rdi; jae malloc_default */
+		static const uint8_t je_malloc[] = { 0x48, 0x81, 0xff, 0x01, 0x10, 0, 0,
+						     0x0f, 0x83, 0xb3, 0, 0, 0 };
+		/* rustc's jemalloc free: seven moves and masks of other registers, cmp, jne */
+		static const uint8_t je_free[] = {
+			0x48, 0xc7, 0xc0, 0xb8, 0xf5, 0xff, 0xff, 0x48, 0x89, 0xfa,
+			0x48, 0xc1, 0xea, 0x1e, 0x83, 0xe2, 0x0f, 0x48, 0x89, 0xf9,
+			0x48, 0x81, 0xe1, 0x00, 0x00, 0x00, 0xc0, 0xc1, 0xe2, 0x04,
+			0x64, 0x48, 0x39, 0x8c, 0x10, 0xb0, 0x01, 0x00, 0x00,
+			0x0f, 0x85, 0x93, 0, 0, 0 };
+		/* the size moved away before any branch: nothing to emulate in time */
+		static const uint8_t clobber[] = { 0x48, 0x89, 0xfb, 0x31, 0xff, 0x74, 0x02, 0x55 };
+		/* a loop back to the jcc: a probe there would fire twice */
+		static const uint8_t loop[] = { 0x48, 0x85, 0xc0, 0x75, 0x02, 0xeb, 0xfc, 0xc3 };
+		unsigned int skip;
+		bool emul;
 
-		is_int(alloc_syms__prologue_skip(glibc_free, sizeof(glibc_free), true), 9,
+#define POINT(code, len, kind, is_free)						\
+		(alloc_syms__probe_point(code, len, kind, is_free, &skip, &emul) ? -1 : (int)skip)
+
+		is_int(POINT(glibc_free, sizeof(glibc_free), HEAP_KIND_FREE, true), 9,
 		       "free: past test %%rdi,%%rdi; je to the push");
-		is_int(alloc_syms__prologue_skip(glibc_free, sizeof(glibc_free), false), 0,
-		       "the NULL check is skipped for free only");
-		is_int(alloc_syms__prologue_skip(glibc_malloc, sizeof(glibc_malloc), false), 0,
+		is_int(POINT(glibc_free, sizeof(glibc_free), HEAP_KIND_MALLOC, false), 3,
+		       "the NULL check is stepped over for free only (else its je)");
+		is_int(POINT(glibc_malloc, sizeof(glibc_malloc), HEAP_KIND_MALLOC, false), 0,
 		       "malloc starts with a push");
-		is_int(alloc_syms__prologue_skip(glibc_pmemalign, sizeof(glibc_pmemalign), false), 7,
-		       "posix_memalign: past the cmpb");
-		is_int(alloc_syms__prologue_skip(glibc_memalign, sizeof(glibc_memalign), false), 0,
-		       "aligned_alloc: a branch follows, stay at the entry");
-		is_int(alloc_syms__prologue_skip(rust_alloc, sizeof(rust_alloc), false), 0,
+		ok(emul, "... which the kernel emulates");
+		is_int(POINT(glibc_pmemalign, sizeof(glibc_pmemalign), HEAP_KIND_POSIX_MEMALIGN,
+			     false), 7, "posix_memalign: past the cmpb");
+		is_int(POINT(glibc_memalign, sizeof(glibc_memalign), HEAP_KIND_ALIGNED, false), 7,
+		       "aligned_alloc: on the je after the cmpb");
+		ok(emul, "... a jcc is emulated");
+		is_int(POINT(rust_alloc, sizeof(rust_alloc), HEAP_KIND_MALLOC, false), 0,
 		       "__rust_alloc starts with push %%rbp");
-		is_int(alloc_syms__prologue_skip(cet_free, sizeof(cet_free), true), 9,
+		is_int(POINT(cet_free, sizeof(cet_free), HEAP_KIND_FREE, true), 9,
 		       "endbr64; test; je rel8; push");
-		is_int(alloc_syms__prologue_skip(glibc_free, 3, true), 0, "short code: entry");
+		is_int(POINT(glibc_free, 3, HEAP_KIND_FREE, true), 0, "short code: entry");
+		is_int(POINT(je_malloc, sizeof(je_malloc), HEAP_KIND_MALLOC, false), 7,
+		       "rustc's jemalloc malloc: on the jae after the size check");
+		ok(emul, "... emulated, not single-stepped");
+		is_int(POINT(je_free, sizeof(je_free), HEAP_KIND_FREE, false), 39,
+		       "rustc's jemalloc free: on the jne, %%rdi untouched until there");
+		is_int(POINT(clobber, sizeof(clobber), HEAP_KIND_MALLOC, false), 0,
+		       "the size register written first: the entry");
+		ok(!emul, "... single-stepped, and said so");
+		is_int(POINT(loop, sizeof(loop), HEAP_KIND_MALLOC, false), 0,
+		       "a jcc that a later branch comes back to: the entry");
 		{
 			/* libstdc++ 12: operator new(size_t), operator new[](size_t) */
 			static const uint8_t znwm[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x85, 0xff,
@@ -229,11 +264,13 @@ int main(void)
 			static const uint8_t znam[] = { 0xf3, 0x0f, 0x1e, 0xfa, 0x48, 0x83, 0xec,
 							0x08, 0xe8, 0x13, 0x03, 0xff, 0xff };
 
-			is_int(alloc_syms__prologue_skip(znwm, sizeof(znwm), false), 12,
+			is_int(POINT(znwm, sizeof(znwm), HEAP_KIND_MALLOC, false), 12,
 			       "operator new: past endbr64, test, mov $1,%%eax to push %%rbx");
-			is_int(alloc_syms__prologue_skip(znam, sizeof(znam), false), 0,
-			       "operator new[]: no push, stay at the entry");
+			is_int(POINT(znam, sizeof(znam), HEAP_KIND_MALLOC, false), 0,
+			       "operator new[]: %%rsp moves before its call, stay at the entry");
+			ok(!emul, "... not emulated: rsprof leaves it unprobed");
 		}
+#undef POINT
 	}
 	return done_testing();
 }

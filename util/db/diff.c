@@ -23,14 +23,22 @@ struct pair {
 	struct side s[2];	/* A, B */
 };
 
+/* One run as read: its own sites and their numbers. */
+struct run {
+	struct sitemap *sm;
+	struct side *loc;
+};
+
 struct diff_ctx {
 	const struct diff_opts *o;
-	struct sitemap *shared;	/* sites of both runs, keyed by display path */
+	struct sitemap *shared;	/* sites of both runs, keyed by matched path */
 	struct pair *pairs;
 	size_t cap;
 	uint64_t total_samples[2];
 	int64_t total_live[2];
 	bool heap[2];
+	struct run run[2];
+	char *root[2];		/* the checkout directory of each run, NULL: none found */
 };
 
 static int db_fail(sqlite3 *conn, const char *what)
@@ -203,72 +211,210 @@ static bool matches(const char *pattern, const char *file, const char *function)
 	return (file && strcasestr(file, pattern)) || (function && strcasestr(function, pattern));
 }
 
-/* One run: its own sites, scanned, then folded into the shared sites. */
-static int load_run(struct diff_ctx *c, struct db *db, int side)
+/* One run: its own sites and their numbers. */
+static int read_run(struct diff_ctx *c, struct db *db, int side)
 {
-	struct sitemap *sm = sitemap__new();
-	struct side *loc = NULL;
+	struct run *r = &c->run[side];
 	struct totals *t = NULL;
 	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
 	bool snap = sqlite3_get_autocommit(db__sqlite(db));
 	int err;
 
-	if (!sm)
+	r->sm = sitemap__new();
+	if (!r->sm)
 		return -ENOMEM;
 	err = snap ? db__snapshot_begin(db) : 0;	/* the totals agree with the rows */
-	if (err) {
-		sitemap__delete(sm);
+	if (err)
 		return err;
-	}
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
-	err = sitemap__load(sm, db, c->o->by);
+	err = sitemap__load(r->sm, db, c->o->by);
 	if (!err) {
-		loc = calloc(sitemap__count(sm) + 1, sizeof(*loc));
-		if (!loc)
+		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));
+		if (!r->loc)
 			err = -ENOMEM;
 	}
 	if (!err)
 		err = totals__open(db, &t);
 	if (!err && t)
-		err = scan_totals(db__sqlite(db), t, sm, &c->o->win[side], loc,
+		err = scan_totals(db__sqlite(db), t, r->sm, &c->o->win[side], r->loc,
 				  &c->total_samples[side]);
 	else if (!err)
-		err = scan(db__sqlite(db), sm, &c->o->win[side], loc, &c->total_samples[side]);
+		err = scan(db__sqlite(db), r->sm, &c->o->win[side], r->loc,
+			   &c->total_samples[side]);
 	totals__delete(t);
-	for (size_t i = 0; !err && i < sitemap__count(sm); i++) {
-		const char *file, *function, *module;
+	sqlite3_mutex_leave(mx);
+	if (snap)
+		db__snapshot_end(db);
+	return err;
+}
+
+/* ---- two checkouts: the directories the source files hang from ---------- */
+
+/* A file of a run worth matching: absolute, the program's own, with numbers. */
+static const char *own_file(const struct run *r, size_t i)
+{
+	const char *file, *function, *module;
+	int line;
+
+	if (!r->loc[i].cpu && !r->loc[i].heap)
+		return NULL;
+	sitemap__site(r->sm, (long)i, &file, &line, &function, &module);
+	return file && file[0] == '/' && !srcpath__is_toolchain(file) ? file : NULL;
+}
+
+/* Length of the prefix left when the common suffix (whole components) of a and b is cut. */
+static void common_suffix(const char *a, const char *b, size_t *pa, size_t *pb)
+{
+	size_t i = strlen(a), j = strlen(b);
+
+	while (i && j && a[i - 1] == b[j - 1]) {
+		i--;
+		j--;
+	}
+	/* back to a component boundary: the suffix must start after a '/' in both */
+	while (a[i] && a[i] != '/')
+		i++;
+	while (b[j] && b[j] != '/')
+		j++;
+	*pa = i;
+	*pb = j;
+}
+
+struct vote {
+	char *key;		/* prefix A \x1f prefix B */
+	size_t len_a;
+	long n;
+};
+
+/*
+ * The pair of directories (root A, root B) most files agree on: for every
+ * file of A and every file of B with the same name, the prefixes left after
+ * their common suffix vote. A pair that differs (two checkouts, two
+ * worktrees) makes files under A's root match B's by the path below it.
+ */
+static int find_roots(struct diff_ctx *c)
+{
+	struct vote *v = NULL;
+	size_t nv = 0, cap = 0, na = sitemap__count(c->run[0].sm), nb = sitemap__count(c->run[1].sm);
+	long best = -1;
+	int err = 0;
+
+	for (size_t i = 0; i < na && !err; i++) {
+		const char *a = own_file(&c->run[0], i), *base_a;
+
+		if (!a)
+			continue;
+		base_a = strrchr(a, '/') + 1;
+		for (size_t j = 0; j < nb && !err; j++) {
+			const char *b = own_file(&c->run[1], j), *base_b;
+			size_t pa, pb, k;
+			char *key;
+
+			if (!b)
+				continue;
+			base_b = strrchr(b, '/') + 1;
+			if (strcmp(base_a, base_b))
+				continue;
+			common_suffix(a, b, &pa, &pb);
+			if (!a[pa] || !b[pb] || (pa == pb && !strncmp(a, b, pa)))
+				continue;	/* the same directory, or no common part */
+			if (asprintf(&key, "%.*s\x1f%.*s", (int)pa, a, (int)pb, b) < 0) {
+				err = -ENOMEM;
+				break;
+			}
+			for (k = 0; k < nv && strcmp(v[k].key, key); k++)
+				;
+			if (k < nv) {
+				free(key);
+			} else {
+				if (nv == cap) {
+					size_t nc = cap ? 2 * cap : 16;
+					struct vote *p = realloc(v, nc * sizeof(*p));
+
+					if (!p) {
+						free(key);
+						err = -ENOMEM;
+						break;
+					}
+					v = p;
+					cap = nc;
+				}
+				v[nv++] = (struct vote){ .key = key, .len_a = pa };
+			}
+			v[k].n++;
+		}
+	}
+	for (size_t k = 0; k < nv; k++)
+		if (best < 0 || v[k].n > v[best].n)
+			best = (long)k;
+	if (!err && best >= 0) {
+		c->root[0] = strndup(v[best].key, v[best].len_a);
+		c->root[1] = strdup(v[best].key + v[best].len_a + 1);
+		if (!c->root[0] || !c->root[1])
+			err = -ENOMEM;
+	}
+	for (size_t k = 0; k < nv; k++)
+		free(v[k].key);
+	free(v);
+	return err;
+}
+
+/* The file as the two runs are matched on: below the run's root, else its display form. */
+static const char *match_file(const struct diff_ctx *c, int side, const char *file,
+			      const char *module, char *buf, size_t len)
+{
+	const char *root = c->root[side];
+	size_t n = root ? strlen(root) : 0;
+
+	if (!file)
+		return NULL;
+	if (root && !strncmp(file, root, n) && file[n] == '/') {
+		snprintf(buf, len, "%s", file + n + 1);
+		return buf;
+	}
+	return srcpath__display(file, module, buf, len);
+}
+
+/* One run's sites folded into the shared sites. */
+static int fold_run(struct diff_ctx *c, int side)
+{
+	const struct run *r = &c->run[side];
+	int err = 0;
+
+	for (size_t i = 0; !err && i < sitemap__count(r->sm); i++) {
+		const struct side *loc = &r->loc[i];
+		const char *file, *function, *module, *mf;
 		char disp[1024];
 		struct side *d;
 		int line;
 		long k;
 
-		if (!loc[i].cpu && !loc[i].heap)
+		if (!loc->cpu && !loc->heap)
 			continue;
-		sitemap__site(sm, (long)i, &file, &line, &function, &module);
-		k = sitemap__intern(c->shared, c->o->by,
-				    file ? srcpath__display(file, module, disp, sizeof(disp)) : NULL,
-				    line, function, module);
+		sitemap__site(r->sm, (long)i, &file, &line, &function, &module);
+		mf = match_file(c, side, file, module, disp, sizeof(disp));
+		/* a program without line information: its module is in the checkout too */
+		if (!file && module && c->root[side] &&
+		    !strncmp(module, c->root[side], strlen(c->root[side])) &&
+		    module[strlen(c->root[side])] == '/')
+			module += strlen(c->root[side]) + 1;
+		k = sitemap__intern(c->shared, c->o->by, mf, line, function, module);
 		if (k < 0 || (err = grow_pairs(c))) {
 			err = -ENOMEM;
 			break;
 		}
 		d = &c->pairs[k].s[side];
-		d->samples += loc[i].samples;
-		d->live += loc[i].live;
-		d->allocs += loc[i].allocs;
-		d->cpu |= loc[i].cpu;
-		d->heap |= loc[i].heap;
+		d->samples += loc->samples;
+		d->live += loc->live;
+		d->allocs += loc->allocs;
+		d->cpu |= loc->cpu;
+		d->heap |= loc->heap;
 		d->matched |= matches(c->o->pattern, file, function) ||
-			      matches(c->o->pattern, file ? disp : NULL, NULL);
-		c->total_live[side] += loc[i].live;
-		c->heap[side] |= loc[i].heap;
+			      matches(c->o->pattern, mf, NULL);
+		c->total_live[side] += loc->live;
+		c->heap[side] |= loc->heap;
 	}
-	sqlite3_mutex_leave(mx);
-	if (snap)
-		db__snapshot_end(db);
-	free(loc);
-	sitemap__delete(sm);
 	return err;
 }
 
@@ -320,6 +466,7 @@ static void row_init(struct diff_ctx *c, long k, struct diff_row *r)
 
 	memset(r, 0, sizeof(*r));
 	sitemap__site(c->shared, k, &r->file, &r->line, &r->function, &r->module);
+	r->line_a = r->line;
 	r->samples_a = p->s[0].samples;
 	r->samples_b = p->s[1].samples;
 	r->pct_a = share(r->samples_a, c->total_samples[0]);
@@ -332,39 +479,228 @@ static void row_init(struct diff_ctx *c, long k, struct diff_row *r)
 	r->allocs_b = p->s[1].allocs;
 }
 
+/* Has side `side` numbers of this table (heap or CPU) at shared site k? */
+static bool in_table(const struct diff_ctx *c, long k, int side, bool heap)
+{
+	return heap ? c->pairs[k].s[side].heap : c->pairs[k].s[side].cpu;
+}
+
+static int cmp_site_pos(const void *x, const void *y, void *arg)
+{
+	const struct diff_ctx *c = arg;
+	long a = *(const long *)x, b = *(const long *)y;
+	const char *fa, *fb, *na, *nb, *ma, *mb;
+	int la, lb, r;
+
+	sitemap__site(c->shared, a, &fa, &la, &na, &ma);
+	sitemap__site(c->shared, b, &fb, &lb, &nb, &mb);
+	r = strcmp(fa ? fa : "", fb ? fb : "");
+	if (!r)
+		r = strcmp(na ? na : "", nb ? nb : "");
+	if (!r)
+		r = (la > lb) - (la < lb);
+	return r;
+}
+
+static int site_line(const struct diff_ctx *c, long k, const char **file, const char **fn)
+{
+	const char *module;
+	int line;
+
+	sitemap__site(c->shared, k, file, &line, fn, &module);
+	return line;
+}
+
+/*
+ * What is left in functions with more lines on one side than the other:
+ * a line only in A and a line only in B of one function are one line when
+ * B's is A's plus the shift most pairs of the file moved by (an edit above
+ * them moves a whole file's tail at once).
+ */
+static void pair_by_shift(const struct diff_ctx *c, bool heap, const long *v, size_t m,
+			  long *partner)
+{
+	if (m > 2000)	/* cubic: two unrelated programs, not an edit */
+		return;
+	for (size_t i = 0; i < m; i++) {
+		const char *fa, *na, *f, *fn;
+		int la, shift = 0, best = 0;
+
+		if (partner[v[i]] >= 0 || !in_table(c, v[i], 0, heap))
+			continue;
+		la = site_line(c, v[i], &fa, &na);
+		/* the most common shift of the file's pairs */
+		for (size_t j = 0; j < m; j++) {
+			int d, n = 0;
+
+			if (partner[v[j]] < 0 || !in_table(c, v[j], 0, heap))
+				continue;
+			site_line(c, v[j], &f, &fn);
+			if (strcmp(f, fa))
+				continue;
+			d = site_line(c, partner[v[j]], &f, &fn) - site_line(c, v[j], &f, &fn);
+			for (size_t k = 0; k < m; k++) {
+				if (partner[v[k]] < 0 || !in_table(c, v[k], 0, heap))
+					continue;
+				site_line(c, v[k], &f, &fn);
+				if (!strcmp(f, fa) && site_line(c, partner[v[k]], &f, &fn) -
+						      site_line(c, v[k], &f, &fn) == d)
+					n++;
+			}
+			if (n > best) {
+				best = n;
+				shift = d;
+			}
+		}
+		if (!best)
+			continue;
+		for (size_t j = 0; j < m; j++) {
+			if (partner[v[j]] >= 0 || !in_table(c, v[j], 1, heap))
+				continue;
+			if (site_line(c, v[j], &f, &fn) == la + shift && !strcmp(f, fa) &&
+			    !strcmp(fn, na)) {
+				partner[v[i]] = v[j];
+				partner[v[j]] = v[i];
+				break;
+			}
+		}
+	}
+}
+
+/*
+ * --by line: partner[k] = the site k moved to or from, -1 when none (see
+ * diff.h). Only sites with a file and a function can move.
+ */
+static int pair_moved(const struct diff_ctx *c, bool heap, long *partner)
+{
+	size_t n = sitemap__count(c->shared), m = 0;
+	long *v = malloc((n + 1) * sizeof(*v));
+
+	if (!v)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++) {
+		const char *file, *function, *module;
+		int line;
+
+		partner[k] = -1;
+		sitemap__site(c->shared, (long)k, &file, &line, &function, &module);
+		if (file && function &&
+		    in_table(c, (long)k, 0, heap) != in_table(c, (long)k, 1, heap))
+			v[m++] = (long)k;
+	}
+	qsort_r(v, m, sizeof(*v), cmp_site_pos, (void *)c);
+	for (size_t i = 0; i < m;) {
+		const char *f0, *n0, *mod, *f, *fn;
+		size_t j = i, na = 0, nb = 0;
+		int l;
+
+		sitemap__site(c->shared, v[i], &f0, &l, &n0, &mod);
+		for (; j < m; j++) {
+			sitemap__site(c->shared, v[j], &f, &l, &fn, &mod);
+			if (strcmp(f, f0) || strcmp(fn, n0))
+				break;
+			if (in_table(c, v[j], 0, heap))
+				na++;
+			else
+				nb++;
+		}
+		if (na == nb) {
+			/* the k-th line only in A is the k-th line only in B */
+			size_t ia = i, ib = i;
+
+			for (size_t k = 0; k < na; k++) {
+				while (!in_table(c, v[ia], 0, heap))
+					ia++;
+				while (!in_table(c, v[ib], 1, heap))
+					ib++;
+				partner[v[ia]] = v[ib];
+				partner[v[ib]] = v[ia];
+				ia++;
+				ib++;
+			}
+		}
+		i = j;
+	}
+	pair_by_shift(c, heap, v, m, partner);
+	free(v);
+	return 0;
+}
+
+/* Row k, or the moved pair (ka only in A, kb only in B) as one row. */
+static void row_make(struct diff_ctx *c, long k, long partner, bool heap, struct diff_row *r)
+{
+	struct diff_row ra;
+
+	if (partner < 0) {
+		row_init(c, k, r);
+		return;
+	}
+	/* k is the A side here: the row is B's location, with A's numbers and line */
+	row_init(c, partner, r);
+	row_init(c, k, &ra);
+	r->line_a = ra.line;
+	r->samples_a = ra.samples_a;
+	r->pct_a = ra.pct_a;
+	r->delta_pct = r->pct_b - r->pct_a;
+	r->live_a = ra.live_a;
+	r->delta_bytes = r->live_b - r->live_a;
+	r->allocs_a = ra.allocs_a;
+	r->status = DIFF_MOVED;
+	(void)heap;
+}
+
 static int build_rows(struct diff_ctx *c, struct diff *d)
 {
 	size_t n = sitemap__count(c->shared);
 	const struct diff_opts *o = c->o;
 	int64_t big = c->total_live[0] > c->total_live[1] ? c->total_live[0] : c->total_live[1];
+	long *moved[2] = { NULL, NULL };	/* CPU, heap */
+	int err = 0;
 
 	d->cpu = calloc(n + 1, sizeof(*d->cpu));
 	d->heap = calloc(n + 1, sizeof(*d->heap));
 	if (!d->cpu || !d->heap)
 		return -ENOMEM;
+	if (o->by == SITE_BY_LINE) {
+		for (int t = 0; t < 2 && !err; t++) {
+			moved[t] = malloc((n + 1) * sizeof(long));
+			err = moved[t] ? pair_moved(c, t == 1, moved[t]) : -ENOMEM;
+		}
+		if (err)
+			goto out;
+	}
 	d->identical = true;
 	for (size_t k = 0; k < n; k++) {
 		const struct pair *p = &c->pairs[k];
+		long mc = moved[0] ? moved[0][k] : -1, mh = moved[1] ? moved[1][k] : -1;
 		struct diff_row r;
 
-		row_init(c, (long)k, &r);
-		if (p->s[0].cpu || p->s[1].cpu) {
-			r.status = status_of(p->s[0].cpu, p->s[1].cpu, r.delta_pct != 0);
+		if ((p->s[0].cpu || p->s[1].cpu) && !(mc >= 0 && !p->s[0].cpu)) {
+			/* a moved line once, from its A side */
+			const struct pair *q = mc >= 0 ? &c->pairs[mc] : p;
+
+			row_make(c, (long)k, mc, false, &r);
+			if (mc < 0)
+				r.status = status_of(p->s[0].cpu, p->s[1].cpu, r.delta_pct != 0);
 			if (r.status != DIFF_SAME)
 				d->identical = false;
 			d->n_cpu_all++;
-			if (p->s[0].matched || p->s[1].matched) {
+			if (p->s[0].matched || p->s[1].matched || q->s[1].matched) {
 				if (fabs(r.delta_pct) >= o->threshold)
 					d->cpu[d->n_cpu++] = r;
 			}
 		}
-		if (p->s[0].heap || p->s[1].heap) {
-			r.status = status_of(p->s[0].heap, p->s[1].heap,
-					     r.delta_bytes != 0 || r.allocs_a != r.allocs_b);
+		if ((p->s[0].heap || p->s[1].heap) && !(mh >= 0 && !p->s[0].heap)) {
+			const struct pair *q = mh >= 0 ? &c->pairs[mh] : p;
+
+			row_make(c, (long)k, mh, true, &r);
+			if (mh < 0)
+				r.status = status_of(p->s[0].heap, p->s[1].heap,
+						     r.delta_bytes != 0 || r.allocs_a != r.allocs_b);
 			if (r.status != DIFF_SAME)
 				d->identical = false;
 			d->n_heap_all++;
-			if (p->s[0].matched || p->s[1].matched) {
+			if (p->s[0].matched || p->s[1].matched || q->s[1].matched) {
 				double min = o->threshold / 100.0 * (double)big;
 
 				if ((double)llabs(r.delta_bytes) >= min)
@@ -384,7 +720,10 @@ static int build_rows(struct diff_ctx *c, struct diff *d)
 		d->win_samples[i] = c->total_samples[i];
 		d->win_live[i] = c->total_live[i];
 	}
-	return 0;
+out:
+	free(moved[0]);
+	free(moved[1]);
+	return err;
 }
 
 void diff__delete(struct diff *d)
@@ -415,12 +754,23 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	if (!err)
 		err = db_query_summary(b, &d->b);
 	if (!err)
-		err = load_run(&c, a, 0);
+		err = read_run(&c, a, 0);
 	if (!err)
-		err = load_run(&c, b, 1);
+		err = read_run(&c, b, 1);
+	if (!err)
+		err = find_roots(&c);
+	if (!err)
+		err = fold_run(&c, 0);
+	if (!err)
+		err = fold_run(&c, 1);
 	if (!err)
 		err = build_rows(&c, d);
 	free(c.pairs);
+	for (int i = 0; i < 2; i++) {
+		sitemap__delete(c.run[i].sm);
+		free(c.run[i].loc);
+		free(c.root[i]);
+	}
 	if (err) {
 		diff__delete(d);
 		return err;

@@ -12,9 +12,17 @@
  * What changed between two profiles (`rsprof diff A B`), typically two
  * builds of one program: addresses differ between builds, so sites are
  * matched by their source location at the chosen level (file, line and
- * function; function; or file), with the file compared in its display form
- * (srcpath__display(): "src/parser.rs"), so two checkouts in different
- * directories still match.
+ * function; function; or file). Two checkouts of one project in different
+ * directories still match: the directories the two runs' source files
+ * hang from are found by their common suffixes (~/a/proj/src/x.c and
+ * ~/b/work/src/x.c: ~/a/proj and ~/b/work, the pair most files agree on),
+ * and files under them are compared by the path below ("src/x.c"); other
+ * files by their display form (srcpath__display()).
+ *
+ * At the line level, a line only in A and a line only in B in the same file
+ * and function are one line that moved (an edit above it) when that
+ * function has as many such lines in A as in B: paired in line order, they
+ * are one row, DIFF_MOVED, with both line numbers.
  *
  * CPU compares shares: a site's samples as a percentage of all samples of
  * its run, so runs of different lengths compare fairly; the delta is in
@@ -29,11 +37,13 @@ enum diff_status {
 	DIFF_CHANGED,		/* in both */
 	DIFF_NEW,		/* only in B */
 	DIFF_GONE,		/* only in A */
+	DIFF_MOVED,		/* in both, on another line in B (line_a in A) */
 };
 
 struct diff_row {
 	const char *file;	/* display path (owned by the diff); NULL when unknown */
-	int line;		/* 0 when the level drops lines */
+	int line;		/* 0 when the level drops lines; B's line when moved */
+	int line_a;		/* A's line: differs from line when moved */
 	const char *function;
 	const char *module;
 	enum diff_status status;

@@ -18,6 +18,8 @@ struct db;
 struct qsym {
 	int64_t addr;
 	char *file, *function, *module;
+	char *mangled;		/* linkage name of the outermost function (v2), or NULL */
+	char *symname;		/* GROUP_SYMBOL: mangled demangled (or as is), else NULL */
 	int line;
 	int pid;		/* a process group's representative */
 	int group;

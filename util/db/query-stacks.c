@@ -19,6 +19,7 @@ struct stack_weight {
 	int64_t id;		/* stacks.id, or the address for a one-frame stack */
 	bool one_frame;
 	int64_t value, count;
+	int64_t alloc_value, alloc_count;	/* heap: in the window */
 };
 
 struct stacks_ctx {
@@ -34,7 +35,10 @@ struct stacks_ctx {
 static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_stack_cb cb,
 		      void *ctx)
 {
-	struct prof_stack ps = { .value = w->value, .count = w->count };
+	struct prof_stack ps = {
+		.value = w->value, .count = w->count,
+		.alloc_value = w->alloc_value, .alloc_count = w->alloc_count,
+	};
 	const char *pat = x->q->f->pattern;
 	bool match = !pat || !*pat;
 	int n = 0, rc;
@@ -76,12 +80,16 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 
 		f->addr = x->addrs[i];
 		f->module = s->module;
+		f->mangled = s->mangled;
 		if (si < x->q->n_syms && x->c->n[si]) {
 			f->lines = &x->c->v[x->c->first[si]];
 			f->n_lines = x->c->n[si];
+			f->outermost = true;	/* symbol_frames runs out to the real function */
 		} else {
 			f->lines = &x->single[si];
 			f->n_lines = 1;
+			/* the symbols row alone: the real function unless it was inlined */
+			f->outermost = !x->c->nv;
 		}
 		match = match || s->match;
 	}
@@ -122,6 +130,7 @@ struct weights_sum {
 	int n, cap;
 	struct hashmap stacks, addrs;
 	bool heap, no_memory;
+	bool window;		/* heap: the rows are in the window, their allocations count */
 };
 
 static void weights_row(void *ctx, const struct totals_row *r)
@@ -145,20 +154,37 @@ static void weights_row(void *ctx, const struct totals_row *r)
 	if (x->heap) {
 		x->v[slot - 1].value += r->alloc_bytes - r->free_bytes;
 		x->v[slot - 1].count += r->alloc_count - r->free_count;
+		if (x->window) {
+			x->v[slot - 1].alloc_value += r->alloc_bytes;
+			x->v[slot - 1].alloc_count += r->alloc_count;
+		}
 	} else {
 		x->v[slot - 1].value += r->count;
 		x->v[slot - 1].count += r->count;
 	}
 }
 
-/* The weights of checkpoints lo..hi from the writer's totals (not for cpu_stacks). */
-static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t hi,
+/*
+ * The weights of checkpoints lo..hi from the writer's totals (not for
+ * cpu_stacks); heap: the allocations of checkpoints win..hi.
+ */
+static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t hi, int64_t win,
 			       struct stack_weight **v, int *n)
 {
 	struct weights_sum x = { .heap = heap };
-	int err = heap ? totals__heap_range(t, lo, hi, weights_row, &x) :
-			 totals__cpu_range(t, lo, hi, weights_row, &x);
-	int k = 0;
+	int k = 0, err;
+
+	if (!heap) {
+		err = totals__cpu_range(t, lo, hi, weights_row, &x);
+	} else {
+		if (lo < 1)
+			lo = 1;
+		err = win > lo ? totals__heap_range(t, lo, win - 1 < hi ? win - 1 : hi, weights_row,
+						    &x) : 0;
+		x.window = true;
+		if (!err && win <= hi)
+			err = totals__heap_range(t, win > lo ? win : lo, hi, weights_row, &x);
+	}
 
 	if (!err && x.no_memory)
 		err = -ENOMEM;
@@ -168,8 +194,9 @@ static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t 
 		free(x.v);
 		return err;
 	}
+	/* a heap stack with nothing live is kept when it allocated in the window */
 	for (int i = 0; i < x.n; i++)
-		if (x.v[i].value > 0)
+		if (x.v[i].value > 0 || x.v[i].alloc_value > 0)
 			x.v[k++] = x.v[i];
 	if (k)
 		qsort(x.v, k, sizeof(*x.v), weight_cmp);
@@ -185,7 +212,7 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	const bool v2 = db__version(db) >= 2;
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
-	int64_t lo, hi;
+	int64_t lo, hi, win = 0;
 	bool all, has_cpu_stacks = false;
 	const char *sql[2] = { NULL, NULL };
 	int cap = 0, err;
@@ -193,7 +220,10 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	*v = NULL;
 	*n = 0;
 	if (heap) {
-		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
+		/* live bytes from the start, allocations in the window */
+		err = checkpoint_range(db, f->from_ms, end, &win, &hi, &all);
+		if (!err)
+			err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 		lo = 0;
 	} else {
 		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
@@ -216,7 +246,7 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 		err = totals__open(db, &t);
 		used = t != NULL;
 		if (!err && used)
-			err = weights_from_totals(t, heap, lo, hi, v, n);
+			err = weights_from_totals(t, heap, lo, hi, win, v, n);
 		totals__delete(t);
 		if (err || used)
 			return err;
@@ -230,14 +260,22 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
 	} else if (v2) {
 		sql[0] = "SELECT stack_id, SUM(alloc_bytes - free_bytes),"
-			 " SUM(alloc_count - free_count), 0 FROM heap_events"
+			 " SUM(alloc_count - free_count), 0,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NOT NULL"
 			 " GROUP BY stack_id";
 		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes),"
-			 " SUM(alloc_count - free_count), 1 FROM heap_events"
+			 " SUM(alloc_count - free_count), 1,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NULL GROUP BY addr";
 	} else {
-		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1 FROM heap_events"
+		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END), 0"
+			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
 	}
 	for (int i = 0; i < 2 && !err; i++) {
@@ -251,6 +289,8 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 			break;
 		sqlite3_bind_int64(st, 1, lo);
 		sqlite3_bind_int64(st, 2, hi);
+		if (heap)
+			sqlite3_bind_int64(st, 3, win);
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 			struct stack_weight w = {
 				.id = sqlite3_column_int64(st, 0),
@@ -259,7 +299,12 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				.one_frame = sqlite3_column_int(st, 3),
 			};
 
-			if (w.value <= 0)
+			if (heap) {
+				w.alloc_value = sqlite3_column_int64(st, 4);
+				w.alloc_count = sqlite3_column_int64(st, 5);
+			}
+			/* a stack with nothing live is kept when it allocated in the window */
+			if (w.value <= 0 && w.alloc_value <= 0)
 				continue;
 			err = add_weight(v, n, &cap, &w);
 			if (err)

@@ -25,6 +25,7 @@
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/str.h"
+#include "util/symbols/demangle.h"
 #include "util/symbols/symbol.h"
 
 void query_filter__init(struct query_filter *f)
@@ -68,6 +69,8 @@ void qctx_free(struct qctx *q)
 		free(q->syms[i].file);
 		free(q->syms[i].function);
 		free(q->syms[i].module);
+		free(q->syms[i].mangled);
+		free(q->syms[i].symname);
 	}
 	free(q->syms);
 	for (int i = 0; i < q->n_procs; i++) {
@@ -128,6 +131,12 @@ static int qsym_cmp_key(const struct qsym *a, const struct qsym *b, enum group_b
 		if (!c && !a->file)
 			c = key_cmp_str(a->module, b->module);
 		return c;
+	case GROUP_SYMBOL:
+		c = key_cmp_str(a->module, b->module);
+		if (!c)
+			c = key_cmp_str(a->symname ? a->symname : a->function,
+					b->symname ? b->symname : b->function);
+		return c;
 	case GROUP_MODULE:
 	default:
 		return key_cmp_str(a->module, b->module);
@@ -160,6 +169,7 @@ static bool pattern_match(const struct qsym *s, const char *pat)
 		return true;
 	return (s->file && strcasestr(s->file, pat)) ||
 	       (s->function && strcasestr(s->function, pat)) ||
+	       (s->symname && strcasestr(s->symname, pat)) ||
 	       (!s->file && s->module && strcasestr(s->module, pat));
 }
 
@@ -282,8 +292,8 @@ static int qctx_grow(struct qctx *q)
 int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 {
 	const char *sql = db__version(db) >= 2 ?
-		"SELECT addr, file, line, function, module FROM symbols ORDER BY addr" :
-		"SELECT addr, file, line, function, NULL FROM symbols ORDER BY addr";
+		"SELECT addr, file, line, function, module, mangled FROM symbols ORDER BY addr" :
+		"SELECT addr, file, line, function, NULL, NULL FROM symbols ORDER BY addr";
 	sqlite3_stmt *st;
 	int rc, err;
 
@@ -306,6 +316,15 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 		s->line = sqlite3_column_int(st, 2);
 		s->function = dup_col(st, 3, &err);
 		s->module = dup_col(st, 4, &err);
+		s->mangled = dup_col(st, 5, &err);
+		/* by symbol: the real function's name, spelled as the symbol table's */
+		if (!err && f->group == GROUP_SYMBOL && s->mangled) {
+			s->symname = demangle(s->mangled);
+			/* without the version of a versioned name (cfree@GLIBC_2.2.5) */
+			if (!s->symname && !(s->symname = strndup(s->mangled,
+								 strcspn(s->mangled, "@"))))
+				err = -ENOMEM;
+		}
 		if (err)
 			break;
 	}
@@ -537,6 +556,10 @@ static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 
 	if (by == GROUP_MODULE)
 		r.file = NULL;
+	if (by == GROUP_SYMBOL) {
+		r.file = NULL;
+		r.function = g->rep->symname ? g->rep->symname : g->rep->function;
+	}
 	return r;
 }
 

@@ -16,6 +16,8 @@ enum group_by {
 	GROUP_FILE,
 	GROUP_MODULE,
 	GROUP_PROCESS,		/* per process (pid) of the recording's process tree */
+	GROUP_SYMBOL,		/* the ELF symbol (the real function, inlined code in it), per
+				 * module: what perf shows */
 };
 
 #define TIME_NONE UINT64_MAX
@@ -122,6 +124,9 @@ struct prof_frame {
 	const struct frame *lines;	/* the inline chain from the reported frame out to
 					 * the real function, innermost first (util/symbols/symbol.h) */
 	int n_lines;			/* >= 1 */
+	const char *mangled;		/* linkage name of the real function (lines[n_lines - 1]
+					 * when the chain reaches it), NULL when unknown */
+	bool outermost;			/* lines[n_lines - 1] is the real function */
 };
 
 struct prof_stack {
@@ -129,11 +134,16 @@ struct prof_stack {
 	int depth;
 	int64_t value;		/* CPU: samples; heap: live bytes */
 	int64_t count;		/* CPU: samples; heap: live allocations */
+	int64_t alloc_value;	/* heap: bytes allocated in the window (0 for CPU) */
+	int64_t alloc_count;	/* heap: allocations made in the window */
 };
 
 typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
 
-/* Everything passed to cb lives until cb returns. */
+/*
+ * Everything passed to cb lives until cb returns. Heap stacks with no live
+ * bytes left (value <= 0) are passed too when they allocated in the window.
+ */
 int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 		    prof_stack_cb cb, void *ctx);
 
@@ -145,7 +155,9 @@ struct prof_summary {
 	uint64_t lost_samples;
 	uint64_t symbols;
 	int64_t live_bytes;	/* at the end */
-	int64_t peak_bytes;	/* highest checkpoint live heap */
+	int64_t peak_bytes;	/* highest live heap seen (checkpoints, the tracker's own) */
+	uint64_t peak_ms;	/* the checkpoint with the most live heap (by heap_events) */
+	int64_t peak_cp_bytes;	/* its live heap: what report --at peak shows */
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
 	uint64_t heap_dropped;
 	bool has_heap;		/* heap tracking was on */

@@ -94,11 +94,16 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->peak_bytes = v[7];
 		/* the peak of the running sum too, whatever heap_live_bytes holds */
 		err = int_query(db, "read heap peak",
-				"SELECT COALESCE(MAX(l), 0) FROM (SELECT SUM(heap_alloc_bytes -"
+				"SELECT COALESCE(MAX(l), 0), COALESCE((SELECT t FROM (SELECT"
+				" timestamp_ms AS t, SUM(heap_alloc_bytes - heap_free_bytes) OVER"
+				" (ORDER BY id ROWS UNBOUNDED PRECEDING) AS l2 FROM checkpoints)"
+				" ORDER BY l2 DESC, t LIMIT 1), 0) FROM (SELECT SUM(heap_alloc_bytes -"
 				" heap_free_bytes) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS l"
-				" FROM checkpoints)", v, 1);
+				" FROM checkpoints)", v, 2);
 		if (err)
 			return err;
+		s->peak_cp_bytes = v[0];
+		s->peak_ms = (uint64_t)v[1];
 		if (v[0] > s->peak_bytes)
 			s->peak_bytes = v[0];
 	} else {
@@ -114,13 +119,20 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->alloc_bytes = v[1];
 		s->free_bytes = v[2];
 		err = int_query(db, "read heap peak",
-				"SELECT COALESCE(MAX(l), 0) FROM (SELECT SUM(d) OVER (ORDER BY"
+				"SELECT COALESCE(MAX(l), 0), COALESCE((SELECT timestamp_ms FROM"
+				" checkpoints WHERE id = (SELECT c FROM (SELECT checkpoint_id AS c,"
+				" SUM(d) OVER (ORDER BY checkpoint_id ROWS UNBOUNDED PRECEDING) AS l2"
+				" FROM (SELECT checkpoint_id, SUM(alloc_bytes - free_bytes) AS d FROM"
+				" heap_events GROUP BY checkpoint_id)) ORDER BY l2 DESC, c LIMIT 1)), 0)"
+				" FROM (SELECT SUM(d) OVER (ORDER BY"
 				" checkpoint_id ROWS UNBOUNDED PRECEDING) AS l FROM (SELECT"
 				" checkpoint_id, SUM(alloc_bytes - free_bytes) AS d FROM heap_events"
-				" GROUP BY checkpoint_id))", v, 1);
+				" GROUP BY checkpoint_id))", v, 2);
 		if (err)
 			return err;
 		s->peak_bytes = v[0];
+		s->peak_cp_bytes = v[0];
+		s->peak_ms = (uint64_t)v[1];
 	}
 	s->live_bytes = s->alloc_bytes - s->free_bytes;
 	err = int_query(db, "read symbols", "SELECT COUNT(*), EXISTS (SELECT 1 FROM heap_events)"

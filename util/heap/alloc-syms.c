@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <capstone/capstone.h>
 #include <gelf.h>
 #include <libelf.h>
 #include <limits.h>
@@ -62,44 +63,153 @@ static const struct want cxx_wants[] = {
 
 #define N_WANTS(a) (sizeof(a) / sizeof((a)[0]))
 
-static bool is_push(const uint8_t *c, size_t len)
+/* Registers a probe of each kind reads at its probed instruction (bpf/heap.bpf.c). */
+enum { R_DI = 1, R_SI = 2, R_DX = 4, R_CX = 8, R_SP = 16, R_BP = 32 };
+
+static unsigned int regs_read_by(unsigned int kind)
 {
-	if (len >= 1 && c[0] >= 0x50 && c[0] <= 0x57)
-		return true;
-	return len >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57;
+	unsigned int r = R_SP | R_BP;	/* the return address at (%rsp), the frame chain */
+
+	switch (kind) {
+	case HEAP_KIND_MALLOC:		/* size */
+	case HEAP_KIND_FREE:		/* ptr */
+		return r | R_DI;
+	case HEAP_KIND_ALIGNED:		/* align, size */
+		return r | R_SI;
+	case HEAP_KIND_POSIX_MEMALIGN:	/* memptr, align, size */
+		return r | R_DI | R_DX;
+	case HEAP_KIND_RUST_REALLOC:	/* ptr, old size, align, new size */
+		return r | R_DI | R_SI | R_CX;
+	default:			/* calloc, realloc, __rust_dealloc: two */
+		return r | R_DI | R_SI;
+	}
 }
 
-unsigned int alloc_syms__prologue_skip(const uint8_t *c, size_t len, bool is_free)
+static unsigned int reg_bit(x86_reg reg)
 {
-	size_t i = 0;
+	switch (reg) {
+	case X86_REG_RDI: case X86_REG_EDI: case X86_REG_DI: case X86_REG_DIL:
+		return R_DI;
+	case X86_REG_RSI: case X86_REG_ESI: case X86_REG_SI: case X86_REG_SIL:
+		return R_SI;
+	case X86_REG_RDX: case X86_REG_EDX: case X86_REG_DX: case X86_REG_DL: case X86_REG_DH:
+		return R_DX;
+	case X86_REG_RCX: case X86_REG_ECX: case X86_REG_CX: case X86_REG_CL: case X86_REG_CH:
+		return R_CX;
+	case X86_REG_RSP: case X86_REG_ESP: case X86_REG_SP: case X86_REG_SPL:
+		return R_SP;
+	case X86_REG_RBP: case X86_REG_EBP: case X86_REG_BP: case X86_REG_BPL:
+		return R_BP;
+	default:
+		return 0;
+	}
+}
 
-	/*
-	 * Instructions that change neither %rsp nor an argument register and
-	 * do not branch (but free's NULL check): the probe may go after them.
-	 */
-	for (int n = 0; n < 4; n++) {
-		if (i + 4 <= len && c[i] == 0xf3 && c[i + 1] == 0x0f && c[i + 2] == 0x1e &&
-		    c[i + 3] == 0xfa) {
-			i += 4;				/* endbr64 */
-		} else if (i + 3 <= len && c[i] == 0x48 && c[i + 1] == 0x85 && c[i + 2] == 0xff) {
-			i += 3;				/* test %rdi,%rdi */
-			if (!is_free)
-				continue;
-			if (i + 6 <= len && c[i] == 0x0f && c[i + 1] == 0x84)
-				i += 6;			/* je rel32: a NULL free leaves */
-			else if (i + 2 <= len && c[i] == 0x74)
-				i += 2;			/* je rel8 */
-		} else if (i + 5 <= len && c[i] == 0xb8) {
-			i += 5;				/* mov $imm32,%eax */
-		} else if (i + 7 <= len && c[i] == 0x80 && c[i + 1] == 0x3d) {
-			i += 7;				/* cmpb $imm8,disp32(%rip) */
-		} else {
-			break;
+/*
+ * Does the kernel emulate this instruction at a uprobe (arch/x86/kernel/
+ * uprobes.c: push of a register, a nop, jmp, call or jcc with a relative
+ * target and no 0x66 prefix), rather than single-step it out of line?
+ */
+static bool emulated(const uint8_t *c, size_t len)
+{
+	if (!len)
+		return false;
+	if ((c[0] >= 0x50 && c[0] <= 0x57) || c[0] == 0x90 || c[0] == 0xe8 || c[0] == 0xe9 ||
+	    c[0] == 0xeb || (c[0] >= 0x70 && c[0] <= 0x7f))
+		return true;
+	if (len >= 2 && c[0] == 0x41 && c[1] >= 0x50 && c[1] <= 0x57)
+		return true;
+	return len >= 2 && c[0] == 0x0f && (c[1] == 0x1f || (c[1] >= 0x80 && c[1] <= 0x8f));
+}
+
+/* Does a direct branch of the function land in (0, at]? Then a probe at `at`
+ * could fire twice in one call. */
+static bool branched_into(csh h, const uint8_t *code, size_t len, uint64_t at)
+{
+	cs_insn *insn = cs_malloc(h);
+	const uint8_t *p = code;
+	size_t left = len;
+	uint64_t addr = 0;
+	bool hit = false;
+
+	if (!insn)
+		return true;
+	while (!hit && cs_disasm_iter(h, &p, &left, &addr, insn)) {
+		const cs_x86 *x = &insn->detail->x86;
+
+		if (!cs_insn_group(h, insn, CS_GRP_JUMP) && !cs_insn_group(h, insn, CS_GRP_CALL))
+			continue;
+		if (x->op_count == 1 && x->operands[0].type == X86_OP_IMM &&
+		    x->operands[0].imm > 0 && (uint64_t)x->operands[0].imm <= at)
+			hit = true;
+	}
+	cs_free(insn, 1);
+	return hit;
+}
+
+int alloc_syms__probe_point(const uint8_t *code, size_t len, unsigned int kind, bool is_free,
+			    unsigned int *skip, bool *is_emulated)
+{
+	unsigned int needed = regs_read_by(kind), start = 0;
+	cs_insn *insn = NULL;
+	const uint8_t *p;
+	size_t left;
+	uint64_t addr;
+	csh h;
+	int err = 0;
+
+	*skip = 0;
+	*is_emulated = emulated(code, len);
+	if (cs_open(CS_ARCH_X86, CS_MODE_64, &h) != CS_ERR_OK)
+		return -ENOTSUP;
+	cs_option(h, CS_OPT_DETAIL, CS_OPT_ON);
+	insn = cs_malloc(h);
+	if (!insn) {
+		err = -ENOMEM;
+		goto out;
+	}
+	/* free: [endbr64] test %rdi,%rdi; je: a NULL free leaves, untrapped */
+	if (is_free) {
+		size_t i = len >= 4 && !memcmp(code, "\xf3\x0f\x1e\xfa", 4) ? 4 : 0;
+
+		if (i + 3 <= len && !memcmp(code + i, "\x48\x85\xff", 3)) {
+			i += 3;
+			if (i + 6 <= len && code[i] == 0x0f && code[i + 1] == 0x84)
+				start = i + 6;
+			else if (i + 2 <= len && code[i] == 0x74)
+				start = i + 2;
 		}
 	}
-	if (i && i < len && is_push(c + i, len - i))
-		return i;
-	return 0;
+	p = code + start;
+	left = len - start;
+	addr = start;
+	/* the first emulated instruction on every path, the probe's registers untouched */
+	for (int n = 0; n < 32 && cs_disasm_iter(h, &p, &left, &addr, insn); n++) {
+		uint64_t at = insn->address;
+		cs_regs rr, rw;
+		uint8_t nr, nw;
+		unsigned int written = 0;
+
+		if (emulated(insn->bytes, insn->size)) {
+			if (at && !branched_into(h, code, len, at)) {
+				*skip = (unsigned int)at;
+				*is_emulated = true;
+			}
+			break;
+		}
+		if (cs_insn_group(h, insn, CS_GRP_JUMP) || cs_insn_group(h, insn, CS_GRP_CALL) ||
+		    cs_insn_group(h, insn, CS_GRP_RET) || cs_insn_group(h, insn, CS_GRP_INT) ||
+		    cs_regs_access(h, insn, rr, &nr, rw, &nw))
+			break;
+		for (int i = 0; i < nw; i++)
+			written |= reg_bit(rw[i]);
+		if (written & needed)
+			break;
+	}
+out:
+	cs_free(insn, 1);
+	cs_close(&h);
+	return err;
 }
 
 /* rustc >= 1.80 or so: __rustc::__rust_alloc, v0-mangled as
@@ -140,10 +250,11 @@ static int vaddr_to_offset(Elf *elf, uint64_t vaddr, uint64_t *off)
 }
 
 static int add_probe(struct alloc_syms *s, const char *path, const char *name,
-		     uint64_t off, const struct want *w, int fd, bool push_only)
+		     uint64_t off, uint64_t size, const struct want *w, int fd, bool push_only)
 {
 	struct alloc_probe *v, *p;
-	uint8_t code[16];
+	uint8_t code[4096];
+	bool emul = false;
 	ssize_t got;
 
 	for (size_t i = 0; i < s->n; i++)
@@ -162,12 +273,16 @@ static int add_probe(struct alloc_syms *s, const char *path, const char *name,
 		free(p->name);
 		return -ENOMEM;
 	}
-	got = pread(fd, code, sizeof(code), off);
-	if (got > 0)
-		p->skip = alloc_syms__prologue_skip(code, got, w->is_free);
-	if (push_only && !(got > 0 && (p->skip || is_push(code, got)))) {
+	/* the function's code (its branches matter), at least its first bytes */
+	if (size < 16 || size > sizeof(code))
+		size = size > sizeof(code) ? sizeof(code) : 16;
+	got = pread(fd, code, size, off);
+	if (got > 0 && alloc_syms__probe_point(code, got, w->kind, w->is_free, &p->skip, &emul))
+		p->skip = 0;
+	if (push_only && !emul) {
 		/* a trap it would single-step (≈11 µs): the malloc inside will do */
-		pr_debug(1, "heap: %s in %s not probed (no push to probe)", name, path);
+		pr_debug(1, "heap: %s in %s not probed (nothing the kernel emulates to probe)",
+			 name, path);
 		free(p->path);
 		free(p->name);
 		return 0;
@@ -176,9 +291,10 @@ static int add_probe(struct alloc_syms *s, const char *path, const char *name,
 	p->kind = w->kind;
 	p->is_free = w->is_free;
 	p->optional = w->optional;
+	p->single_step = !emul;
 	s->n++;
-	pr_debug(1, "heap: %s in %s at %#llx (+%u)", name, path,
-		 (unsigned long long)off, p->skip);
+	pr_debug(1, "heap: %s in %s at %#llx (+%u%s)", name, path,
+		 (unsigned long long)off, p->skip, emul ? "" : ", single-stepped");
 	return 0;
 }
 
@@ -265,7 +381,7 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 				if (vaddr_to_offset(elf, sym.st_value, &off))
 					continue;
 				found[w] = true;
-				err = add_probe(s, path, name, off, &wants[w], fd, push_only);
+				err = add_probe(s, path, name, off, sym.st_size, &wants[w], fd, push_only);
 				if (err)
 					goto out;
 			}
@@ -276,6 +392,112 @@ out:
 		elf_end(elf);
 	close(fd);
 	return err;
+}
+
+/* Allocator libraries that replace malloc when linked (DT_NEEDED). */
+static const char *const alloc_libs[] = {
+	"libjemalloc.so", "libtcmalloc", "libmimalloc.so", "libhoard.so", "libsnmalloc",
+	"librpmalloc.so", "libtbbmalloc",
+};
+
+/* Symbol prefixes of allocators linked into an executable, and their names. */
+static const struct {
+	const char *prefix, *name;
+} alloc_marks[] = {
+	{ "_rjem_", "jemalloc" }, { "je_malloc", "jemalloc" }, { "mallocx", "jemalloc" },
+	{ "mi_malloc", "mimalloc" }, { "tc_malloc", "tcmalloc" }, { "rpmalloc", "rpmalloc" },
+	{ "sn_malloc", "snmalloc" },
+};
+
+#define N_OF(a) (sizeof(a) / sizeof((a)[0]))
+
+static void inspect_sym(struct alloc_exe *x, const char *name, bool dynsym, bool defined,
+			bool *rdl)
+{
+	if (!defined)
+		return;
+	if (dynsym && (!strcmp(name, "malloc") || !strcmp(name, "free")))
+		x->own_malloc = true;
+	if (rust_name_matches(name, "__rust_alloc"))
+		x->rust = true;
+	if (rust_name_matches(name, "__rdl_alloc"))
+		*rdl = true;
+	if (rust_name_matches(name, "__rg_alloc"))
+		x->rust_global = true;
+	for (size_t i = 0; i < N_OF(alloc_marks) && !x->alloc_name[0]; i++)
+		if (!strncmp(name, alloc_marks[i].prefix, strlen(alloc_marks[i].prefix)))
+			snprintf(x->alloc_name, sizeof(x->alloc_name), "%s", alloc_marks[i].name);
+}
+
+int alloc_syms__inspect(const char *exe, struct alloc_exe *x)
+{
+	Elf_Scn *scn = NULL;
+	Elf *elf = NULL;
+	bool rdl = false;
+	size_t nph;
+	int fd;
+
+	memset(x, 0, sizeof(*x));
+	if (elf_version(EV_CURRENT) == EV_NONE)
+		return -ENOTSUP;
+	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int err = -errno;
+
+		pr_err("cannot open %s: %s", exe, strerror(errno));
+		return err;
+	}
+	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
+	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph))
+		goto out;	/* not ELF (a script): is_elf stays false */
+	x->is_elf = true;
+	x->is_static = true;
+	for (size_t i = 0; i < nph; i++) {
+		GElf_Phdr ph;
+
+		if (gelf_getphdr(elf, i, &ph) && ph.p_type == PT_INTERP)
+			x->is_static = false;
+	}
+	while ((scn = elf_nextscn(elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || !(d = elf_getdata(scn, NULL)))
+			continue;
+		if (sh.sh_type == SHT_DYNAMIC) {
+			for (size_t i = 0; i < sh.sh_size / sizeof(GElf_Dyn); i++) {
+				GElf_Dyn dyn;
+				const char *lib;
+
+				if (!gelf_getdyn(d, i, &dyn) || dyn.d_tag != DT_NEEDED)
+					continue;
+				lib = elf_strptr(elf, sh.sh_link, dyn.d_un.d_val);
+				for (size_t k = 0; lib && k < N_OF(alloc_libs); k++)
+					if (!strncmp(lib, alloc_libs[k], strlen(alloc_libs[k])))
+						snprintf(x->alloc_lib, sizeof(x->alloc_lib), "%s", lib);
+			}
+		} else if ((sh.sh_type == SHT_SYMTAB || sh.sh_type == SHT_DYNSYM) && sh.sh_entsize) {
+			for (size_t i = 0; i < sh.sh_size / sh.sh_entsize; i++) {
+				GElf_Sym sym;
+				const char *name;
+
+				if (!gelf_getsym(d, i, &sym) || GELF_ST_TYPE(sym.st_info) != STT_FUNC)
+					continue;
+				name = elf_strptr(elf, sh.sh_link, sym.st_name);
+				if (name)
+					inspect_sym(x, name, sh.sh_type == SHT_DYNSYM,
+						    sym.st_shndx != SHN_UNDEF && sym.st_value, &rdl);
+			}
+		}
+	}
+	/* rustc inlines a #[global_allocator] into __rust_alloc: no __rdl_alloc left */
+	if (x->rust && !rdl)
+		x->rust_global = true;
+out:
+	if (elf)
+		elf_end(elf);
+	close(fd);
+	return 0;
 }
 
 static int own_libc_cb(struct dl_phdr_info *info, size_t size, void *data)
@@ -324,6 +546,39 @@ static void cxx_beside_libc(const char *libc, char *path, bool *found)
 		return;
 	snprintf(path, PATH_MAX, "%.*s/libstdc++.so.6", (int)(slash - libc), libc);
 	*found = !access(path, R_OK);
+}
+
+/*
+ * The allocator library exe links (DT_NEEDED libjemalloc.so.2...), which
+ * defines the malloc it calls: into path (which holds the libc) when found,
+ * from the target's mappings, else beside the libc.
+ */
+static void alloc_lib(const char *exe, pid_t pid, bool before_exec, char *path)
+{
+	struct alloc_exe x;
+	char lib[PATH_MAX];
+	const char *slash;
+
+	if (alloc_syms__inspect(exe, &x) || !x.alloc_lib[0])
+		return;
+	if (pid > 0 && !before_exec) {
+		char prefix[64];
+
+		snprintf(prefix, sizeof(prefix), "%.*s", (int)strcspn(x.alloc_lib, "."), x.alloc_lib);
+		if (!target_lib(pid, prefix, lib)) {
+			snprintf(path, PATH_MAX, "%s", lib);
+			pr_debug(1, "heap: %s links %s: its malloc", exe, lib);
+		}
+		return;
+	}
+	slash = strrchr(path, '/');
+	if (!slash)
+		return;
+	snprintf(lib, sizeof(lib), "%.*s/%s", (int)(slash - path), path, x.alloc_lib);
+	if (!access(lib, R_OK)) {
+		snprintf(path, PATH_MAX, "%s", lib);
+		pr_debug(1, "heap: %s links %s: its malloc", exe, lib);
+	}
 }
 
 static size_t count_kind(const struct alloc_syms *s, bool is_free)
@@ -409,6 +664,9 @@ int alloc_syms__find(const char *exe_path, pid_t pid, bool before_exec,
 			rooted(pid, before_exec, libc);
 		if (err && (needs_libc || pid > 0))
 			err = dl_iterate_phdr(own_libc_cb, libc) ? 0 : -ENOENT;
+		/* an allocator library it links (jemalloc...) has the malloc it calls */
+		if (!err)
+			alloc_lib(exe, pid, before_exec, libc);
 		if (!err)
 			err = scan_elf(libc, libc_wants, N_WANTS(libc_wants), false, s, NULL, NULL);
 		if (!err && !(count_kind(s, false) && count_kind(s, true)))

@@ -18,6 +18,7 @@
  *        i.e. __rustc::__rust_alloc);
  *  libc: malloc, calloc, realloc, free, posix_memalign, aligned_alloc,
  *        memalign in the executable when it has its own (static build),
+ *        else in the allocator library it links (libjemalloc.so.2...),
  *        else in the libc it maps (or, before exec, the one it will load);
  *        and C++'s operator new in libstdc++ when the target uses it
  *        (libstdc++ keeps no frame pointers: probed there, the caller of
@@ -27,10 +28,11 @@
  * no allocation is counted twice.
  *
  * Each probe point is moved past instructions the kernel would have to
- * single-step (≈11 µs a hit instead of ≈1 µs for an emulated push): an
- * endbr64, glibc free's `test %rdi,%rdi; je` NULL check (a NULL free is
- * nothing to count), and a `cmpb $imm,disp(%rip)` that only sets flags
- * (posix_memalign), provided the instruction reached is a push.
+ * single-step (≈11 µs a hit instead of ≈1 µs for an emulated one) to the
+ * first it emulates (alloc_syms__probe_point(), decoded with capstone):
+ * glibc's free past its NULL check (a NULL free is nothing to count), its
+ * aligned_alloc to the je after a cmpb, rustc's jemalloc malloc to the
+ * jae after its size check.
  */
 struct alloc_probe {
 	char *path;		/* the ELF file holding the function */
@@ -40,6 +42,7 @@ struct alloc_probe {
 	unsigned int kind;	/* enum heap_kind (bpf/heap.h) */
 	bool is_free;		/* entry probe only; else entry + return */
 	bool optional;		/* aligned allocation, C++ new: may fail to attach */
+	bool single_step;	/* no instruction the kernel emulates: ≈11 µs a call */
 };
 
 struct alloc_syms {
@@ -60,10 +63,33 @@ int alloc_syms__find(const char *exe, pid_t pid, bool before_exec, enum heap_pro
 void alloc_syms__delete(struct alloc_syms *s);
 
 /*
- * How many bytes at the start of a function to skip so the probe lands on
- * an emulated push (see above); code is the function's first bytes.
- * Exposed for the unit test.
+ * What the executable says about its allocator, for the choice between the
+ * in-process tracker and uprobes (util/heap/preload.c).
  */
-unsigned int alloc_syms__prologue_skip(const uint8_t *code, size_t len, bool is_free);
+struct alloc_exe {
+	bool is_elf;
+	bool is_static;		/* no PT_INTERP: no dynamic loader, no LD_PRELOAD */
+	bool own_malloc;	/* defines and exports malloc or free: it wins over a preload */
+	bool rust;		/* has the Rust allocator shims */
+	bool rust_global;	/* ... and a #[global_allocator] (no __rdl_alloc, or __rg_alloc) */
+	char alloc_lib[64];	/* an allocator library in DT_NEEDED (libjemalloc.so.2), or "" */
+	char alloc_name[16];	/* jemalloc, mimalloc, ... when its symbols are in the executable */
+};
+
+/* Read exe's program headers, DT_NEEDED and symbols. 0 or -errno (printed). */
+int alloc_syms__inspect(const char *exe, struct alloc_exe *info);
+
+/*
+ * Where in a function to put its probe (code: its bytes from the entry;
+ * kind: enum heap_kind): *skip bytes in, at the first instruction the
+ * kernel emulates (a push of a register, a nop, a relative jmp, call or
+ * jcc) that every call goes through before anything changes the registers
+ * the probe reads (its arguments, %rsp, %rbp) and that no branch of the
+ * function comes back to; free's NULL check is stepped over first. None:
+ * *skip 0 and *emulated false, the kernel single-steps the entry (≈11 µs a
+ * call instead of ≈1). 0 or -errno. Exposed for the unit test.
+ */
+int alloc_syms__probe_point(const uint8_t *code, size_t len, unsigned int kind, bool is_free,
+			    unsigned int *skip, bool *emulated);
 
 #endif

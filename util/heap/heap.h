@@ -7,18 +7,29 @@
 #include <sys/types.h>
 
 /*
- * Heap tracking (SPEC §6): the heap BPF skeleton (bpf/heap.bpf.c) loaded
- * with libbpf, uprobes on the target's allocator found in its symbol tables,
- * per-stack counters and a live-pointer map in the kernel, read as deltas
- * once per checkpoint. Only this file's .c includes heap.skel.h.
+ * Heap tracking (SPEC §6): running counters per allocation call stack, read
+ * as deltas once per checkpoint and attributed to the user's line. Two
+ * backends behind this one interface (issue 8):
+ *
+ *  preload  the in-process tracker (preload/, util/heap/preload.c) for a
+ *           program rsprof launches: LD_PRELOAD, counters in shared memory,
+ *           no trap per call;
+ *  uprobe   eBPF uprobes on the allocator (bpf/heap.bpf.c,
+ *           util/heap/uprobe.c): any running process, attach included.
+ *
+ * What is shared (util/heap/heap.c): the table of stacks seen, their
+ * attribution to a site through the resolver (util/heap/attrib.c), the
+ * deltas and the addresses new to the file.
  */
 struct heap;
+struct heap_launch;
 struct resolver;
 struct checkpoint;
 struct alloc_fns;
 
 enum heap_probes { HEAP_PROBES_AUTO, HEAP_PROBES_RUST, HEAP_PROBES_LIBC };
 enum heap_attribution { ATTR_FIRST_USER, ATTR_CALLER, ATTR_STACK };
+enum heap_backend { HEAP_BACKEND_AUTO, HEAP_BACKEND_PRELOAD, HEAP_BACKEND_UPROBE };
 
 struct heap_opts {
 	pid_t pid;
@@ -29,10 +40,38 @@ struct heap_opts {
 	unsigned int sample;		/* track one allocation in N; 1 = all */
 	const struct alloc_fns *alloc_fns;	/* wrappers passed over (util/heap/alloc-fn.h);
 						 * the caller's, outlives the tracker */
+	/* the in-process tracker's directory (heap_launch__new()); NULL: uprobes.
+	 * heap__new() takes it over, even when it fails. */
+	struct heap_launch *launch;
 };
 
 /*
- * Load and attach. Errors (printed with the reason and a hint):
+ * Launching with heap tracking, before the fork: which backend for exe.
+ * HEAP_BACKEND_AUTO takes the in-process tracker unless it cannot work for
+ * exe: a static executable, setuid/setgid, an executable with its own
+ * malloc or a Rust #[global_allocator] that is jemalloc or mimalloc, an
+ * allocator library (jemalloc, tcmalloc, mimalloc) among its DT_NEEDED,
+ * or --heap-probes rust; *why then says which (a static string). HEAP_BACKEND_PRELOAD
+ * fails (-ENOTSUP, printed with the reason) where auto would fall back.
+ * With the tracker: makes the private 0700 directory with the library in
+ * it; *out is then the launch, whose environment the program execs with.
+ * *out NULL: uprobes. 0 or -errno (printed).
+ */
+int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes probes,
+		     unsigned int sample, struct heap_launch **out, const char **why);
+/* The environment to exec the program with (environ + LD_PRELOAD + RSPROF_HEAP_DIR). */
+char *const *heap_launch__env(const struct heap_launch *l);
+/* Removes the directory and what is in it. NULL ok. */
+void heap_launch__delete(struct heap_launch *l);
+
+/* "auto", "preload", "uprobe" to the enum; -1 when unknown. */
+int heap_backend__parse(const char *name);
+const char *heap_backend__name(enum heap_backend b);
+
+/*
+ * Start tracking: o->launch set, the in-process tracker (its region for
+ * o->pid, which must not have exec'd yet); else load the BPF programs and
+ * attach the uprobes. Errors (printed with the reason and a hint):
  * -EPERM no BPF permission, -ENOTSUP no BTF / BPF unsupported,
  * -RSPROF_ENODEBUG no allocator symbol found in the target (exit 5 when
  * heap tracking was all the user asked for).
@@ -40,14 +79,15 @@ struct heap_opts {
 int heap__new(const struct heap_opts *o, struct heap **out);
 
 /*
- * Collect this checkpoint's heap deltas: reads the kernel's per-stack
+ * Collect this checkpoint's heap deltas: reads the backend's per-stack
  * counters, attributes each stack to a site with the resolver (first user
  * frame, caller, or innermost frame of the stack), and fills cp->heap,
  * cp->n_heap, cp->stacks, cp->n_stacks, cp->heap_dropped and
- * cp->heap_live_bytes. Stack ids are the kernel's 64-bit stack key >> 1
+ * cp->heap_live_bytes. Stack ids are the backend's 64-bit stack key >> 1
  * (stable across --append; any value in 0..2^63). Site and stack
  * addresses not seen before are appended to *new_addrs (realloc'd,
- * *n_new_addrs updated) so the caller writes their symbols. The arrays stay owned by h until the next call.
+ * *n_new_addrs updated) so the caller writes their symbols. The arrays
+ * stay owned by h until the next call. now_ms: the checkpoint's time.
  */
 int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs);
@@ -55,13 +95,17 @@ int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
 struct heap_stats {
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees;
-	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before attach */
-	uint64_t dropped;	/* live map / stack map full, lost events: never silent */
+	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before tracking */
+	uint64_t dropped;	/* tables full, lost events: never silent */
+	const char *backend;	/* "preload", "uprobe" */
 	const char *probes;	/* "rust", "libc" */
 	unsigned int sample;
+	bool started;		/* preload: the tracker claimed its region */
 };
 
 void heap__stats(const struct heap *h, struct heap_stats *st);
+/* Is the tracker running (preload: it claimed its region; uprobes: attached)? */
+bool heap__started(struct heap *h);
 void heap__delete(struct heap *h);
 
 #endif

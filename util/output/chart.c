@@ -205,6 +205,32 @@ int chart__area(FILE *f, const struct chart_style *st, const char *title,
 	return ferror(f) ? -EIO : 0;
 }
 
+int chart__area_mark(FILE *f, const struct chart_style *st, size_t n, size_t idx,
+		     const char *text)
+{
+	int plot_w = st->width - Y_LABEL_W - 2, len = (int)strlen(text);
+	size_t c;
+
+	if (plot_w < 10)
+		plot_w = 10;
+	if (!n || idx >= n)
+		return 0;
+	/* the first column chart__bucket() gives point idx (or its bucket) */
+	for (c = 0; c + 1 < (size_t)plot_w; c++) {
+		size_t lo = c * n / (size_t)plot_w, hi = (c + 1) * n / (size_t)plot_w;
+
+		if (n <= (size_t)plot_w ? lo == idx : (lo <= idx && idx < hi))
+			break;
+	}
+	if ((int)c + 2 + len <= plot_w)
+		fprintf(f, "%*s%s %s\n", Y_LABEL_W + 1 + (int)c, "", st->utf8 ? "\u25b2" : "^",
+			text);
+	else
+		fprintf(f, "%*s%s %s\n", Y_LABEL_W + 1 + ((int)c > len + 1 ? (int)c - len - 1 : 0),
+			"", text, st->utf8 ? "\u25b2" : "^");
+	return ferror(f) ? -EIO : 0;
+}
+
 int chart__sparkline(FILE *f, const struct chart_style *st, const char *label,
 		     int label_width, const double *values, size_t n,
 		     enum chart_kind kind, enum chart_unit unit)

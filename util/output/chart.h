@@ -46,6 +46,14 @@ int chart__area(FILE *f, const struct chart_style *st, const char *title,
 		const double *values, size_t n, uint64_t t_end_ms, enum chart_unit unit);
 
 /*
+ * A line to print under chart__area(): a mark (U+25B2, or '^') under the
+ * column showing point idx of the n points, and text beside it (to its
+ * right, or to its left when it does not fit). Returns 0 or -EIO.
+ */
+int chart__area_mark(FILE *f, const struct chart_style *st, size_t n, size_t idx,
+		     const char *text);
+
+/*
  * One sparkline row: `label` padded to label_width columns (or cut, with a
  * '~' in its last column), the line,
  * then a short note (the series' last and highest value). Returns 0, or

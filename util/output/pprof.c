@@ -7,12 +7,27 @@
  *             11 period_type  12 period
  *   ValueType 1 type  2 unit (string indices)
  *   Sample    1 location_id (packed, leaf first)  2 value (packed)
- *   Mapping   1 id  5 filename  7-10 has_functions, _filenames, _line_numbers,
+ *             14 default_sample_type
+ *   Mapping   1 id  2 memory_start  3 memory_limit  4 file_offset  5 filename
+ *             6 build_id  7-10 has_functions, _filenames, _line_numbers,
  *             _inline_frames (all true: the profile is symbolized, pprof must not
- *             try again)
+ *             try again; with start, limit and offset it can still read the
+ *             file for -disasm)
+ *
+ * Addresses in a mapping whose file is still the one that ran are written
+ * as the file's link-time addresses (the mapping's start and limit too, so
+ * that start - offset still leads to them): `go tool pprof` reads binaries
+ * with Go's own object reader, which does not relocate, and finds nothing
+ * to disassemble in a PIE at its runtime addresses. Upstream pprof computes
+ * a load base of 0 from such a mapping and reads the same addresses.
  *   Location  1 id  2 mapping_id  3 address  4 line
  *   Line      1 function_id  2 line
  *   Function  1 id  2 name  3 system_name  4 filename (string indices)
+ *
+ * name is the demangled name, system_name the linkage name (only the real
+ * function has one; inlined frames leave it out). pprof demangles again,
+ * and runs its C++ clean-up, only where the two are equal: with the
+ * demangled name in both, `<u64 as Trait>::fmt` came out as `::fmt`.
  */
 #include "util/output/pprof.h"
 
@@ -24,6 +39,8 @@
 
 #include "util/db/query.h"
 #include "util/hashmap.h"
+#include "util/record/maps.h"
+#include "util/symbols/objfile.h"
 #include "util/symbols/symbol.h"
 
 struct pb {
@@ -172,8 +189,15 @@ struct pprof {
 	struct intern strings;		/* index = string_table index */
 	struct intern functions;	/* key "name\x1ffile" -> function id - 1 */
 	struct intern locations;	/* key address -> location id - 1 */
-	struct intern mappings;		/* key module path -> mapping id - 1 */
+	struct intern mappings;		/* key module path, or "#index" in xmaps -> id - 1 */
 	struct pb samples, maps, locs, funcs, tmp, tmp2;
+	struct xmap {			/* the executable mappings of the target */
+		uint64_t start, end, offset;
+		char *path;
+		struct objfile_ident id;
+		bool have_id;		/* id read: the file is the one that ran */
+	} *xmaps;
+	size_t n_xmaps, cap_xmaps;
 	bool oom;
 };
 
@@ -214,6 +238,9 @@ void pprof__delete(struct pprof *p)
 	intern_free(&p->functions);
 	intern_free(&p->locations);
 	intern_free(&p->mappings);
+	for (size_t i = 0; i < p->n_xmaps; i++)
+		free(p->xmaps[i].path);
+	free(p->xmaps);
 	free(p->samples.b);
 	free(p->maps.b);
 	free(p->locs.b);
@@ -230,8 +257,12 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* Function id (1-based) of a frame line, written to funcs when new. */
-static uint64_t function_id(struct pprof *p, const struct frame *l, const char *module)
+/*
+ * Function id (1-based) of a frame line, written to funcs when new. sys: the
+ * linkage name, for the real (not inlined) function only.
+ */
+static uint64_t function_id(struct pprof *p, const struct frame *l, const char *module,
+			    const char *sys)
 {
 	char name[512], *key;
 	bool added;
@@ -243,7 +274,7 @@ static uint64_t function_id(struct pprof *p, const struct frame *l, const char *
 		snprintf(name, sizeof(name), "[%s]", base_name(module));
 	else
 		snprintf(name, sizeof(name), "[unknown]");
-	if (asprintf(&key, "%s\x1f%s", name, l->file ? l->file : "") < 0) {
+	if (asprintf(&key, "%s\x1f%s\x1f%s", name, l->file ? l->file : "", sys ? sys : "") < 0) {
 		p->oom = true;
 		return 0;
 	}
@@ -256,30 +287,101 @@ static uint64_t function_id(struct pprof *p, const struct frame *l, const char *
 	if (added) {
 		pb_uint(&p->tmp2, 1, i + 1);
 		pb_uint(&p->tmp2, 2, str_index(p, name));
-		pb_uint(&p->tmp2, 3, str_index(p, name));
+		pb_uint(&p->tmp2, 3, sys ? str_index(p, sys) : 0);
 		pb_uint(&p->tmp2, 4, str_index(p, l->file));
 		pb_msg(&p->funcs, 5, &p->tmp2);
 	}
 	return i + 1;
 }
 
-/* Mapping id (1-based) of a module, written to maps when new; 0 for none. */
-static uint64_t mapping_id(struct pprof *p, const char *module)
+static int add_map(struct pprof *p, const struct map *m)
 {
+	struct xmap *x;
+
+	if (!m->path || m->path[0] != '/' || m->perms[2] != 'x')
+		return 0;	/* locations are in executable, file-backed mappings */
+	if (p->n_xmaps == p->cap_xmaps) {
+		size_t cap = p->cap_xmaps ? 2 * p->cap_xmaps : 16;
+
+		x = realloc(p->xmaps, cap * sizeof(*x));
+		if (!x)
+			return -ENOMEM;
+		p->xmaps = x;
+		p->cap_xmaps = cap;
+	}
+	x = &p->xmaps[p->n_xmaps];
+	*x = (struct xmap){ .start = m->start, .end = m->end, .offset = m->pgoff };
+	x->path = strdup(m->path);
+	if (!x->path)
+		return -ENOMEM;
+	/* not when the file changed since the recording started: not the one that ran */
+	x->have_id = !objfile__ident(x->path, (time_t)(p->time_ns / 1000000000), x->offset,
+				     &x->id);
+	p->n_xmaps++;
+	return 0;
+}
+
+int pprof__add_maps(struct pprof *p, const struct maps *m)
+{
+	int err = 0;
+
+	for (size_t i = 0; m && i < m->n && !err; i++)
+		err = add_map(p, &m->v[i]);
+	return err;
+}
+
+/* addr of x as the file's link-time address (see the top of this file). */
+static uint64_t xmap_addr(const struct xmap *x, uint64_t addr)
+{
+	if (!x || !x->have_id || !x->id.has_segment)
+		return addr;
+	return addr - x->start + x->offset - x->id.seg_offset + x->id.seg_vaddr;
+}
+
+/* The executable mapping of module holding addr, or NULL. */
+static const struct xmap *xmap_find(const struct pprof *p, const char *module, uint64_t addr)
+{
+	for (size_t i = 0; i < p->n_xmaps; i++)
+		if (addr >= p->xmaps[i].start && addr < p->xmaps[i].end &&
+		    !strcmp(p->xmaps[i].path, module))
+			return &p->xmaps[i];
+	return NULL;
+}
+
+/*
+ * Mapping id (1-based) of the mapping holding addr in module, written to
+ * maps when new; 0 for none. Where the profile has the target's mappings,
+ * start, limit, offset and the file's build-id come with it (pprof needs
+ * them to read the binary: -disasm); else the module's path alone.
+ */
+static uint64_t mapping_id(struct pprof *p, const char *module, uint64_t addr)
+{
+	const struct xmap *x;
 	struct pb m = { 0 };
+	char key[32];
 	bool added;
 	int i;
 
 	if (!module)
 		return 0;
-	i = intern_str(&p->mappings, module, &added);
+	x = xmap_find(p, module, addr);
+	if (x)
+		snprintf(key, sizeof(key), "#%zu", (size_t)(x - p->xmaps));
+	i = intern_str(&p->mappings, x ? key : module, &added);
 	if (i < 0) {
 		p->oom = true;
 		return 0;
 	}
 	if (added) {
 		pb_uint(&m, 1, i + 1);
+		if (x) {
+			pb_uint(&m, 2, xmap_addr(x, x->start));
+			pb_uint(&m, 3, xmap_addr(x, x->end));
+			pb_uint(&m, 4, x->offset);
+		}
 		pb_uint(&m, 5, str_index(p, module));
+		if (x && x->have_id && x->id.build_id[0])
+			pb_uint(&m, 6, str_index(p, x->id.build_id));
 		for (int f = 7; f <= 10; f++)
 			pb_uint(&m, f, 1);
 		pb_msg(&p->maps, 3, &m);
@@ -303,10 +405,13 @@ static uint64_t location_id(struct pprof *p, const struct prof_frame *f)
 		struct pb loc = { 0 };
 
 		pb_uint(&loc, 1, i + 1);
-		pb_uint(&loc, 2, mapping_id(p, f->module));
-		pb_uint(&loc, 3, f->addr);
+		pb_uint(&loc, 2, mapping_id(p, f->module, f->addr));
+		pb_uint(&loc, 3, xmap_addr(f->module ? xmap_find(p, f->module, f->addr) : NULL,
+					   f->addr));
 		for (int k = 0; k < f->n_lines; k++) {
-			pb_uint(&line, 1, function_id(p, &f->lines[k], f->module));
+			const char *sys = k == f->n_lines - 1 && f->outermost ? f->mangled : NULL;
+
+			pb_uint(&line, 1, function_id(p, &f->lines[k], f->module, sys));
 			pb_uint(&line, 2, f->lines[k].line > 0 ? f->lines[k].line : 0);
 			pb_msg(&loc, 4, &line);
 		}
@@ -321,7 +426,8 @@ int pprof__add(struct pprof *p, const struct prof_stack *s)
 {
 	struct pb *ids = &p->tmp;
 	struct pb vals = { 0 }, sample = { 0 };
-	int64_t v[2];
+	int64_t v[4];
+	int nv = 2;
 
 	ids->n = 0;
 	for (int i = 0; i < s->depth; i++)
@@ -330,10 +436,14 @@ int pprof__add(struct pprof *p, const struct prof_stack *s)
 		v[0] = s->count;
 		v[1] = s->count * (int64_t)p->period_ns;
 	} else {
-		v[0] = s->count > 0 ? s->count : 0;
-		v[1] = s->value;
+		/* alloc_objects, alloc_space, inuse_objects, inuse_space */
+		v[0] = s->alloc_count;
+		v[1] = s->alloc_value;
+		v[2] = s->count;
+		v[3] = s->value;
+		nv = 4;
 	}
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < nv; i++)
 		pb_varint(&vals, (uint64_t)v[i]);
 	pb_bytes(&sample, 1, ids->b ? ids->b : (uint8_t *)"", ids->n);	/* packed */
 	pb_bytes(&sample, 2, vals.b, vals.n);
@@ -388,12 +498,15 @@ static int gzip_to(const uint8_t *d, size_t n, FILE *f)
 int pprof__write(struct pprof *p, FILE *f)
 {
 	struct pb prof = { 0 };
+	int64_t dflt;
 	int err;
 
 	if (p->kind == PPROF_CPU) {
 		value_type(p, &prof, 1, "samples", "count");
 		value_type(p, &prof, 1, "cpu", "nanoseconds");
 	} else {
+		value_type(p, &prof, 1, "alloc_objects", "count");
+		value_type(p, &prof, 1, "alloc_space", "bytes");
 		value_type(p, &prof, 1, "inuse_objects", "count");
 		value_type(p, &prof, 1, "inuse_space", "bytes");
 	}
@@ -405,12 +518,15 @@ int pprof__write(struct pprof *p, FILE *f)
 		value_type(p, &prof, 11, "cpu", "nanoseconds");
 	else
 		value_type(p, &prof, 11, "space", "bytes");
+	/* what pprof shows unless told (-sample_index) */
+	dflt = p->kind == PPROF_HEAP ? str_index(p, "inuse_space") : 0;
 	/* the string table last: every index above is in it by now */
 	for (int i = 0; i < p->strings.n; i++)
 		pb_bytes(&prof, 6, p->strings.keys[i], strlen(p->strings.keys[i]));
 	pb_uint(&prof, 9, (uint64_t)p->time_ns);
 	pb_uint(&prof, 10, (uint64_t)p->duration_ns);
 	pb_uint(&prof, 12, p->kind == PPROF_CPU ? p->period_ns : 1);
+	pb_uint(&prof, 14, dflt);
 	if (prof.oom || p->oom) {
 		free(prof.b);
 		return -ENOMEM;

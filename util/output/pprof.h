@@ -12,16 +12,24 @@
  * (function, file) one Function.
  */
 struct pprof;
+struct maps;
 struct prof_stack;
 
 enum pprof_kind {
 	PPROF_CPU,	/* samples/count, cpu/nanoseconds; period = 1e9 / frequency */
-	PPROF_HEAP,	/* inuse_objects/count, inuse_space/bytes */
+	PPROF_HEAP,	/* alloc_objects/count, alloc_space/bytes, inuse_objects/count,
+			 * inuse_space/bytes (the default) */
 };
 
 /* NULL on -ENOMEM. time_ns: start of the recording (Unix), duration_ns its length. */
 struct pprof *pprof__new(enum pprof_kind kind, uint64_t period_ns, int64_t time_ns,
 			 int64_t duration_ns);
+/*
+ * The target's mappings (db_query_maps()); the executable ones give
+ * locations their Mapping with start, limit, offset and build-id. Call
+ * before pprof__add(); m may be NULL. 0 or -ENOMEM.
+ */
+int pprof__add_maps(struct pprof *p, const struct maps *m);
 /* 0 or -ENOMEM. */
 int pprof__add(struct pprof *p, const struct prof_stack *s);
 /* The gzipped protobuf to f: 0, -ENOMEM, or -EIO when writing failed. */

@@ -67,7 +67,7 @@ int report_table__add(const struct prof_row *r, void *ctx)
 
 		snprintf(loc + l, sizeof(loc) - l, ":%d", r->line);
 	}
-	if (t->group <= GROUP_FUNCTION)
+	if (t->group <= GROUP_FUNCTION || t->group == GROUP_SYMBOL)
 		demangle__short(r->function, 200, fn, sizeof(fn));
 	else if (t->group == GROUP_PROCESS && r->module)
 		snprintf(fn, sizeof(fn), "%s", t->full_paths || !strrchr(r->module, '/') ?
@@ -115,7 +115,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 {
 	static const struct table_col cols[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocated", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
@@ -124,7 +124,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 	/* without the Allocated column: every column but the third */
 	static const struct table_col cols5[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },

@@ -70,6 +70,7 @@ struct checkpoint_writer {
 	size_t heap_new_n, heap_new_cap;
 	struct vec heap_rows;		/* struct heap_count, keys and pid set */
 	struct vec heap_addrs;		/* the heap's stacks' frames as keys */
+	struct hashmap heap_site_keys;	/* heap stack id -> its site's key */
 
 	/* -g */
 	uint64_t chain[MAX_STACK];
@@ -264,7 +265,19 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			return -ENOMEM;
 		*h = cp->heap[i];
 		h->pid = w->heap_pid;
+		/*
+		 * A stack's site keeps the key it got in the image that made it:
+		 * the last frees of an image gone with an exec come after it
+		 * (util/heap/preload.c), when pid's address space is the new one.
+		 */
+		if (h->stack_id >= 0 && hashmap__get(&w->heap_site_keys, (uint64_t)h->stack_id,
+						     &key)) {
+			h->addr = key;
+			continue;
+		}
 		err = process_tree__key(w->pt, w->heap_pid, cp->heap[i].addr, false, &h->addr);
+		if (!err && h->stack_id >= 0)
+			err = hashmap__set(&w->heap_site_keys, (uint64_t)h->stack_id, h->addr);
 	}
 	if (err)
 		return err;
@@ -372,6 +385,7 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->cpu_rows.v);
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
+	hashmap__free(&w->heap_site_keys);
 	free(w->heap_new);
 	hashmap__free(&w->cpu);
 	hashmap__free(&w->stack_counts);

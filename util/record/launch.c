@@ -9,7 +9,7 @@
 
 #include "util/error.h"
 
-int launch__fork(const char *const *argv, struct launch *l)
+int launch__fork(const char *const *argv, char *const *envp, struct launch *l)
 {
 	int go[2], ex[2], err;
 	pid_t pid;
@@ -46,7 +46,10 @@ int launch__fork(const char *const *argv, struct launch *l)
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
-		execvp(argv[0], (char *const *)argv);
+		if (envp)
+			execvpe(argv[0], (char *const *)argv, envp);
+		else
+			execvp(argv[0], (char *const *)argv);
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
 			_exit(127);

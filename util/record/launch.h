@@ -16,8 +16,12 @@ struct launch {
 	int exec_fd;		/* read end: EOF at exec, or the errno of a failed exec */
 };
 
-/* Fork the child, stopped before exec. Errors printed; 0 or -errno. */
-int launch__fork(const char *const *argv, struct launch *l);
+/*
+ * Fork the child, stopped before exec. envp: the environment to exec with
+ * (the heap tracker's LD_PRELOAD), NULL: rsprof's own. Errors printed; 0
+ * or -errno.
+ */
+int launch__fork(const char *const *argv, char *const *envp, struct launch *l);
 
 /*
  * Let the child exec. 0 once it has; otherwise the failed exec's -errno

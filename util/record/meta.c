@@ -42,8 +42,10 @@ static int meta_alloc_fn(struct db *db, const char *const *fns)
 }
 
 int record_meta__start(struct db *db, const struct record_opts *o, const struct target *t,
-		       bool heap_on, uint64_t *ts_base)
+		       struct heap *heap, const char *heap_why, uint64_t *ts_base)
 {
+	bool heap_on = heap != NULL;
+	struct heap_stats hs;
 	static const char *const probes[] = { "auto", "rust", "libc" };
 	static const char *const attr[] = { "first-user", "caller", "stack" };
 	char buf[64];
@@ -97,6 +99,12 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 		err = db__meta_set(db, "call_graph", o->call_graph ? "on" : "off");
 	if (!err)
 		err = db__meta_set(db, "heap", heap_on ? "on" : "off");
+	if (!err && heap_on) {
+		heap__stats(heap, &hs);
+		err = db__meta_set(db, "heap_backend", hs.backend);
+		if (!err && heap_why && t->launched)
+			err = db__meta_set(db, "heap_backend_reason", heap_why);
+	}
 	if (!err)
 		err = db__meta_set(db, "heap_probes_requested", probes[o->heap_probes]);
 	if (!err)

@@ -18,11 +18,12 @@ struct target;
 
 /*
  * start_time (or, --append to a profile that has one, appended_pid), the
- * target, the options. *ts_base: 0, or with --append where the new
+ * target, the options, the heap backend (heap NULL: no heap) and why it is
+ * not the in-process tracker for a launch (heap_why, NULL: it is). *ts_base: 0, or with --append where the new
  * checkpoints' timestamps go on (after the file's last one).
  */
 int record_meta__start(struct db *db, const struct record_opts *o, const struct target *t,
-		       bool heap_on, uint64_t *ts_base);
+		       struct heap *heap, const char *heap_why, uint64_t *ts_base);
 
 /* process_name again, once a launched program has exec'ed. */
 int record_meta__process_name(struct db *db, const struct target *t);

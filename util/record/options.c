@@ -39,8 +39,11 @@ struct poptOption options_record[] = {
 	  "add to an existing profile instead of refusing to overwrite it", NULL },
 	{ "user-only", 0, POPT_ARG_NONE, &record_args.user_only, 0,
 	  "sample user time only (CPU% then shares of user time, not of all CPU time)", NULL },
+	{ "heap-backend", 0, POPT_ARG_STRING, &record_args.heap_backend, 0,
+	  "how to track the heap of a launched program: auto, preload (in-process "
+	  "tracker) or uprobe (default auto; attach always uses uprobes)", "KIND" },
 	{ "heap-probes", 0, POPT_ARG_STRING, &record_args.heap_probes, 0,
-	  "allocator to probe: auto, rust or libc (default auto)", "KIND" },
+	  "allocator to probe with uprobes: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
 	  "track one allocation in N (default 1: all)", "N" },
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
@@ -114,6 +117,25 @@ static int get_duration(const char *what, const char *s, uint64_t *ms)
 static int get_heap(struct record_opts *o)
 {
 	const char *p = record_args.heap_probes, *a = record_args.heap_attribution;
+	const char *b = record_args.heap_backend;
+	int be = HEAP_BACKEND_AUTO;
+
+	if (b && (be = heap_backend__parse(b)) < 0) {
+		pr_err("--heap-backend: '%s' is not one of auto, preload, uprobe", b);
+		return -RSPROF_EUSAGE;
+	}
+	if (be == HEAP_BACKEND_PRELOAD && !o->argv) {
+		pr_err("--heap-backend preload: the in-process tracker needs a program rsprof "
+		       "launches (-- COMMAND)");
+		pr_hint("a running process (-p, -P) is tracked with uprobes");
+		return -RSPROF_EUSAGE;
+	}
+	if (be == HEAP_BACKEND_PRELOAD && p && !strcmp(p, "rust")) {
+		pr_err("--heap-probes rust is for uprobes; the in-process tracker sees malloc");
+		pr_hint("use --heap-backend uprobe with it");
+		return -RSPROF_EUSAGE;
+	}
+	o->heap_backend = o->argv ? (enum heap_backend)be : HEAP_BACKEND_UPROBE;
 
 	o->heap_probes = HEAP_PROBES_AUTO;
 	if (p) {

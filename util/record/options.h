@@ -23,6 +23,7 @@ struct record_args {
 	int call_graph;
 	int append;
 	int user_only;
+	const char *heap_backend;
 	const char *heap_probes;
 	const char *heap_sample;
 	const char *heap_attribution;

@@ -19,6 +19,7 @@
 #include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
+#include "util/record/proc.h"
 #include "util/record/process-tree.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
@@ -43,6 +44,8 @@ struct recorder {
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
+	struct heap_launch *heap_launch;	/* until heap__new() takes it */
+	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
 
 	struct timespec t0;
@@ -143,6 +146,31 @@ static void disable_heap(struct recorder *r, const char *why)
 	r->o.heap = false;
 }
 
+/*
+ * Launch: before the fork, which heap backend (util/heap/heap.h) and, for
+ * the in-process tracker, its directory and the environment to exec with.
+ */
+static int plan_heap(struct recorder *r)
+{
+	char exe[PATH_MAX];
+	int err;
+
+	if (!r->o.heap || !r->o.argv || proc__which(r->o.argv[0], exe, sizeof(exe)))
+		return 0;	/* not found: target__launch() says so */
+	err = heap_launch__new(exe, r->o.heap_backend, r->o.heap_probes, r->o.heap_sample,
+			       &r->heap_launch, &r->heap_why);
+	if (err) {
+		r->heap_launch = NULL;
+		if (r->o.heap_required)
+			return err;
+		disable_heap(r, rsprof_strerror(err));
+		return 0;
+	}
+	if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
+		pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
+	return 0;
+}
+
 static int start_heap(struct recorder *r, bool before_exec)
 {
 	struct heap_opts ho = {
@@ -152,6 +180,7 @@ static int start_heap(struct recorder *r, bool before_exec)
 		.probes = r->o.heap_probes,
 		.attribution = r->o.heap_attribution,
 		.sample = r->o.heap_sample,
+		.launch = r->heap_launch,
 	};
 	const char *why = NULL;
 	int err;
@@ -167,6 +196,12 @@ static int start_heap(struct recorder *r, bool before_exec)
 			return err;
 	}
 	ho.alloc_fns = r->alloc_fns;
+	if (ho.launch) {
+		/* no BPF: the tracker runs in the program */
+		r->heap_launch = NULL;	/* heap__new() takes it, even when it fails */
+		err = heap__new(&ho, &r->heap);
+		goto out;
+	}
 	err = caps__check_bpf(&why);
 	if (err) {
 		if (r->o.heap_required) {
@@ -178,6 +213,7 @@ static int start_heap(struct recorder *r, bool before_exec)
 		return 0;
 	}
 	err = heap__new(&ho, &r->heap);
+out:
 	if (err) {
 		r->heap = NULL;
 		if (r->o.heap_required)
@@ -213,7 +249,7 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
-	return record_meta__start(r->db, &r->o, &r->t, r->heap != NULL, &r->ts_base);
+	return record_meta__start(r->db, &r->o, &r->t, r->heap, r->heap_why, &r->ts_base);
 }
 
 static uint64_t ns_of(const struct timespec *t)
@@ -235,7 +271,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	pthread_mutex_init(&r->lock, NULL);
 
 	if (o->argv) {
-		err = target__launch(&r->t, o->argv);
+		err = plan_heap(r);
+		if (!err)
+			err = target__launch(&r->t, o->argv,
+					     r->heap_launch ? heap_launch__env(r->heap_launch) : NULL);
 	} else {
 		err = target__attach(&r->t, o->pids, o->n_pids, o->process);
 		for (size_t i = 0; !err && i < r->t.n_pids; i++)
@@ -303,6 +342,14 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
+	if (r->heap) {
+		struct heap_stats hs = { 0 };
+
+		heap__stats(r->heap, &hs);	/* the probes are attached: rust or libc */
+		r->st.heap_probes = hs.probes;
+		r->st.heap_backend = hs.backend;
+		r->st.heap_why = r->heap_why;
+	}
 	r->st.exit_status = -1;
 	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->t.pid, r->t.comm, r->t.exe,
 		 r->path);
@@ -319,6 +366,8 @@ fail:
 			unlink(r->path);
 	}
 	r->finalised = true;
+	heap_launch__delete(r->heap_launch);
+	r->heap_launch = NULL;
 	recorder__delete(r);
 	return err;
 }
@@ -353,6 +402,8 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 		heap__stats(r->heap, &hs);
 	pthread_mutex_lock(&r->lock);
 	r->st.checkpoints++;
+	if (r->heap)
+		r->st.heap_probes = hs.probes;
 	r->st.live_bytes = hs.live_bytes;
 	r->st.peak_bytes = hs.peak_bytes;
 	r->st.allocs = hs.allocs;
@@ -480,6 +531,17 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	if (!err && r->heap) {
+		struct heap_stats hs;
+
+		heap__stats(r->heap, &hs);
+		if (!hs.started) {
+			pr_warn("the in-process heap tracker did not start in '%s': no heap figures",
+				r->t.comm);
+			pr_hint("the program may have cleared LD_PRELOAD before its first "
+				"allocation; use --heap-backend uprobe");
+		}
+	}
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
 	if (!err && !err2 && r->o.cpu) {
@@ -622,6 +684,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
+	heap_launch__delete(r->heap_launch);
 	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);

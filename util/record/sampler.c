@@ -720,7 +720,7 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
 		uint64_t ip, time, nr = 0;
-		unsigned int depth = 0;
+		unsigned int depth = 0, user = 0;
 
 		ev->type = SEV_SAMPLE;
 		memcpy(&ip, p, 8);
@@ -746,7 +746,16 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				memcpy(&a, p + 8 * i, 8);
 				if (a >= (uint64_t)-4095)	/* PERF_CONTEXT_MAX */
 					continue;	/* context marker */
-				s->chain[depth++] = a;
+				/*
+				 * The first user entry is where the thread was (the
+				 * sampled IP, or where it entered the kernel); the
+				 * others are return addresses, which point after the
+				 * call, often to the next line or into another inline
+				 * chain: - 1 is inside the call instruction (as for
+				 * heap stacks).
+				 */
+				s->chain[depth] = user++ ? a - 1 : a;
+				depth++;
 			}
 		}
 		ev->chain = s->chain;

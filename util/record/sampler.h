@@ -82,7 +82,8 @@ struct sampler_event {
 	pid_t pid, tid;
 	/* SEV_SAMPLE: the IP and, with call_graph, the user callchain
 	 * (innermost first, context markers removed; chain[0] is normally ip,
-	 * or the user frame below a kernel ip) */
+	 * or the user frame below a kernel ip; the return addresses after the
+	 * first user frame are stored minus 1: the call instruction) */
 	uint64_t ip;
 	bool kernel;			/* ip is in the kernel */
 	const uint64_t *chain;

@@ -56,19 +56,28 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 	if (st->heap_on) {
 		char n1[32], n2[32];
 
-		fprintf(f, "[ heap: %s live at the end, %s peak, %s allocations, %s frees",
+		fprintf(f, "[ heap: %s live at the end, %s peak, %s allocation%s, %s free%s",
 			format__bytes(st->live_bytes, b1, sizeof(b1)),
 			format__bytes(st->peak_bytes, b2, sizeof(b2)),
-			format__count(st->allocs, n1, sizeof(n1)),
-			format__count(st->frees, n2, sizeof(n2)));
+			format__count(st->allocs, n1, sizeof(n1)), st->allocs == 1 ? "" : "s",
+			format__count(st->frees, n2, sizeof(n2)), st->frees == 1 ? "" : "s");
 		/* never silent (issue 3): what could not be attributed or counted */
 		if (st->unknown_frees)
-			fprintf(f, ", %s frees of memory allocated before the recording",
-				format__count(st->unknown_frees, n1, sizeof(n1)));
+			fprintf(f, ", %s free%s of memory allocated before the recording",
+				format__count(st->unknown_frees, n1, sizeof(n1)),
+				st->unknown_frees == 1 ? "" : "s");
 		if (st->heap_dropped)
-			fprintf(f, ", %s events dropped",
-				format__count(st->heap_dropped, n1, sizeof(n1)));
+			fprintf(f, ", %s event%s dropped",
+				format__count(st->heap_dropped, n1, sizeof(n1)),
+				st->heap_dropped == 1 ? "" : "s");
 		fputs(" ]\n", f);
+		/* which backend ran, and why not the in-process tracker (issue 8) */
+		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
+			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
+		else if (st->heap_backend && st->heap_why)
+			fprintf(f, "[ heap tracked with uprobes: %s ]\n", st->heap_why);
+		else if (st->heap_backend)
+			fputs("[ heap tracked with uprobes ]\n", f);
 	}
 	if (st->target_exited && st->exit_status >= 0) {
 		int s = st->exit_status;

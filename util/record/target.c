@@ -128,7 +128,7 @@ int target__attach(struct target *t, const pid_t *pids, size_t n, const char *na
 	return 0;
 }
 
-int target__launch(struct target *t, const char *const *argv)
+int target__launch(struct target *t, const char *const *argv, char *const *envp)
 {
 	const char *base;
 	int err = proc__which(argv[0], t->exe, sizeof(t->exe));
@@ -141,7 +141,7 @@ int target__launch(struct target *t, const char *const *argv)
 	t->cmdline = join_argv(argv);
 	err = caps__check_perf(0);
 	if (!err)
-		err = launch__fork(argv, &t->child);
+		err = launch__fork(argv, envp, &t->child);
 	if (err)
 		return err;
 	t->pid = t->child.pid;

@@ -38,10 +38,10 @@ int target__attach(struct target *t, const pid_t *pids, size_t n, const char *na
 
 /*
  * -- CMD: find the command, check that it may be profiled, fork it stopped
- * before exec. comm is what the kernel will call it (the file name, 15
- * characters). 0 or -errno.
+ * before exec (with envp, NULL: rsprof's environment). comm is what the
+ * kernel will call it (the file name, 15 characters). 0 or -errno.
  */
-int target__launch(struct target *t, const char *const *argv);
+int target__launch(struct target *t, const char *const *argv, char *const *envp);
 
 /* Launched: let the program exec (launch__go()). 0 or the failed exec's -errno. */
 int target__go(struct target *t, const char *name);

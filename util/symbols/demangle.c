@@ -12,8 +12,97 @@
 
 #include <libiberty/demangle.h>
 
+/* Rust's legacy mangling: _ZN ... 17h<16 hex digits>E */
+static bool rust_legacy(const char *m)
+{
+	size_t n = strlen(m);
+
+	if (strncmp(m, "_ZN", 3) || n < 24 || m[n - 1] != 'E' || strncmp(m + n - 20, "17h", 3))
+		return false;
+	for (size_t i = n - 17; i < n - 1; i++)
+		if (!isxdigit((unsigned char)m[i]))
+			return false;
+	return true;
+}
+
+/* s[i..j) is a list of generic parameter names ("T", "T,A", "K, V"), not types. */
+static bool param_names(const char *s, size_t i, size_t j)
+{
+	while (i < j) {
+		size_t k = i;
+
+		while (k < j && s[k] == ' ')
+			k++;
+		if (k >= j || !isupper((unsigned char)s[k]))
+			return false;
+		i = k + 1;
+		if (i < j && isupper((unsigned char)s[i]))
+			i++;	/* two letters at most: "T", "A", "Tz" is a type */
+		if (i < j && s[i] != ',')
+			return false;
+		if (i < j)
+			i++;
+	}
+	return true;
+}
+
+/* Index just past the '>' matching the '<' at s[i]; strlen(s) if none. */
+static size_t skip_angle(const char *s, size_t i);
+
+/*
+ * One spelling for one Rust function, whichever mangling named it: the
+ * program's crate is mangled the legacy way, the standard library (1.95)
+ * v0, and a generic function of std exists in both (its copy in std, the
+ * crate's own instance), as "alloc::raw_vec::RawVecInner<A>::finish_grow"
+ * (legacy: the impl's parameter names) and
+ * "<alloc::raw_vec::RawVecInner>::finish_grow" (v0: an inherent impl as a
+ * qualified path). Both become "alloc::raw_vec::RawVecInner::finish_grow":
+ * legacy names lose lists of parameter names (not types: drop_in_place<
+ * std::env::Args> keeps its argument), v0 names the brackets of an
+ * inherent impl's path (not of a trait's, "<Vec<u8> as Write>::write",
+ * nor of a primitive's, "<u64>::fmt"). In place.
+ */
+static void rust_canonical(char *s, bool legacy)
+{
+	size_t n = strlen(s);
+
+	if (!legacy && s[0] == '<' && (isalpha((unsigned char)s[1]) || s[1] == '_')) {
+		size_t end = skip_angle(s, 0);
+		bool path = false, trait = false;
+		int depth = 0;
+
+		for (size_t i = 1; i + 1 < end; i++) {
+			depth += s[i] == '<' ? 1 : s[i] == '>' ? -1 : 0;
+			if (!depth && !strncmp(s + i, "::", 2))
+				path = true;
+			if (!depth && !strncmp(s + i, " as ", 4))
+				trait = true;
+		}
+		if (path && !trait && end <= n && s[end - 1] == '>' && !strncmp(s + end, "::", 2)) {
+			memmove(s + end - 1, s + end, n - end + 1);	/* the '>' */
+			memmove(s, s + 1, n - 1);			/* the '<' */
+			n -= 2;
+		}
+	}
+	if (!legacy)
+		return;
+	for (size_t i = 1; i < n; i++) {
+		size_t end;
+
+		if (s[i] != '<' || !(isalnum((unsigned char)s[i - 1]) || s[i - 1] == '_'))
+			continue;
+		end = skip_angle(s, i);
+		if (end > n || s[end - 1] != '>' || !param_names(s, i + 1, end - 1))
+			continue;
+		memmove(s + i, s + end, n - end + 1);
+		n -= end - i;
+	}
+}
+
 char *demangle(const char *name)
 {
+	char *d;
+
 	if (!name || !*name)
 		return NULL;
 	/* Only names that look mangled; libiberty would take "main" as is. */
@@ -24,8 +113,11 @@ char *demangle(const char *name)
 	 * then the C++ ABI. Without DMGL_VERBOSE libiberty leaves out the
 	 * legacy hash and the v0 crate disambiguators.
 	 */
-	return cplus_demangle(name[1] == '_' ? name + 1 : name,
-			      DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	name = name[1] == '_' ? name + 1 : name;
+	d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	if (d && (!strncmp(name, "_R", 2) || rust_legacy(name)))
+		rust_canonical(d, rust_legacy(name));
+	return d;
 }
 
 static bool is_ident(char c)

@@ -30,6 +30,7 @@
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+#include "preload/heap-region.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/symbols/frame-pointers.h"
@@ -571,6 +572,16 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
+/* CPU time spent tracking the heap (issue 8): the tracker's code, the uprobe trampoline. */
+#define RSPROF_HEAP_TRACKING "[rsprof heap tracking]"
+
+static bool is_heap_tracker(const char *path)
+{
+	const char *base = strrchr(path, '/');
+
+	return !strcmp(base ? base + 1 : path, HEAP_REGION_SO);
+}
+
 /* The PID of pid inside its own PID namespace (NSpid's last field), or pid. */
 static pid_t ns_pid(pid_t pid)
 {
@@ -657,7 +668,7 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		s->n_frames = 1;
 		/* the kernel's page for return probes (ours, when tracking the heap) */
 		if (map && map->path && !strcmp(map->path, "[uprobes]")) {
-			if (!(s->frames[0].function = strdup("uprobe trampoline")))
+			if (!(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 				goto nomem;
 			return s;
 		}
@@ -676,6 +687,14 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	name = dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, NULL);
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
+	if (is_heap_tracker(s->module)) {
+		/* rsprof's in-process tracker: one row, named for what it is */
+		s->frames = calloc(1, sizeof(*s->frames));
+		if (!s->frames || !(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
+			goto nomem;
+		s->n_frames = 1;
+		return s;
+	}
 	err = m && m->dwarf && r->index ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
 	if (err == -ENOENT) {
 		/* no DWARF: one frame, the function from the symbol table */

@@ -5,17 +5,22 @@
 #include "util/symbols/symtab.h"
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
 
+/* 24 bytes: librustc_driver and libLLVM have 400,000 function symbols */
 struct sym_ent {
-	uint64_t addr, size;
+	uint64_t addr;
 	const char *name;
-	int rank;		/* lower is preferred among names at one address */
+	uint32_t size;		/* clamped: no function is 4 GiB */
+	uint32_t rank;		/* lower is preferred among names at one address */
 };
 
 struct symtab {
@@ -41,11 +46,35 @@ static int sym_ent__cmp(const void *a, const void *b)
 	if (x->addr != y->addr)
 		return x->addr < y->addr ? -1 : 1;
 	if (x->rank != y->rank)
-		return x->rank - y->rank;
+		return x->rank < y->rank ? -1 : 1;
 	/* sized before sizeless, then by name: the same choice on every run */
 	if ((x->size > 0) != (y->size > 0))
 		return (y->size > 0) - (x->size > 0);
 	return strcmp(x->name, y->name);
+}
+
+/*
+ * Reading and sorting the table touched every page of the names: in
+ * librustc_driver that is 23 MB of the file mapped by libelf, resident in
+ * our RSS for the rest of the recording although a lookup reads a few
+ * names. Let the kernel take the pages back (they are clean pages of the
+ * file: a later lookup reads its page again). MADV_PAGEOUT (Linux 5.4)
+ * never loses data; on older kernels the pages simply stay.
+ */
+static void release_pages(Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	size_t len = 0, page = (size_t)sysconf(_SC_PAGESIZE);
+	char *raw = elf ? elf_rawfile(elf, &len) : NULL;
+	uintptr_t lo, hi;
+
+	if (!raw || len < 16 * page)
+		return;
+	lo = ((uintptr_t)raw + page - 1) & ~(uintptr_t)(page - 1);
+	hi = ((uintptr_t)raw + len) & ~(uintptr_t)(page - 1);
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_PAGEOUT);
 }
 
 struct symtab *symtab__new(Dwfl_Module *mod)
@@ -76,8 +105,11 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || !addr ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
-		st->v[k++] = (struct sym_ent){ addr, sym.st_size, name,
-					       sym_rank(name, GELF_ST_BIND(sym.st_info)) };
+		st->v[k++] = (struct sym_ent){
+			.addr = addr, .name = name,
+			.size = sym.st_size > UINT32_MAX ? UINT32_MAX : (uint32_t)sym.st_size,
+			.rank = (uint32_t)sym_rank(name, GELF_ST_BIND(sym.st_info)),
+		};
 	}
 	if (!k) {
 		symtab__delete(st);
@@ -85,6 +117,13 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 	}
 	st->n = k;
 	qsort(st->v, k, sizeof(*st->v), sym_ent__cmp);
+	if (k < (size_t)n / 2) {	/* most were not functions: give the room back */
+		struct sym_ent *v = realloc(st->v, k * sizeof(*v));
+
+		if (v)
+			st->v = v;
+	}
+	release_pages(mod);
 	return st;
 }
 
@@ -129,7 +168,11 @@ static bool text_line(char *line, enum symtab_text kind, struct sym_ent *e)
 	}
 	if (!a || !*name || !(name = strdup(name)))
 		return false;
-	*e = (struct sym_ent){ a, size, name, sym_rank(name, STB_GLOBAL) };
+	*e = (struct sym_ent){
+		.addr = a, .name = name,
+		.size = size > UINT32_MAX ? UINT32_MAX : (uint32_t)size,
+		.rank = (uint32_t)sym_rank(name, STB_GLOBAL),
+	};
 	return true;
 }
 
@@ -175,8 +218,8 @@ struct symtab *symtab__from_text(FILE *f, enum symtab_text kind)
 	/* kallsyms has no sizes: each function holds up to the next one */
 	if (kind == SYMTAB_KALLSYMS)
 		for (size_t i = 0; i + 1 < st->n; i++)
-			st->v[i].size = st->v[i + 1].addr > st->v[i].addr ?
-					st->v[i + 1].addr - st->v[i].addr : 0;
+			st->v[i].size = st->v[i + 1].addr - st->v[i].addr > UINT32_MAX ?
+					UINT32_MAX : (uint32_t)(st->v[i + 1].addr - st->v[i].addr);
 	return st;
 }
 

@@ -208,6 +208,8 @@ int tui__getkey(struct tui *t, int timeout_ms)
 		return TUI_KEY_RIGHT;
 	case KEY_RESIZE:
 		return TUI_KEY_RESIZE;
+	case KEY_F(1):
+		return TUI_KEY_F1;
 	case KEY_BACKSPACE:
 	case 127:
 	case 8:

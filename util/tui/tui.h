@@ -45,6 +45,7 @@ enum {
 	TUI_KEY_RIGHT,
 	TUI_KEY_BACKSPACE,
 	TUI_KEY_RESIZE,
+	TUI_KEY_F1,
 };
 
 /*

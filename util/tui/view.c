@@ -164,7 +164,17 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 
 	if (v->prompt)
 		return prompt_key(v, key);
+	if (v->help && key != TUI_KEY_RESIZE) {
+		v->help = false;
+		if (key != 'q' && key != 'Q')
+			return TOP_REDRAW;
+	}
 	switch (key) {
+	case 'h':
+	case '?':
+	case TUI_KEY_F1:
+		v->help = true;
+		return TOP_REDRAW;
 	case 'q':
 	case 'Q':
 		v->quit = true;
@@ -401,7 +411,7 @@ static void draw_heap(struct tui *t, const struct top_view *v, const struct foll
 	tui__fill(t, y0, x, w, TUI_HEAD);
 	tui__text_right(t, y0, x, 9, TUI_HEAD, "Live");
 	if (wide) {
-		tui__text_right(t, y0, x + 10, 9, TUI_HEAD, "Peak");
+		tui__text_right(t, y0, x + 10, 9, TUI_HEAD, "Peak@cp");
 		tui__text_right(t, y0, x + 20, 9, TUI_HEAD, "Allocs");
 	}
 	tui__text(t, y0, x + l.lead, l.loc_w, TUI_HEAD, "Location");
@@ -509,14 +519,14 @@ static void draw_footer(struct tui *t, const struct top_view *v, const struct fo
 	}
 	if (v->detail)
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
-			  " q quit  Esc/Enter close  p pause  w window  a annotate  c callers");
+			  " q quit  h help  Esc/Enter close  p pause  w window  a annotate  c callers");
 	else if (cols >= 140)
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
-			  " q quit  1 cpu  2 heap  3 both  / filter  Esc clear  p pause  w window"
-			  "  arrows/PgUp/PgDn scroll  Tab table  Enter detail  a annotate  c callers");
+			  " q quit  h help  1 cpu  2 heap  3 both  / filter  Esc clear  p pause"
+			  "  w window  arrows scroll  Tab table  Enter detail  a annotate  c callers");
 	else
 		tui__text(t, rows - 1, 0, cols, TUI_DIM,
-			  " q quit 1 cpu 2 heap 3 both / filter Esc clear p pause w window"
+			  " q quit h help 1 cpu 2 heap 3 both / filter Esc clear p pause w window"
 			  " Enter detail a annotate c callers");
 }
 
@@ -632,6 +642,37 @@ static void draw_small(struct tui *t, int rows, int cols)
 	tui__text(t, rows / 2 + 1, 0, cols, TUI_DIM, "resize the window, or q to quit");
 }
 
+/* The keys, over the tables (h, ?, F1). */
+static void draw_help(struct tui *t, int rows, int cols)
+{
+	static const char *const lines[] = {
+		"rsprof top: keys",
+		"",
+		"  q            quit (a recording is finished and kept)",
+		"  1 / 2 / 3    CPU table, heap table, both",
+		"  Tab, arrows  switch between the two tables",
+		"  Up/Down j/k  move the selection; PgUp/PgDn, Home/End (g/G)",
+		"  Enter        detail of the selected row: its history; Esc closes",
+		"  a            annotate the selected row's function",
+		"  c            the callers of the selected row's function",
+		"  / or f       filter by path or function; Esc clears it",
+		"  p or Space   pause the display (recording goes on)",
+		"  w            whole run, or the last 10 s window",
+		"  h, ?, F1     this help; any key closes it",
+	};
+	int n = (int)(sizeof(lines) / sizeof(lines[0])), w = 72, y0, x0;
+
+	if (w > cols - 2)
+		w = cols - 2;
+	y0 = rows > n + 4 ? (rows - n - 2) / 2 : 0;
+	x0 = (cols - w) / 2;
+	for (int i = -1; i <= n; i++) {
+		tui__fill(t, y0 + 1 + i, x0, w, TUI_TITLE);
+		if (i >= 0 && i < n)
+			tui__text(t, y0 + 1 + i, x0 + 1, w - 2, TUI_TITLE, lines[i]);
+	}
+}
+
 void top_view__draw(struct top_view *v, struct tui *t, const struct follow *f,
 		    const struct top_status *st)
 {
@@ -662,6 +703,8 @@ void top_view__draw(struct top_view *v, struct tui *t, const struct follow *f,
 		draw_heap(t, v, f, 0, cols, true);
 	}
 	draw_footer(t, v, f, rows, cols);
+	if (v->help)
+		draw_help(t, rows, cols);
 	if (v->prompt)
 		tui__cursor(t, true, rows - 1, 29 + (int)strlen(v->edit));
 	else

@@ -45,6 +45,7 @@ struct top_view {
 	bool windowed;
 	uint64_t window_ms;
 	bool detail;		/* the selected row's detail is open */
+	bool help;		/* the key help is shown (h, ?, F1); any key closes it */
 	bool prompt;		/* the filter prompt is open */
 	char filter[128];
 	char edit[128];

@@ -1,0 +1,93 @@
+/*
+ * Inside the in-process heap tracker (librsprof-heap.so): what its files
+ * share. Nothing here is visible outside the library (-fvisibility=hidden).
+ */
+#ifndef RSPROF_PRELOAD_TRACKER_H
+#define RSPROF_PRELOAD_TRACKER_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "preload/heap-region.h"
+
+#define likely(x)	__builtin_expect(!!(x), 1)
+#define unlikely(x)	__builtin_expect(!!(x), 0)
+
+/* The region this process writes into (NULL: not tracking). */
+extern struct heap_region *tracker_region;
+
+static inline void tracker_stat(unsigned int i, uint64_t n)
+{
+	__atomic_fetch_add(&tracker_region->stats[i], n, __ATOMIC_RELAXED);
+}
+
+/* --- the unwinder (preload/unwind.c): a replaceable step ------------------ */
+
+/* Where the allocator was called from: its return address, the caller's
+ * frame pointer at the call and the stack pointer after the call returns. */
+struct unwind_from {
+	uintptr_t ret, fp, sp;
+};
+
+/* A captured stack, innermost first; cand: stack-scan candidates. */
+struct unwind_stack {
+	uint64_t ips[HEAP_REGION_MAX_DEPTH];
+	uint64_t cand[HEAP_REGION_MAX_CAND];
+	int depth, n_cand;
+};
+
+/* The main executable's code: the stack scan keeps words pointing into it. */
+void unwind__init(void);
+/* Capture the stack; lo..hi: the thread's stack (0, 0: unknown, no walk). */
+void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
+		   struct unwind_stack *s);
+/* The stack's hash, never 0. */
+uint64_t unwind__hash(const struct unwind_stack *s);
+
+/* --- the sites (preload/sites.c): stacks and counters in the region ------- */
+
+void sites__init(struct heap_region *r);
+/* The record of stack s (hash key), made on first sight; NULL when the
+ * table is full (counted as dropped). */
+struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s);
+struct heap_region_site *sites__at(uint32_t idx);
+uint32_t sites__index(const struct heap_region_site *s);
+
+/* --- the live pointers (preload/live.c) ----------------------------------- */
+
+struct live_entry {
+	uint64_t ptr;
+	uint64_t size;		/* as asked for (not the usable size) */
+	uint32_t site;		/* index of the site record */
+	uint32_t tick;		/* the allocating thread's count, for temporaries */
+};
+
+/* The tick of an entry that cannot be a temporary (it left its young table). */
+#define LIVE_NO_TICK	UINT32_MAX
+
+/*
+ * Insert e (keyed by e->ptr). 1 when a stale entry for the same pointer was
+ * there (its free went by unseen): it is copied to *stale and replaced.
+ * 0 inserted; -1 no memory for the table (not inserted).
+ */
+int live__put(const struct live_entry *e, struct live_entry *stale);
+/* Remove ptr's entry into *e; false when it is not there. */
+bool live__take(uint64_t ptr, struct live_entry *e);
+
+/* A thread's young table (NULL: none left, the shared table only). */
+struct young;
+typedef void (*live_stale_fn)(void *ctx, const struct live_entry *stale);
+
+struct young *live__young(void);
+/* The thread exits: its young entries move to the shared table. */
+void live__young_release(struct young *y, live_stale_fn stale, void *ctx);
+/* A new block, into y (moving what had its slot); stale: an entry of the
+ * same pointer found (its free went by unseen). 0, -1: no memory. */
+int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx);
+/* A new block ptr is coming: start fetching what live__add() will touch. */
+void live__prefetch(struct young *y, uint64_t ptr);
+/* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
+bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
+
+#endif

@@ -1,0 +1,62 @@
+#!/bin/sh
+# A program that forks (issue 8): parent and child both allocate; the
+# parent's figures are right and nothing of the child's gets into them.
+# In-process, the child stops tracking at fork and takes the tracker out
+# of its environment: the program it execs does not load it, and neither
+# does what a process started through posix_spawn (system()) runs.
+# With uprobes the child is another process: not counted either.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_SRC/heap-lib.sh"
+
+SRC=$TEST_SRC/targets/heap_fork.c
+
+# lines FILE: "line|live|allocs|frees" of heap_fork.c, by line
+fork_lines() {
+	sql "$1" "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			 SUM(h.free_count)
+		  FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		  WHERE s.file LIKE '%heap_fork.c' GROUP BY s.line ORDER BY s.line"
+}
+
+expect() {	# FILE MARKER LIVE ALLOCS FREES
+	l=$(line_of "$2" "$SRC") &&
+	grep -qx "$l|$3|$4|$5" "$1" || { echo "$2 (line $l): want $3|$4|$5" >&2; return 1; }
+}
+
+for B in $HEAP_BACKENDS; do
+backend_ok $B || continue
+
+test_expect_success "[$B] record -- heap_fork" '
+	mkdir -p $B && rm -f $B/child-env $B/spawned-maps &&
+	"$RSPROF" record -q --no-cpu --heap-backend $B -o fork-$B.db -- "$TARGETS/heap_fork" "$PWD/$B" &&
+	backend_meta fork-$B.db $B &&
+	fork_lines fork-$B.db >lines-$B && cat lines-$B
+'
+
+test_expect_success "[$B] the parent's lines are exact" '
+	expect lines-$B FORK_BEFORE $((32 * 4096)) 64 32 &&
+	expect lines-$B FORK_AFTER $((128 * 4096)) 128 0
+'
+
+test_expect_success "[$B] nothing of the child: no churn, no 2 MiB, no frees of what it inherited" '
+	! grep -q "^$(line_of FORK_CHILD_CHURN "$SRC")|" lines-$B &&
+	! grep -q "^$(line_of FORK_CHILD_KEEP "$SRC")|" lines-$B &&
+	test "$(meta fork-$B.db unknown_frees)" = 0 && no_negative_site fork-$B.db
+'
+
+test_expect_success "[$B] live heap = sum of the sites" '
+	sum=$(sql fork-$B.db "SELECT SUM(alloc_bytes) - SUM(free_bytes) FROM heap_events") &&
+	last=$(sql fork-$B.db "SELECT heap_live_bytes FROM checkpoints ORDER BY id DESC LIMIT 1") &&
+	echo "sum $sum, live $last" && test "$sum" = "$last"
+'
+done
+
+case " $HEAP_BACKENDS " in *" preload "*)
+test_expect_success 'the child'"'"'s exec and the spawned program'"'"'s children run without the tracker' '
+	cat preload/child-env preload/spawned-maps &&
+	test "$(cat preload/child-env)" = clean &&
+	test "$(cat preload/spawned-maps)" = 0
+'
+esac
+
+test_done

@@ -1,0 +1,89 @@
+#!/bin/sh
+# Where the in-process tracker cannot work, rsprof falls back to uprobes
+# and says why (issue 8): a static executable (no dynamic loader, no
+# LD_PRELOAD), a program with its own malloc linked in (it wins over any
+# preload), a setuid program (the loader ignores LD_PRELOAD). The summary
+# and meta.heap_backend_reason say which; the figures are the uprobes'.
+# --heap-backend preload there is an error. A Rust #[global_allocator]
+# that wraps the system allocator stays in-process.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_SRC/heap-lib.sh"
+
+C=$TEST_SRC/targets/heap_c.c
+OWN=$TEST_SRC/targets/heap_own_malloc.c
+GA=$TEST_SRC/targets/heap_global_alloc.rs
+MiB=1048576
+
+test_expect_success 'build heap_c statically, and a setuid copy of it' '
+	gcc -static -g -O1 -fno-omit-frame-pointer -fno-inline -o c_static "$C" &&
+	cp "$TARGETS/heap_c" c_setuid && chmod 4755 c_setuid
+'
+
+test_expect_success '--heap-backend preload on a static executable: an error saying why' '
+	expect_exit 1 "$RSPROF" record -q --no-cpu --heap-backend preload -o no.db -- ./c_static 1000 0 2>err &&
+	cat err && grep -q "cannot run in .*statically linked" err && grep -q "^hint:.*uprobe" err
+'
+
+test_expect_success '... and without --no-cpu: CPU only, with the reason' '
+	"$RSPROF" record -q --heap-backend preload -o cpuonly.db -- ./c_static 1000 0 >/dev/null 2>err &&
+	cat err && grep -q "heap tracking unavailable" err && test "$(meta cpuonly.db heap)" = off
+'
+
+if backend_ok uprobe; then
+	test_expect_success 'static: uprobes, and the summary says why' '
+		"$RSPROF" record --no-cpu -o static.db -- ./c_static 1000000 0 >/dev/null 2>sum &&
+		cat sum && grep -q "heap tracked with uprobes: the executable is statically linked" sum &&
+		backend_meta static.db uprobe &&
+		meta static.db heap_backend_reason | grep -q "statically linked" &&
+		heap_lines static.db >lines && head -n 3 lines &&
+		sed -n 1p lines | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|grow|" &&
+		within "$(sed -n 1p lines | cut -d"|" -f4)" $((40 * MiB)) 10
+	'
+
+	test_expect_success 'its own malloc: uprobes on it, and the summary says why' '
+		"$RSPROF" record -v --no-cpu -o own.db -- "$TARGETS/heap_own_malloc" 2>sum &&
+		cat sum && grep -q "heap tracked with uprobes: the executable has its own malloc" sum &&
+		backend_meta own.db uprobe &&
+		heap_lines own.db >olines && cat olines &&
+		grep -q "heap_own_malloc.c|$(line_of OWN_KEEP "$OWN")|main|$((256 * 4096))|256|0" olines &&
+		grep -q "heap_own_malloc.c|$(line_of OWN_CHURN "$OWN")|main|0|1000|1000" olines
+	'
+
+	test_expect_success '... its probe on the jae after the size check, which the kernel emulates' '
+		grep "heap: malloc in .*heap_own_malloc at 0x[0-9a-f]* (+7)" sum &&
+		! grep "single-stepped" sum
+	'
+
+	# a program linking jemalloc: uprobes on jemalloc's malloc, not glibc's
+	if echo "int main(void) { return 0; }" | gcc -x c -o jtest - -ljemalloc 2>/dev/null; then
+		test_expect_success 'a program linking libjemalloc: uprobes on jemalloc'"'"'s own malloc' '
+			gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o c_jemalloc "$C" -ljemalloc &&
+			"$RSPROF" record -v --no-cpu -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
+			grep -q "heap tracked with uprobes: the executable links the allocator libjemalloc" sum &&
+			grep -q "heap: malloc in .*libjemalloc" sum &&
+			heap_lines je.db >jlines && head -n 3 jlines &&
+			sed -n 1p jlines | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|grow|" &&
+			within "$(sed -n 1p jlines | cut -d"|" -f4)" $((40 * MiB)) 10 &&
+			grep -q "heap_c.c|$(line_of HEAP_CHURN "$C")|churn|0|1000|1000" jlines
+		'
+	else
+		test_skip 'a program linking libjemalloc' 'libjemalloc-dev is not installed'
+	fi
+
+	test_expect_success 'setuid: uprobes, and the summary says why' '
+		"$RSPROF" record --no-cpu -o suid.db -- ./c_setuid 1000 0 >/dev/null 2>sum &&
+		cat sum && grep -q "heap tracked with uprobes: the executable is setuid or setgid" sum &&
+		backend_meta suid.db uprobe &&
+		heap_lines suid.db | sed -n 1p | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|"
+	'
+fi
+
+test_expect_success 'a Rust #[global_allocator] over the system allocator: in-process' '
+	"$RSPROF" record --no-cpu -o ga.db -- "$TARGETS/heap_global_alloc" 2>sum &&
+	cat sum && grep -q "heap tracked in-process" sum &&
+	backend_meta ga.db preload &&
+	heap_lines ga.db >glines && cat glines &&
+	sed -n 1p glines | grep -q "heap_global_alloc.rs|$(line_of GA_ALLOC "$GA")|.*|$((4 * MiB))|1|0"
+'
+
+test_done
