@@ -32,9 +32,17 @@ CFLAGS   += -std=gnu11 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-in
 	    -D_GNU_SOURCE -DRSPROF_VERSION='"$(VERSION)"' -I. -I$(OUT)
 LDLIBS   += -lcapstone -lbpf -ldw -lelf -lsqlite3 -lpopt -lcap -lncursesw -ltinfo -liberty -lz -lpthread -lm
 
+# SANITIZE=1: ASan and UBSan, UBSan fatal (a report fails the test).
+# SANITIZE=fuzz: the same with clang and libFuzzer's instrumentation (make fuzz).
+SAN_FLAGS := -fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer
 ifeq ($(SANITIZE),1)
-CFLAGS  += -fsanitize=address,undefined -fno-omit-frame-pointer
-LDFLAGS += -fsanitize=address,undefined
+CFLAGS  += $(SAN_FLAGS)
+LDFLAGS += $(SAN_FLAGS)
+endif
+ifeq ($(SANITIZE),fuzz)
+CC      := $(CLANG)
+CFLAGS  += $(SAN_FLAGS) -fsanitize=fuzzer-no-link
+LDFLAGS += $(SAN_FLAGS)
 endif
 
 BUILTIN_SRC := $(sort $(wildcard builtin/*.c))
@@ -56,10 +64,16 @@ PRELOAD_SRC := $(sort $(wildcard preload/*.c))
 PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
 PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
+FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz-*.c))
+FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%-replay)
+FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%)
+# make test also builds the unit tests, rsprof and the fuzz targets with the
+# sanitizers here (unless this build is the sanitizer build already).
+SAN_OUT     := $(if $(filter 1,$(SANITIZE)),$(OUT),$(OUT)-san)
 
 .DELETE_ON_ERROR:
 .SECONDARY:
-.PHONY: all deps bench-deps demo test test-unit targets bench man install clean
+.PHONY: all deps bench-deps demo test test-unit targets bench man install clean san fuzz fuzz-run
 
 all: $(OUT)/rsprof man
 
@@ -156,9 +170,50 @@ targets:
 test-unit: $(UNIT_BIN)
 	$(Q)prove $(UNIT_BIN)
 
-test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO)
+# Fuzz targets: tests/fuzz/fuzz-*.c. With tests/fuzz/replay.c as main() they
+# replay a corpus once (make test); linked with libFuzzer they fuzz (make fuzz).
+$(OUT)/tests/fuzz/%-replay: tests/fuzz/%.c tests/fuzz/replay.c $(UTIL_OBJ)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< tests/fuzz/replay.c $(UTIL_OBJ) $(LDLIBS)
+
+$(OUT)/tests/fuzz/%: tests/fuzz/%.c $(UTIL_OBJ)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -fsanitize=fuzzer -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+
+# The sanitizer build that make test runs besides the normal one: its unit
+# tests, and rsprof and the fuzz replays for tests/t7500 and t7600.
+san:
+	$(Q)$(MAKE) --no-print-directory OUT=$(SAN_OUT) SANITIZE=1 $(SAN_OUT)/rsprof \
+		$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%) \
+		$(FUZZ_SRC:tests/fuzz/%.c=$(SAN_OUT)/tests/fuzz/%-replay)
+
+test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
-		prove -j2 $(UNIT_BIN) tests/t*.sh
+		RSPROF_SAN=$(abspath $(SAN_OUT))/rsprof FUZZ_DIR=$(abspath $(SAN_OUT))/tests/fuzz \
+		prove -j2 $(UNIT_BIN) \
+		$(if $(filter 1,$(SANITIZE)),,$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%)) \
+		tests/t*.sh
+
+# libFuzzer on every target for FUZZ_TIME seconds each, starting from the
+# corpus in tests/fuzz/corpus/; new inputs and crashes go to $(OUT)-fuzz.
+FUZZ_TIME ?= 60
+fuzz:
+	$(Q)./scripts/install-deps.sh build fuzz
+	$(Q)$(MAKE) --no-print-directory OUT=$(OUT)-fuzz SANITIZE=fuzz fuzz-run
+
+fuzz-run: $(FUZZ_BIN)
+	$(Q)for f in $(FUZZ_BIN); do \
+		n=$$(basename $$f); n=$${n#fuzz-}; \
+		mkdir -p $(OUT)/corpus/$$n $(OUT)/crashes; \
+		echo "  FUZZ     $$n ($(FUZZ_TIME) s)"; \
+		$$f -max_total_time=$(FUZZ_TIME) -timeout=20 -rss_limit_mb=3072 \
+			-artifact_prefix=$(OUT)/crashes/$$n- $(OUT)/corpus/$$n \
+			tests/fuzz/corpus/$$n 2>$(OUT)/$$n.log || \
+			{ tail -40 $(OUT)/$$n.log; exit 1; }; \
+		grep -E "^(#[0-9]+ *DONE|Done)" $(OUT)/$$n.log | tail -1; \
+	done
 
 # The bundled demo: a small Rust service with one hot line and one line
 # that keeps heap memory (demo/demo.rs).

@@ -23,6 +23,7 @@
 #include "util/db/naming.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/output/styled.h"
 #include "util/tui/pager.h"
 #include "util/tui/tui.h"
@@ -161,6 +162,11 @@ int cmd_annotate(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof annotate", argc, argv, annotate_options, 0);
 	int ret = options_parse(pc, annotate_usage, option_cb, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

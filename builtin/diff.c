@@ -27,9 +27,11 @@
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/symbols/srcpath.h"
 
 static struct diff_args {
@@ -189,7 +191,9 @@ static void print_side(FILE *f, const char *tag, const char *file, const struct 
 			      s->duration_ms : w->to_ms;
 
 		/* the window's numbers; the run's length for scale */
-		fprintf(f, "%s: %s@%s..%s  window %s of %s  %s samples", tag, file,
+		fprintf(f, "%s: ", tag);
+		escape__fputs(file, f);	/* util/output/escape.h */
+		fprintf(f, "@%s..%s  window %s of %s  %s samples",
 			duration__format(from, a, sizeof(a)), duration__format(to, b, sizeof(b)),
 			duration__format(to > from ? to - from : 0, d, sizeof(d)),
 			duration__format(s->duration_ms, p, sizeof(p)),
@@ -201,7 +205,9 @@ static void print_side(FILE *f, const char *tag, const char *file, const struct 
 		fputc('\n', f);
 		return;
 	}
-	fprintf(f, "%s: %s  %s  %s samples", tag, file,
+	fprintf(f, "%s: ", tag);
+	escape__fputs(file, f);
+	fprintf(f, "  %s  %s samples",
 		duration__format(s->duration_ms, d, sizeof(d)),
 		format__count(s->samples, n, sizeof(n)));
 	if (heap)
@@ -510,6 +516,11 @@ int cmd_diff(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
 	int ret = options_parse(pc, "[OPTION...] A.db[@A..B] B.db[@A..B]", option_cb, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;

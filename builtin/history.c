@@ -22,6 +22,8 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"
+#include "util/record/caps.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/symbols/demangle.h"
@@ -192,7 +194,9 @@ static int print_text(FILE *f, const struct listing *l)
 	char a[32], b[32];
 	int err = t ? 0 : -ENOMEM;
 
-	fprintf(f, "# file:     %s  (allocation history: %s allocations)\n", l->path,
+	fputs("# file:     ", f);
+	escape__fputs(l->path, f);	/* util/output/escape.h */
+	fprintf(f, "  (allocation history: %s allocations)\n",
 		format__count(l->events, a, sizeof(a)));
 	fprintf(f, "# range:    0x%" PRIx64 "..0x%" PRIx64 "  %s %s s%s\n", l->q.addr_first,
 		l->q.addr_last, l->q.backward ? "at or before" : "at or after",
@@ -416,6 +420,11 @@ int cmd_history(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof history", argc, argv, history_options, 0);
 	int ret = options_parse(pc, history_usage, NULL, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

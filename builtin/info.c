@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <popt.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,9 +17,11 @@
 #include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 
 static struct info_opts {
 	int check;
@@ -92,7 +95,24 @@ static double lost_pct(const struct prof_summary *s)
 	return all ? 100.0 * s->lost_samples / all : 0;
 }
 
-#define LINE(label, ...) do { printf("%-16s ", label ":"); printf(__VA_ARGS__); putchar('\n'); } while (0)
+/* One "label: value" line; what came from the file is escaped (util/output/escape.h). */
+static void line(const char *label, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void line(const char *label, const char *fmt, ...)
+{
+	char *v = NULL;
+	va_list ap;
+
+	printf("%-16s ", label);
+	va_start(ap, fmt);
+	if (vasprintf(&v, fmt, ap) >= 0)
+		escape__fputs(v, stdout);
+	va_end(ap);
+	free(v);
+	putchar('\n');
+}
+
+#define LINE(label, ...) line(label ":", __VA_ARGS__)
 
 static int print_text(const struct info *in)
 {
@@ -168,8 +188,13 @@ static int print_text(const struct info *in)
 	LINE("call stacks", "%s", format__count(s->stacks, a, sizeof(a)));
 	LINE("mappings", "%s", format__count(s->mappings, a, sizeof(a)));
 	puts("\nmeta:");
-	for (int i = 0; i < m->n; i++)
-		printf("  %-24s %s\n", m->kv[2 * i], m->kv[2 * i + 1]);
+	for (int i = 0; i < m->n; i++) {
+		char key[128];
+
+		printf("  %-24s ", escape__str(m->kv[2 * i], key, sizeof(key)));
+		escape__fputs(m->kv[2 * i + 1], stdout);
+		putchar('\n');
+	}
 	return ferror(stdout) ? -EIO : 0;
 }
 
@@ -298,6 +323,11 @@ int cmd_info(int argc, const char **argv)
 	const char **args;
 	int n;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
 		if (n > 1) {

@@ -3,8 +3,10 @@
  * the result as a table, CSV or JSON. The profile is opened read-only and
  * a statement that would write is refused before it runs (util/db/user.h),
  * so the file stays byte-identical. SQL `-` reads the statement from stdin.
- * The output is built in memory and printed only when the statement ran to
- * the end: on an error stdout holds nothing.
+ * Rows are printed as they come (a table's widths are taken from its first
+ * rows), so a result of any size needs no more memory than a few rows;
+ * an error before the first row leaves stdout empty, one after it stops the
+ * output where it is (exit status 1 or 6).
  */
 #include "builtin.h"
 
@@ -18,21 +20,34 @@
 #include "util/db/user.h"
 #include "util/error.h"
 #include "util/output/format.h"
-#include "util/output/membuf.h"
 #include "util/options.h"
+#include "util/record/caps.h"
+
+static struct query_opts {
+	long max_rows;
+} opts;
 
 static struct poptOption query_options[] = {
+	{ "max-rows", 0, POPT_ARG_LONG, &opts.max_rows, 0,
+	  "stop with an error (exit 6) when the result has more than N rows "
+	  "(default: no limit)", "N" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
 
+/* Table output: widths from the first rows, then printed this many at a time. */
+#define QUERY_BATCH	1000
+
 struct query_out {
-	FILE *f;		/* memory stream */
+	FILE *f;		/* stdout */
 	struct table *table;	/* table output, made at the first row */
 	struct json json;
 	int ncol;
 	const char **names;	/* copies of the column names */
+	bool started;		/* the header (CSV), "[" (JSON) is out */
+	long rows;		/* rows passed on */
+	long max_rows;		/* --max-rows; 0: no limit */
 };
 
 static int out_columns(int n, const char *const *names, void *data)
@@ -47,17 +62,6 @@ static int out_columns(int n, const char *const *names, void *data)
 		o->names[c] = strdup(names[c] ? names[c] : "");
 		if (!o->names[c])
 			return -ENOMEM;
-	}
-	if (output_args.csv) {
-		for (int c = 0; c < n; c++) {
-			if (c)
-				fputc(',', o->f);
-			format__csv_field(o->f, o->names[c]);
-		}
-		fputc('\n', o->f);
-	} else if (output_args.json) {
-		json__init(&o->json, o->f);
-		json__begin_array(&o->json, NULL);
 	}
 	return 0;
 }
@@ -79,10 +83,39 @@ static int make_table(struct query_out *o, const struct user_value *first)
 	return o->table ? 0 : -ENOMEM;
 }
 
+/*
+ * The start of the output, at the first row or at the end of an empty
+ * result: an error before it (bad SQL, a refused write, a failing first
+ * step) leaves stdout empty.
+ */
+static void out_start(struct query_out *o)
+{
+	if (o->started)
+		return;
+	o->started = true;
+	if (output_args.csv) {
+		for (int c = 0; c < o->ncol; c++) {
+			if (c)
+				fputc(',', o->f);
+			format__csv_field(o->f, o->names[c]);
+		}
+		if (o->ncol)
+			fputc('\n', o->f);
+	} else if (output_args.json) {
+		json__init(&o->json, o->f);
+		json__begin_array(&o->json, NULL);
+	}
+}
+
+/* Each row goes out as it comes: memory stays the same whatever the result's size. */
 static int out_row(int n, const struct user_value *v, void *data)
 {
 	struct query_out *o = data;
 
+	if (o->max_rows && o->rows >= o->max_rows)
+		return -E2BIG;
+	o->rows++;
+	out_start(o);
 	if (output_args.csv) {
 		for (int c = 0; c < n; c++) {
 			if (c)
@@ -124,9 +157,11 @@ static int out_row(int n, const struct user_value *v, void *data)
 			cells[c] = v[c].type == USER_NULL ? "NULL" : v[c].text;
 		err = table__add_row(o->table, cells);
 		free(cells);
+		if (!err && table__rows(o->table) >= QUERY_BATCH)
+			err = table__flush(o->table, o->f, 0);
 		return err;
 	}
-	return ferror(o->f) ? -ENOMEM : 0;
+	return ferror(o->f) ? -EIO : 0;
 }
 
 /* The whole of stdin, malloc'd; NULL after an error (reported). */
@@ -169,39 +204,38 @@ static char *read_stdin(void)
 static int query_run(const char *file, const char *sql)
 {
 	struct user_cbs cbs = { .columns = out_columns, .row = out_row };
-	struct query_out o = { 0 };
+	struct query_out o = { .f = stdout, .max_rows = opts.max_rows };
 	struct db *db = NULL;
-	struct membuf mem;
 	int err;
 
 	err = db__open(file, &db);
 	if (err)
 		return exit_from_err(err);
-	if (membuf__open(&mem)) {
-		pr_err("out of memory");
-		db__close(db);
-		return EXIT_ERROR;
-	}
-	o.f = mem.f;
 	err = db_user__run(db, sql, output_args.top_n, &cbs, &o);
+	if (err == -E2BIG) {
+		pr_err("the result has more than %ld rows (--max-rows): stopped after them",
+		       o.max_rows);
+		pr_hint("add a LIMIT to the statement, or raise --max-rows (0: no limit)");
+		err = -RSPROF_EDB;
+	}
 	if (!err) {
+		out_start(&o);
 		if (output_args.json) {
-			if (!o.ncol) {
-				json__init(&o.json, o.f);
-				json__begin_array(&o.json, NULL);
-			}
 			json__end_array(&o.json);
 			err = json__finish(&o.json);
 		} else if (!output_args.csv) {
 			if (!o.table)
 				err = make_table(&o, NULL);
 			if (!err && o.ncol)
-				err = table__print(o.table, o.f, 0);
+				err = table__flush(o.table, o.f, 0);
 		}
 	}
-	err = membuf__flush(&mem, err, stdout);
+	if (fflush(stdout) && !err)
+		err = -EIO;
 	if (err == -ENOMEM)
 		pr_err("out of memory");
+	else if (err == -EIO)
+		pr_err("cannot write the result: %s", strerror(errno));
 	table__delete(o.table);
 	for (int c = 0; o.names && c < o.ncol; c++)
 		free((char *)o.names[c]);
@@ -217,11 +251,19 @@ int cmd_query(int argc, const char **argv)
 	int ret = options_parse(pc, "[OPTION...] FILE SQL", NULL, NULL);
 	char *sql_in = NULL;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);
 
 		if (options_output_check()) {
+			ret = EXIT_USAGE;
+		} else if (opts.max_rows < 0) {
+			pr_err("--max-rows wants a number >= 0, not %ld", opts.max_rows);
 			ret = EXIT_USAGE;
 		} else if (n != 2) {
 			pr_err(n < 2 ? "a profile and an SQL statement are needed"

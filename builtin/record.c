@@ -7,6 +7,7 @@
  */
 #include "builtin.h"
 
+#include <limits.h>
 #include <popt.h>
 #include <signal.h>
 #include <stdio.h>
@@ -93,6 +94,8 @@ static int record_run(struct record_opts *o)
 	bool live = !record_args.quiet && status__is_live(stderr);
 	struct recorder_stats st;
 	struct recorder *r;
+	const char *reason;
+	char path[PATH_MAX];
 	int err, err2;
 
 	if (live) {
@@ -114,11 +117,14 @@ static int record_run(struct record_opts *o)
 	if (live)
 		status__clear(stderr);
 	recorder__stats(r, &st);
+	snprintf(path, sizeof(path), "%s", recorder__path(r));
+	reason = recorder__stop_reason(r);
+	current = NULL;
+	/* closed first: an error closing the file is an error of the recording */
+	err2 = recorder__delete(r);
 	/* exit 5 at the end: the file is not kept (nothing in it can be named) */
 	if (!record_args.quiet && err != -RSPROF_ENODEBUG)
-		status__summary(stderr, &st, recorder__path(r), recorder__stop_reason(r));
-	err2 = recorder__delete(r);
-	current = NULL;
+		status__summary(stderr, &st, path, reason, !err && !err2);
 	return exit_from_err(err ? err : err2);
 }
 

@@ -24,15 +24,18 @@
 #include "util/error.h"
 #include "util/output/callgraph.h"
 #include "util/output/chart.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
@@ -268,12 +271,14 @@ static int parse_opts(struct report *rp)
 static void print_header(const struct report *rp)
 {
 	const struct prof_summary *s = &rp->sum;
-	char d[32], a[32], b[32], c[32];
+	char d[32], a[32], b[32], c[32], e1[1024], e2[64], e3[8192];
 
-	printf("# file:     %s\n", db__path(rp->db));
-	printf("# target:   %s (pid %s)%s%s\n", rp->meta_comm ? rp->meta_comm : "?",
-	       rp->meta_pid ? rp->meta_pid : "?", rp->meta_exe ? "  " : "",
-	       rp->meta_exe ? rp->meta_exe : "");
+	/* strings from the file, escaped for the terminal (util/output/escape.h) */
+	printf("# file:     %s\n", escape__str(db__path(rp->db), e1, sizeof(e1)));
+	printf("# target:   %s (pid %s)%s%s\n",
+	       escape__str(rp->meta_comm ? rp->meta_comm : "?", e1, sizeof(e1)),
+	       escape__str(rp->meta_pid ? rp->meta_pid : "?", e2, sizeof(e2)),
+	       rp->meta_exe ? "  " : "", escape__str(rp->meta_exe, e3, sizeof(e3)));
 	printf("# duration: %s  checkpoints: %llu  samples: %s  lost: %s (%.1f%%)%s\n",
 	       duration__format(s->duration_ms, d, sizeof(d)), (unsigned long long)s->checkpoints,
 	       format__count(s->samples, a, sizeof(a)), format__count(s->lost_samples, b, sizeof(b)),
@@ -387,7 +392,7 @@ static void print_header(const struct report *rp)
 			printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
 	}
 	if (rp->f.pattern)
-		printf("# filter:   %s\n", rp->f.pattern);
+		printf("# filter:   %s\n", escape__str(rp->f.pattern, e3, sizeof(e3)));
 }
 
 static int print_text(const struct report *rp)
@@ -561,10 +566,14 @@ static int folded_cb(const struct prof_stack *s, void *ctx)
 		for (int k = s->frames[i].n_lines - 1; k >= 0; k--) {
 			const char *name = frame_name(&s->frames[i], k, buf, sizeof(buf));
 
+			char esc[4096];
+
 			if (!first)
 				fputc(';', f);
 			first = false;
-			for (const char *c = name; *c; c++)	/* ';' separates frames */
+			/* a text format: escaped (util/output/escape.h); ';' separates frames */
+			escape__str(name, esc, sizeof(esc));
+			for (const char *c = esc; *c; c++)
 				fputc(*c == ';' ? ',' : *c, f);
 		}
 	}
@@ -634,7 +643,7 @@ static int export_stacks(struct report *rp, bool heap)
 
 		pp = pprof__new(heap ? PPROF_HEAP : PPROF_CPU,
 				1000000000ULL / (uint64_t)(hz > 0 ? hz : 99), iso_ns(start),
-				(int64_t)rp->sum.duration_ms * 1000000LL);
+				sat__mul((int64_t)rp->sum.duration_ms, 1000000));
 		if (!pp)
 			err = -ENOMEM;
 	}
@@ -848,6 +857,11 @@ int cmd_report(int argc, const char **argv)
 	const char **args;
 	int n;
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
 		if (n > 1) {

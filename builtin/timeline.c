@@ -25,10 +25,13 @@
 #include "util/db/timeline.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
+#include "util/outfile.h"
 #include "util/output/svg.h"
 
 static struct timeline_args {
@@ -126,9 +129,12 @@ static int set_window(struct timeline_opts *o)
 	return 0;
 }
 
+/* A site's label for text, CSV and SVG: escaped for the terminal (util/output/escape.h). */
 static char *site_label(const struct timeline_site *s, char *buf, size_t len)
 {
-	return timeline__site_label(s, buf, len);
+	char raw[768];
+
+	return escape__str(timeline__site_label(s, raw, sizeof(raw)), buf, len);
 }
 
 /*
@@ -317,7 +323,8 @@ static int print_chart(FILE *f, const char *file, const struct timeline *tl)
 	char d[32], lab[768];
 	int err;
 
-	fprintf(f, "%s: %zu checkpoints over %s\n\n", file, tl->n,
+	escape__fputs(file, f);
+	fprintf(f, ": %zu checkpoints over %s\n\n", tl->n,
 		duration__format(end, d, sizeof(d)));
 	if (tl->has_heap) {
 		err = chart__area(f, &st, "live heap", tl->live, tl->n, end, CHART_BYTES);
@@ -434,7 +441,7 @@ static void json_site(struct json *j, const char *key, const struct timeline_sit
 	char lab[768];
 
 	json__begin_object(j, key);
-	json__string(j, "location", site_label(s, lab, sizeof(lab)));
+	json__string(j, "location", timeline__site_label(s, lab, sizeof(lab)));
 	json__string(j, "file", s->file);
 	json__int(j, "line", s->line);
 	json__string(j, "function", s->function);
@@ -513,11 +520,10 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 	char (*labels)[768] = calloc(tl->n_sites + tl->n_cpu_sites + 1, sizeof(*labels));
 	struct svg_panel panels[2];
 	size_t np = 0, nl = 0;
-	char title[1024], tmp[PATH_MAX];
-	struct stat stb;
-	bool direct;
+	char title[1024];
+	struct outfile of;
 	FILE *f = NULL;
-	int err = 0;
+	int dupfd, err = 0;
 
 	if (!heap || !cpu || !labels || (tl->has_rss && !rss)) {
 		err = -ENOMEM;
@@ -547,33 +553,38 @@ static int write_svg(const char *path, const char *file, const struct timeline *
 		panels[np++] = (struct svg_panel){ "CPU samples per interval", CHART_COUNT,
 						   CHART_RATE, cpu, tl->n_cpu_sites + 1 };
 
-	/* a regular file is written beside and renamed: never half a picture */
-	direct = !stat(path, &stb) && !S_ISREG(stb.st_mode);
-	if (snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= (int)sizeof(tmp)) {
-		pr_err("file name too long: '%s'", path);
-		err = -ENAMETOOLONG;
+	/* never through a link or into a device; the old picture or the whole new one */
+	err = outfile__create(&of, path, OUTFILE_REPLACE);
+	if (err) {
+		pr_hint("give --svg the path of a new or regular file in a directory you can "
+			"write to");
 		goto out;
 	}
-	f = fopen(direct ? path : tmp, "w");
+	dupfd = dup(of.fd);
+	f = dupfd >= 0 ? fdopen(dupfd, "w") : NULL;
 	if (!f) {
 		err = -errno;
 		pr_err("cannot write '%s': %s", path, strerror(errno));
-		pr_hint("give --svg a path in a directory you can write to");
+		if (dupfd >= 0)
+			close(dupfd);
+		outfile__abort(&of);
 		goto out;
 	}
 	snprintf(title, sizeof(title), "rsprof timeline: %s", file);
 	err = svg__write(f, title, tl->t_ms, tl->n, panels, np);
 	if (fclose(f) && !err)
 		err = -EIO;
-	if (!err && !direct && rename(tmp, path))
-		err = -EIO;
 	if (err == -EIO)
 		pr_err("cannot write '%s': %s", path, strerror(errno));
-	if (err && !direct)
-		unlink(tmp);
+	if (err)
+		outfile__abort(&of);
+	else
+		err = outfile__commit(&of);
 out:
 	if (err == -ENOMEM)
 		pr_err("out of memory");
+	else if (err)
+		err = -EIO;	/* rsprof-timeline(1): 1, the SVG file cannot be written */
 	free(heap);
 	free(rss);
 	free(cpu);
@@ -627,7 +638,9 @@ static int timeline_run(const char *file)
 		err = print_json(out.f, file, tl);
 	} else if (!err && args.svg) {
 		print_growth(out.f, tl);
-		fprintf(out.f, "wrote %s\n", args.svg);
+		fputs("wrote ", out.f);
+		escape__fputs(args.svg, out.f);
+		fputc('\n', out.f);
 	} else if (!err) {
 		err = print_chart(out.f, file, tl);
 	}
@@ -646,6 +659,11 @@ int cmd_timeline(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof timeline", argc, argv, timeline_options, 0);
 	int ret = options_parse(pc, "[OPTION...] [FILE]", option_cb, NULL);
 
+	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
+	if (caps__drop_all()) {
+		poptFreeContext(pc);
+		return EXIT_PERM;
+	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;

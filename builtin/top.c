@@ -28,6 +28,7 @@
 #include "util/tui/follow.h"
 #include "util/db/naming.h"
 #include "util/options.h"
+#include "util/record/caps.h"
 #include "util/record/options.h"
 #include "util/record/recorder.h"
 #include "util/output/report-table.h"
@@ -444,13 +445,16 @@ static int top_record(bool screen)
 			return exit_from_err(rc);
 		return top_stdio(path);
 	}
-	if (s.rec && !err && !record_args.quiet)
-		status__summary(stderr, &rs, recorder__path(s.rec), NULL);
 	{
-		int rc = recorder__delete(s.rec);
+		char path[4096];
+		int rc;
 
+		snprintf(path, sizeof(path), "%s", s.rec ? recorder__path(s.rec) : "");
+		rc = recorder__delete(s.rec);
 		if (!err && rc < 0)
 			err = rc;
+		if (s.rec && !err && !record_args.quiet)
+			status__summary(stderr, &rs, path, NULL, true);
 	}
 	/* the reader goes after the writer (see check_fd in util/db/db.c) */
 	follow__delete(f);
@@ -467,6 +471,9 @@ static int top_run(void)
 
 	if (target)
 		return top_record(screen);
+	/* a file only: nothing but reading (SPEC §9) */
+	if (caps__drop_all())
+		return EXIT_PERM;
 	if (!opts.file) {
 		ret = naming__newest(".", &newest);
 		if (ret < 0)

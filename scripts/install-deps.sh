@@ -1,6 +1,6 @@
 #!/bin/sh
 # Install the Debian packages of scripts/packages.txt that are missing.
-#   scripts/install-deps.sh [GROUP...]    groups: build test bench (default: build test)
+#   scripts/install-deps.sh [GROUP...]    groups: build test bench fuzz (default: build test)
 # Runs apt-get only when something is missing, so a prepared machine pays
 # one dpkg-query per package and nothing else. Needs root for the install.
 set -eu

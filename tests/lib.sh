@@ -29,11 +29,23 @@ cd "$TEST_DIR" || exit 1
 test_count=0
 test_failures=0
 test_bg_pids=
+test_users=
 
 # Kill what a test left running (targets launched in the background).
 test_cleanup() {
 	for p in $test_bg_pids; do
 		kill -9 "$p" 2>/dev/null
+	done
+	for p in $test_bg_pids; do
+		wait "$p" 2>/dev/null
+	done
+	# userdel refuses while a process of the user is still going away
+	for u in $test_users; do
+		_i=0
+		while ! userdel "$u" 2>/dev/null && [ $_i -lt 50 ]; do
+			_i=$((_i + 1))
+			sleep 0.2
+		done
 	done
 	if [ "$test_failures" -eq 0 ] && [ "${KEEP:-0}" != 1 ]; then
 		cd / && rm -rf "$TEST_DIR"
@@ -178,4 +190,20 @@ make_v1() {	# FILE
 	INSERT INTO cpu_samples VALUES (1, 1, 5), (2, 1, 7), (3, 2, 9);
 	INSERT INTO heap_events VALUES (1, 2, 100, 0), (2, 2, 100, 0), (3, 2, 100, 50),
 		(3, 1, 1000, 0);"
+}
+
+# A real unprivileged user for the permission tests, made with useradd and
+# removed at the end (root only): sets TEST_USER, TEST_UID, TEST_GID.
+make_test_user() {
+	TEST_USER=rsprof-t$$
+	useradd --system --no-create-home --home-dir /nonexistent \
+		--shell /usr/sbin/nologin "$TEST_USER" >/dev/null 2>&1 || return 1
+	test_users="$test_users $TEST_USER"
+	TEST_UID=$(id -u "$TEST_USER") && TEST_GID=$(id -g "$TEST_USER")
+}
+
+# as_test_user CMD...: run CMD as $TEST_USER, without root's capabilities
+# (a file capability of CMD itself still applies, as for a user's shell).
+as_test_user() {
+	setpriv --reuid="$TEST_UID" --regid="$TEST_GID" --clear-groups --inh-caps=-all "$@"
 }

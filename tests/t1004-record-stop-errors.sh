@@ -55,8 +55,8 @@ test_expect_success 'SIGQUIT: rsprof exits at once, the checkpoints so far are r
 	kill -0 '"$pid"'
 '
 
-test_expect_success 'an existing file is not overwritten' '
-	expect_exit 1 "$RSPROF" record -q --no-heap -p '"$pid"' -d 1 -o int.db 2>err &&
+test_expect_success 'an existing file is not overwritten (exit 6)' '
+	expect_exit 6 "$RSPROF" record -q --no-heap -p '"$pid"' -d 1 -o int.db 2>err &&
 	grep -q "exists" err && grep -q "^hint:" err
 '
 

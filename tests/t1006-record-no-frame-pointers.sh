@@ -10,8 +10,8 @@ if ! have_perf; then
 fi
 
 test_expect_success 'C -O2 -fomit-frame-pointer: one warning, then the recording' '
-	"$RSPROF" record -q -g --no-heap -o c.db -- "$TARGETS/nofp_wrap" xmalloc >/dev/null 2>err &&
-	cat err &&
+	{ "$RSPROF" record -q -g --no-heap -o c.db -- "$TARGETS/nofp_wrap" xmalloc >/dev/null 2>err;
+	  rc=$?; cat err; test $rc = 0; } &&
 	test "$(grep -c "keeps no frame pointers" err)" = 1 &&
 	grep -q "nofp_wrap keeps no frame pointers (0 of [0-9]* functions of its own code" err &&
 	grep -q "^hint: build with -fno-omit-frame-pointer" err &&

@@ -3,15 +3,34 @@
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "util/output/escape.h"
 
 const char *rsprof_cmd_name = "rsprof";
 int verbose;
 
+/*
+ * The message escaped (util/output/escape.h): it may quote a file name, a
+ * meta value or a symbol read from an untrusted profile.
+ */
+static void vmessage(const char *fmt, va_list ap)
+{
+	char *msg = NULL;
+
+	if (vasprintf(&msg, fmt, ap) < 0) {
+		fputs("(out of memory)", stderr);
+		return;
+	}
+	escape__fputs(msg, stderr);
+	free(msg);
+}
+
 static void vreport(const char *level, const char *fmt, va_list ap)
 {
 	fprintf(stderr, "%s: %s", rsprof_cmd_name, level);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	fputc('\n', stderr);
 }
 
@@ -39,7 +58,7 @@ void pr_hint(const char *fmt, ...)
 
 	va_start(ap, fmt);
 	fputs("hint: ", stderr);
-	vfprintf(stderr, fmt, ap);
+	vmessage(fmt, ap);
 	fputc('\n', stderr);
 	va_end(ap);
 }

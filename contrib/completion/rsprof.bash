@@ -100,7 +100,7 @@ _rsprof()
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
 	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
-	--context | --callers | --callees | --addr | --after)
+	--context | --callers | --callees | --addr | --after | --max-rows)
 		return ;;
 	esac
 

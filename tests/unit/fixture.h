@@ -39,6 +39,7 @@ enum fixture_kind {
 #include <time.h>
 
 #include "util/db/db.h"
+#include "util/db/wal-checkpointer.h"
 #include "util/symbols/symbol.h"
 
 struct fixture_sym {
@@ -184,6 +185,8 @@ static double fixture_median(double *v, int from, int to)
 	return v[from + (to - from) / 2];
 }
 
+static const int fixture_minutes[] = { 1, 10, 60 };
+
 /* A checkpoint of minute 1, 10 or 60 (1-based ids at one a second). */
 static bool fixture_paced(int c)
 {
@@ -213,6 +216,7 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 	int max_at = 0;
 	int pace_ms = getenv("FIXTURE_PACE_MS") ? atoi(getenv("FIXTURE_PACE_MS")) : 0;
 	struct timespec pace_next = { 0 };
+	struct wal_checkpointer_stats ws[3][2] = { 0 };
 	int err = fixture_meta(db, name, ncp);
 
 	if (!syms || !cpu || !hc || !wall || !cpus)
@@ -271,6 +275,10 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 			cp.symbols = (const struct symbol *const *)syms;
 			cp.n_symbols = 2 * naddr;
 		}
+		/* the WAL thread's work over minutes 1, 10 and 60 */
+		for (int m = 0; m < 3; m++)
+			if (c == fixture_minutes[m] * 60 - 59)
+				db__wal_stats(db, &ws[m][0]);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		err = db__write_checkpoint(db, &cp, NULL);
@@ -280,17 +288,20 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 		cpus[c] = fixture_ms(&c0, &c1);
 		if (getenv("FIXTURE_SPIKES") && wall[c] > 30)
 			fprintf(stderr, "spike: checkpoint %d %.1f ms (cpu %.1f)\n", c, wall[c], cpus[c]);
+		/* after the minute's last write: its copy is the next write's wait */
+		for (int m = 0; m < 3; m++)
+			if (c == fixture_minutes[m] * 60)
+				db__wal_stats(db, &ws[m][1]);
 		if (wall[c] > max_ms) {
 			max_ms = wall[c];
 			max_at = c;
 		}
 	}
 	if (!err) {
-		static const int minutes[] = { 1, 10, 60 };
 		double w[3], u[3];
 
 		for (int m = 0; m < 3; m++) {
-			int to = minutes[m] * 60 + 1, from = to - 60;
+			int to = fixture_minutes[m] * 60 + 1, from = to - 60;
 
 			w[m] = to <= ncp + 1 ? fixture_median(wall, from, to) : 0;
 			u[m] = to <= ncp + 1 ? fixture_median(cpus, from, to) : 0;
@@ -312,6 +323,20 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 				paced_max);
 		fprintf(stderr, "; all checkpoints: 99th percentile %.1f ms, max %.1f ms"
 			" (checkpoint %d)\n", p99, max_ms, max_at);
+		fprintf(stderr, "WAL copied into the file by its thread (mean of the minute,"
+			" its CPU / wall, the writer's wait):");
+		for (int m = 0; m < 3; m++) {
+			uint64_t n = ws[m][1].copies - ws[m][0].copies;
+
+			if (fixture_minutes[m] * 60 > ncp)
+				continue;
+			fprintf(stderr, "%s minute %d: %.1f / %.1f / %.1f ms (%llu copies)",
+				m ? "," : "", fixture_minutes[m],
+				n ? (ws[m][1].cpu_ns - ws[m][0].cpu_ns) / 1e6 / n : 0,
+				n ? (ws[m][1].wall_ns - ws[m][0].wall_ns) / 1e6 / n : 0,
+				(ws[m][1].wait_ns - ws[m][0].wait_ns) / 1e6 / 60, (unsigned long long)n);
+		}
+		fprintf(stderr, "\n");
 	}
 	if (!err)
 		err = db__meta_set(db, "heap_probes", "rust");

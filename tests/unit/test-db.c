@@ -18,6 +18,7 @@
 
 #include "util/db/query.h"
 #include "util/db/schema.h"
+#include "util/db/user.h"
 #include "util/error.h"
 #include "fixture.h"
 #include "tap.h"
@@ -533,6 +534,59 @@ static void cleanup(void)
 		fprintf(stderr, "cannot remove %s\n", dir);
 }
 
+/* CPU time of this process, ms */
+static double cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void burn_ms(double ms)
+{
+	volatile unsigned long x = 0;
+	double end = cpu_ms() + ms;
+
+	while (cpu_ms() < end)
+		x += x * 3 + 1;
+}
+
+/*
+ * The reader's time budget (RSPROF_TIME_LIMIT): each statement outside a
+ * snapshot has its own, so a reader that lives long (top following a file)
+ * is not cut off once the process has used the budget; an endless
+ * statement is stopped.
+ */
+static void test_budget(void)
+{
+	static const char count[] = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
+		" SELECT x + 1 FROM c LIMIT 3000) SELECT COUNT(*) FROM c";
+	static const char endless[] = "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL"
+		" SELECT x + 1 FROM c) SELECT COUNT(*) FROM c";
+	const char *p = tmp("budget.db");
+	struct user_cbs cbs = { 0 };
+	struct db *db;
+
+	if (!ok(!fixture__write(p, FIXTURE_SMALL), "budget: fixture"))
+		return;
+	setenv("RSPROF_TIME_LIMIT", "50ms", 1);
+	is_int(db__open(p, &db), 0, "budget: open with 50 ms");
+	if (!db) {
+		unsetenv("RSPROF_TIME_LIMIT");
+		return;
+	}
+	burn_ms(120);
+	is_int(db_user__run(db, count, 0, &cbs, NULL), 0,
+	       "a statement after 120 ms of CPU: its own budget");
+	burn_ms(120);
+	is_int(db_user__run(db, count, 0, &cbs, NULL), 0, "and the next one");
+	is_int(db_user__run(db, endless, 0, &cbs, NULL), -RSPROF_EDB,
+	       "an endless statement is stopped (-RSPROF_EDB)");
+	db__close(db);
+	unsetenv("RSPROF_TIME_LIMIT");
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "--fixture")) {
@@ -558,6 +612,7 @@ int main(int argc, char **argv)
 	test_queries();
 	test_live_reader();
 	test_stacks();
+	test_budget();
 	cleanup();
 	return done_testing();
 }

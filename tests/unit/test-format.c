@@ -95,7 +95,7 @@ static void test_table(void)
 	is_str(s, "  N  Location                         Function\n"
 		  "  1  src/very/long/path/parser.rs:42  parse_line_of_input\n"
 		  "100  a.c:1\n"
-		  "  7  x,\"y\"                            multi\nline\n",
+		  "  7  x,\"y\"                            multi\\x0aline\n",
 	       "wide: aligned, last column not padded");
 	free(s);
 	s = captured(print_narrow, t);
@@ -121,7 +121,7 @@ static void test_table(void)
 	is_str(s, "N,Location,Function\n"
 		  "1,src/very/long/path/parser.rs:42,parse_line_of_input\n"
 		  "100,a.c:1,\n"
-		  "7,\"x,\"\"y\"\"\",\"multi\nline\"\n", "CSV quoting");
+		  "7,\"x,\"\"y\"\"\",multi\\x0aline\n", "CSV quoting; a newline escaped");
 	free(s);
 	table__delete(t);
 	table__delete(NULL);

@@ -85,6 +85,14 @@ int main(void)
 	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE, "--no-cpu --no-heap: usage error");
 
 	reset();
+	target_args.pid_args = p42;
+	record_args.append = 1;
+	is_int(record_opts__from_args(&o, NULL), -RSPROF_EUSAGE,
+	       "--append without -o: usage error (exit 2), not a database error");
+	record_args.output = "p.db";
+	is_int(record_opts__from_args(&o, NULL), 0, "--append -o p.db is fine");
+
+	reset();
 	target_args.process = "app";
 	record_args.freq = "999";
 	record_args.interval = "250ms";

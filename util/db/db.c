@@ -8,15 +8,20 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sqlite3.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/db/schema.h"
 #include "util/db/retain.h"
 #include "util/db/totals.h"
 #include "util/db/wal-checkpointer.h"
+#include "util/duration.h"
 #include "util/error.h"
+#include "util/outfile.h"
 #include "util/record/maps.h"
 #include "util/record/process-tree.h"
 #include "util/symbols/symbol.h"
@@ -97,6 +102,23 @@ struct db {
 	 * writer's later checkpoints would be lost.
 	 */
 	int check_fd;
+	/*
+	 * The writer's own fd of the file: flock()ed for the whole recording
+	 * (a second writer is refused; flock locks are apart from SQLite's
+	 * POSIX locks), and compared with the path to notice that the file was
+	 * deleted or replaced. dev/ino: the file created or opened.
+	 */
+	int lock_fd;
+	dev_t dev;
+	ino_t ino;
+	bool gone;		/* deleted or replaced: reported once */
+	bool appending;		/* --append: the file was there before */
+	/* companions this writer created, removed again when the create fails */
+	bool made_wal, made_shm;
+	/* reader: the time budget of the progress handler */
+	uint64_t limit_ms;	/* 0: none */
+	uint64_t deadline_ns;
+	bool timed_out;
 };
 
 static int db_err(struct db *db, const char *what)
@@ -152,6 +174,8 @@ int db__close(struct db *db)
 	}
 	if (db->check_fd >= 0)
 		close(db->check_fd);
+	if (db->lock_fd >= 0)
+		close(db->lock_fd);	/* after sqlite3_close(): it drops the flock */
 	free(db->path);
 	free(db);
 	return rc == SQLITE_OK ? 0 : -RSPROF_EDB;
@@ -163,7 +187,7 @@ static struct db *db_alloc(const char *path)
 
 	if (!db)
 		return NULL;
-	db->check_fd = -1;
+	db->check_fd = db->lock_fd = -1;
 	db->path = strdup(path);
 	if (!db->path) {
 		free(db);
@@ -298,6 +322,83 @@ static char *db_uri_immutable(const char *path)
 	return uri;
 }
 
+/*
+ * The budget is CPU time: what a hostile file can make SQLite burn. Time
+ * spent waiting (a reader of `query | less`, a slow disk) does not count.
+ */
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/*
+ * The reader's time budget (SQLite's progress handler, every few thousand
+ * virtual machine steps): a hostile or absurd file cannot keep a reader
+ * busy for ever. The message is printed once; SQLite then fails the
+ * statement with SQLITE_INTERRUPT and the caller reports it (exit 6).
+ */
+static int db_progress(void *data)
+{
+	struct db *db = data;
+	char lim[32];
+
+	if (!db->deadline_ns || now_ns() < db->deadline_ns)
+		return 0;
+	if (!db->timed_out) {
+		db->timed_out = true;
+		pr_err("'%s': reading the profile took more than %s of CPU time, stopped",
+		       db->path, duration__format(db->limit_ms, lim, sizeof(lim)));
+		pr_hint("the file may be damaged or made to be slow; RSPROF_TIME_LIMIT=DUR "
+			"allows more time (0: no limit)");
+	}
+	return 1;
+}
+
+static void db_budget_start(struct db *db)
+{
+	db->timed_out = false;
+	db->deadline_ns = db->limit_ms ? now_ns() + db->limit_ms * 1000000ULL : 0;
+}
+
+/*
+ * The budget starts again with every statement run outside a transaction
+ * (a refresh of top, query's statement), and once for a whole snapshot
+ * (BEGIN starts it: a report's queries share one budget).
+ */
+static int db_trace(unsigned int what, void *data, void *p, void *x)
+{
+	struct db *db = data;
+
+	if (what == SQLITE_TRACE_STMT && sqlite3_get_autocommit(db->sq))
+		db_budget_start(db);
+	return 0;
+}
+
+/*
+ * A reader connection set up for an untrusted file (SQLite's "defense
+ * against dark arts"): defensive mode, schema code not trusted, no views
+ * or triggers run (the readers only read tables; `query` turns views back
+ * on for the user's own SQL), no ATTACH, a bound on the length of any
+ * value, and the progress handler above.
+ */
+static void db_harden(struct db *db)
+{
+	sqlite3 *sq = db->sq;
+
+	sqlite3_db_config(sq, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
+	sqlite3_db_config(sq, SQLITE_DBCONFIG_TRUSTED_SCHEMA, 0, (int *)NULL);
+	sqlite3_db_config(sq, SQLITE_DBCONFIG_ENABLE_VIEW, 0, (int *)NULL);
+	sqlite3_db_config(sq, SQLITE_DBCONFIG_ENABLE_TRIGGER, 0, (int *)NULL);
+	sqlite3_db_config(sq, SQLITE_DBCONFIG_ENABLE_LOAD_EXTENSION, 0, (int *)NULL);
+	sqlite3_limit(sq, SQLITE_LIMIT_LENGTH, DB_MAX_VALUE);
+	sqlite3_limit(sq, SQLITE_LIMIT_ATTACHED, 0);
+	sqlite3_progress_handler(sq, 4000, db_progress, db);
+	sqlite3_trace_v2(sq, SQLITE_TRACE_STMT, db_trace, db);
+}
+
 static int db_sqlite_open(struct db *db, bool immutable)
 {
 	char *uri = immutable ? db_uri_immutable(db->path) : NULL;
@@ -313,6 +414,7 @@ static int db_sqlite_open(struct db *db, bool immutable)
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
 		return -RSPROF_EDB;
 	}
+	db_harden(db);
 	/* a live recorder holds the write lock for a moment per checkpoint */
 	sqlite3_busy_timeout(db->sq, 2000);
 	return 0;
@@ -353,7 +455,7 @@ static int db_open_reader(struct db *db)
 	int err, rc;
 
 	snprintf(wal, sizeof(wal), "%s-wal", db->path);
-	has_wal = !stat(wal, &st) && st.st_size > 0;
+	has_wal = !lstat(wal, &st) && S_ISREG(st.st_mode) && st.st_size > 0;
 	if (!has_wal) {
 		err = db_sqlite_open(db, true);
 		if (err)
@@ -376,14 +478,111 @@ static int db_open_reader(struct db *db)
 	return 0;
 }
 
+/*
+ * -wal and -shm, when there, must be regular files: SQLite opens them by
+ * name, and a FIFO there would block a reader in open() for ever.
+ */
+static int db_check_companions(const char *path)
+{
+	static const char *const sfx[] = { "-wal", "-shm" };
+	char name[4096];
+	struct stat st;
+
+	for (size_t i = 0; i < 2; i++) {
+		snprintf(name, sizeof(name), "%s%s", path, sfx[i]);
+		if (lstat(name, &st) || S_ISREG(st.st_mode))
+			continue;
+		pr_err("cannot open '%s': '%s' is not a regular file", path, name);
+		pr_hint("remove it; a profile's %s is a file SQLite makes", sfx[i]);
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
+/*
+ * The tables the readers read must be tables: a view (a recursive one
+ * never ends) or a virtual table of the same name is refused up front.
+ * Views are off on reader connections anyway (db_harden()); this says why.
+ * An index or trigger of such a name does not shadow the table.
+ */
+static int db_check_tables(struct db *db)
+{
+	static const char *const names[] = {
+		"meta", "checkpoints", "symbols", "cpu_samples", "heap_events",
+		"symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map",
+		"alloc_slices", "alloc_chunks", "alloc_events", "cpu_totals", "heap_totals",
+		"totals_state",
+	};
+	sqlite3_stmt *st = NULL;
+	int rc, err = 0;
+
+	rc = sqlite3_prepare_v2(db->sq, "SELECT type, sql FROM sqlite_master WHERE name = ?"
+				" COLLATE NOCASE", -1, &st, NULL);
+	if (rc != SQLITE_OK) {
+		pr_err("cannot read '%s': %s", db->path, sqlite3_errmsg(db->sq));
+		pr_hint("the file is not a profile or is damaged; "
+			"'rsprof info --check' tells more");
+		return -RSPROF_EDB;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]) && !err; i++) {
+		const char *type, *sql;
+
+		sqlite3_bind_text(st, 1, names[i], -1, SQLITE_STATIC);
+		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+			type = (const char *)sqlite3_column_text(st, 0);
+			sql = (const char *)sqlite3_column_text(st, 1);
+			if (type && !strcmp(type, "view")) {
+				pr_err("'%s' is not an rsprof profile: its '%s' is a view, not a "
+				       "table", db->path, names[i]);
+				err = -RSPROF_EDB;
+			} else if (type && !strcmp(type, "table") &&
+				   (!sql || strncasecmp(sql, "CREATE TABLE", 12))) {
+				pr_err("'%s' is not an rsprof profile: its '%s' is not a plain "
+				       "table", db->path, names[i]);
+				err = -RSPROF_EDB;
+			}
+		}
+		if (!err && rc != SQLITE_DONE) {
+			pr_err("cannot read '%s': %s", db->path, sqlite3_errmsg(db->sq));
+			err = -RSPROF_EDB;
+		}
+		sqlite3_reset(st);
+	}
+	if (err)
+		pr_hint("give the path of a profile written by 'rsprof record'");
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* RSPROF_TIME_LIMIT, or the default. 0 or -RSPROF_EUSAGE (printed). */
+static int db_time_limit(uint64_t *ms)
+{
+	const char *env = getenv("RSPROF_TIME_LIMIT");
+
+	*ms = DB_TIME_LIMIT_MS;
+	if (!env || !*env)
+		return 0;
+	if (duration__parse(env, ms)) {
+		pr_err("RSPROF_TIME_LIMIT: '%s' is not a duration", env);
+		pr_hint("use e.g. 30s, 5m, 1h30m, or 0 for no limit");
+		return -RSPROF_EUSAGE;
+	}
+	return 0;
+}
+
 int db__open(const char *path, struct db **out)
 {
 	struct db *db;
 	struct stat st;
+	uint64_t limit;
 	int fd, err;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	err = db_time_limit(&limit);
+	if (err)
+		return err;
+	/* O_NONBLOCK: a FIFO given as the profile must not block open() */
+	fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0 || fstat(fd, &st)) {
 		err = errno;
 		pr_err("cannot open '%s': %s", path, strerror(err));
@@ -404,10 +603,14 @@ int db__open(const char *path, struct db **out)
 		return -RSPROF_EDB;
 	}
 	err = db_check_length(path, fd, st.st_size);
+	if (!err)
+		err = db_check_companions(path);
 	if (err) {
 		close(fd);
 		return err;
 	}
+	/* SQLite's own memory, whatever the file asks for (process-wide) */
+	sqlite3_hard_heap_limit64(DB_MAX_MEMORY);
 
 	db = db_alloc(path);
 	if (!db) {
@@ -415,7 +618,11 @@ int db__open(const char *path, struct db **out)
 		return -ENOMEM;
 	}
 	db->check_fd = fd;	/* closed by db__close(), after sqlite3_close() */
+	db->limit_ms = limit;
+	db_budget_start(db);
 	err = db_open_reader(db);
+	if (!err)
+		err = db_check_tables(db);
 	if (!err)
 		err = db_check_version(db);
 	if (err) {
@@ -424,6 +631,14 @@ int db__open(const char *path, struct db **out)
 	}
 	*out = db;
 	return 0;
+}
+
+int db__too_many_rows(struct db *db, const char *what)
+{
+	pr_err("'%s': more than %d rows of %s, more than rsprof reads", db->path, DB_MAX_ROWS,
+	       what);
+	pr_hint("the file is damaged or not a real profile");
+	return -RSPROF_EDB;
 }
 
 static int db_prepare_writer(struct db *db)
@@ -465,63 +680,236 @@ static void db_rollback(struct db *db)
 		db_step(db, ST_ROLLBACK);
 }
 
+/* "PATH-wal" or "PATH-shm" into buf. */
+static const char *companion(const struct db *db, const char *sfx, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s%s", db->path, sfx);
+	return buf;
+}
+
+/*
+ * The first image of a new profile, made in memory: the schema and
+ * meta.version, with the header's read and write versions (bytes 18, 19)
+ * at 2, WAL. Written through the writer's own fd, it means SQLite never
+ * creates the file by name, never needs a -journal, and, the file being
+ * non-empty, opens the -wal made beforehand instead of deleting and making
+ * it again (a moment when another user could plant one).
+ */
+static int db_first_image(struct db *db)
+{
+	sqlite3 *mem = NULL;
+	unsigned char *img = NULL;
+	sqlite3_int64 size = 0;
+	char *sql = NULL;
+	int err = -RSPROF_EDB;
+
+	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+	    SQLITE_OK)
+		goto out;
+	if (asprintf(&sql, "PRAGMA page_size = 1024; BEGIN; %s INSERT INTO meta (key, value)"
+		     " VALUES ('version', '%d'); COMMIT;", db_schema_sql,
+		     RSPROF_SCHEMA_VERSION) < 0) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (sqlite3_exec(mem, sql, NULL, NULL, NULL) != SQLITE_OK)
+		goto out;
+	img = sqlite3_serialize(mem, "main", &size, 0);
+	if (!img || size < 100)
+		goto out;
+	img[18] = img[19] = 2;
+	for (sqlite3_int64 off = 0; off < size;) {
+		ssize_t n = pwrite(db->lock_fd, img + off, (size_t)(size - off), off);
+
+		if (n <= 0) {
+			err = n < 0 ? -errno : -EIO;
+			pr_err("cannot write '%s': %s", db->path, strerror(-err));
+			goto out;
+		}
+		off += n;
+	}
+	err = 0;
+out:
+	if (err == -RSPROF_EDB)
+		pr_err("cannot make the schema of '%s': %s", db->path,
+		       mem ? sqlite3_errmsg(mem) : "out of memory");
+	sqlite3_free(img);
+	free(sql);
+	sqlite3_close(mem);
+	return err;
+}
+
+/*
+ * -wal and -shm of a new profile, made by rsprof (O_EXCL, never through a
+ * link, 0600) before SQLite opens them: something already there (planted by
+ * another user in a shared directory, or left over) is refused.
+ */
+static int db_make_companions(struct db *db)
+{
+	char name[4096];
+	struct outfile of;
+	int err;
+
+	err = outfile__create(&of, companion(db, "-wal", name, sizeof(name)), OUTFILE_NEW);
+	if (err)
+		return err;
+	db->made_wal = true;
+	outfile__commit(&of);
+	err = outfile__create(&of, companion(db, "-shm", name, sizeof(name)), OUTFILE_NEW);
+	if (err)
+		return err;
+	db->made_shm = true;
+	outfile__commit(&of);
+	return 0;
+}
+
+/*
+ * --append: the file and its companions must be regular files of ours (a
+ * profile in a shared directory that another user could read or swap is
+ * refused), and no other rsprof may be writing it (the flock).
+ */
+static int db_open_append(struct db *db)
+{
+	static const char *const sfx[] = { "-wal", "-shm" };
+	char name[4096];
+	struct stat st;
+	int fd;
+
+	fd = open(db->path, O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0 || fstat(fd, &st)) {
+		int e = errno;
+
+		pr_err("cannot open '%s' to append: %s", db->path,
+		       e == ELOOP ? "it is a symbolic link" : strerror(e));
+		if (fd >= 0)
+			close(fd);
+		return -RSPROF_EDB;
+	}
+	db->lock_fd = fd;
+	db->dev = st.st_dev;
+	db->ino = st.st_ino;
+	if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+		pr_err("cannot append to '%s': %s", db->path, !S_ISREG(st.st_mode) ?
+		       "not a regular file" : "the file belongs to another user");
+		return -RSPROF_EDB;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		int e = errno;
+
+		if (e == EWOULDBLOCK) {
+			pr_err("cannot append to '%s': another rsprof is recording into it",
+			       db->path);
+			pr_hint("wait for it to finish, or record into another file");
+			return -RSPROF_EDB;
+		}
+		pr_err("cannot lock '%s': %s", db->path, strerror(e));
+		return -RSPROF_EDB;
+	}
+	for (size_t i = 0; i < 2; i++) {
+		companion(db, sfx[i], name, sizeof(name));
+		if (lstat(name, &st)) {
+			if (errno != ENOENT) {
+				pr_err("cannot append to '%s': %s: %s", db->path, name,
+				       strerror(errno));
+				return -RSPROF_EDB;
+			}
+			continue;
+		}
+		if (!S_ISREG(st.st_mode) || st.st_uid != geteuid()) {
+			pr_err("cannot append to '%s': '%s' is %s", db->path, name,
+			       !S_ISREG(st.st_mode) ? "not a regular file" :
+			       "another user's file");
+			pr_hint("a profile's %s is a file SQLite makes; remove the one there",
+				sfx[i]);
+			return -RSPROF_EDB;
+		}
+	}
+	return 0;
+}
+
+/* A new profile: the file (O_EXCL), locked, its first image, its companions. */
+static int db_create_file(struct db *db)
+{
+	struct outfile of;
+	int err;
+
+	err = outfile__create(&of, db->path, OUTFILE_NEW);
+	if (err) {
+		if (err == -EEXIST)
+			pr_hint("choose another name with -o, or add to it with --append");
+		return err;
+	}
+	db->lock_fd = of.fd;
+	db->dev = of.dev;
+	db->ino = of.ino;
+	outfile__release(&of);
+	if (flock(db->lock_fd, LOCK_EX | LOCK_NB)) {
+		err = -errno;
+		pr_err("cannot lock '%s': %s", db->path, strerror(errno));
+		return err;
+	}
+	err = db_first_image(db);
+	if (!err)
+		err = db_make_companions(db);
+	return err;
+}
+
+/* A failed create: the companions and the file it made, as long as they are the ones. */
+static void db_remove_created(struct db *db, bool created)
+{
+	char name[4096];
+	struct stat st;
+
+	if (db->made_wal)
+		unlink(companion(db, "-wal", name, sizeof(name)));
+	if (db->made_shm)
+		unlink(companion(db, "-shm", name, sizeof(name)));
+	if (created && !lstat(db->path, &st) && st.st_dev == db->dev && st.st_ino == db->ino)
+		unlink(db->path);
+}
+
 int db__create(const char *path, bool append, struct db **out)
 {
 	struct db *db;
-	int fd, err;
-	char *mode = NULL;
+	int err;
 
 	*out = NULL;
-	if (!append) {
-		/* 0600 from the start: the file names the target's code paths (SPEC §9) */
-		fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-		if (fd < 0) {
-			err = errno;
-			pr_err("cannot create '%s': %s", path, strerror(err));
-			if (err == EEXIST)
-				pr_hint("choose another name with -o, or add to it with --append");
-			return -err;
-		}
-		close(fd);
-	} else {
-		/* the file must be a profile this rsprof writes, checked read-only first */
-		err = db__open(path, &db);
-		if (err)
-			return err;
-		if (db->version != RSPROF_SCHEMA_VERSION) {
-			pr_err("cannot append to '%s': profile version %d, this rsprof writes %d",
-			       path, db->version, RSPROF_SCHEMA_VERSION);
-			pr_hint("record into a new file");
-			db__close(db);
-			return -RSPROF_EDB;
-		}
-		db__close(db);
-	}
-
 	db = db_alloc(path);
 	if (!db)
 		return -ENOMEM;
 	db->writer = true;
 	db->version = RSPROF_SCHEMA_VERSION;
-	/* SQLite gives -wal and -shm the database file's mode (0600) */
-	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE, NULL) != SQLITE_OK) {
+	if (!append) {
+		err = db_create_file(db);
+	} else {
+		struct db *check = NULL;
+
+		db->appending = true;
+		err = db_open_append(db);
+		/* the file must be a profile this rsprof writes, checked read-only first */
+		if (!err)
+			err = db__open(path, &check);
+		if (!err && check->version != RSPROF_SCHEMA_VERSION) {
+			pr_err("cannot append to '%s': profile version %d, this rsprof writes %d",
+			       path, check->version, RSPROF_SCHEMA_VERSION);
+			pr_hint("record into a new file");
+			err = -RSPROF_EDB;
+		}
+		db__close(check);
+	}
+	if (err)
+		goto fail;
+
+	/* the file and its -wal/-shm exist and are ours: SQLite opens them, never a link */
+	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", path,
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
 		err = -RSPROF_EDB;
 		goto fail;
 	}
 	sqlite3_busy_timeout(db->sq, 5000);
-	/*
-	 * 1 KiB pages (before the first write; WAL cannot change it later).
-	 * Once an hour of rows is in, every checkpoint adds to the end of
-	 * each address's run in idx_cpu_addr and idx_heap_addr: a page per
-	 * address and index, about 2,000 pages for 2,000 addresses, all
-	 * written to the WAL at the commit. At 4 KiB that is 8 MB a second
-	 * (29 GB of WAL writes an hour); at 1 KiB a quarter of it, with the
-	 * same file size and 15 % less of the writer's CPU (bench/storage.sh).
-	 */
-	if (!append)
-		err = db_exec(db, "set page size", "PRAGMA page_size = 1024");
+	sqlite3_db_config(db->sq, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
 	/* seed 000 §7.4.1 */
 	if (!err)
 		err = db_exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
@@ -530,41 +918,25 @@ int db__create(const char *path, bool append, struct db **out)
 	/*
 	 * Every checkpoint inserts into idx_cpu_addr/idx_heap_addr at one place
 	 * per address, so it dirties index pages all over the file: keep them
-	 * cached (32 MB). The WAL is folded back by a thread of its own
-	 * (util/db/wal-checkpointer.h) every 16 MB; where that thread cannot
-	 * run, by the writer every 64 MB (65,536 pages of 1 KiB: every 30
-	 * checkpoints or so at 2,000 addresses), so that a page changed by
-	 * many checkpoints is written to the file once, with one fsync.
+	 * cached (32 MB). The WAL is copied into the file after every commit
+	 * by a thread of its own (util/db/wal-checkpointer.h), off the
+	 * writer's path; where that thread cannot run, by SQLite's own
+	 * autocheckpoint in the writer's commit (every 8,192 pages).
 	 */
 	if (!err)
 		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
 	if (!err)
-		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 65536");
-	if (err)
-		goto fail;
-	if (!append) {
-		err = db_exec(db, "create schema", "BEGIN");
-		if (!err)
-			err = db_exec(db, "create schema", db_schema_sql);
-		if (!err && asprintf(&mode, "INSERT INTO meta (key, value) VALUES "
-				     "('version', '%d')", RSPROF_SCHEMA_VERSION) < 0)
-			err = -ENOMEM;
-		if (!err)
-			err = db_exec(db, "write meta.version", mode);
-		free(mode);
-		if (!err)
-			err = db_exec(db, "create schema", "COMMIT");
-		if (err) {
-			db_exec(db, "rollback", "ROLLBACK");
-			goto fail;
-		}
-	}
-	err = db_prepare_writer(db);
+		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
+	if (!err)
+		err = db_prepare_writer(db);
+	if (!err)
+		err = db__verify(db);
 	if (err)
 		goto fail;
 	/* the WAL folded back in a thread of its own (else wal_autocheckpoint stays) */
-	if (wal_checkpointer__start(db->sq, path, 16384, &db->walck))
-		pr_debug(1, "%s: the writer checkpoints the WAL itself", path);
+	/* the WAL copied into the file by a thread of its own (else by the writer) */
+	if (wal_checkpointer__start(db->sq, path, 65536, &db->walck))
+		pr_debug(1, "%s: the writer copies the WAL into the file itself", path);
 	/* a file appended to keeps what it has: no totals when it was written without */
 	if (!append || db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW) {
 		err = totals_writer__new(db, &db->totals);
@@ -574,10 +946,54 @@ int db__create(const char *path, bool append, struct db **out)
 	*out = db;
 	return 0;
 fail:
+	for (int i = 0; i < ST_MAX; i++) {
+		sqlite3_finalize(db->st[i]);
+		db->st[i] = NULL;
+	}
+	sqlite3_close(db->sq);
+	db->sq = NULL;
+	db_remove_created(db, !append);
 	db__close(db);
-	if (!append)
-		unlink(path);
 	return err;
+}
+
+int db__discard(struct db *db)
+{
+	if (!db)
+		return 0;
+	if (!db->writer || db->appending)
+		return db__close(db);
+	for (int i = 0; i < ST_MAX; i++) {
+		sqlite3_finalize(db->st[i]);
+		db->st[i] = NULL;
+	}
+	sqlite3_close(db->sq);
+	db->sq = NULL;
+	/* SQLite keeps a -wal it could not fold back (a full disk): still ours */
+	db_remove_created(db, true);
+	return db__close(db);
+}
+
+int db__verify(struct db *db)
+{
+	struct stat st;
+	const char *what = NULL;
+
+	if (!db || !db->writer || db->gone)
+		return db && db->gone ? -RSPROF_EDB : 0;
+	if (stat(db->path, &st))
+		what = errno == ENOENT ? "deleted" : "made unreachable";
+	else if (st.st_dev != db->dev || st.st_ino != db->ino)
+		what = "replaced by another file";
+	else if (fstat(db->lock_fd, &st) || st.st_nlink == 0)
+		what = "deleted";
+	if (!what)
+		return 0;
+	db->gone = true;
+	pr_err("'%s' was %s while it was being written: this recording is lost", db->path,
+	       what);
+	pr_hint("leave a profile in place until its recording has ended");
+	return -RSPROF_EDB;
 }
 
 int db__meta_set(struct db *db, const char *key, const char *value)
@@ -761,6 +1177,23 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 	return 0;
 }
 
+/*
+ * Copy what the WAL holds into the file itself (a passive checkpoint: it
+ * waits for no reader), so that the .db alone, copied or left by a
+ * SIGKILL, an OOM kill or a crash, holds every finished checkpoint. A
+ * reader's older snapshot can hold some pages back until the next one.
+ * Only where the WAL thread (util/db/wal-checkpointer.h) could not start:
+ * it does the same off the writer's path.
+ */
+static int db_wal_to_file(struct db *db)
+{
+	int rc = sqlite3_wal_checkpoint_v2(db->sq, NULL, SQLITE_CHECKPOINT_PASSIVE, NULL, NULL);
+
+	if (rc == SQLITE_OK || rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+		return 0;
+	return db_err(db, "copy the write-ahead log into the file");
+}
+
 int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id)
 {
 	sqlite3_stmt *st = db->st[ST_CHECKPOINT];
@@ -781,6 +1214,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		fc += cp->heap[i].free_count;
 	}
 
+	/* the last checkpoint in the .db first: it never lags by more than one */
+	wal_checkpointer__wait(db->walck);
 	err = db_begin(db);
 	if (err)
 		return err;
@@ -830,11 +1265,18 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	if (id)
 		*id = cid;
-	return 0;
+	/* the thread copies the WAL into the file now (the commit signalled it) */
+	err = db->walck ? 0 : db_wal_to_file(db);
+	return err ? err : db__verify(db);
 fail:
 	db_rollback(db);
 	totals_writer__reset(db->totals);
 	return err;
+}
+
+void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out)
+{
+	wal_checkpointer__stats(db ? db->walck : NULL, out);
 }
 
 int db__set_retain(struct db *db, uint64_t retain_ms)

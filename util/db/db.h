@@ -10,14 +10,32 @@
  *
  * Writer: db__create() makes a new file (mode 0600, WAL, synchronous=NORMAL,
  * schema, meta.version), then one db__write_checkpoint() per checkpoint, each
- * one transaction with persistent prepared statements, ROLLBACK on error.
+ * one transaction with persistent prepared statements, ROLLBACK on error,
+ * followed by a passive WAL checkpoint so the file alone holds it. The file
+ * and its -wal and -shm are created by util/outfile.h (never through a link,
+ * never over an existing file); the writer holds an flock() on the file for
+ * as long as it is open, so a second writer (--append) is refused, and
+ * db__verify() notices when the file was deleted or replaced meanwhile.
+ *
  * Reader: db__open() opens read-only and refuses (-RSPROF_EDB, with the
- * reason printed) a file that is missing, not SQLite, not an rsprof profile,
- * damaged, or of a newer meta.version. Nothing a reader does changes the file.
+ * reason printed) a file that is missing, not a regular file (a FIFO does
+ * not block), not SQLite, not an rsprof profile (its tables must be tables,
+ * not views), damaged, or of a newer meta.version. The connection is set up
+ * for an untrusted file: defensive mode, trusted_schema off, no views or
+ * triggers, values of at most DB_MAX_VALUE bytes, SQLite's memory bounded
+ * (DB_MAX_MEMORY) and a time budget per snapshot (RSPROF_TIME_LIMIT,
+ * default DB_TIME_LIMIT_MS) after which statements fail. Nothing a reader
+ * does changes the file.
  *
  * Every error is printed with the statement's name and sqlite3_errmsg() and
  * returned as -RSPROF_EDB (or -errno for file-system errors).
  */
+/* Limits of a reader (see above); DB_MAX_ROWS: rows of one table a reader keeps in memory. */
+#define DB_TIME_LIMIT_MS	60000
+#define DB_MAX_VALUE		(16 * 1024 * 1024)
+#define DB_MAX_MEMORY		(1024LL * 1024 * 1024)
+#define DB_MAX_ROWS		(16 * 1024 * 1024)
+
 struct db;
 struct sqlite3;
 struct symbol;
@@ -29,6 +47,22 @@ int db__create(const char *path, bool append, struct db **out);
 int db__open(const char *path, struct db **out);
 /* Finalizes every statement and closes; the result of sqlite3_close() is returned. NULL ok. */
 int db__close(struct db *db);
+
+/*
+ * Writer, on a failed start: close and remove the new profile with its -wal
+ * and -shm (what SQLite could not fold back into a full disk too); an
+ * appended profile is only closed. NULL ok.
+ */
+int db__discard(struct db *db);
+
+/*
+ * Writer: is the file still the one created (not deleted, not replaced)?
+ * 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
+ */
+int db__verify(struct db *db);
+
+/* A reader found more than DB_MAX_ROWS rows of `what`: printed, -RSPROF_EDB. */
+int db__too_many_rows(struct db *db, const char *what);
 
 /* The file name given at open/create. */
 const char *db__path(const struct db *db);
@@ -98,6 +132,13 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
  * -RSPROF_EDB (a file appended to that has no totals).
  */
 int db__set_retain(struct db *db, uint64_t retain_ms);
+
+/*
+ * What the writer's WAL thread did so far (util/db/wal-checkpointer.h):
+ * zeros for a reader, or a writer that copies the WAL itself.
+ */
+struct wal_checkpointer_stats;
+void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out);
 
 /* Replace the `map` table's rows for pid with m. */
 int db__write_maps(struct db *db, const struct maps *m);

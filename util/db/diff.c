@@ -10,6 +10,7 @@
 #include "util/db/db.h"
 #include "util/db/totals.h"
 #include "util/error.h"
+#include "util/saturate.h"
 #include "util/symbols/srcpath.h"
 
 /* One run's numbers for one site. */
@@ -133,8 +134,8 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 
 		if (s >= 0) {
-			loc[s].live += sqlite3_column_int64(st, 1);
-			loc[s].allocs += sqlite3_column_int64(st, 2);
+			loc[s].live = sat__add(loc[s].live, sqlite3_column_int64(st, 1));
+			loc[s].allocs = sat__add(loc[s].allocs, sqlite3_column_int64(st, 2));
 			loc[s].heap = true;
 		}
 	}
@@ -169,9 +170,9 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 	long s = sitemap__find_addr(x->sm, r->addr);
 
 	if (s >= 0) {
-		x->loc[s].live += r->alloc_bytes - r->free_bytes;
+		x->loc[s].live = sat__add(x->loc[s].live, sat__sub(r->alloc_bytes, r->free_bytes));
 		if (x->allocs)
-			x->loc[s].allocs += r->alloc_count;
+			x->loc[s].allocs = sat__add(x->loc[s].allocs, r->alloc_count);
 		x->loc[s].heap = true;
 	}
 }
@@ -406,13 +407,13 @@ static int fold_run(struct diff_ctx *c, int side)
 		}
 		d = &c->pairs[k].s[side];
 		d->samples += loc->samples;
-		d->live += loc->live;
-		d->allocs += loc->allocs;
+		d->live = sat__add(d->live, loc->live);
+		d->allocs = sat__add(d->allocs, loc->allocs);
 		d->cpu |= loc->cpu;
 		d->heap |= loc->heap;
 		d->matched |= matches(c->o->pattern, file, function) ||
 			      matches(c->o->pattern, mf, NULL);
-		c->total_live[side] += loc->live;
+		c->total_live[side] = sat__add(c->total_live[side], loc->live);
 		c->heap[side] |= loc->heap;
 	}
 	return err;
@@ -435,7 +436,7 @@ static int cmp_cpu(const void *x, const void *y)
 static int cmp_heap(const void *x, const void *y)
 {
 	const struct diff_row *a = x, *b = y;
-	int64_t da = llabs(a->delta_bytes), db = llabs(b->delta_bytes);
+	int64_t da = sat__abs(a->delta_bytes), db = sat__abs(b->delta_bytes);
 
 	if (da != db)
 		return da > db ? -1 : 1;
@@ -474,7 +475,7 @@ static void row_init(struct diff_ctx *c, long k, struct diff_row *r)
 	r->delta_pct = r->pct_b - r->pct_a;
 	r->live_a = p->s[0].live;
 	r->live_b = p->s[1].live;
-	r->delta_bytes = r->live_b - r->live_a;
+	r->delta_bytes = sat__sub(r->live_b, r->live_a);
 	r->allocs_a = p->s[0].allocs;
 	r->allocs_b = p->s[1].allocs;
 }
@@ -703,7 +704,7 @@ static int build_rows(struct diff_ctx *c, struct diff *d)
 			if (p->s[0].matched || p->s[1].matched || q->s[1].matched) {
 				double min = o->threshold / 100.0 * (double)big;
 
-				if ((double)llabs(r.delta_bytes) >= min)
+				if ((double)sat__abs(r.delta_bytes) >= min)
 					d->heap[d->n_heap++] = r;
 			}
 		}

@@ -14,6 +14,7 @@
 #include "util/db/totals.h"
 #include "util/error.h"
 #include "util/str.h"
+#include "util/saturate.h"
 
 /* Peaks are taken at checkpoint boundaries, for the groups the checkpoint changed. */
 static void heap_settle(struct scan *sc)
@@ -59,7 +60,7 @@ static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t de
 		}
 	}
 	l = &sc->stack_live[slot - 1];
-	l->live += delta;
+	l->live = sat__add(l->live, delta);
 }
 
 static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id, int64_t ab,
@@ -84,21 +85,22 @@ static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id
 		heap_settle(sc);
 		sc->cur = cp;
 	}
-	sc->total_live += ab - fb;
+	/* values from the file: saturating (util/saturate.h) */
+	sc->total_live = sat__add(sc->total_live, sat__sub(ab, fb));
 	if (!s->match)
 		return;
 	if (g->touched_cp != cp + 1) {
 		g->touched_cp = cp + 1;
 		sc->touched[sc->n_touched++] = gi;
 	}
-	g->live += ab - fb;
+	g->live = sat__add(g->live, sat__sub(ab, fb));
 	if (sc->stack_slot && stack_id >= 0)
-		stack_tally(sc, stack_id, gi, ab - fb);
+		stack_tally(sc, stack_id, gi, sat__sub(ab, fb));
 	if (cp >= sc->win_lo) {
-		g->alloc_bytes += ab;
-		g->free_bytes += fb;
-		g->alloc_count += ac;
-		g->free_count += fc;
+		g->alloc_bytes = sat__add(g->alloc_bytes, ab);
+		g->free_bytes = sat__add(g->free_bytes, fb);
+		g->alloc_count = sat__add(g->alloc_count, ac);
+		g->free_count = sat__add(g->free_count, fc);
 	}
 }
 
@@ -215,7 +217,7 @@ static void totals_tally(void *ctx, const struct totals_row *r, int g)
 	struct scan *sc = ctx;
 
 	if (sc->stack_slot && r->stack_id >= 0)
-		stack_tally(sc, r->stack_id, g, r->alloc_bytes - r->free_bytes);
+		stack_tally(sc, r->stack_id, g, sat__sub(r->alloc_bytes, r->free_bytes));
 }
 
 /* The groups' numbers from the writer's totals instead of a scan. */

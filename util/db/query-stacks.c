@@ -13,6 +13,7 @@
 #include "util/db/db.h"
 #include "util/db/totals.h"
 #include "util/hashmap.h"
+#include "util/saturate.h"
 #include "util/symbols/symbol.h"
 
 struct stack_weight {
@@ -52,6 +53,8 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 		sqlite3_reset(x->frames);
 		sqlite3_bind_int64(x->frames, 1, w->id);
 		while ((rc = sqlite3_step(x->frames)) == SQLITE_ROW) {
+			if (n >= DB_MAX_ROWS)
+				return db__too_many_rows(x->q->db, "stack_frames of one stack");
 			if (n == x->cap) {
 				int ncap = 2 * x->cap;
 				uint64_t *a = realloc(x->addrs, ncap * sizeof(*a));
@@ -152,15 +155,17 @@ static void weights_row(void *ctx, const struct totals_row *r)
 		slot = (uint64_t)x->n;
 	}
 	if (x->heap) {
-		x->v[slot - 1].value += r->alloc_bytes - r->free_bytes;
-		x->v[slot - 1].count += r->alloc_count - r->free_count;
+		struct stack_weight *w = &x->v[slot - 1];
+
+		w->value = sat__add(w->value, sat__sub(r->alloc_bytes, r->free_bytes));
+		w->count = sat__add(w->count, sat__sub(r->alloc_count, r->free_count));
 		if (x->window) {
-			x->v[slot - 1].alloc_value += r->alloc_bytes;
-			x->v[slot - 1].alloc_count += r->alloc_count;
+			w->alloc_value = sat__add(w->alloc_value, r->alloc_bytes);
+			w->alloc_count = sat__add(w->alloc_count, r->alloc_count);
 		}
 	} else {
-		x->v[slot - 1].value += r->count;
-		x->v[slot - 1].count += r->count;
+		x->v[slot - 1].value = sat__add(x->v[slot - 1].value, r->count);
+		x->v[slot - 1].count = sat__add(x->v[slot - 1].count, r->count);
 	}
 }
 

@@ -306,6 +306,10 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct qsym *s;
 
+		if (q->n_syms >= DB_MAX_ROWS) {
+			err = db__too_many_rows(db, "symbols");
+			break;
+		}
 		err = qctx_grow(q);
 		if (err)
 			break;
@@ -456,6 +460,10 @@ int chains_load(struct qctx *q, struct chains *c)
 
 		if (si < 0)
 			continue;
+		if (c->nv >= DB_MAX_ROWS) {
+			err = db__too_many_rows(q->db, "symbol_frames");
+			break;
+		}
 		if (c->nv == cap) {
 			int ncap = cap ? 2 * cap : 1024;
 			struct frame *v = realloc(c->v, ncap * sizeof(*v));

@@ -175,7 +175,13 @@ int sitemap__load(struct sitemap *sm, struct db *db, enum site_by by)
 		return -RSPROF_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__intern(sm, by, (const char *)sqlite3_column_text(st, 1),
+		long s;
+
+		if (sm->n_addrs >= DB_MAX_ROWS) {
+			err = db__too_many_rows(db, "symbols");
+			break;
+		}
+		s = sitemap__intern(sm, by, (const char *)sqlite3_column_text(st, 1),
 					 sqlite3_column_int(st, 2),
 					 (const char *)sqlite3_column_text(st, 3),
 					 (const char *)sqlite3_column_text(st, 4));

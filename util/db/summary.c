@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/saturate.h"
 
 /* An integer meta value; 0 when absent or not a number. */
 static int meta_int(struct db *db, const char *key, int64_t *v)
@@ -134,7 +135,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->peak_cp_bytes = v[0];
 		s->peak_ms = (uint64_t)v[1];
 	}
-	s->live_bytes = s->alloc_bytes - s->free_bytes;
+	s->live_bytes = sat__sub(s->alloc_bytes, s->free_bytes);
 	err = int_query(db, "read symbols", "SELECT COUNT(*), EXISTS (SELECT 1 FROM heap_events)"
 			" FROM symbols", v, 2);
 	if (err)
@@ -220,7 +221,7 @@ int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
 	rc = sqlite3_step(st);
 	err = rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
 	if (!err && sqlite3_column_int64(st, 0) > 1) {
-		int64_t first = sqlite3_column_int64(st, 1) - (int64_t)iv;
+		int64_t first = sat__sub(sqlite3_column_int64(st, 1), (int64_t)iv);
 
 		r->folded = true;
 		r->coarsest_ms = (uint64_t)sqlite3_column_int64(st, 0) * iv;
@@ -261,10 +262,14 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 
 	if (err)
 		return err;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+	for (long n = 0; (rc = sqlite3_step(st)) == SQLITE_ROW; n++) {
 		const char *k = (const char *)sqlite3_column_text(st, 0);
 		const char *v = (const char *)sqlite3_column_text(st, 1);
 
+		if (n >= DB_MAX_ROWS) {
+			err = db__too_many_rows(db, "meta");
+			break;
+		}
 		err = cb(k ? k : "", v ? v : "", ctx);
 		if (err)
 			break;

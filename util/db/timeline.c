@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/saturate.h"
 #include "util/error.h"
 #include "util/db/site.h"
 #include "util/db/totals.h"
@@ -78,6 +79,10 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 			return -RSPROF_EDB;
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (tl->n >= DB_MAX_ROWS) {
+			sqlite3_finalize(st);
+			return db__too_many_rows(c->db, "checkpoints");
+		}
 		if (tl->n == cap) {
 			size_t nc = cap ? cap * 2 : 256;
 			void *p[7];
@@ -266,7 +271,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 		if (s < 0)
 			continue;
 		a = &c->acc[s];
-		a->live += sqlite3_column_int64(st, 2);
+		a->live = sat__add(a->live, sqlite3_column_int64(st, 2));
 		a->heap = true;
 		if (a->touched != id) {
 			a->touched = id;
@@ -311,7 +316,8 @@ static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 			continue;
 		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
 		if (s >= 0)
-			c->acc[s].cpu_total += sqlite3_column_int64(st, 2);
+			c->acc[s].cpu_total = sat__add(c->acc[s].cpu_total,
+						       sqlite3_column_int64(st, 2));
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
@@ -359,7 +365,7 @@ static void totals_cpu(void *ctx, const struct totals_row *r)
 	long s = sitemap__find_addr(c->sm, r->addr);
 
 	if (s >= 0)
-		c->acc[s].cpu_total += r->count;
+		c->acc[s].cpu_total = sat__add(c->acc[s].cpu_total, r->count);
 }
 
 static enum timeline_rank sort_rank;

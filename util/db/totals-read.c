@@ -14,6 +14,7 @@
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/hashmap.h"
+#include "util/saturate.h"
 
 enum tr_stmt {
 	TR_CPU_BLOCK,
@@ -94,7 +95,7 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		r.free_count = sqlite3_value_int64(argv[6]);
 		if (t->piece_last < 0) {
 			r.checkpoint = sqlite3_value_int64(argv[7]);
-			r.peak = r.alloc_bytes - r.free_bytes;
+			r.peak = sat__sub(r.alloc_bytes, r.free_bytes);
 		} else {
 			r.peak = sqlite3_value_int64(argv[7]);
 		}
@@ -156,7 +157,7 @@ int totals__open(struct db *db, struct totals **out)
 {
 	struct totals *t;
 	sqlite3_stmt *st = NULL;
-	int64_t span = 0, cpu_rowid = 0, heap_rowid = 0;
+	int64_t span = 0, cpu_rowid = 0, heap_rowid = 0, last = 0;
 	bool changed = false;
 	int rc, err;
 
@@ -183,7 +184,22 @@ int totals__open(struct db *db, struct totals **out)
 		heap_rowid = sqlite3_column_int64(st, 3);
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW || span < 2 || t->through < 0) {
+	/*
+	 * A state this rsprof can have written: a span it uses, totals only of
+	 * checkpoints there are, ids far from the int64 limits (block ends are
+	 * computed from them). Anything else (a damaged or made-up file) is
+	 * read by scanning the event rows, as a file without totals.
+	 */
+	if (rc == SQLITE_ROW) {
+		err = totals__last_checkpoint(t, &last);
+		if (err) {
+			free(t);
+			return err;
+		}
+		if (last < 0 || last > TOTALS_MAX_ID || t->through > last)
+			rc = SQLITE_DONE;
+	}
+	if (rc != SQLITE_ROW || span != TOTALS_SPAN || t->through < 0) {
 		pr_debug(1, "%s: totals_state unusable: scanning", db__path(db));
 		free(t);
 		return 0;
@@ -459,12 +475,12 @@ static void block_row(void *ctx, const struct totals_row *r)
 {
 	struct walk *k = ctx;
 	struct totals_heap_walk *w = k->w;
-	int64_t net = r->alloc_bytes - r->free_bytes;
+	int64_t net = sat__sub(r->alloc_bytes, r->free_bytes);
 	int g;
 
 	g = w->group_of(w->ctx, r);
 	if (!k->slot && g >= -1)
-		w->total_live += net;
+		w->total_live = sat__add(w->total_live, net);
 	if (g < 0 || g >= w->n_groups || !in_set(k, g))
 		return;
 	if (!k->slot && w->counted)
@@ -476,18 +492,18 @@ static void block_row(void *ctx, const struct totals_row *r)
 		k->nmem[g] = 0;
 		k->list[k->n_list++] = g;
 	}
-	k->live[g] += net;
+	k->live[g] = sat__add(k->live[g], net);
 	k->nmem[g]++;
 	k->single[g] = r->peak;
 	if (r->peak > 0)
-		k->ub[g] += r->peak;
+		k->ub[g] = sat__add(k->ub[g], r->peak);
 	if (!k->slot) {
 		w->had_row[g] = true;
 		if (k->window) {
-			w->alloc_bytes[g] += r->alloc_bytes;
-			w->free_bytes[g] += r->free_bytes;
-			w->alloc_count[g] += r->alloc_count;
-			w->free_count[g] += r->free_count;
+			w->alloc_bytes[g] = sat__add(w->alloc_bytes[g], r->alloc_bytes);
+			w->free_bytes[g] = sat__add(w->free_bytes[g], r->free_bytes);
+			w->alloc_count[g] = sat__add(w->alloc_count[g], r->alloc_count);
+			w->free_count[g] = sat__add(w->free_count[g], r->free_count);
 		}
 	}
 }
@@ -501,7 +517,7 @@ static void raw_row(void *ctx, const struct totals_row *r)
 
 	g = w->group_of(w->ctx, r);
 	if (!k->slot && g >= -1)
-		w->total_live += r->alloc_bytes - r->free_bytes;
+		w->total_live = sat__add(w->total_live, sat__sub(r->alloc_bytes, r->free_bytes));
 	if (g < 0 || g >= w->n_groups || !in_set(k, g))
 		return;
 	if (!k->slot && w->counted)
@@ -521,7 +537,7 @@ static void raw_row(void *ctx, const struct totals_row *r)
 	x->checkpoint = r->checkpoint;
 	x->seq = (int64_t)k->n_raw++;
 	x->group = g;
-	x->net = r->alloc_bytes - r->free_bytes;
+	x->net = sat__sub(r->alloc_bytes, r->free_bytes);
 	x->alloc_bytes = r->alloc_bytes;
 	x->free_bytes = r->free_bytes;
 	x->alloc_count = r->alloc_count;
@@ -578,14 +594,14 @@ static int walk_raw(struct walk *k, const struct totals_piece *p)
 			cur = x->checkpoint;
 			k->serial++;
 		}
-		k->live[g] += x->net;
+		k->live[g] = sat__add(k->live[g], x->net);
 		if (!k->slot) {
 			w->had_row[g] = true;
 			if (k->window) {
-				w->alloc_bytes[g] += x->alloc_bytes;
-				w->free_bytes[g] += x->free_bytes;
-				w->alloc_count[g] += x->alloc_count;
-				w->free_count[g] += x->free_count;
+				w->alloc_bytes[g] = sat__add(w->alloc_bytes[g], x->alloc_bytes);
+				w->free_bytes[g] = sat__add(w->free_bytes[g], x->free_bytes);
+				w->alloc_count[g] = sat__add(w->alloc_count[g], x->alloc_count);
+				w->free_count[g] = sat__add(w->free_count[g], x->free_count);
 			}
 		}
 		if (k->track && k->seen[g] != k->serial) {
@@ -632,7 +648,7 @@ static int walk_block(struct walk *k, const struct totals_piece *p)
 		int g = k->list[i];
 
 		if (k->nmem[g] == 1) {
-			int64_t cand = k->start[g] + k->single[g];
+			int64_t cand = sat__add(k->start[g], k->single[g]);
 
 			if (cand > w->peak[g])
 				w->peak[g] = cand;
@@ -640,7 +656,7 @@ static int walk_block(struct walk *k, const struct totals_piece *p)
 		}
 		if (k->live[g] > w->peak[g])
 			w->peak[g] = k->live[g];
-		if (k->start[g] + k->ub[g] > w->peak[g])
+		if (sat__add(k->start[g], k->ub[g]) > w->peak[g])
 			err = queue(k, p, g, k->start[g], k->ub[g]);
 	}
 	return err;
@@ -691,7 +707,7 @@ static int refine_all(struct walk *k)
 			/* the entries of one block are next to each other; a peak
 			 * found since may have closed some */
 			for (; j < nq && same_piece(&q[j].p, &q[i].p); j++) {
-				if (q[j].start + q[j].ub <= w->peak[q[j].group])
+				if (sat__add(q[j].start, q[j].ub) <= w->peak[q[j].group])
 					continue;
 				slot[q[j].group] = 0;
 				rlive[q[j].group] = q[j].start;
@@ -895,8 +911,11 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 			err = -ENOMEM;
 			break;
 		}
-		for (int i = 0; i < 4; i++)
-			(raw ? k->raw : k->sum)[i] += sqlite3_column_int64(st, 3 + i);
+		for (int i = 0; i < 4; i++) {
+			int64_t *v = &(raw ? k->raw : k->sum)[i];
+
+			*v = sat__add(*v, sqlite3_column_int64(st, 3 + i));
+		}
 	}
 	if (!err && rc != SQLITE_DONE) {
 		pr_err("%s: check the totals: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));

@@ -36,6 +36,8 @@ struct checkpoint;
 
 #define TOTALS_SPAN	60
 #define TOTALS_LEVELS	3
+/* readers use the totals of files whose checkpoint ids stay below this */
+#define TOTALS_MAX_ID	(1LL << 48)
 
 /* ---- writer ------------------------------------------------------------- */
 

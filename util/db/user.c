@@ -188,7 +188,11 @@ static int run_stmt(sqlite3 *conn, sqlite3_stmt *st, long limit, const struct us
 		goto out;
 	if (rc != SQLITE_DONE) {
 		pr_err("query failed: %s", sqlite3_errmsg(conn));
-		ret = rc == SQLITE_NOMEM ? -ENOMEM : -EINVAL;
+		/* the reader's limits (util/db/db.h): the file's matter, exit 6 */
+		if (rc == SQLITE_INTERRUPT || rc == SQLITE_NOMEM || rc == SQLITE_TOOBIG)
+			ret = -RSPROF_EDB;
+		else
+			ret = -EINVAL;
 	}
 out:
 	free(names);
@@ -218,6 +222,8 @@ int db_user__run(struct db *db, const char *sql, long limit, const struct user_c
 		return -RSPROF_EDB;
 	}
 
+	/* the user's own SQL may use views (off for the other readers, util/db/db.c) */
+	sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_VIEW, 1, (int *)NULL);
 	sqlite3_set_authorizer(conn, authorize, &auth);
 	rc = sqlite3_prepare_v2(conn, sql, -1, &st, &tail);
 	sqlite3_set_authorizer(conn, NULL, NULL);

@@ -7,6 +7,8 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include "util/output/escape.h"
+
 char *format__bytes(int64_t bytes, char *buf, size_t len)
 {
 	static const char *const unit[] = { "KiB", "MiB", "GiB", "TiB", "PiB" };
@@ -115,10 +117,12 @@ static size_t byte_at_col(const char *s, int col)
 /* ---- tables -------------------------------------------------------------- */
 
 struct table {
-	struct table_col *cols;
+	struct table_col *cols;	/* titles point into titles[] */
+	char **titles;		/* escaped copies */
 	int n_cols;
 	char **cells;		/* n_rows * n_cols */
 	int n_rows, cap_rows;
+	int *fixed;		/* table__flush(): the widths, fixed by the first call */
 };
 
 struct table *table__new(const struct table_col *cols, int n_cols)
@@ -128,12 +132,21 @@ struct table *table__new(const struct table_col *cols, int n_cols)
 	if (!t)
 		return NULL;
 	t->cols = calloc(n_cols, sizeof(*cols));
-	if (!t->cols) {
-		free(t);
+	t->titles = calloc(n_cols, sizeof(*t->titles));
+	t->n_cols = n_cols;
+	if (!t->cols || !t->titles) {
+		table__delete(t);
 		return NULL;
 	}
 	memcpy(t->cols, cols, n_cols * sizeof(*cols));
-	t->n_cols = n_cols;
+	for (int c = 0; c < n_cols; c++) {
+		t->titles[c] = escape__dup(cols[c].title ? cols[c].title : "");
+		if (!t->titles[c]) {
+			table__delete(t);
+			return NULL;
+		}
+		t->cols[c].title = t->titles[c];
+	}
 	return t;
 }
 
@@ -143,6 +156,10 @@ void table__delete(struct table *t)
 		return;
 	for (int i = 0; i < t->n_rows * t->n_cols; i++)
 		free(t->cells[i]);
+	for (int c = 0; t->titles && c < t->n_cols; c++)
+		free(t->titles[c]);
+	free(t->titles);
+	free(t->fixed);
 	free(t->cells);
 	free(t->cols);
 	free(t);
@@ -167,8 +184,9 @@ int table__add_row(struct table *t, const char *const *cells)
 		t->cap_rows = cap;
 	}
 	row = t->cells + (size_t)t->n_rows * t->n_cols;
+	/* escaped on the way in: widths count what the terminal will show */
 	for (int c = 0; c < t->n_cols; c++) {
-		row[c] = strdup(cells[c] ? cells[c] : "");
+		row[c] = escape__dup(cells[c] ? cells[c] : "");
 		if (!row[c]) {
 			while (c--)
 				free(row[c]);
@@ -205,13 +223,14 @@ static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 		fprintf(f, "%*s", pad, "");
 }
 
-int table__print(const struct table *t, FILE *f, int width)
+/* Column widths for the rows held, fitting width (0: the terminal's). NULL on -ENOMEM. */
+static int *table_widths(const struct table *t, int width)
 {
 	int *w = calloc(t->n_cols, sizeof(int));
 	int total = 0;
 
 	if (!w)
-		return -ENOMEM;
+		return NULL;
 	if (width <= 0)
 		width = format__term_width();
 	for (int c = 0; c < t->n_cols; c++) {
@@ -241,15 +260,19 @@ int table__print(const struct table *t, FILE *f, int width)
 		w[best]--;
 		total--;
 	}
-	for (int r = -1; r < t->n_rows; r++) {
+	return w;
+}
+
+/* The header (when header) and the rows held, in widths w. */
+static int table_lines(const struct table *t, FILE *f, const int *w, bool header)
+{
+	for (int r = header ? -1 : 0; r < t->n_rows; r++) {
 		char *line = NULL;
 		size_t len = 0;
 		FILE *lf = open_memstream(&line, &len);
 
-		if (!lf) {
-			free(w);
+		if (!lf)
 			return -ENOMEM;
-		}
 		for (int c = 0; c < t->n_cols; c++) {
 			const char *s = r < 0 ? t->cols[c].title : t->cells[(size_t)r * t->n_cols + c];
 			bool last = c == t->n_cols - 1;
@@ -260,7 +283,6 @@ int table__print(const struct table *t, FILE *f, int width)
 		}
 		if (fclose(lf)) {
 			free(line);
-			free(w);
 			return -ENOMEM;
 		}
 		/* no trailing blanks when the last cells are empty */
@@ -270,25 +292,65 @@ int table__print(const struct table *t, FILE *f, int width)
 		fputc('\n', f);
 		free(line);
 	}
-	free(w);
 	return ferror(f) ? -EIO : 0;
+}
+
+int table__print(const struct table *t, FILE *f, int width)
+{
+	int *w = table_widths(t, width);
+	int err;
+
+	if (!w)
+		return -ENOMEM;
+	err = table_lines(t, f, w, true);
+	free(w);
+	return err;
+}
+
+int table__flush(struct table *t, FILE *f, int width)
+{
+	bool first = !t->fixed;
+	int err;
+
+	if (first) {
+		t->fixed = table_widths(t, width);
+		if (!t->fixed)
+			return -ENOMEM;
+	}
+	err = table_lines(t, f, t->fixed, first);
+	for (int i = 0; i < t->n_rows * t->n_cols; i++)
+		free(t->cells[i]);
+	t->n_rows = 0;
+	return err;
 }
 
 void format__csv_field(FILE *f, const char *s)
 {
+	char *e = NULL;
+
 	if (!s)
 		return;
-	if (!strpbrk(s, ",\"\r\n")) {
+	/* control characters as \xNN (util/output/escape.h): no raw CR or LF either */
+	if (escape__needed(s)) {
+		e = escape__dup(s);
+		if (!e) {
+			fputs("?", f);
+			return;
+		}
+		s = e;
+	}
+	if (!strpbrk(s, ",\"")) {
 		fputs(s, f);
-		return;
+	} else {
+		fputc('"', f);
+		for (const char *p = s; *p; p++) {
+			if (*p == '"')
+				fputc('"', f);
+			fputc(*p, f);
+		}
+		fputc('"', f);
 	}
-	fputc('"', f);
-	for (; *s; s++) {
-		if (*s == '"')
-			fputc('"', f);
-		fputc(*s, f);
-	}
-	fputc('"', f);
+	free(e);
 }
 
 int table__print_csv(const struct table *t, FILE *f)
@@ -311,6 +373,23 @@ void format__json_string(FILE *f, const char *s)
 {
 	fputc('"', f);
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+		if (*p >= 0x80) {
+			int n = escape__utf8_len((const char *)p);
+			unsigned int cp;
+
+			/* what the terminal escaper escapes (C1, bidi) as \uXXXX */
+			if (!n) {		/* not UTF-8: the replacement character */
+				fputs("\\ufffd", f);
+			} else if (!escape__plain_len((const char *)p)) {
+				cp = n == 2 ? (p[0] & 0x1fu) << 6 | (p[1] & 0x3fu) :
+				     (p[0] & 0x0fu) << 12 | (p[1] & 0x3fu) << 6 | (p[2] & 0x3fu);
+				fprintf(f, "\\u%04x", cp);
+			} else {
+				fwrite(p, 1, n, f);
+			}
+			p += n ? n - 1 : 0;
+			continue;
+		}
 		switch (*p) {
 		case '"':
 			fputs("\\\"", f);
@@ -328,7 +407,7 @@ void format__json_string(FILE *f, const char *s)
 			fputs("\\t", f);
 			break;
 		default:
-			if (*p < 0x20)
+			if (*p < 0x20 || *p == 0x7f)
 				fprintf(f, "\\u%04x", *p);
 			else
 				fputc(*p, f);

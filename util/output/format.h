@@ -54,7 +54,10 @@ struct table;
 /* The columns are copied. NULL on -ENOMEM. */
 struct table *table__new(const struct table_col *cols, int n_cols);
 void table__delete(struct table *t);	/* NULL ok */
-/* cells: n_cols strings (NULL prints as ""). 0 or -ENOMEM. */
+/*
+ * cells: n_cols strings (NULL prints as ""), copied escaped for the terminal
+ * (util/output/escape.h), as the titles are. 0 or -ENOMEM.
+ */
 int table__add_row(struct table *t, const char *const *cells);
 int table__rows(const struct table *t);
 /*
@@ -63,10 +66,20 @@ int table__rows(const struct table *t);
  * first, down to their min_width. Returns 0 or -EIO when writing failed.
  */
 int table__print(const struct table *t, FILE *f, int width);
+/*
+ * Streaming: print the rows held and forget them. The first call fixes the
+ * column widths from the rows it has (hold a first batch) and prints the
+ * header; later calls print their rows in those widths, a wider cell
+ * running over. 0, -ENOMEM or -EIO.
+ */
+int table__flush(struct table *t, FILE *f, int width);
 /* Header row and rows as CSV, fields quoted when needed. */
 int table__print_csv(const struct table *t, FILE *f);
 
-/* One CSV field, quoted when it holds a comma, quote, CR or LF. */
+/*
+ * One CSV field, quoted when it holds a comma or a quote; control characters
+ * (CR and LF too) and invalid UTF-8 are escaped (util/output/escape.h).
+ */
 void format__csv_field(FILE *f, const char *s);
 
 /*
@@ -104,7 +117,10 @@ void json__bool(struct json *j, const char *key, bool v);
 void json__null(struct json *j, const char *key);
 int json__finish(struct json *j);
 
-/* A JSON string literal with quotes and escapes, to f. */
+/*
+ * A JSON string literal with quotes and escapes, to f: control characters
+ * (C0, DEL, C1) as \uXXXX, bytes that are not UTF-8 as U+FFFD.
+ */
 void format__json_string(FILE *f, const char *s);
 
 #endif

@@ -39,7 +39,9 @@
 
 #include "util/db/query.h"
 #include "util/hashmap.h"
+#include "util/output/escape.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 #include "util/symbols/objfile.h"
 #include "util/symbols/symbol.h"
 
@@ -70,6 +72,8 @@ static void pb_reserve(struct pb *p, size_t more)
 
 static void pb_raw(struct pb *p, const void *d, size_t len)
 {
+	if (!len)
+		return;		/* d may be NULL (an empty string from the file) */
 	pb_reserve(p, len);
 	if (p->oom)
 		return;
@@ -201,11 +205,41 @@ struct pprof {
 	bool oom;
 };
 
+/*
+ * A protobuf string must be UTF-8 (go tool pprof refuses the file
+ * otherwise): bytes from the profile that are not become U+FFFD. malloc'd.
+ */
+static char *utf8_clean(const char *s)
+{
+	size_t len = strlen(s), o = 0;
+	char *d = malloc(3 * len + 1);
+
+	if (!d)
+		return NULL;
+	while (*s) {
+		int n = escape__utf8_len(s);
+
+		if (n) {
+			memcpy(d + o, s, n);
+			o += n;
+			s += n;
+		} else {
+			memcpy(d + o, "\xef\xbf\xbd", 3);
+			o += 3;
+			s++;
+		}
+	}
+	d[o] = '\0';
+	return d;
+}
+
 static int64_t str_index(struct pprof *p, const char *s)
 {
+	char *clean = utf8_clean(s ? s : "");
 	bool added;
-	int i = intern_str(&p->strings, s ? s : "", &added);
+	int i = clean ? intern_str(&p->strings, clean, &added) : -1;
 
+	free(clean);
 	if (i < 0)
 		p->oom = true;
 	return i < 0 ? 0 : i;
@@ -434,7 +468,7 @@ int pprof__add(struct pprof *p, const struct prof_stack *s)
 		pb_varint(ids, location_id(p, &s->frames[i]));
 	if (p->kind == PPROF_CPU) {
 		v[0] = s->count;
-		v[1] = s->count * (int64_t)p->period_ns;
+		v[1] = sat__mul(s->count, (int64_t)p->period_ns);
 	} else {
 		/* alloc_objects, alloc_space, inuse_objects, inuse_space */
 		v[0] = s->alloc_count;

@@ -8,64 +8,40 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/output/escape.h"
+
 /*
- * Make s safe to show: tabs to the next multiple of 8 columns, C0 and C1
- * control characters, DEL and bytes that are not UTF-8 as '?'.
- * TODO(issue 11): the one terminal escaper of util/ replaces this when it
- * lands on main; until then this is the only one (styled lines only).
+ * Make s safe to show: tabs to the next multiple of 8 columns (source
+ * lines), then the one terminal escaper (util/output/escape.h) for control
+ * characters, C1 controls, bidi overrides and bytes that are not UTF-8.
  */
 static char *text_safe(const char *s)
 {
-	size_t n = strlen(s), cap = n + 64, len = 0;
-	char *out = malloc(cap);
+	size_t n = strlen(s), cap = n + 1, len = 0;
+	char *out = NULL, *esc;
 	int col = 0;
 
+	for (const char *p = s; *p; p++)
+		if (*p == '\t')
+			cap += 7;
+	out = malloc(cap);
 	if (!out)
 		return NULL;
-	for (const unsigned char *p = (const unsigned char *)s; *p;) {
-		int k = 1;
-
-		if (len + 16 > cap) {
-			char *v = realloc(out, cap *= 2);
-
-			if (!v) {
-				free(out);
-				return NULL;
-			}
-			out = v;
-		}
+	for (const char *p = s; *p; p++) {
 		if (*p == '\t') {
 			do
 				out[len++] = ' ';
 			while (++col % 8);
-			p++;
 			continue;
 		}
-		if (*p < 0x20 || *p == 0x7f) {
-			out[len++] = '?';
-		} else if (*p < 0x80) {
-			out[len++] = (char)*p;
-		} else {
-			/* a well-formed multibyte sequence, and not a C1 control (U+0080..U+009F) */
-			k = *p >= 0xf5 ? 0 : *p >= 0xf0 ? 4 : *p >= 0xe0 ? 3 : *p >= 0xc2 ? 2 : 0;
-			for (int i = 1; i < k; i++)
-				if ((p[i] & 0xc0) != 0x80)
-					k = 0;
-			if (k == 2 && p[0] == 0xc2 && p[1] < 0xa0)
-				k = 0;
-			if (!k) {
-				out[len++] = '?';
-				k = 1;
-			} else {
-				memcpy(out + len, p, k);
-				len += k;
-			}
-		}
-		p += k;
-		col++;
+		out[len++] = *p;
+		if (((unsigned char)*p & 0xc0) != 0x80)
+			col++;
 	}
 	out[len] = '\0';
-	return out;
+	esc = escape__dup(out);
+	free(out);
+	return esc;
 }
 
 int styled__vaddf(struct styled_text *t, enum text_style st, const char *fmt, va_list ap)

@@ -32,7 +32,10 @@ struct styled_text {
 	int n, cap;
 };
 
-/* Adds one line (tabs expanded, control characters shown as '?'). 0 or -ENOMEM. */
+/*
+ * Adds one line (tabs expanded, then escaped as util/output/escape.h does:
+ * control characters as \xNN). 0 or -ENOMEM.
+ */
 int styled__addf(struct styled_text *t, enum text_style st, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 int styled__vaddf(struct styled_text *t, enum text_style st, const char *fmt, va_list ap);

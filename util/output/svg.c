@@ -5,6 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/output/escape.h"
+
 #define SVG_W		960
 #define PLOT_L		90	/* room for y labels */
 #define PLOT_R		30
@@ -23,18 +25,29 @@ static const char *const palette[] = {
 void svg__escape(FILE *f, const char *s)
 {
 	for (; s && *s; s++) {
-		switch (*s) {
+		const unsigned char c = (unsigned char)*s;
+		int n;
+
+		switch (c) {
 		case '&': fputs("&amp;", f); break;
 		case '<': fputs("&lt;", f); break;
 		case '>': fputs("&gt;", f); break;
 		case '"': fputs("&quot;", f); break;
 		case '\'': fputs("&apos;", f); break;
 		default:
-			/* control characters are not allowed in XML 1.0 */
-			if ((unsigned char)*s < 0x20 && *s != '\t' && *s != '\n')
-				fputc('?', f);
-			else
-				fputc(*s, f);
+			if (c < 0x80) {
+				/* control characters are not allowed in XML 1.0 */
+				fputc((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f ? '?' : c, f);
+				break;
+			}
+			/* not UTF-8 would make the document ill-formed: U+FFFD instead */
+			n = escape__utf8_len(s);
+			if (!n) {
+				fputs("\xef\xbf\xbd", f);
+			} else {
+				fwrite(s, 1, n, f);
+				s += n - 1;
+			}
 		}
 	}
 }

@@ -4,10 +4,10 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/capability.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "util/error.h"
-#include "util/record/proc.h"
 
 #ifndef CAP_PERFMON
 #define CAP_PERFMON 38
@@ -46,7 +46,6 @@ int caps__check_perf(pid_t pid)
 {
 	bool perfmon = have_cap(CAP_PERFMON) || have_cap(CAP_SYS_ADMIN);
 	int paranoid = caps__perf_paranoid();
-	uid_t uid;
 
 	/*
 	 * User-space-only sampling of one's own processes is allowed up to
@@ -57,16 +56,10 @@ int caps__check_perf(pid_t pid)
 		pr_err("perf events are not allowed: kernel.perf_event_paranoid is %d "
 		       "and rsprof lacks CAP_PERFMON", paranoid);
 		pr_hint("run 'sysctl kernel.perf_event_paranoid=2' as root, or give rsprof "
-			"CAP_PERFMON (setcap cap_perfmon,cap_bpf,cap_sys_ptrace+ep rsprof)");
+			"CAP_PERFMON (setcap cap_perfmon,cap_bpf+ep rsprof; see rsprof-record(1))");
 		return -EPERM;
 	}
-	if (pid > 0 && !proc__uid(pid, &uid) && uid != getuid() &&
-	    !have_cap(CAP_SYS_PTRACE)) {
-		pr_err("process %d belongs to user %u: tracing it needs CAP_SYS_PTRACE",
-		       (int)pid, (unsigned int)uid);
-		pr_hint("run rsprof as that user, as root, or with CAP_SYS_PTRACE");
-		return -EPERM;
-	}
+	/* whether pid may be traced at all: target__may_trace() (util/record/target.h) */
 	return 0;
 }
 
@@ -85,7 +78,12 @@ int caps__check_bpf(const char **why)
 	return 0;
 }
 
-int caps__drop_unneeded(void)
+bool caps__has_ptrace(void)
+{
+	return have_cap(CAP_SYS_PTRACE);
+}
+
+int caps__drop_unneeded(bool keep_dac)
 {
 	/* CAP_IPC_LOCK: the rings of threads found later go past perf_event_mlock_kb */
 	static const cap_value_t keep[] = { CAP_PERFMON, CAP_SYS_PTRACE, CAP_IPC_LOCK,
@@ -114,6 +112,16 @@ int caps__drop_unneeded(void)
 			goto out;
 		}
 	}
+	if (keep_dac) {
+		cap_flag_value_t v = CAP_CLEAR;
+		cap_value_t c = CAP_DAC_OVERRIDE;
+
+		if (!cap_get_flag(now, c, CAP_PERMITTED, &v) && v == CAP_SET &&
+		    cap_set_flag(next, CAP_PERMITTED, 1, &c, CAP_SET)) {
+			err = -errno;
+			goto out;
+		}
+	}
 	if (cap_set_proc(next))
 		err = -errno;
 out:
@@ -122,6 +130,72 @@ out:
 	if (next)
 		cap_free(next);
 	return err;
+}
+
+void caps__raise_dac(void)
+{
+	cap_t now = cap_get_proc();
+	cap_value_t c = CAP_DAC_OVERRIDE;
+	cap_flag_value_t v = CAP_CLEAR;
+
+	if (!now)
+		return;
+	if (!cap_get_flag(now, c, CAP_PERMITTED, &v) && v == CAP_SET &&
+	    !cap_set_flag(now, CAP_EFFECTIVE, 1, &c, CAP_SET))
+		cap_set_proc(now);
+	cap_free(now);
+}
+
+int caps__drop_all(void)
+{
+	cap_t none = cap_init();
+	uid_t ruid = getuid();
+	gid_t rgid = getgid();
+	int err = 0;
+
+	/* a setuid or setgid installation: back to who ran it, for good */
+	if ((getegid() != rgid && setresgid(rgid, rgid, rgid)) ||
+	    (geteuid() != ruid && setresuid(ruid, ruid, ruid)))
+		err = -errno;
+	if (!err && (!none || cap_set_proc(none)))
+		err = -errno;
+	if (none)
+		cap_free(none);
+	if (err) {
+		pr_err("cannot drop privileges: %s", strerror(-err));
+		pr_hint("this command only reads files and needs none");
+	}
+	return err;
+}
+
+bool caps__dir_needs_privilege(const char *path)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct stat st;
+	gid_t groups[256];
+	mode_t want;
+	int n;
+
+	if (!slash)
+		snprintf(dir, sizeof(dir), ".");
+	else if (slash == path)
+		snprintf(dir, sizeof(dir), "/");
+	else
+		snprintf(dir, sizeof(dir), "%.*s", (int)(slash - path), path);
+	if (stat(dir, &st))
+		return true;
+	if (st.st_uid == geteuid()) {
+		want = S_IWUSR | S_IXUSR;
+	} else {
+		bool member = st.st_gid == getegid();
+
+		n = getgroups(sizeof(groups) / sizeof(groups[0]), groups);
+		for (int i = 0; i < n && !member; i++)
+			member = groups[i] == st.st_gid;
+		want = member ? S_IWGRP | S_IXGRP : S_IWOTH | S_IXOTH;
+	}
+	return (st.st_mode & want) != want;
 }
 
 const char *caps__sensitive(const char *comm)

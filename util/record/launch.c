@@ -4,6 +4,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,10 +47,13 @@ int launch__fork(const char *const *argv, char *const *envp, struct launch *l)
 		signal(SIGPIPE, SIG_DFL);
 		if (read(go[0], &c, 1) != 1)
 			_exit(127);	/* the parent gave up */
-		if (envp)
-			execvpe(argv[0], (char *const *)argv, envp);
-		else
-			execvp(argv[0], (char *const *)argv);
+		/* on failure errno says why: reported below */
+		if (!l->no_new_privs || !prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)) {
+			if (envp)
+				execvpe(argv[0], (char *const *)argv, envp);
+			else
+				execvp(argv[0], (char *const *)argv);
+		}
 		e = errno;
 		if (write(ex[1], &e, sizeof(e)) < 0)
 			_exit(127);

@@ -1,6 +1,7 @@
 #ifndef RSPROF_UTIL_RECORD_LAUNCH_H
 #define RSPROF_UTIL_RECORD_LAUNCH_H
 
+#include <stdbool.h>
 #include <sys/types.h>
 
 /*
@@ -14,6 +15,9 @@ struct launch {
 	pid_t pid;		/* the child; 0 once reaped */
 	int go_fd;		/* write end: one byte lets the child exec */
 	int exec_fd;		/* read end: EOF at exec, or the errno of a failed exec */
+	bool no_new_privs;	/* set before launch__fork(): the child execs with
+				 * PR_SET_NO_NEW_PRIVS (no setuid, setgid or file
+				 * capabilities take effect in it or its children) */
 };
 
 /*

@@ -297,6 +297,10 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 	o->heap_required = record_args.no_cpu;
 	o->call_graph = record_args.call_graph;
 	o->append = record_args.append;
+	if (o->append && !o->output) {
+		pr_err("--append needs the profile to add to: give it with -o FILE");
+		return -RSPROF_EUSAGE;
+	}
 	return get_heap(o);
 }
 

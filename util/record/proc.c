@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static int read_small(const char *path, char *buf, size_t len)
@@ -77,6 +78,49 @@ int proc__uid(pid_t pid, uid_t *uid)
 	if (!p)
 		return -EINVAL;
 	*uid = (uid_t)strtoul(p + 5, NULL, 10);
+	return 0;
+}
+
+/* "Uid:\t1000\t1000\t1000\t1000": the first three numbers after tag. */
+static int three_ids(const char *buf, const char *tag, unsigned long v[3])
+{
+	const char *p = strstr(buf, tag);
+	char *end;
+
+	if (!p)
+		return -EINVAL;
+	p += strlen(tag);
+	for (int i = 0; i < 3; i++) {
+		errno = 0;
+		v[i] = strtoul(p, &end, 10);
+		if (end == p || errno)
+			return -EINVAL;
+		p = end;
+	}
+	return 0;
+}
+
+int proc__creds(pid_t pid, struct proc_creds *c)
+{
+	char path[64], buf[4096];
+	unsigned long u[3], g[3];
+	struct stat st;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	if (three_ids(buf, "\nUid:", u) || three_ids(buf, "\nGid:", g))
+		return -EINVAL;
+	/* the files in /proc/pid of a non-dumpable process are root's (task_dump_owner()) */
+	if (stat(path, &st))
+		return errno == ENOENT ? -ESRCH : -errno;
+	for (int i = 0; i < 3; i++) {
+		c->uid[i] = (uid_t)u[i];
+		c->gid[i] = (gid_t)g[i];
+	}
+	c->owner_uid = st.st_uid;
 	return 0;
 }
 

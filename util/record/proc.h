@@ -24,6 +24,22 @@ int proc__exe(pid_t pid, char *buf, size_t len);
 int proc__uid(pid_t pid, uid_t *uid);
 
 /*
+ * What the kernel compares before it lets a debugger at a process
+ * (ptrace_may_access()): its real, effective and saved user and group IDs
+ * (/proc/pid/status Uid:, Gid:), and whether it is dumpable. A process that
+ * is not (it ran a setuid or setgid program, or made itself so) has the
+ * files in its /proc/pid owned by root: owner_uid is that owner.
+ */
+struct proc_creds {
+	uid_t uid[3];		/* real, effective, saved */
+	gid_t gid[3];
+	uid_t owner_uid;	/* of /proc/pid/status */
+};
+
+/* 0 or -errno (-ESRCH when gone). */
+int proc__creds(pid_t pid, struct proc_creds *c);
+
+/*
  * User processes (kernel threads never: a kworker's name is not a program)
  * whose comm is name, or when none is, contains it (case-sensitive), rsprof
  * itself excepted. *pids is malloc'd (caller frees), *n its length, *exact

@@ -56,6 +56,8 @@ struct recorder {
 	bool warned_rescan;
 	bool discard;		/* nothing recorded has debug info: the file goes */
 	bool fp_checked;	/* launched, -g: frame pointers of the busiest program */
+	bool keep_dac;		/* CAP_DAC_OVERRIDE kept permitted for the end */
+	pid_t gained;		/* a process that exec'd into privileges (stop) */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -237,8 +239,11 @@ static int open_output(struct recorder *r)
 		r->db = NULL;
 		if (err == -ENOENT || err == -EACCES || err == -EROFS)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
-		return err;
+		/* rsprof-record(1): 6, the profile file could not be written */
+		return err == -ENOMEM ? err : -RSPROF_EDB;
 	}
+	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
+	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
 		err = db_stacks__new(r->db, &r->dbst);
 		if (err)
@@ -338,7 +343,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
-	err = caps__drop_unneeded();
+	err = caps__drop_unneeded(r->keep_dac);
 	if (err)
 		pr_debug(1, "cannot drop capabilities: %s", strerror(-err));
 	r->st.heap_on = r->heap != NULL;
@@ -360,10 +365,9 @@ fail:
 	if (r->db) {
 		db_stacks__delete(r->dbst);
 		r->dbst = NULL;
-		db__close(r->db);
+		/* a new file goes with its -wal/-shm; an appended one is closed */
+		db__discard(r->db);
 		r->db = NULL;
-		if (!o->append)
-			unlink(r->path);
 	}
 	r->finalised = true;
 	heap_launch__delete(r->heap_launch);
@@ -513,6 +517,33 @@ static int check_debuginfo_end(struct recorder *r)
 	return err;
 }
 
+/*
+ * Every record goes to the checkpoint writer through here. A process of an
+ * attached tree that execs must still be one this user may trace (the exec
+ * is done when its record arrives): one that ran a setuid program stops
+ * the recording before its interval is written. A launched tree runs with
+ * no_new_privs (util/record/target.c) and gains nothing.
+ */
+static void on_event(void *ctx, const struct sampler_event *ev)
+{
+	struct recorder *r = ctx;
+
+	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained &&
+	    target__may_trace(ev->pid) == -EPERM)
+		r->gained = ev->pid;
+	checkpoint_writer__event(r->cpw, ev);
+}
+
+/* An attached process that gained privileges: say so; -EPERM (exit 4). */
+static int gained_privileges(pid_t pid)
+{
+	pr_err("process %d gained privileges while recording (a setuid or setgid program): "
+	       "stopped, the interval since the last checkpoint not written", (int)pid);
+	pr_hint("what the kernel would let a debugger see is all rsprof records "
+		"(rsprof-record(1), PERMISSIONS)");
+	return -EPERM;
+}
+
 /* The end: last samples, last checkpoint, meta. Runs once. */
 static int finish(struct recorder *r, int err)
 {
@@ -523,7 +554,9 @@ static int finish(struct recorder *r, int err)
 		return err;
 	r->finalised = true;
 	if (r->sampler)
-		sampler__drain(r->sampler, true, checkpoint_writer__event, r->cpw);
+		sampler__drain(r->sampler, true, on_event, r);
+	if (!err && r->gained)
+		err = gained_privileges(r->gained);
 	if (r->t.launched && r->t.child.pid > 0)
 		target__kill(&r->t);
 	if (!r->stop_reason)
@@ -544,6 +577,8 @@ static int finish(struct recorder *r, int err)
 	}
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
+	if (!err2)
+		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
 	if (!err && !err2 && r->o.cpu) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
@@ -568,10 +603,14 @@ int recorder__run(struct recorder *r)
 
 		now = ms_since(&r->t0);
 		if (r->sampler)
-			sampler__drain(r->sampler, false, checkpoint_writer__event, r->cpw);
+			sampler__drain(r->sampler, false, on_event, r);
 		err = checkpoint_writer__error(r->cpw);
 		if (err)
 			break;
+		if (r->gained) {
+			err = gained_privileges(r->gained);
+			break;
+		}
 		update_stats(r, now);
 		if (r->stop) {
 			r->stop_reason = "signal";
@@ -579,6 +618,15 @@ int recorder__run(struct recorder *r)
 		}
 		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
 		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		/* without records (no CPU events): /proc, every 50 ms and before a checkpoint */
+		for (size_t i = 0; !exited && !r->t.launched && (now >= next_alive || now >= next_cp) &&
+				   i < r->t.n_pids && !r->gained; i++)
+			if (target__may_trace(r->t.pids[i]) == -EPERM)
+				r->gained = r->t.pids[i];
+		if (r->gained) {
+			err = gained_privileges(r->gained);
+			break;
+		}
 		if (!r->t.launched && now >= next_alive)
 			next_alive = now + ALIVE_MS;
 		if (exited)
@@ -689,6 +737,8 @@ int recorder__delete(struct recorder *r)
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	db_stacks__delete(r->dbst);
+	if (r->keep_dac)
+		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "util/duration.h"
+#include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/error.h"
 
@@ -38,7 +39,7 @@ void status__clear(FILE *f)
 }
 
 void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
-		     const char *stop_reason)
+		     const char *stop_reason, bool written)
 {
 	char el[32], b1[32], b2[32];
 
@@ -87,5 +88,11 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 		else if (WIFEXITED(s))
 			fprintf(f, "[ the target exited with status %d ]\n", WEXITSTATUS(s));
 	}
-	fprintf(f, "[ profile written to %s; read it with: rsprof report %s ]\n", path, path);
+	if (!written)
+		return;
+	fputs("[ profile written to ", f);
+	escape__fputs(path, f);
+	fputs("; read it with: rsprof report ", f);
+	escape__fputs(path, f);
+	fputs(" ]\n", f);
 }

@@ -22,10 +22,12 @@ void status__clear(FILE *f);
 
 /*
  * The summary: what was recorded, why it stopped, the target's exit status,
- * and the command that reads the file.
+ * and, when the file was written to the end (written), the command that
+ * reads it. After an error, never a "written" line: the error said what
+ * was lost.
  */
 void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
-		     const char *stop_reason);
+		     const char *stop_reason, bool written);
 
 
 #endif

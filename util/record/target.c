@@ -4,10 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
+#include <unistd.h>
 
 #include "util/record/caps.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 #include "util/record/proc.h"
 
 void target__init(struct target *t)
@@ -45,7 +49,9 @@ static int find_by_name(const char *name, pid_t *pid)
 		char comm[64] = "?";
 
 		proc__comm(pids[i], comm, sizeof(comm));
-		fprintf(stderr, "  %7d  %s\n", (int)pids[i], comm);
+		fprintf(stderr, "  %7d  ", (int)pids[i]);
+		escape__fputs(comm, stderr);
+		fputc('\n', stderr);
 	}
 	pr_hint("choose with -p PID, or take several with -p PID,PID...");
 	free(pids);
@@ -83,6 +89,67 @@ void target__read(struct target *t)
 		t->cmdline = strdup(buf);
 }
 
+int target__may_trace(pid_t pid)
+{
+	uid_t ruid = getuid();
+	gid_t rgid = getgid();
+	struct proc_creds c;
+	int err;
+
+	if (caps__has_ptrace())
+		return 0;
+	err = proc__creds(pid, &c);
+	if (err)
+		return err;
+	if (c.uid[0] != ruid) {
+		pr_err("process %d belongs to user %u: tracing it needs CAP_SYS_PTRACE",
+		       (int)pid, (unsigned int)c.uid[0]);
+	} else if (c.uid[1] != ruid || c.uid[2] != ruid) {
+		pr_err("process %d runs with the privileges of user %u (a setuid program): "
+		       "tracing it needs CAP_SYS_PTRACE", (int)pid,
+		       (unsigned int)(c.uid[1] != ruid ? c.uid[1] : c.uid[2]));
+	} else if (c.gid[0] != rgid || c.gid[1] != rgid || c.gid[2] != rgid) {
+		pr_err("process %d runs with the privileges of group %u (a setgid program, "
+		       "or another group): tracing it needs CAP_SYS_PTRACE", (int)pid,
+		       (unsigned int)(c.gid[1] != rgid ? c.gid[1] :
+				      c.gid[2] != rgid ? c.gid[2] : c.gid[0]));
+	} else if (c.owner_uid != ruid) {
+		pr_err("process %d is not dumpable (it ran a setuid or setgid program, or "
+		       "made itself so): tracing it needs CAP_SYS_PTRACE", (int)pid);
+	} else {
+		return 0;
+	}
+	pr_hint("run rsprof as that user, as root, or with CAP_SYS_PTRACE: what a debugger "
+		"would need");
+	return -EPERM;
+}
+
+/*
+ * An executable that gains privileges when run (setuid or setgid to
+ * someone else, or file capabilities): launching it under probes would
+ * show another user's process. 0 or -EPERM (printed).
+ */
+static int check_exec_privilege(const char *exe, const char *name)
+{
+	struct stat st;
+	const char *why = NULL;
+
+	if (caps__has_ptrace() || stat(exe, &st))
+		return 0;
+	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
+		why = "a setuid program";
+	else if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
+		why = "a setgid program";
+	else if (getxattr(exe, "security.capability", NULL, 0) > 0)
+		why = "a program with file capabilities";
+	if (!why)
+		return 0;
+	pr_err("'%s' is %s: it would run with privileges this user does not have, "
+	       "and rsprof does not profile it without CAP_SYS_PTRACE", name, why);
+	pr_hint("profile a copy without the setuid bit, or run rsprof as root");
+	return -EPERM;
+}
+
 int target__attach(struct target *t, const pid_t *pids, size_t n, const char *name)
 {
 	const char *why;
@@ -111,8 +178,13 @@ int target__attach(struct target *t, const pid_t *pids, size_t n, const char *na
 			}
 		}
 	}
-	for (size_t i = 0; i < t->n_pids && !err; i++)
+	for (size_t i = 0; i < t->n_pids && !err; i++) {
 		err = caps__check_perf(t->pids[i]);
+		if (!err)
+			err = target__may_trace(t->pids[i]);
+		if (err == -ESRCH)
+			pr_err("process %d exited", (int)t->pids[i]);
+	}
 	if (err)
 		return err;
 	target__read(t);
@@ -140,6 +212,14 @@ int target__launch(struct target *t, const char *const *argv, char *const *envp)
 	}
 	t->cmdline = join_argv(argv);
 	err = caps__check_perf(0);
+	if (!err)
+		err = check_exec_privilege(t->exe, argv[0]);
+	/*
+	 * Whatever it runs later (a wrapper, a shell script) gains no privilege
+	 * either: a setuid program it execs runs as this user, as under a
+	 * debugger without CAP_SYS_PTRACE.
+	 */
+	t->child.no_new_privs = !caps__has_ptrace();
 	if (!err)
 		err = launch__fork(argv, envp, &t->child);
 	if (err)

@@ -43,6 +43,16 @@ int target__attach(struct target *t, const pid_t *pids, size_t n, const char *na
  */
 int target__launch(struct target *t, const char *const *argv, char *const *envp);
 
+/*
+ * May pid be traced as a debugger could (the kernel's ptrace_may_access(),
+ * which CAP_PERFMON lets perf_event_open() skip)? Yes with CAP_SYS_PTRACE;
+ * otherwise its real, effective and saved user and group IDs must all be
+ * the caller's real ones and it must be dumpable. 0, -EPERM (printed, with
+ * the reason: another user, setuid, setgid, not dumpable) or -ESRCH.
+ * Also for every process a recording adds later (children, execs).
+ */
+int target__may_trace(pid_t pid);
+
 /* Launched: let the program exec (launch__go()). 0 or the failed exec's -errno. */
 int target__go(struct target *t, const char *name);
 

@@ -14,6 +14,7 @@
 
 #include "util/tui/capture.h"
 #include "util/error.h"
+#include "util/output/escape.h"
 
 struct tui {
 	bool utf8, color, started;
@@ -283,13 +284,15 @@ static int fit(const struct tui *t, const char *s, int w, wchar_t *wbuf, int max
 static void put(struct tui *t, int y, int x, int w, enum tui_style st, const char *s, bool right)
 {
 	wchar_t wbuf[1024];
+	char esc[4096];
 	int cells, n;
 
 	if (w <= 0 || y < 0 || y >= LINES || x >= COLS)
 		return;
 	if (x + w > COLS)
 		w = COLS - x;
-	n = fit(t, s ? s : "", w, wbuf, 1024, &cells);
+	/* names and paths come from the profile: escaped (util/output/escape.h) */
+	n = fit(t, escape__str(s, esc, sizeof(esc)), w, wbuf, 1024, &cells);
 	attrset(t->attr[st]);
 	if (right)
 		x += w - cells;
