@@ -33,7 +33,7 @@ write() {
 	env "$@" "$FIXTURE" --fixture "$file" "$kind" 2>"$dir/write.err" ||
 		{ cat "$dir/write.err"; exit 1; }
 	end=$(date +%s%N)
-	grep "^checkpoint write" "$dir/write.err"
+	grep -E "^(checkpoint write|WAL copied)" "$dir/write.err"
 	echo "written in $(( (end - start) / 1000000 )) ms, $(( $(stat -c %s "$file") / 1048576 )) MB"
 }
 
