@@ -288,32 +288,88 @@ struct vote {
 	long n;
 };
 
+/* A distinct file of a run's sites: how many sites have it, where it first comes. */
+struct own {
+	const char *file;
+	size_t first;
+	long n;
+};
+
+static int cmp_own_file(const void *pa, const void *pb)
+{
+	const struct own *a = pa, *b = pb;
+	int r = strcmp(a->file, b->file);
+
+	return r ? r : (a->first > b->first) - (a->first < b->first);
+}
+
+static int cmp_own_first(const void *pa, const void *pb)
+{
+	const struct own *a = pa, *b = pb;
+
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+/*
+ * The run's own files once each, in the order of their first site, with
+ * their number of sites: the votes below go per pair of files, weighted by
+ * their sites, which is what a vote per pair of sites adds up to, without
+ * the sites^2 pairs (4 M and 300 ms at 2,000 sites in 50 files).
+ */
+static int own_files(const struct run *r, struct own **out, size_t *n_out)
+{
+	size_t n = sitemap__count(r->sm), k = 0, m = 0;
+	struct own *v = calloc(n + 1, sizeof(*v));
+
+	*out = NULL;
+	*n_out = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = own_file(r, i);
+
+		if (f)
+			v[k++] = (struct own){ f, i, 1 };
+	}
+	qsort(v, k, sizeof(*v), cmp_own_file);
+	for (size_t i = 0; i < k; i++) {
+		if (m && !strcmp(v[m - 1].file, v[i].file))
+			v[m - 1].n++;
+		else
+			v[m++] = v[i];
+	}
+	qsort(v, m, sizeof(*v), cmp_own_first);
+	*out = v;
+	*n_out = m;
+	return 0;
+}
+
 /*
  * The pair of directories (root A, root B) most files agree on: for every
  * file of A and every file of B with the same name, the prefixes left after
- * their common suffix vote. A pair that differs (two checkouts, two
- * worktrees) makes files under A's root match B's by the path below it.
+ * their common suffix vote (once per pair of sites with those files). A
+ * pair that differs (two checkouts, two worktrees) makes files under A's
+ * root match B's by the path below it.
  */
 static int find_roots(struct diff_ctx *c)
 {
 	struct vote *v = NULL;
-	size_t nv = 0, cap = 0, na = sitemap__count(c->run[0].sm), nb = sitemap__count(c->run[1].sm);
+	struct own *fa = NULL, *fb = NULL;
+	size_t nv = 0, cap = 0, na = 0, nb = 0;
 	long best = -1;
-	int err = 0;
+	int err = own_files(&c->run[0], &fa, &na);
 
+	if (!err)
+		err = own_files(&c->run[1], &fb, &nb);
 	for (size_t i = 0; i < na && !err; i++) {
-		const char *a = own_file(&c->run[0], i), *base_a;
+		const char *a = fa[i].file, *base_a;
 
-		if (!a)
-			continue;
 		base_a = strrchr(a, '/') + 1;
 		for (size_t j = 0; j < nb && !err; j++) {
-			const char *b = own_file(&c->run[1], j), *base_b;
+			const char *b = fb[j].file, *base_b;
 			size_t pa, pb, k;
 			char *key;
 
-			if (!b)
-				continue;
 			base_b = strrchr(b, '/') + 1;
 			if (strcmp(base_a, base_b))
 				continue;
@@ -343,9 +399,11 @@ static int find_roots(struct diff_ctx *c)
 				}
 				v[nv++] = (struct vote){ .key = key, .len_a = pa };
 			}
-			v[k].n++;
+			v[k].n = sat__add(v[k].n, sat__mul(fa[i].n, fb[j].n));
 		}
 	}
+	free(fa);
+	free(fb);
 	for (size_t k = 0; k < nv; k++)
 		if (best < 0 || v[k].n > v[best].n)
 			best = (long)k;
