@@ -18,6 +18,8 @@
 #
 #   rsprof (preload)        record --no-cpu -- TARGET: the in-process tracker
 #   rsprof (preload) /10    ... --heap-sample 10
+#   rsprof (preload) hist   ... --alloc-history: each event also into the
+#                           thread's ring (a clock read and 32 bytes)
 #   rsprof (uprobe, attach) record --no-cpu -p PID: eBPF uprobes, attached
 #                           while the target waits before its loop
 #   rsprof (uprobe) /10     ... --heap-sample 10
@@ -97,6 +99,8 @@ one() {
 			"$T/$o_tgt" "$o_n" >"$W/out" ;;
 	preload10) "$RSPROF" record -q --no-cpu --heap-backend preload --heap-sample 10 \
 			-o "$W/r.db" -- "$T/$o_tgt" "$o_n" >"$W/out" ;;
+	preloadhist) "$RSPROF" record -q --no-cpu --heap-backend preload --alloc-history \
+			-o "$W/r.db" -- "$T/$o_tgt" "$o_n" >"$W/out" 2>"$W/err" ;;
 	uprobe)	attach "$o_tgt" "$o_n" || return 1 ;;
 	uprobe10) attach "$o_tgt" "$o_n" --heap-sample 10 || return 1 ;;
 	heaptrack) heaptrack -o "$W/ht" "$T/$o_tgt" "$o_n" >"$W/ht.log" 2>&1 &&
@@ -137,7 +141,7 @@ median() {
 	sort -n | awk '{ v[NR] = $1 } END { if (NR) print v[int((NR + 1) / 2)]; else print "-" }'
 }
 
-configs="preload preload10"
+configs="preload preload10 preloadhist"
 [ $root = 1 ] && configs="$configs uprobe uprobe10"
 [ $have_heaptrack = 1 ] && configs="$configs heaptrack"
 
@@ -178,7 +182,7 @@ for tgt in heap_bench heap_bench_rs; do
 	base=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $3 }' "$W/runs" | median)
 	wbase=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $4 }' "$W/runs" | median)
 	ht=$(awk -v t=$tgt '$1 == t && $2 == "heaptrack" { print $4 }' "$W/runs" | median)
-	for cfg in base preload preload10 uprobe uprobe10 heaptrack memleak; do
+	for cfg in base preload preload10 preloadhist uprobe uprobe10 heaptrack memleak; do
 		v=$(awk -v t=$tgt -v c=$cfg '$1 == t && $2 == c { print $3 }' "$W/runs" | median)
 		wall=$(awk -v t=$tgt -v c=$cfg '$1 == t && $2 == c { print $4 }' "$W/runs" | median)
 		[ "$v" = - ] && continue
@@ -186,6 +190,7 @@ for tgt in heap_bench heap_bench_rs; do
 		base)	   label="none (baseline)" ;;
 		preload)   label="rsprof (preload)" ;;
 		preload10) label="rsprof (preload) sample 10" ;;
+		preloadhist) label="rsprof (preload) history" ;;
 		uprobe)	   label="rsprof (uprobe, attach)" ;;
 		uprobe10)  label="rsprof (uprobe) sample 10" ;;
 		heaptrack) label="heaptrack" ;;

@@ -65,6 +65,9 @@ struct heap_site {
 	__u64 alloc_count;
 	__u64 free_bytes;
 	__u64 free_count;
+	/* freed by the allocating thread before its next allocation or free (heaptrack's
+	 * "temporary"): counted by the in-process tracker only, 0 here */
+	__u64 temp_count;
 };
 
 /* Chains shorter than this get the stack scanned (bpf/heap.bpf.c). */

@@ -21,12 +21,15 @@
 #include "util/annotate/source.h"
 #include "util/db/db.h"
 #include "util/db/naming.h"
+#include "util/db/query.h"
+#include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"
 #include "util/record/caps.h"
 #include "util/output/styled.h"
 #include "util/tui/pager.h"
 #include "util/tui/tui.h"
+#include "util/window.h"
 
 #define MAX_PATHS 16
 
@@ -55,6 +58,7 @@ static struct poptOption annotate_options[] = {
 	  "lines around SOURCE:LINE when no function holds it (default 10)", "N" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_window, 0, "Time window:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
@@ -95,6 +99,23 @@ static int show(const struct styled_text *t, const char *title, int hot)
 	return 0;
 }
 
+/* The header's window line: "2.0s..5.0s", with "heap at 3.0s" (or "at the peak"). */
+static void window_text(const struct query_filter *f, const struct prof_summary *s, bool at_peak,
+			char *buf, size_t len)
+{
+	uint64_t from = f->from_ms == TIME_NONE ? 0 : f->from_ms - 1;
+	uint64_t to = f->to_ms == TIME_NONE || f->to_ms > s->duration_ms ? s->duration_ms : f->to_ms;
+	char a[32], b[32], c[32];
+
+	if (f->at_ms == TIME_NONE)
+		snprintf(buf, len, "%s..%s", duration__format(from, a, sizeof(a)),
+			 duration__format(to, b, sizeof(b)));
+	else
+		snprintf(buf, len, "%s..%s, heap at %s%s", duration__format(from, a, sizeof(a)),
+			 duration__format(to, b, sizeof(b)), duration__format(f->at_ms, c, sizeof(c)),
+			 at_peak ? " (the peak)" : "");
+}
+
 static int annotate_run(const char *path, const char *target)
 {
 	struct source_paths sp = { opts.dirs, opts.n_dirs, opts.maps, opts.n_maps };
@@ -105,7 +126,7 @@ static int annotate_run(const char *path, const char *target)
 	struct annotation *a = NULL;
 	struct query_filter f;
 	struct db *db = NULL;
-	char *newest = NULL, *exe = NULL, title[512];
+	char *newest = NULL, *exe = NULL, title[512], wtext[128];
 	int hot, err;
 
 	if (opts.context < 0) {
@@ -122,6 +143,17 @@ static int annotate_run(const char *path, const char *target)
 	err = db__open(path, &db);
 	if (!err)
 		err = db__snapshot_begin(db);
+	if (!err && window__given(&window_args)) {
+		struct prof_summary sum;
+		bool at_peak;
+
+		err = db_query_summary(db, &sum);
+		if (!err)
+			err = window__apply(&window_args, sum.duration_ms, sum.peak_ms, &f, &at_peak);
+		if (!err)
+			window_text(&f, &sum, at_peak, wtext, sizeof(wtext));
+		v.window = wtext;
+	}
 	if (!err)
 		err = db__meta_get(db, "exe_path", &exe);
 	ao.exe = exe;

@@ -146,6 +146,7 @@ struct listing {
 	struct history_query q;
 	bool at_given;
 	uint64_t events;
+	char *dropped;		/* meta alloc_history_dropped: tracker events lost (NULL: unknown) */
 	struct alloc_record *v;
 	int n;
 	/* the owner of addr_first at the moment (--at, one address) */
@@ -198,6 +199,11 @@ static int print_text(FILE *f, const struct listing *l)
 	escape__fputs(l->path, f);	/* util/output/escape.h */
 	fprintf(f, "  (allocation history: %s allocations)\n",
 		format__count(l->events, a, sizeof(a)));
+	/* never silent: what the recorder could not keep up with */
+	if (l->dropped && strtoull(l->dropped, NULL, 10))
+		fprintf(f, "# dropped:  %s allocation and free events the recorder could not keep"
+			" (an owner may be missing or a block seem live)\n",
+			format__count(strtoull(l->dropped, NULL, 10), b, sizeof(b)));
 	fprintf(f, "# range:    0x%" PRIx64 "..0x%" PRIx64 "  %s %s s%s\n", l->q.addr_first,
 		l->q.addr_last, l->q.backward ? "at or before" : "at or after",
 		secs(l->q.time_ns, b, sizeof(b)), l->q.after_id ? "  (continued)" : "");
@@ -308,6 +314,10 @@ static int print_json(FILE *f, const struct listing *l)
 	json__begin_object(&j, NULL);
 	json__string(&j, "file", l->path);
 	json__uint(&j, "history_events", l->events);
+	if (l->dropped)
+		json__uint(&j, "history_dropped", strtoull(l->dropped, NULL, 10));
+	else
+		json__null(&j, "history_dropped");
 	json__begin_object(&j, "query");
 	json__uint(&j, "addr_first", l->q.addr_first);
 	json__uint(&j, "addr_last", l->q.addr_last);
@@ -382,10 +392,12 @@ static int history_run(const char *path)
 		err = db_history_present(l.db, &present, &l.events);
 	if (!err && !present) {
 		pr_err("'%s' has no allocation history", path);
-		pr_hint("an allocation history is recorded by 'rsprof record --alloc-history' with"
-			" the in-process heap tracker (not in this build yet)");
+		pr_hint("an allocation history is recorded by 'rsprof record --alloc-history --"
+			" COMMAND' (the in-process heap tracker)");
 		err = -RSPROF_EDB;
 	}
+	if (!err)
+		err = db__meta_get(l.db, "alloc_history_dropped", &l.dropped);
 	if (!err) {
 		l.v = calloc(l.q.limit, sizeof(*l.v));
 		err = l.v ? db_history_query(l.db, &l.q, l.v, &l.n) : -ENOMEM;
@@ -409,6 +421,7 @@ out:
 		db__snapshot_end(l.db);
 	db__close(l.db);
 	free(l.v);
+	free(l.dropped);
 	free(newest);
 	if (err == -ENOMEM)
 		pr_err("out of memory");

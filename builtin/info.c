@@ -114,6 +114,11 @@ static void line(const char *label, const char *fmt, ...)
 
 #define LINE(label, ...) line(label ":", __VA_ARGS__)
 
+static const char *or_zero(const char *v)
+{
+	return v ? v : "0";
+}
+
 static int print_text(const struct info *in)
 {
 	const struct prof_summary *s = &in->sum;
@@ -163,7 +168,15 @@ static int print_text(const struct info *in)
 		     format__bytes(s->alloc_bytes, b, sizeof(b)));
 		LINE("frees", "%s (%s)", format__count(s->free_count, c, sizeof(c)),
 		     format__bytes(s->free_bytes, d, sizeof(d)));
+		if ((v = meta_get(m, "heap_temporary")))
+			LINE("temporary", "%s (freed before the thread's next allocation or free)",
+			     format__count(strtoull(v, NULL, 10), a, sizeof(a)));
 		LINE("heap dropped", "%llu", (unsigned long long)s->heap_dropped);
+		if ((v = meta_get(m, "alloc_history_events")))
+			LINE("alloc history", "%s events kept, %s dropped (rsprof history)",
+			     format__count(strtoull(v, NULL, 10), a, sizeof(a)),
+			     format__count(strtoull(or_zero(meta_get(m, "alloc_history_dropped")),
+						    NULL, 10), b, sizeof(b)));
 		if (unknown)
 			LINE("unknown frees", "%s (%s)", format__count(s->unknown_frees, a, sizeof(a)),
 			     format__bytes(s->unknown_free_bytes, b, sizeof(b)));
@@ -238,6 +251,18 @@ static int print_json(const struct info *in)
 	json__uint(&j, "unknown_frees", s->unknown_frees);
 	json__int(&j, "unknown_free_bytes", s->unknown_free_bytes);
 	json__uint(&j, "sample", s->heap_sample > 1 ? s->heap_sample : 1);
+	if (meta_get(&in->meta, "alloc_history_events")) {
+		json__begin_object(&j, "alloc_history");
+		json__uint(&j, "events", strtoull(meta_get(&in->meta, "alloc_history_events"),
+						  NULL, 10));
+		json__uint(&j, "dropped",
+			   strtoull(or_zero(meta_get(&in->meta, "alloc_history_dropped")), NULL, 10));
+		json__end_object(&j);
+	}
+	if (meta_get(&in->meta, "heap_temporary"))
+		json__uint(&j, "temporary", strtoull(meta_get(&in->meta, "heap_temporary"), NULL, 10));
+	else
+		json__null(&j, "temporary");
 	json__end_object(&j);
 	if (s->has_rss) {
 		json__begin_object(&j, "memory");

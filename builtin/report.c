@@ -22,6 +22,7 @@
 #include "util/db/query.h"
 #include "util/duration.h"
 #include "util/error.h"
+#include "util/window.h"
 #include "util/output/callgraph.h"
 #include "util/output/chart.h"
 #include "util/output/escape.h"
@@ -41,7 +42,6 @@
 static struct report_opts {
 	int cpu, heap;
 	double threshold;
-	const char *since, *until, *window, *at;
 	const char *filter;
 	const char *sort;
 	int pid;
@@ -64,14 +64,6 @@ static struct poptOption report_options[] = {
 	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show the heap table only", NULL },
 	{ "threshold", 't', POPT_ARG_DOUBLE, &opts.threshold, 0,
 	  "leave out rows below PCT percent of the total", "PCT" },
-	{ "since", 0, POPT_ARG_STRING, &opts.since, 0,
-	  "only the last DUR of the recording", "DUR" },
-	{ "until", 0, POPT_ARG_STRING, &opts.until, 0,
-	  "only the first DUR of the recording", "DUR" },
-	{ "window", 0, POPT_ARG_STRING, &opts.window, 0,
-	  "only from A to B after the start (either may be left out)", "A..B" },
-	{ "at", 0, POPT_ARG_STRING, &opts.at, 0,
-	  "heap: live bytes as they were DUR after the start, or at the peak", "DUR|peak" },
 	{ "filter", 0, POPT_ARG_STRING, &opts.filter, 0,
 	  "only locations whose path or function contains PAT (any case)", "PAT" },
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
@@ -91,10 +83,12 @@ static struct poptOption report_options[] = {
 	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
 	  "what function FUNC calls, as a tree, with shares", "FUNC" },
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
-	  "heap: rank sites by live (default), peak, allocated (bytes) or allocs (count)",
+	  "heap: rank sites by live (default), peak, allocated (bytes), allocs (count) or "
+	  "temporary (count freed directly, before the thread's next allocation or free)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_window, 0, "Time window:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0, "Output options:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
@@ -111,6 +105,8 @@ struct report {
 	struct prof_resolution res, res_at;	/* record --retain: folded time read */
 	struct heap_hint hint;
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
+	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
+	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
 	int n_processes;
 	enum report_format format;
 	bool at_peak;		/* --at peak */
@@ -119,60 +115,14 @@ struct report {
 static const char *const group_names[] = { "line", "function", "file", "module", "process",
 						   "symbol" };
 #define N_GROUPS (int)(sizeof(group_names) / sizeof(group_names[0]))
-static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs" };
+static const char *const heap_sort_names[] = { "live", "peak", "allocated", "allocs",
+						"temporary" };
+#define N_HEAP_SORTS (int)(sizeof(heap_sort_names) / sizeof(heap_sort_names[0]))
 
 /* --since/--until/--window/--at into the filter; needs the duration. */
 static int parse_window(struct report *rp)
 {
-	struct query_filter *f = &rp->f;
-	uint64_t ms, a, b;
-
-	if (opts.window && (opts.since || opts.until)) {
-		pr_err("--window cannot be combined with --since or --until");
-		return -RSPROF_EUSAGE;
-	}
-	/* a checkpoint counts when the end of its interval falls in the window */
-	if (opts.since) {
-		if (duration__parse(opts.since, &ms)) {
-			pr_err("--since: '%s' is not a duration", opts.since);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		if (ms < rp->sum.duration_ms)
-			f->from_ms = rp->sum.duration_ms - ms + 1;
-	}
-	if (opts.until) {
-		if (duration__parse(opts.until, &ms)) {
-			pr_err("--until: '%s' is not a duration", opts.until);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		f->to_ms = ms;
-	}
-	if (opts.window) {
-		if (duration__parse_range(opts.window, &a, &b)) {
-			pr_err("--window: '%s' is not a range A..B of durations", opts.window);
-			pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
-			return -RSPROF_EUSAGE;
-		}
-		if (a != UINT64_MAX)
-			f->from_ms = a + 1;
-		if (b != UINT64_MAX)
-			f->to_ms = b;
-	}
-	if (opts.at && !strcmp(opts.at, "peak")) {
-		/* the checkpoint whose live heap was the highest */
-		f->at_ms = rp->sum.peak_ms;
-		rp->at_peak = true;
-	} else if (opts.at) {
-		if (duration__parse(opts.at, &ms)) {
-			pr_err("--at: '%s' is not a duration or 'peak'", opts.at);
-			pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
-			return -RSPROF_EUSAGE;
-		}
-		f->at_ms = ms;
-	}
-	return 0;
+	return window__apply(&window_args, rp->sum.duration_ms, rp->sum.peak_ms, &rp->f, &rp->at_peak);
 }
 
 static int parse_opts(struct report *rp)
@@ -233,12 +183,12 @@ static int parse_opts(struct report *rp)
 	if (opts.sort_by) {
 		int i;
 
-		for (i = 0; i < 4; i++)
+		for (i = 0; i < N_HEAP_SORTS; i++)
 			if (!strcmp(opts.sort_by, heap_sort_names[i]))
 				break;
-		if (i == 4) {
+		if (i == N_HEAP_SORTS) {
 			pr_err("--sort-by: unknown key '%s'", opts.sort_by);
-			pr_hint("use live, peak, allocated or allocs");
+			pr_hint("use live, peak, allocated, allocs or temporary");
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.heap_sort = (enum heap_sort)i;
@@ -298,6 +248,14 @@ static void print_header(const struct report *rp)
 			printf("# heap:     %s event%s dropped (tracker's map full)\n",
 			       format__count(s->heap_dropped, a, sizeof(a)),
 			       s->heap_dropped == 1 ? "" : "s");
+		/* record --alloc-history: kept for rsprof history, and what was not */
+		if (rp->meta_hist)
+			printf("# history:  %s allocation and free events kept (rsprof history),"
+			       " %s dropped\n",
+			       format__count(strtoull(rp->meta_hist, NULL, 10), a, sizeof(a)),
+			       format__count(rp->meta_hist_dropped ?
+					     strtoull(rp->meta_hist_dropped, NULL, 10) : 0, b,
+					     sizeof(b)));
 		if (s->unknown_frees) {
 			printf("# heap:     %s free%s of memory allocated before the recording",
 			       format__count(s->unknown_frees, b, sizeof(b)),
@@ -393,6 +351,19 @@ static void print_header(const struct report *rp)
 	}
 	if (rp->f.pattern)
 		printf("# filter:   %s\n", escape__str(rp->f.pattern, e3, sizeof(e3)));
+	/* what Temp counts, and where it could not be counted */
+	if (rp->show_heap && rp->f.heap_sort == HEAP_SORT_TEMPORARY) {
+		if (rp->meta_backend && !strcmp(rp->meta_backend, "uprobe"))
+			printf("# temp:     not counted: the uprobe backend does not follow each"
+			       " thread's allocations and frees in order ('-')\n");
+		else
+			printf("# temp:     allocations freed by their thread before its next"
+			       " allocation or free (heaptrack's \"temporary\")%s%s%s\n",
+			       rp->meta_temp ? "; " : "",
+			       rp->meta_temp ? format__count(strtoull(rp->meta_temp, NULL, 10), a,
+							     sizeof(a)) : "",
+			       rp->meta_temp ? " in the recording" : "");
+	}
 }
 
 static int print_text(const struct report *rp)
@@ -472,6 +443,7 @@ static int print_json(const struct report *rp)
 	json__end_object(&j);
 	json__begin_object(&j, "query");
 	json__string(&j, "sort", group_names[rp->f.group]);
+	json__string(&j, "sort_by", heap_sort_names[rp->f.heap_sort]);
 	if (rp->f.from_ms != TIME_NONE)
 		json__uint(&j, "from_ms", rp->f.from_ms - 1);
 	else
@@ -765,6 +737,7 @@ static int report_run(void)
 	report_table__init(&rp.cpu, rp.f.group, opts.full_paths);
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
+	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
 	if (!path) {
 		err = naming__newest(".", &newest);
 		if (err)
@@ -808,6 +781,14 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "process_name", &rp.meta_comm);
 	if (!err)
 		err = db__meta_get(rp.db, "exe_path", &rp.meta_exe);
+	if (!err)
+		err = db__meta_get(rp.db, "heap_temporary", &rp.meta_temp);
+	if (!err)
+		err = db__meta_get(rp.db, "heap_backend", &rp.meta_backend);
+	if (!err)
+		err = db__meta_get(rp.db, "alloc_history_events", &rp.meta_hist);
+	if (!err)
+		err = db__meta_get(rp.db, "alloc_history_dropped", &rp.meta_hist_dropped);
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
@@ -841,6 +822,10 @@ out:
 	free(rp.meta_pid);
 	free(rp.meta_comm);
 	free(rp.meta_exe);
+	free(rp.meta_temp);
+	free(rp.meta_backend);
+	free(rp.meta_hist);
+	free(rp.meta_hist_dropped);
 	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);

@@ -43,6 +43,8 @@
 
 static struct top_opts {
 	int stdio;
+	const char *sort;
+	bool by_process;
 	uint64_t window_ms;
 	enum top_mode mode;
 	const char *file;
@@ -52,13 +54,15 @@ static struct top_opts {
 static const char top_usage[] =
 	"[OPTION...] [cpu|heap] (-p PID | -P NAME | -- CMD [ARG...] | FILE)";
 
-enum { OPT_WINDOW = OPT_VAL_BUILTIN };
+enum { OPT_WINDOW = OPT_VAL_BUILTIN, OPT_SORT };
 
 static struct poptOption top_options[] = {
 	{ "window", 0, POPT_ARG_STRING, NULL, OPT_WINDOW,
 	  "show only the last DUR of samples (key w toggles)", "DUR" },
 	{ "stdio", 0, POPT_ARG_NONE, &opts.stdio, 0,
 	  "print the ranking once as a table instead of the live view", NULL },
+	{ "sort", 's', POPT_ARG_STRING, &opts.sort, OPT_SORT,
+	  "a row per line, or per process of the tree (default: line; key s toggles)", "KEY" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_target, 0, "Target:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_record, 0, "Recording:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
@@ -67,6 +71,15 @@ static struct poptOption top_options[] = {
 
 static int top_option(int val, const char *arg, void *ctx)
 {
+	if (val == OPT_SORT) {
+		if (strcmp(arg, "line") && strcmp(arg, "process")) {
+			pr_err("--sort: '%s' is not a key of top", arg);
+			pr_hint("use line or process");
+			return -1;
+		}
+		opts.by_process = !strcmp(arg, "process");
+		return 0;
+	}
 	if (val == OPT_WINDOW && (duration__parse(arg, &opts.window_ms) || !opts.window_ms)) {
 		pr_err("--window: '%s' is not a duration", arg);
 		pr_hint("use a duration such as 10s, 2m or 1h30m");
@@ -83,17 +96,17 @@ static int stdio_print(struct follow *f, bool heap)
 	const struct live_table *tb = heap ? &f->heap : &f->cpu;
 	struct follow_query q = { .cpu_rows = heap ? 0 : STDIO_ROWS,
 				  .heap_rows = heap ? STDIO_ROWS : 0,
-				  .window_ms = opts.window_ms };
+				  .window_ms = opts.window_ms, .by_process = opts.by_process };
 	struct report_table t;
 	int err;
 
-	report_table__init(&t, GROUP_LINE, false);
+	report_table__init(&t, opts.by_process ? GROUP_PROCESS : GROUP_LINE, false);
 	err = follow__poll(f, &q);
 	for (int i = 0; err >= 0 && i < tb->n; i++) {
 		const struct live_row *r = &tb->rows[i];
 		struct prof_row row = {
 			.file = r->file, .line = r->line, .function = r->function,
-			.module = r->module, .samples = r->samples, .pct = r->pct,
+			.module = r->module, .pid = r->pid, .samples = r->samples, .pct = r->pct,
 			.live_bytes = r->live_bytes, .peak_bytes = r->peak_bytes,
 			.alloc_bytes = r->alloc_bytes, .free_bytes = r->free_bytes,
 			.alloc_count = r->alloc_count, .free_count = r->free_count,
@@ -300,7 +313,7 @@ static int top_loop(struct tui *t, struct follow *f, struct sampler *s)
 	bool dirty = true, requery = true;
 	int err = 0;
 
-	top_view__init(&v, opts.mode, opts.window_ms, opts.window_ms != 0);
+	top_view__init(&v, opts.mode, opts.window_ms, opts.window_ms != 0, opts.by_process);
 	while (!tui__interrupted()) {
 		int key = tui__getkey(t, REFRESH_MS);
 

@@ -7,16 +7,24 @@
  * One region per process image, a file in rsprof's private directory
  * (HEAP_REGION_DIR_ENV): rsprof creates "heap.PID" for the process it
  * launches before letting it exec (state HEAP_REGION_OFFERED); the tracker
- * of that process claims it. A process that finds no file for its PID is
- * not recorded and the tracker stays out of its way. An image that finds
- * its PID's file claimed already (the recorded process called exec) makes
- * "heap.PID.GEN" with the next generation: addresses of one image mean
- * nothing in the next.
+ * of that process claims it. An image that finds its PID's file claimed
+ * already (the process called exec) makes "heap.PID.GEN" with the next
+ * generation: addresses of one image mean nothing in the next.
+ *
+ * Process trees (issue 10): when rsprof follows the children (record
+ * without --no-inherit) it also writes HEAP_REGION_TREE, a header that
+ * gives the geometry. Any other process that loads the tracker with the
+ * directory in its environment (a fork child at its first allocation, a
+ * program a child exec'd) then makes "heap.PID" itself from it, already
+ * claimed; rsprof finds the new files at each checkpoint. Without that
+ * file a process with no region of its own is not recorded and the
+ * tracker stays out of its way (and out of its children's environment).
  *
  * Layout: this header, then the site index (index_cap slots), the site
  * records (site_cap), the frames (frame_cap u64), the thread blocks
- * (block_cap blocks of count_cap counters). The file is sparse: only what
- * is used takes memory.
+ * (block_cap blocks of count_cap counters), and with record
+ * --alloc-history the event rings (ring_count rings of ring_cap events,
+ * below). The file is sparse: only what is used takes memory.
  *
  * A site's totals are its record's counters plus its counters in every
  * thread block: each thread counts into a block of its own with plain
@@ -29,7 +37,7 @@
 #include <stdint.h>
 
 #define HEAP_REGION_MAGIC	0x7061656872707372ULL	/* "rsprheap" */
-#define HEAP_REGION_VERSION	1
+#define HEAP_REGION_VERSION	2	/* 2: ppid, flags, the tree file; the history rings */
 
 /* The environment variable that names the private directory. */
 #define HEAP_REGION_DIR_ENV	"RSPROF_HEAP_DIR"
@@ -38,6 +46,8 @@
 /* Region files: "heap.PID" (the launched image), "heap.PID.GEN" after an exec. */
 #define HEAP_REGION_FILE	"heap.%d"
 #define HEAP_REGION_FILE_GEN	"heap.%d.%u"
+/* The tree's template: its presence means "every process of the tree". */
+#define HEAP_REGION_TREE	"heap.tree"
 
 /* Frames kept per stack and stack words kept from the scan (as bpf/heap.h). */
 #define HEAP_REGION_MAX_DEPTH	24
@@ -69,10 +79,13 @@ enum heap_region_stat {
 	HEAP_RSTAT_STALE,		/* a pointer handed out again while still live:
 					 * its free went by unseen; counted freed then */
 	HEAP_RSTAT_THREADS,		/* threads that allocated */
-	HEAP_RSTAT_FORKS,		/* fork()s: the children are not tracked */
+	HEAP_RSTAT_FORKS,		/* fork()s (tracked as their own processes with
+					 * the tree, else not at all) */
 	HEAP_RSTAT_NO_BLOCK,		/* threads that found no free thread block */
 	HEAP_RSTAT_EARLY,		/* calls before the tracker could start (ld.so's,
 					 * before libc set the environment up): untracked */
+	HEAP_RSTAT_HISTORY_NO_RING,	/* history events of threads that found no free
+					 * ring: dropped */
 	HEAP_RSTAT_MAX = 16,
 };
 
@@ -92,7 +105,12 @@ struct heap_region {
 	uint32_t count_cap;		/* counters per thread block */
 	uint64_t off_index, off_sites, off_frames, off_blocks;
 	uint64_t block_size;		/* bytes of one thread block */
-	uint64_t reserved_history[4];	/* an optional per-event stream, later */
+	/* the allocation history (record --alloc-history); ring_count 0: off */
+	uint64_t off_rings;
+	uint64_t ring_size;		/* bytes of one ring, header included */
+	uint32_t ring_cap;		/* events per ring, a power of two */
+	uint32_t ring_count;
+	uint64_t n_rings;		/* rings handed out (written by the tracker) */
 
 	/* written by rsprof */
 	uint64_t clock_ms;		/* ms since the start, at the last checkpoint */
@@ -105,7 +123,14 @@ struct heap_region {
 	int64_t live_bytes;		/* live bytes, added in steps (HEAP_REGION_FLUSH) */
 	int64_t peak_bytes;		/* highest live_bytes seen */
 	uint64_t stats[HEAP_RSTAT_MAX];
-	uint64_t reserved[6];
+	uint32_t ppid;			/* the parent when the region was made */
+	uint32_t flags;			/* enum heap_region_flags */
+	uint64_t reserved[5];
+};
+
+enum heap_region_flags {
+	HEAP_REGION_FORKED = 1,		/* made by a fork child before any exec: its
+					 * code is its parent's */
 };
 
 /*
@@ -132,7 +157,7 @@ struct heap_region_site {
 	uint64_t free_bytes;
 	uint64_t free_count;
 	uint64_t temp_count;		/* freed by the allocating thread before its next
-					 * allocation (heaptrack's "temporary") */
+					 * allocation or free (heaptrack's "temporary") */
 	int64_t peak_bytes;		/* reserved: the site's highest live bytes */
 	uint32_t frames;		/* index of its first frame in the frame store */
 	uint8_t depth;			/* return addresses, innermost first */
@@ -165,6 +190,47 @@ struct heap_region_block {
 	uint32_t tid;			/* the thread that owns it (or owned it last) */
 	uint32_t pad[13];
 	struct heap_region_count counts[];
+};
+
+/*
+ * The allocation history (record --alloc-history): every allocation and
+ * free the tracker counts, with its time, into a ring of the thread's own
+ * (single producer: plain stores, the head published with a release);
+ * rsprof drains the rings every few milliseconds (util/heap/history.c).
+ * A full ring drops the event and counts it (the program never waits);
+ * a thread that finds no ring free counts HEAP_RSTAT_HISTORY_NO_RING.
+ * A ring goes to the next thread when its thread exits, as the blocks do.
+ */
+enum heap_event_kind {
+	HEAP_EVENT_ALLOC = 1,
+	HEAP_EVENT_FREE = 2,
+};
+
+struct heap_region_event {
+	uint64_t time_ns;		/* CLOCK_MONOTONIC */
+	uint64_t ptr;
+	uint64_t size;			/* as asked for */
+	uint32_t site;			/* index of the site record */
+	uint32_t kind;			/* enum heap_event_kind */
+};
+
+enum heap_ring_state {
+	HEAP_RING_OWNED = 1,
+	HEAP_RING_FREE = 2,
+};
+
+/* One ring: its header (the producer's and the consumer's words on cache
+ * lines of their own), then ring_cap events. */
+struct heap_region_ring {
+	uint32_t state;			/* enum heap_ring_state; 0: never used */
+	uint32_t tid;
+	uint64_t pad0[7];
+	uint64_t head;			/* events written (the producer's) */
+	uint64_t dropped;		/* events lost: the ring was full (the producer's) */
+	uint64_t pad1[6];
+	uint64_t tail;			/* events read (rsprof's) */
+	uint64_t pad2[7];
+	struct heap_region_event ev[];
 };
 
 #endif

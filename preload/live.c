@@ -374,3 +374,26 @@ bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e)
 			__builtin_ia32_pause();
 	}
 }
+
+/*
+ * A fork child starts its own account (preload/tracker.c): every entry is
+ * forgotten, the parent's blocks become unknown frees when the child frees
+ * them. The tables go with munmap, the locks are reset: a thread of the
+ * parent may have held one at the fork, and it does not exist here.
+ * Only the forking thread runs: no lock is needed.
+ */
+void live__reset(void)
+{
+	for (unsigned int i = 0; i < SHARDS; i++) {
+		struct shard *s = &shards[i];
+
+		if (s->v)
+			munmap(s->v, (s->mask + 1) * sizeof(*s->v));
+		s->v = NULL;
+		s->mask = 0;
+		s->n = 0;
+		s->lock = 0;
+	}
+	memset(youngs, 0, sizeof(youngs));
+	n_youngs = 0;
+}

@@ -12,13 +12,20 @@
  * reads the counters at each checkpoint (util/heap/preload.c).
  *
  * Which process is tracked: the one whose region file rsprof made
- * (preload/heap-region.h). Any other process that inherits the library
- * (a child that execs) finds no file, passes every call through and takes
- * the library out of its environment, so its own children do not load it.
- * fork(): the child stops tracking at once (it must never write into its
- * parent's counters) and takes the library out of its environment.
- * exec() of the tracked process: the new image makes the next generation's
- * region.
+ * (preload/heap-region.h) and, when rsprof records the process tree (its
+ * tree file is there), every process that loads the library with the
+ * directory in its environment: each makes its own region.
+ * fork(): the child never writes into its parent's counters. With the
+ * tree it starts an account of its own: at its first allocation it makes
+ * its region (lazily, so a child that only execs costs nothing; nothing
+ * is allocated and no lock is taken in the fork handler: the live table is
+ * dropped with munmap and its locks reset). Blocks it inherited are not
+ * in its account: their frees are its unknown frees, as for memory
+ * allocated before the tracker started. Without the tree the child stops
+ * tracking and takes the library out of its environment.
+ * exec(): the new image makes the next generation's region (a program of
+ * the tree exec'd by a child: a region of its own). preload/exec.c puts
+ * the library back into an environment that lost it (env -i).
  *
  * Re-entry: a thread inside the tracker is marked busy (initial-exec TLS);
  * calls it makes meanwhile (a signal handler that allocates, glibc
@@ -61,6 +68,9 @@ static int mode = M_UNINIT;
 static unsigned long early;		/* calls before the tracker could start */
 struct heap_region *tracker_region;
 static uint32_t sample_every = 1;
+static bool tree;			/* rsprof records every process of the tree */
+static bool forked;			/* a fork child that has made no region yet */
+static bool started_once;		/* this image registered its handlers */
 
 #define CACHE 256
 
@@ -73,7 +83,7 @@ struct tindex {
 struct thread {
 	uint8_t busy;		/* inside the tracker: calls pass through */
 	uint8_t ready;		/* stack bounds known */
-	uint32_t seq;		/* tracked allocations of this thread */
+	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
@@ -237,28 +247,7 @@ static void env_scrub(void)
 		if (!strncmp(v, HEAP_REGION_DIR_ENV "=", dl))
 			continue;
 		if (!strncmp(v, "LD_PRELOAD=", 11)) {
-			const char *s = v + 11;
-			size_t o = snprintf(preload, sizeof(preload), "LD_PRELOAD="), kept = 0;
-
-			while (*s) {
-				size_t len = strcspn(s, ": ");
-				const char *base = s + len;
-
-				while (base > s && base[-1] != '/')
-					base--;
-				if (len && !(s + len - base == sizeof(HEAP_REGION_SO) - 1 &&
-					     !memcmp(base, HEAP_REGION_SO, len - (base - s))) &&
-				    o + len + 2 < sizeof(preload)) {
-					if (kept++)
-						preload[o++] = ':';
-					memcpy(preload + o, s, len);
-					o += len;
-				}
-				s += len;
-				s += strspn(s, ": ");
-			}
-			preload[o] = '\0';
-			if (!kept)
+			if (!exec__strip_preload(v + 11, preload, sizeof(preload)))
 				continue;
 			v = preload;
 		}
@@ -267,12 +256,36 @@ static void env_scrub(void)
 	e[w] = NULL;
 }
 
+/*
+ * The fork child: never again a write into the parent's region. With the
+ * tree, its own account from its first allocation on (tracker_init()):
+ * only syscalls and stores here, the forking thread is the only one.
+ */
 static void after_fork_child(void)
 {
-	/* never again a write into the parent's region */
+	struct heap_region *old = tracker_region;
+	struct thread *t = &th;
+
 	__atomic_store_n(&mode, M_OFF, __ATOMIC_RELEASE);
 	tracker_region = NULL;
-	env_scrub();
+	if (!tree || !old) {
+		env_scrub();
+		return;
+	}
+	if (t->index)
+		munmap(t->index, 2 * (size_t)old->count_cap * sizeof(struct tindex));
+	munmap(old, old->size);
+	live__reset();
+	memset(t->cache, 0, sizeof(t->cache));
+	t->index = NULL;
+	t->block = NULL;
+	t->young = NULL;
+	t->live = 0;
+	t->new_from.ret = 0;
+	if (t->ready == 1)
+		t->ready = 0;	/* a block and a young table in the new region */
+	forked = true;
+	__atomic_store_n(&mode, M_UNINIT, __ATOMIC_RELEASE);
 }
 
 static void after_fork_parent(void)
@@ -304,7 +317,7 @@ static bool region_ok(const struct heap_region *r, size_t size)
 	       r->off_frames + r->frame_cap * sizeof(uint64_t) <= size &&
 	       r->count_cap && r->block_size >= sizeof(struct heap_region_block) +
 				r->count_cap * sizeof(struct heap_region_count) &&
-	       r->off_blocks + r->block_cap * r->block_size <= size;
+	       r->off_blocks + r->block_cap * r->block_size <= size && history__fits(r, size);
 }
 
 /*
@@ -342,10 +355,73 @@ static struct heap_region *next_generation(const char *dir, const struct heap_re
 		r = p;
 		memcpy(r, old, offsetof(struct heap_region, clock_ms));
 		r->generation = g;
+		r->ppid = (uint32_t)getppid();
 		__atomic_store_n(&r->state, HEAP_REGION_CLAIMED, __ATOMIC_RELEASE);
 		return r;
 	}
 	return NULL;
+}
+
+/* The tree's template read into *t: rsprof records every process of the tree. */
+static bool tree_template(const char *dir, struct heap_region *t)
+{
+	char path[PATH_MAX];
+	int fd;
+	bool ok;
+
+	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, dir);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	ok = pread(fd, t, sizeof(*t), 0) == (ssize_t)sizeof(*t);
+	close(fd);
+	return ok && t->magic == HEAP_REGION_MAGIC && t->version == HEAP_REGION_VERSION &&
+	       t->header_size == sizeof(*t) && t->size >= sizeof(*t);
+}
+
+/*
+ * A process of the tree without a region from rsprof: "heap.PID" made from
+ * the template, claimed at once. NULL: there is one already (*exists), or
+ * it cannot be made.
+ */
+static struct heap_region *region_make(const char *dir, const struct heap_region *t, bool *exists)
+{
+	char path[PATH_MAX];
+	struct heap_region *r;
+	void *p;
+	int fd;
+
+	*exists = false;
+	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		*exists = errno == EEXIST;
+		return NULL;
+	}
+	if (ftruncate(fd, (off_t)t->size)) {
+		close(fd);
+		unlink(path);
+		return NULL;
+	}
+	p = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		unlink(path);
+		return NULL;
+	}
+	r = p;
+	memcpy(r, t, offsetof(struct heap_region, clock_ms));
+	r->pid = (uint32_t)getpid();
+	r->generation = 0;
+	r->ppid = (uint32_t)getppid();
+	r->flags = forked ? HEAP_REGION_FORKED : 0;
+	if (!region_ok(r, t->size)) {
+		munmap(p, t->size);
+		unlink(path);
+		return NULL;
+	}
+	__atomic_store_n(&r->state, HEAP_REGION_CLAIMED, __ATOMIC_RELEASE);
+	return r;
 }
 
 /* The region rsprof made for this process, claimed; NULL: not recorded. */
@@ -353,15 +429,23 @@ static struct heap_region *region_claim(void)
 {
 	const char *dir = getenv(HEAP_REGION_DIR_ENV);
 	char path[PATH_MAX];
-	struct heap_region *r, *n;
+	struct heap_region *r, *n, t;
 	uint32_t offered = HEAP_REGION_OFFERED;
 	size_t size = 0;
+	bool exists = true;
 	int fd;
 
 	if (!dir || !*dir)
 		return NULL;
+	tree = tree_template(dir, &t);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	if (fd < 0 && tree) {
+		r = region_make(dir, &t, &exists);
+		if (r || !exists)
+			return r;
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	}
 	if (fd < 0)
 		return NULL;
 	r = map_region(fd, &size);
@@ -399,19 +483,28 @@ static void tracker_init(void)
 		return;
 	th.busy = 1;
 	r = region_claim();
+	forked = false;
 	if (!r) {
 		env_scrub();
+		exec__unfollow();
 		__atomic_store_n(&mode, M_OFF, __ATOMIC_RELEASE);
 		th.busy = 0;
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
 	r->stats[HEAP_RSTAT_EARLY] = early;
+	early = 0;
 	sites__init(r);
-	unwind__init();
+	history__init(r);
 	tracker_region = r;
-	pthread_atfork(NULL, after_fork_parent, after_fork_child);
-	pthread_key_create(&thread_key, thread_exit);
+	if (tree)
+		exec__follow(getenv(HEAP_REGION_DIR_ENV));
+	if (!started_once) {	/* a fork child keeps its parent's */
+		started_once = true;
+		unwind__init();
+		pthread_atfork(NULL, after_fork_parent, after_fork_child);
+		pthread_key_create(&thread_key, thread_exit);
+	}
 	__atomic_store_n(&mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
@@ -515,6 +608,12 @@ static inline void count_free(struct thread *t, const struct live_entry *e)
 	bool temp = e->tick == (t->seq ^ t->salt) && e->tick != LIVE_NO_TICK;
 	struct heap_region_count *c = counter_of(t, e->site);
 
+	/* heaptrack's "temporary": the free directly follows its allocation, no
+	 * other allocation or free of the thread in between */
+	t->seq++;
+	if (unlikely(history_on))
+		history__event(e->ptr, e->size, e->site, HEAP_EVENT_FREE);
+
 	if (likely(c)) {
 		cadd(&c->free_bytes, bytes);
 		cadd(&c->free_count, w);
@@ -601,6 +700,8 @@ static void count_alloc(struct thread *t, void *p, uint64_t size, const struct u
 		tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
 		return;
 	}
+	if (unlikely(history_on))
+		history__event(e.ptr, size, e.site, HEAP_EVENT_ALLOC);
 	cnt = t->cache[c].count;
 	if (likely(cnt)) {
 		cadd(&cnt->alloc_bytes, size * w);

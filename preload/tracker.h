@@ -89,5 +89,31 @@ int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, 
 void live__prefetch(struct young *y, uint64_t ptr);
 /* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
 bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
+/* In a fork child: forget every entry, release every table (no lock taken). */
+void live__reset(void);
+
+/* --- exec (preload/exec.c): the tree keeps the tracker ------------------- */
+
+/* The tracker follows the tree from here: dir is the region directory. */
+void exec__follow(const char *dir);
+/* Stop adding the tracker to the environment of programs exec'd. */
+void exec__unfollow(void);
+/*
+ * "LD_PRELOAD=" and the value v without our library into buf (no
+ * allocation: safe in a fork child); false when nothing else is left.
+ */
+bool exec__strip_preload(const char *v, char *buf, size_t len);
+
+/* --- the allocation history (preload/history.c) ---------------------------- */
+
+/* The region has history rings (record --alloc-history). */
+extern bool history_on;
+
+/* Does the region's ring layout fit in size bytes (none is fine)? */
+bool history__fits(const struct heap_region *r, uint64_t size);
+/* The region claimed: history_on when it has rings. */
+void history__init(struct heap_region *r);
+/* An allocation or a free into the thread's ring (dropped, counted, when full). */
+void history__event(uint64_t ptr, uint64_t size, uint32_t site, enum heap_event_kind kind);
 
 #endif

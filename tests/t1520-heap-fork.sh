@@ -1,10 +1,13 @@
 #!/bin/sh
 # A program that forks (issue 8): parent and child both allocate; the
 # parent's figures are right and nothing of the child's gets into them.
-# In-process, the child stops tracking at fork and takes the tracker out
-# of its environment: the program it execs does not load it, and neither
-# does what a process started through posix_spawn (system()) runs.
-# With uprobes the child is another process: not counted either.
+# With --no-inherit, in-process, the child stops tracking at fork and
+# takes the tracker out of its environment: the program it execs does not
+# load it, and neither does what a process started through posix_spawn
+# (system()) runs. With uprobes the child is another process: not counted
+# either. Without --no-inherit (issue 10) the in-process tracker follows
+# the tree: the child's allocations are its own rows (its pid), and the
+# programs exec'd or spawned load the tracker too.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -28,7 +31,8 @@ backend_ok $B || continue
 
 test_expect_success "[$B] record -- heap_fork" '
 	mkdir -p $B && rm -f $B/child-env $B/spawned-maps &&
-	"$RSPROF" record -q --no-cpu --heap-backend $B -o fork-$B.db -- "$TARGETS/heap_fork" "$PWD/$B" &&
+	"$RSPROF" record -q --no-cpu --no-inherit --heap-backend $B -o fork-$B.db -- \
+		"$TARGETS/heap_fork" "$PWD/$B" &&
 	backend_meta fork-$B.db $B &&
 	fork_lines fork-$B.db >lines-$B && cat lines-$B
 '
@@ -52,10 +56,33 @@ test_expect_success "[$B] live heap = sum of the sites" '
 done
 
 case " $HEAP_BACKENDS " in *" preload "*)
-test_expect_success 'the child'"'"'s exec and the spawned program'"'"'s children run without the tracker' '
+test_expect_success '--no-inherit: the child'"'"'s exec and the spawned program'"'"'s children run without the tracker' '
 	cat preload/child-env preload/spawned-maps &&
 	test "$(cat preload/child-env)" = clean &&
 	test "$(cat preload/spawned-maps)" = 0
+'
+
+test_expect_success 'the tree (default): the child'"'"'s rows under its own pid' '
+	mkdir -p tree &&
+	"$RSPROF" record -q --no-cpu --heap-backend preload -o tree.db -- \
+		"$TARGETS/heap_fork" "$PWD/tree" &&
+	parent=$(sql tree.db "SELECT pid FROM processes WHERE comm = '"'"'heap_fork'"'"'
+			      ORDER BY start_ms, pid LIMIT 1") &&
+	sql tree.db "SELECT h.pid = $parent, s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes),
+			    SUM(h.alloc_count), SUM(h.free_count)
+		     FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		     WHERE s.file LIKE '"'"'%heap_fork.c'"'"' GROUP BY h.pid = $parent, s.line" >tlines &&
+	cat tlines &&
+	grep -qx "1|$(line_of FORK_BEFORE "$SRC")|$((32 * 4096))|64|32" tlines &&
+	grep -qx "1|$(line_of FORK_AFTER "$SRC")|$((128 * 4096))|128|0" tlines &&
+	grep -qx "0|$(line_of FORK_CHILD_KEEP "$SRC")|0|8|8" tlines &&
+	test "$(meta tree.db unknown_frees)" = 64 && no_negative_site tree.db
+'
+
+test_expect_success 'the tree: the child'"'"'s exec and the spawned program'"'"'s children load the tracker' '
+	cat tree/child-env tree/spawned-maps &&
+	test "$(cat tree/child-env)" = preloaded &&
+	test "$(cat tree/spawned-maps)" -ge 1
 '
 esac
 

@@ -58,8 +58,12 @@ test_expect_success 'RSPROF_TIME_LIMIT that is not a duration: exit 2' '
 	RSPROF_TIME_LIMIT=soon expect_exit 2 "$RSPROF" info p.db 2>err && grep -q soon err
 '
 
-# max resident memory of a command, in KiB (python: the children's rusage)
+# max resident memory of a command, in KiB (python: the children's rusage).
+# Under the sanitizer build (make test SANITIZE=1) ASan's quarantine keeps
+# every freed block for a while (256 MB by default), which is ASan's memory,
+# not rsprof's: without it the figure is rsprof's own plus the shadow.
 maxrss() {
+	ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}quarantine_size_mb=0:thread_local_quarantine_size_kb=0" \
 	python3 -c "import resource, subprocess, sys
 subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL)
 print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss)" "$@"

@@ -69,7 +69,7 @@ _rsprof()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	--sort-by)
-		COMPREPLY=($(compgen -W 'live peak allocated allocs' -- "$cur"))
+		COMPREPLY=($(compgen -W 'live peak allocated allocs temporary' -- "$cur"))
 		return ;;
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(cd /proc 2>/dev/null && echo [0-9]*)" -- "$cur"))
@@ -81,7 +81,11 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'line function file' -- "$cur"))
 		return ;;
 	-s | --sort)
-		COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
+		if [[ $cmd == top ]]; then
+			COMPREPLY=($(compgen -W 'line process' -- "$cur"))
+		else
+			COMPREPLY=($(compgen -W 'line function file module process symbol' -- "$cur"))
+		fi
 		return ;;
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))

@@ -5,6 +5,9 @@
  *   test-history                               the TAP tests
  *   test-history --fixture FILE                write the small fixture (t7000)
  *   test-history --bench FILE [EVENTS [QUERIES]]
+ *   test-history --query FILE [QUERIES]   the queries alone, on a recorded file
+ *                                         (record --alloc-history), at addresses
+ *                                         and moments of its own allocations
  *                                              write EVENTS (10,000,000) allocations
  *                                              through the writer, then time queries
  */
@@ -493,8 +496,62 @@ static int bench(const char *path, long events, int nq)
 	return 0;
 }
 
+/* Queries on a recorded history: owners at the addresses and moments of random events. */
+static int bench_file(const char *path, int nq)
+{
+	struct db *db = NULL;
+	sqlite3_stmt *st;
+	uint64_t *a = calloc(nq, sizeof(*a)), *t = calloc(nq, sizeof(*t));
+	double *ms = calloc(nq, sizeof(*ms)), *cpu = calloc(nq, sizeof(*cpu));
+	int n = 0;
+
+	if (!a || !t || !ms || !cpu || db__open(path, &db))
+		return 1;
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT addr + size / 2, time_alloc + 1000 FROM"
+			       " alloc_events WHERE id IN (SELECT abs(random()) % (SELECT MAX(id)"
+			       " FROM alloc_events) + 1 FROM alloc_events LIMIT ?)", -1, &st,
+			       NULL) != SQLITE_OK)
+		return 1;
+	sqlite3_bind_int(st, 1, nq);
+	while (n < nq && sqlite3_step(st) == SQLITE_ROW) {
+		a[n] = (uint64_t)sqlite3_column_int64(st, 0);
+		t[n] = (uint64_t)sqlite3_column_int64(st, 1);
+		n++;
+	}
+	sqlite3_finalize(st);
+	for (int pass = 0; pass < 2; pass++) {
+		int found = 0;
+
+		for (int k = 0; k < n; k++) {
+			struct alloc_record r;
+			double t0 = now_s(), c0 = cpu_s();
+			bool f, l;
+
+			db_history_owner(db, a[k], t[k], &r, &f, &l);
+			cpu[k] = (cpu_s() - c0) * 1e3;
+			ms[k] = (now_s() - t0) * 1e3;
+			found += f && l;
+		}
+		qsort(ms, n, sizeof(*ms), dbl_cmp);
+		qsort(cpu, n, sizeof(*cpu), dbl_cmp);
+		printf("owner of an allocation's address just after it was made, %s (%d queries,"
+		       " %d owners live then)\n  wall: median %.3f ms  p99 %.3f ms  max %.3f ms\n"
+		       "  cpu:  median %.3f ms  p99 %.3f ms  max %.3f ms\n", pass ? "warm" : "cold",
+		       n, found, ms[n / 2], ms[n * 99 / 100], ms[n - 1], cpu[n / 2],
+		       cpu[n * 99 / 100], cpu[n - 1]);
+	}
+	db__close(db);
+	free(a);
+	free(t);
+	free(ms);
+	free(cpu);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
+	if (argc >= 3 && !strcmp(argv[1], "--query"))
+		return bench_file(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
 	if (argc >= 3 && !strcmp(argv[1], "--fixture"))
 		return fixture_write(argv[2]) ? 1 : 0;
 	if (argc >= 3 && !strcmp(argv[1], "--bench"))

@@ -169,7 +169,7 @@ static void test_keys(const char *p)
 	struct live_row row;
 	enum live_series kind;
 
-	top_view__init(&v, TOP_BOTH, 0, false);
+	top_view__init(&v, TOP_BOTH, 0, false, false);
 	top_view__query(&v, &q);
 	ok(q.cpu_rows > 0 && q.heap_rows > 0 && !q.window_ms && !q.pattern, "both tables asked");
 	is_int(top_view__key(&v, '2', NULL), TOP_REQUERY, "2: requery");

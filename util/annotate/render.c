@@ -110,6 +110,8 @@ static int header(struct rctx *x)
 			   format__count(a->totals.samples, c, sizeof(c)),
 			   a->totals.has_heap ? ", live heap " : "",
 			   a->totals.has_heap ? format__bytes(a->totals.live_bytes, l, sizeof(l)) : "");
+	if (!err && x->v->window)
+		err = styled__addf(x->t, TS_DIM, "# window:   %s", x->v->window);
 	if (!err && a->function)
 		err = styled__addf(x->t, TS_DIM, "# function: %s",
 				   demangle__short(a->function, 0, fn, sizeof(fn)));

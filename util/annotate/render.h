@@ -23,6 +23,7 @@ struct ann_view {
 	bool insns;		/* machine code instead of source lines */
 	bool full_paths;	/* paths as recorded */
 	const char *profile;	/* the profile's path, for the header */
+	const char *window;	/* the time window shown ("1s..5s", "heap at 2s"), NULL: all */
 };
 
 /* *hot: the index in t of the hottest row (-1 when none). 0 or -ENOMEM. */

@@ -91,6 +91,8 @@ struct heap_count {
 	int64_t alloc_bytes, free_bytes;
 	int64_t alloc_count, free_count;
 	int pid;		/* v3: the process allocating; 0: not known */
+	int64_t temp_count;	/* v3: temporaries freed (heaptrack's); -1: not counted */
+	int code_pid;		/* whose address space addr is in (not written) */
 };
 
 struct stack_rec {
@@ -98,6 +100,7 @@ struct stack_rec {
 	uint64_t hash;
 	const uint64_t *addrs;	/* frame addresses, innermost first; each also in symbols */
 	int depth;
+	int pid;		/* heap stacks: whose address space (not written) */
 };
 
 struct checkpoint {

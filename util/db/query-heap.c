@@ -6,6 +6,7 @@
 #include "util/db/query-priv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -64,7 +65,7 @@ static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t de
 }
 
 static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id, int64_t ab,
-		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid)
+		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid, int64_t tc)
 {
 	const struct qsym *s = NULL;
 	struct qgroup *g;
@@ -101,6 +102,10 @@ static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id
 		g->free_bytes = sat__add(g->free_bytes, fb);
 		g->alloc_count = sat__add(g->alloc_count, ac);
 		g->free_count = sat__add(g->free_count, fc);
+		if (tc >= 0) {
+			g->temp_count = sat__add(g->temp_count, tc);
+			g->temp_known = true;
+		}
 	}
 }
 
@@ -110,24 +115,21 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		 sqlite3_value_int64(argv[1]), sqlite3_value_int64(argv[2]),
 		 sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]),
 		 sqlite3_value_int64(argv[5]), sqlite3_value_int64(argv[6]),
-		 sqlite3_value_int64(argv[7]), sqlite3_value_type(argv[7]) == SQLITE_NULL);
+		 sqlite3_value_int64(argv[7]), sqlite3_value_type(argv[7]) == SQLITE_NULL,
+		 sqlite3_value_type(argv[8]) == SQLITE_NULL ? -1 : sqlite3_value_int64(argv[8]));
 	sqlite3_result_int(ctx, 0);
 }
 
 /* The ORDER BY path for a file whose heap rows are not in checkpoint order. */
-static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2)
+static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const char *cols)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read heap events", sc->q->has_pid ?
-		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		" alloc_count, free_count, pid FROM heap_events WHERE checkpoint_id <= ?"
-		" ORDER BY checkpoint_id" : v2 ?
-		"SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		" alloc_count, free_count, NULL FROM heap_events WHERE checkpoint_id <= ?"
-		" ORDER BY checkpoint_id" :
-		"SELECT checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL"
-		" FROM heap_events WHERE checkpoint_id <= ? ORDER BY checkpoint_id", &st);
+	char sql[512];
+	int rc, err;
 
+	snprintf(sql, sizeof(sql), "SELECT %s FROM heap_events WHERE checkpoint_id <= ?"
+		 " ORDER BY checkpoint_id", cols);
+	err = q_prepare(db, "read heap events", sql, &st);
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, hi);
@@ -136,7 +138,9 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, bool v2
 			 sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
 			 sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
 			 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
-			 sqlite3_column_type(st, 7) == SQLITE_NULL);
+			 sqlite3_column_type(st, 7) == SQLITE_NULL,
+			 sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 :
+			 sqlite3_column_int64(st, 8));
 	if (rc != SQLITE_DONE)
 		err = q_err(db, "read heap events");
 	sqlite3_finalize(st);
@@ -220,6 +224,34 @@ static void totals_tally(void *ctx, const struct totals_row *r, int g)
 		stack_tally(sc, r->stack_id, g, sat__sub(r->alloc_bytes, r->free_bytes));
 }
 
+/*
+ * Do the heap rows count temporary allocations (heap_events.temp_count, the
+ * in-process tracker)? The totals do not add them up: such a file is
+ * scanned. The rows of the last checkpoint with heap rows tell (through
+ * idx_heap_checkpoint, not a scan): the tracker writes it on every row.
+ */
+static int heap_temp_rows(struct db *db, bool *temp)
+{
+	sqlite3_stmt *st;
+	int rc, err;
+
+	*temp = false;
+	if (db__version(db) < 3 || !db__has_column(db, "heap_events", "temp_count"))
+		return 0;
+	err = q_prepare(db, "read heap events", "SELECT EXISTS (SELECT 1 FROM heap_events"
+			" WHERE checkpoint_id = (SELECT MAX(checkpoint_id) FROM heap_events)"
+			" AND temp_count IS NOT NULL)", &st);
+	if (err)
+		return err;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*temp = sqlite3_column_int(st, 0);
+	else
+		err = q_err(db, "read heap events");
+	sqlite3_finalize(st);
+	return err;
+}
+
 /* The groups' numbers from the writer's totals instead of a scan. */
 static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
 {
@@ -266,7 +298,8 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	struct totals *t = NULL;
 	struct qctx q;
 	int64_t lo, hi, wlo, whi;
-	bool all, snap;
+	bool all, snap, temp = false;
+	char cols[256], sql[512];
 	int err;
 
 	*total_live = 0;
@@ -285,6 +318,8 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
 	if (!err)
+		err = heap_temp_rows(db, &temp);
+	if (!err && !temp)
 		err = totals__open(db, &t);
 	if (err || lo > hi)
 		goto out;
@@ -312,16 +347,19 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	 * keeps SQLite off idx_heap_checkpoint) is ordered; a file where they
 	 * are not (edited by hand) is read again with ORDER BY.
 	 */
-	err = run_scan(db, "read heap events", "rsprof_heap_row", 8, sql_heap_row, &sc,
-		       q.has_pid ?
-		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		       " alloc_count, free_count, pid)" : v2 ?
-		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
-		       " alloc_count, free_count, NULL)" :
-		       "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND rsprof_heap_row("
-		       "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL)", 1, hi, 0);
+	/* the columns a file of this version has (v3: pid, temp_count) */
+	snprintf(cols, sizeof(cols), "%s, %s",
+		 q.has_pid ? "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+			     " alloc_count, free_count, pid" :
+		 v2 ? "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
+		      " alloc_count, free_count, NULL" :
+		      "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL",
+		 db__version(db) >= 3 && db__has_column(db, "heap_events", "temp_count") ?
+		 "temp_count" : "NULL");
+	snprintf(sql, sizeof(sql), "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND"
+		 " rsprof_heap_row(%s)", cols);
+	err = run_scan(db, "read heap events", "rsprof_heap_row", 9, sql_heap_row, &sc, sql, 1,
+		       hi, 0);
 	if (!err && sc.unordered) {
 		for (int i = 0; i <= q.n_groups; i++) {
 			const struct qsym *rep = q.groups[i].rep;
@@ -334,7 +372,7 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		sc.n_touched = 0;
 		sc.n_stack_live = 0;
 		hashmap__clear(&slots);
-		err = heap_scan_ordered(db, &sc, hi, v2);
+		err = heap_scan_ordered(db, &sc, hi, cols);
 	}
 	if (!err && sc.no_memory)
 		err = -ENOMEM;

@@ -32,6 +32,8 @@ struct qgroup {
 	uint64_t samples;
 	int64_t live, peak;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
+	int64_t temp_count;	/* temporaries freed in the window (temp_known) */
+	bool temp_known;	/* a row of the group had temp_count (not NULL) */
 	int64_t touched_cp;	/* last checkpoint that changed live */
 	bool used;
 };

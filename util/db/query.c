@@ -560,6 +560,7 @@ static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 		.free_bytes = g->free_bytes,
 		.alloc_count = g->alloc_count,
 		.free_count = g->free_count,
+		.temp_count = g->temp_known ? g->temp_count : -1,
 	};
 
 	if (by == GROUP_MODULE)
@@ -605,6 +606,8 @@ static int64_t heap_key(const struct qgroup *g, enum heap_sort by)
 		return g->alloc_bytes;
 	case HEAP_SORT_ALLOCS:
 		return g->alloc_count;
+	case HEAP_SORT_TEMPORARY:
+		return g->temp_known ? g->temp_count : 0;
 	default:
 		return g->live;
 	}

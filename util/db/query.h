@@ -33,6 +33,8 @@ enum heap_sort {
 	HEAP_SORT_PEAK,
 	HEAP_SORT_ALLOCATED,
 	HEAP_SORT_ALLOCS,
+	HEAP_SORT_TEMPORARY,	/* temporaries: freed by the allocating thread before
+				 * its next allocation or free (heaptrack's "temporary") */
 };
 
 struct query_filter {
@@ -68,6 +70,10 @@ struct prof_row {
 	int64_t peak_bytes;	/* heap: the site's highest live bytes at a checkpoint */
 	int64_t alloc_bytes, free_bytes;
 	int64_t alloc_count, free_count;
+	/* heap: temporary allocations in the window (freed by the allocating
+	 * thread before its next allocation or free); -1: not counted (uprobes,
+	 * files before v3) */
+	int64_t temp_count;
 };
 
 typedef int (*prof_row_cb)(const struct prof_row *row, void *ctx);

@@ -60,6 +60,10 @@ const char db_schema_sql[] =
 	"    free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    stack_id INTEGER DEFAULT NULL,\n"
 	"    pid INTEGER DEFAULT NULL,\n"
+	/* v3 (issue 14): of the frees, the temporaries (freed by the allocating
+	 * thread before its next allocation or free, heaptrack's definition); NULL
+	 * where the backend does not count them (uprobes) */
+	"    temp_count INTEGER DEFAULT NULL,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"

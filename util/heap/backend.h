@@ -5,6 +5,7 @@
 #include <stdint.h>
 
 #include <linux/types.h>
+#include <sys/types.h>
 
 #include "bpf/heap.h"
 #include "util/heap/heap.h"
@@ -24,17 +25,41 @@ struct heap_totals {
 	uint64_t dropped;
 	const char *probes;	/* "rust", "libc" */
 	bool started;
+	bool temporaries;	/* the sites' temp_count is counted (preload) */
 };
 
-typedef int (*heap_site_cb)(void *ctx, uint64_t key, const struct heap_site *cur);
+/* A process of the tree the backend found (it made its region) or saw end. */
+struct heap_proc_event {
+	pid_t pid, ppid;
+	bool forked;		/* a fork child that has not exec'd: its parent's code */
+	bool exec;		/* an image after an exec */
+	bool exited;		/* gone: its last figures are in this collect */
+};
+
+struct heap_visit {
+	/*
+	 * Every stack: its key, the process that allocated (0: the
+	 * target's), the process whose address space its addresses are in
+	 * (a fork child that exec'd since: its parent's), its running totals.
+	 * cur NULL: the key is gone for good (its process ended and was read
+	 * for the last time): forget it.
+	 */
+	int (*site)(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
+		    const struct heap_site *cur);
+	/* a process new to the backend, or gone; before its sites */
+	int (*process)(void *ctx, const struct heap_proc_event *ev);
+	void *ctx;
+};
 
 struct heap_backend_ops {
 	const char *name;	/* meta heap_backend */
-	/* cb(ctx, key, running totals) for every stack; stops at cb's error */
-	int (*sites)(struct heap_be *b, heap_site_cb cb, void *ctx);
+	/* v->site for every stack, v->process for processes; stops at their error */
+	int (*sites)(struct heap_be *b, const struct heap_visit *v);
 	/* the frames of stack key (0-terminated ips, cand); false: not stored */
 	bool (*stack)(struct heap_be *b, uint64_t key, struct heap_stack *out);
 	void (*totals)(struct heap_be *b, struct heap_totals *t);
+	/* record --alloc-history: the drain of the event rings; NULL: none (uprobes) */
+	struct heap_history *(*history)(struct heap_be *b);
 	void (*delete)(struct heap_be *b);
 };
 

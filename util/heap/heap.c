@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <limits.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "util/db/db.h"
@@ -20,6 +21,7 @@
 #include "util/hashmap.h"
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
+#include "util/heap/history.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -27,6 +29,8 @@
 /* What user space remembers of one stack key. */
 struct stack_state {
 	uint64_t key;
+	pid_t pid;			/* the process that allocated */
+	pid_t code_pid;			/* whose address space its addresses are in */
 	struct heap_site last;		/* counters at the previous collect */
 	uint64_t site;			/* attributed site address */
 	int64_t stack_id;		/* -1: stack not stored */
@@ -45,7 +49,6 @@ struct heap {
 	struct stack_state *states;	/* every stack key seen */
 	size_t n_states, cap_states;
 	struct hashmap by_key;		/* stack key -> index in states */
-	struct hashmap seen;		/* addresses already handed out as new */
 
 	/* this checkpoint's output, owned until the next collect */
 	struct heap_count *rows;
@@ -54,15 +57,20 @@ struct heap {
 	size_t n_stacks, cap_stacks;
 
 	/* the collect in progress */
-	struct resolver *res;
-	uint64_t **na;
-	size_t *nn, *cn;
-	int64_t site_sum;		/* live bytes: the sum of every stack's */
+	const struct heap_hooks *hooks;
+	int64_t site_sum;
+	int64_t gone_live;		/* what the stacks forgotten held at their end */
 
 	uint64_t allocs, frees;		/* scaled totals */
+	uint64_t temps;			/* temporaries (the backend counts them: tot.temporaries) */
 	int64_t live, peak;
 	struct heap_totals tot;
 	uint64_t dropped_reported;
+
+	/* --alloc-history: the events taken, written up to hist_at */
+	struct heap_history *hist;
+	const struct heap_hist_event *hist_v;
+	size_t hist_n, hist_at;
 };
 
 static const struct {
@@ -121,27 +129,21 @@ static struct stack_state *tab_add(struct heap *h, uint64_t key)
 	return st;
 }
 
-static int add_new_addr(struct heap *h, uint64_t addr)
+/* A key gone for good: its state goes (the last one moves into its place). */
+static void tab_forget(struct heap *h, uint64_t key)
 {
-	bool added;
-	int err;
+	uint64_t i;
 
-	if (!addr)
-		return 0;
-	err = hashmap__add(&h->seen, addr, 1, &added);
-	if (err || !added)
-		return err;
-	if (*h->nn == *h->cn) {
-		size_t c = *h->cn ? *h->cn * 2 : 64;
-		uint64_t *v = realloc(*h->na, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		*h->na = v;
-		*h->cn = c;
+	if (!hashmap__get(&h->by_key, key, &i))
+		return;
+	/* a process's leaks stay in the live figure, as the launched one's do */
+	h->gone_live += (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
+	hashmap__remove(&h->by_key, key);
+	if (i != h->n_states - 1) {
+		h->states[i] = h->states[h->n_states - 1];
+		hashmap__set(&h->by_key, h->states[i].key, i);
 	}
-	(*h->na)[(*h->nn)++] = addr;
-	return 0;
+	h->n_states--;
 }
 
 /* --- a new stack -------------------------------------------------------- */
@@ -252,11 +254,6 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 			 (unsigned long long)st->key, depth - chain);
 	site = heap_attrib__site(syms, depth, h->attr, h->fns, NULL);
 	st->site = depth ? addrs[site] : 0;
-	for (int i = 0; i < depth; i++) {
-		err = add_new_addr(h, addrs[i]);
-		if (err)
-			goto fail;
-	}
 	if (!depth) {
 		free(addrs);
 		return 0;
@@ -277,6 +274,7 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 	st->stack_id = (int64_t)(st->key >> 1);
 	h->stacks[h->n_stacks++] = (struct stack_rec){
 		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
+		.pid = st->code_pid,
 	};
 	return 0;
 fail:
@@ -295,7 +293,8 @@ static void free_output(struct heap *h)
 }
 
 /* One stack's running totals: its delta since the last checkpoint, a row. */
-static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
+static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
+		   const struct heap_site *cur)
 {
 	struct heap *h = ctx;
 	struct stack_state *st = tab_find(h, key);
@@ -303,12 +302,18 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	struct heap_count *row;
 	int err;
 
+	if (!cur) {
+		tab_forget(h, key);
+		return 0;
+	}
 	h->site_sum += (int64_t)(cur->alloc_bytes - cur->free_bytes);
 	if (!st) {
 		st = tab_add(h, key);
 		if (!st)
 			return -ENOMEM;
-		err = new_stack(h, h->res, st);
+		st->pid = pid ? pid : h->pid;
+		st->code_pid = code_pid ? code_pid : st->pid;
+		err = new_stack(h, h->hooks->resolver(h->hooks->ctx, st->code_pid), st);
 		if (err)
 			return err;
 	}
@@ -316,6 +321,7 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	d.alloc_count = cur->alloc_count - st->last.alloc_count;
 	d.free_bytes = cur->free_bytes - st->last.free_bytes;
 	d.free_count = cur->free_count - st->last.free_count;
+	d.temp_count = cur->temp_count - st->last.temp_count;
 	st->last = *cur;
 	if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
 		return 0;
@@ -337,25 +343,34 @@ static int site_cb(void *ctx, uint64_t key, const struct heap_site *cur)
 	row->free_bytes = (int64_t)d.free_bytes;
 	row->alloc_count = (int64_t)d.alloc_count;
 	row->free_count = (int64_t)d.free_count;
+	row->temp_count = h->tot.temporaries ? (int64_t)d.temp_count : -1;
+	h->temps += d.temp_count;
+	row->pid = st->pid;
+	row->code_pid = st->code_pid;
 	h->allocs += row->alloc_count;
 	h->frees += row->free_count;
 	return 0;
 }
 
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
-		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs)
+static int proc_cb(void *ctx, const struct heap_proc_event *ev)
 {
+	struct heap *h = ctx;
+
+	return h->hooks->process ? h->hooks->process(h->hooks->ctx, ev->pid, ev->ppid, ev->forked,
+						     ev->exec, ev->exited) : 0;
+}
+
+int heap__collect(struct heap *h, const struct heap_hooks *hooks, struct checkpoint *cp)
+{
+	struct heap_visit v = { .site = site_cb, .process = proc_cb, .ctx = h };
 	int err;
 
 	if (!h)
 		return 0;
 	free_output(h);
-	h->res = r;
-	h->na = new_addrs;
-	h->nn = n_new_addrs;
-	h->cn = cap_new_addrs;
-	h->site_sum = 0;
-	err = h->ops->sites(h->be, site_cb, h);
+	h->hooks = hooks;
+	h->site_sum = h->gone_live;
+	err = h->ops->sites(h->be, &v);
 	if (err)
 		return err;
 	h->ops->totals(h->be, &h->tot);
@@ -402,8 +417,99 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 		return err;
 	}
 	h->ops->totals(h->be, &h->tot);
+	h->hist = h->ops->history ? h->ops->history(h->be) : NULL;
 	*out = h;
 	return 0;
+}
+
+/* --- the allocation history ---------------------------------------------- */
+
+bool heap__has_history(const struct heap *h)
+{
+	return h && h->hist;
+}
+
+int heap__history_take(struct heap *h)
+{
+	if (!h || !h->hist || h->hist_at < h->hist_n)
+		return 0;
+	h->hist_at = h->hist_n = 0;
+	return heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+}
+
+static uint64_t mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx)
+{
+	uint64_t start = max_ns ? mono_ns() : 0;
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	while (h->hist_at < h->hist_n && !err) {
+		const struct heap_hist_event *e = &h->hist_v[h->hist_at++];
+		struct heap_hist_rec rec = {
+			.time_ns = e->time_ns, .ptr = e->ptr, .size = e->size,
+			.stack_id = -1, .free = !e->key,
+		};
+
+		if (e->key) {
+			const struct stack_state *st = tab_find(h, e->key);
+
+			if (!st && known_only) {
+				h->hist_at--;	/* its stack comes with the next collect */
+				break;
+			}
+			if (st) {
+				rec.site = st->site;
+				rec.stack_id = st->stack_id;
+			}
+		}
+		err = cb(ctx, &rec);
+		/* the clock every 4096 events */
+		if (max_ns && !(h->hist_at & 4095) && mono_ns() - start > max_ns)
+			break;
+	}
+	return err;
+}
+
+int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx)
+{
+	int err = 0;
+
+	if (!h || !h->hist)
+		return 0;
+	heap_history__stop(h->hist);
+	for (;;) {
+		err = heap__history_each(h, 0, false, cb, ctx);
+		if (err)
+			break;
+		h->hist_at = h->hist_n = 0;
+		err = heap_history__take(h->hist, &h->hist_v, &h->hist_n);
+		if (err || !h->hist_n)
+			break;
+	}
+	return err;
+}
+
+void heap__history_stats(const struct heap *h, struct heap_hist_stats *st)
+{
+	struct heap_history_stats hs;
+
+	memset(st, 0, sizeof(*st));
+	if (!h || !h->hist)
+		return;
+	heap_history__stats(h->hist, &hs);
+	st->events = hs.events;
+	st->dropped = hs.dropped;
+	st->rings = hs.rings;
 }
 
 void heap__stats(const struct heap *h, struct heap_stats *st)
@@ -415,6 +521,8 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->peak_bytes = h->peak;
 	st->allocs = h->allocs;
 	st->frees = h->frees;
+	st->temporaries = h->temps;
+	st->has_temporaries = h->tot.temporaries;
 	st->unknown_frees = h->tot.unknown_frees;
 	st->unknown_free_bytes = h->tot.unknown_free_bytes;
 	st->dropped = h->tot.dropped;
@@ -451,6 +559,5 @@ void heap__delete(struct heap *h)
 	free(h->stacks);
 	free(h->states);
 	hashmap__free(&h->by_key);
-	hashmap__free(&h->seen);
 	free(h);
 }

@@ -43,6 +43,9 @@ struct heap_opts {
 	/* the in-process tracker's directory (heap_launch__new()); NULL: uprobes.
 	 * heap__new() takes it over, even when it fails. */
 	struct heap_launch *launch;
+	/* record --alloc-history: the tracker sends every allocation and free
+	 * (the in-process tracker only) */
+	bool alloc_history;
 };
 
 /*
@@ -55,10 +58,13 @@ struct heap_opts {
  * fails (-ENOTSUP, printed with the reason) where auto would fall back.
  * With the tracker: makes the private 0700 directory with the library in
  * it; *out is then the launch, whose environment the program execs with.
+ * inherit: every process of the tree the program starts is tracked (each
+ * its own region); else only the program, as launched and after its execs.
  * *out NULL: uprobes. 0 or -errno (printed).
  */
 int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes probes,
-		     unsigned int sample, struct heap_launch **out, const char **why);
+		     unsigned int sample, bool inherit, struct heap_launch **out,
+		     const char **why);
 /* The environment to exec the program with (environ + LD_PRELOAD + RSPROF_HEAP_DIR). */
 char *const *heap_launch__env(const struct heap_launch *l);
 /* Removes the directory and what is in it. NULL ok. */
@@ -78,23 +84,37 @@ const char *heap_backend__name(enum heap_backend b);
  */
 int heap__new(const struct heap_opts *o, struct heap **out);
 
+/* What heap__collect() asks its caller: the process tree (util/record/process-tree.h). */
+struct heap_hooks {
+	/* the resolver of pid's address space now; NULL: unknown */
+	struct resolver *(*resolver)(void *ctx, pid_t pid);
+	/*
+	 * A process of the tree the tracker found (it made its region: ppid,
+	 * forked: its parent's code, not exec'd; exec: a new image of it) or
+	 * saw end (exited). 0 or -errno.
+	 */
+	int (*process)(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited);
+	void *ctx;
+};
+
 /*
  * Collect this checkpoint's heap deltas: reads the backend's per-stack
- * counters, attributes each stack to a site with the resolver (first user
- * frame, caller, or innermost frame of the stack), and fills cp->heap,
- * cp->n_heap, cp->stacks, cp->n_stacks, cp->heap_dropped and
- * cp->heap_live_bytes. Stack ids are the backend's 64-bit stack key >> 1
- * (stable across --append; any value in 0..2^63). Site and stack
- * addresses not seen before are appended to *new_addrs (realloc'd,
- * *n_new_addrs updated) so the caller writes their symbols. The arrays
- * stay owned by h until the next call. now_ms: the checkpoint's time.
+ * counters, attributes each stack to a site with the resolver of its
+ * process (first user frame, caller, or innermost frame of the stack),
+ * and fills cp->heap, cp->n_heap, cp->stacks, cp->n_stacks,
+ * cp->heap_dropped and cp->heap_live_bytes. Rows and stacks carry the pid
+ * whose addresses they hold (the launched or attached target's: h's pid).
+ * Stack ids are the backend's 64-bit stack key >> 1 (stable across
+ * --append; any value in 0..2^63). The arrays stay owned by h until the
+ * next call.
  */
-int heap__collect(struct heap *h, struct resolver *r, struct checkpoint *cp,
-		  uint64_t **new_addrs, size_t *n_new_addrs, size_t *cap_new_addrs);
+int heap__collect(struct heap *h, const struct heap_hooks *hooks, struct checkpoint *cp);
 
 struct heap_stats {
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees;
+	uint64_t temporaries;	/* freed by their thread before its next allocation or free */
+	bool has_temporaries;	/* the backend counts them (preload; not uprobes) */
 	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before tracking */
 	uint64_t dropped;	/* tables full, lost events: never silent */
 	const char *backend;	/* "preload", "uprobe" */
@@ -104,6 +124,44 @@ struct heap_stats {
 };
 
 void heap__stats(const struct heap *h, struct heap_stats *st);
+
+/*
+ * The allocation history (record --alloc-history, util/heap/history.h):
+ * the tracker's events, each allocation with its site and stack resolved
+ * as the checkpoint's rows are.
+ */
+struct heap_hist_rec {
+	uint64_t time_ns;	/* CLOCK_MONOTONIC */
+	uint64_t ptr, size;	/* size: an allocation's */
+	uint64_t site;		/* an allocation's site (as heap_count.addr), 0: unknown */
+	int64_t stack_id;	/* as heap_count.stack_id, -1: none */
+	bool free;		/* the free of the block at ptr */
+};
+typedef int (*heap_hist_cb)(void *ctx, const struct heap_hist_rec *e);
+
+struct heap_hist_stats {
+	uint64_t events;	/* drained from the tracker */
+	uint64_t dropped;	/* lost by the tracker: a full ring, or no ring free */
+	uint64_t rings;		/* threads with a ring */
+};
+
+/* Is the history recorded (the in-process tracker, --alloc-history)? */
+bool heap__has_history(const struct heap *h);
+/* Before heap__collect(): take the events drained since the last take,
+ * unless some taken before are still to be written. 0 or -ENOMEM. */
+int heap__history_take(struct heap *h);
+/*
+ * The events taken, in time order, to cb until max_ns of time is spent
+ * (0: no limit), the rest at the next call. After heap__collect() every
+ * event taken before it has its stack known; between checkpoints
+ * (known_only) the call stops at the first event of a stack not collected
+ * yet, which waits for the next checkpoint. 0, or cb's error.
+ */
+int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hist_cb cb,
+		       void *ctx);
+/* The end of the recording: the last events, all of them, to cb. */
+int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx);
+void heap__history_stats(const struct heap *h, struct heap_hist_stats *st);
 /* Is the tracker running (preload: it claimed its region; uprobes: attached)? */
 bool heap__started(struct heap *h);
 void heap__delete(struct heap *h);

@@ -16,8 +16,11 @@
  */
 #include "util/heap/preload.h"
 
+#include <ctype.h>
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
+#include <signal.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -26,13 +29,18 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 
 #include "preload/heap-region.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/heap/alloc-syms.h"
 #include "util/heap/backend.h"
+#include "util/heap/history.h"
 
 extern char **environ;
 
@@ -48,21 +56,33 @@ struct heap_launch {
 	char **env;
 	size_t n_env;
 	unsigned int sample;
+	bool inherit;		/* every process of the tree */
+	int cleanup_fd;		/* the cleaner's pipe; -1: none */
+	pid_t cleaner;
 };
 
 /* One process image's region. */
 struct region {
 	struct heap_region *r;
 	size_t size;
+	pid_t pid;
+	uint32_t gen;		/* its generation: execs of pid before it */
+	int pidfd;		/* the process, to see it end; -1: gone already */
 	bool retired;		/* the image exec'd: its heap went with it */
+	bool exited;		/* the process is gone: its last figures are read */
+	bool last_read;		/* read after its end: dropped at the next checkpoint */
+	bool fresh;		/* not yet told to the caller (heap_visit.process) */
+	bool told_exit;
 	uint64_t salt;		/* mixed into its keys: images do not share stacks */
 };
 
 struct heap_be {
 	struct heap_launch *launch;
-	pid_t pid;
-	struct region *regions;		/* regions[n - 1] is the current image's */
+	pid_t pid;			/* the launched process */
+	struct region *regions;		/* the images being read */
 	size_t n;
+	struct hashmap known;		/* region_id() of each in regions */
+	struct heap_totals gone;	/* the totals of the images dropped */
 	struct timespec t0;
 	/* the record whose key the generic code may ask the stack of */
 	const struct region *cur;
@@ -70,6 +90,7 @@ struct heap_be {
 	uint64_t cur_key;
 	struct heap_site *sum;		/* a region's totals per site, while read */
 	uint64_t cap_sum;
+	struct heap_history *hist;	/* record --alloc-history: the rings' drain */
 };
 
 /* --- before the launch -------------------------------------------------- */
@@ -114,11 +135,18 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 	return NULL;
 }
 
-/* A directory for the library: not on a noexec file system (it is mmap'd to run). */
+/*
+ * A directory for the library and the regions: not on a noexec file
+ * system (the library is mmap'd to run). $TMPDIR when set; else /dev/shm
+ * first: the regions are shared memory written page by page, and on a
+ * disk file system each page a process touches first costs a block
+ * allocation (300 short processes of a tree: 66 s with the directory on
+ * an ext4 /tmp, 1.9 s on /dev/shm, against 1.0 s untracked).
+ */
 static int make_dir(char *dir, size_t len)
 {
 	const char *tmp = getenv("TMPDIR");
-	const char *cands[] = { tmp && *tmp ? tmp : "/tmp", "/dev/shm", "/var/tmp" };
+	const char *cands[] = { tmp && *tmp ? tmp : "/dev/shm", "/tmp", "/var/tmp" };
 	int err = -ENOENT;
 
 	for (size_t i = 0; i < sizeof(cands) / sizeof(cands[0]); i++) {
@@ -131,8 +159,8 @@ static int make_dir(char *dir, size_t len)
 			return 0;
 		err = -errno;
 	}
-	pr_err("cannot make a private directory for the heap tracker (in $TMPDIR, /tmp, "
-	       "/dev/shm, /var/tmp): %s", strerror(-err));
+	pr_err("cannot make a private directory for the heap tracker (in $TMPDIR or "
+	       "/dev/shm, /tmp, /var/tmp): %s", strerror(-err));
 	pr_hint("set TMPDIR to a writable directory that allows executables, or use "
 		"--heap-backend uprobe");
 	return err;
@@ -262,8 +290,72 @@ static int make_env(struct heap_launch *l)
 	return err;
 }
 
+/* Remove dir and the files in it (no subdirectories are made there). */
+static int dir_remove(const char *dir)
+{
+	struct dirent *e;
+	DIR *d = opendir(dir);
+
+	if (!d)
+		return errno == ENOENT ? 0 : -errno;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			unlinkat(dirfd(d), e->d_name, 0);
+	closedir(d);
+	return rmdir(dir) && errno != ENOENT ? -errno : 0;
+}
+
+/*
+ * The cleaner: a process of its own (its own session, signals of the
+ * terminal ignored, every file closed but its pipe) that removes the
+ * directory when rsprof ends, whatever the way: the pipe's last writer is
+ * rsprof, so a SIGKILL of rsprof is the pipe's end too. The recorded tree
+ * then finds no directory: the processes tracking go on into their
+ * regions (unlinked: gone with the last of them), programs exec'd from
+ * then on run without the tracker (preload/exec.c leaves it out).
+ */
+static int cleaner_start(struct heap_launch *l)
+{
+	int fds[2];
+	pid_t pid;
+
+	if (pipe2(fds, O_CLOEXEC))
+		return -errno;
+	pid = fork();
+	if (pid < 0) {
+		int err = -errno;
+
+		close(fds[0]);
+		close(fds[1]);
+		return err;
+	}
+	if (!pid) {
+		char c;
+
+		setsid();
+		signal(SIGINT, SIG_IGN);
+		signal(SIGTERM, SIG_IGN);
+		signal(SIGHUP, SIG_IGN);
+		signal(SIGQUIT, SIG_IGN);
+		signal(SIGTSTP, SIG_IGN);
+		prctl(PR_SET_NAME, "rsprof-cleanup");
+		if (fds[0] > 0)
+			syscall(SYS_close_range, 0, fds[0] - 1, 0);
+		syscall(SYS_close_range, fds[0] + 1, ~0U, 0);
+		while (read(fds[0], &c, 1) < 0 && errno == EINTR)
+			;
+		dir_remove(l->dir);
+		_exit(0);
+	}
+	close(fds[0]);
+	l->cleanup_fd = fds[1];
+	l->cleaner = pid;
+	return 0;
+}
+
 int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes probes,
-		     unsigned int sample, struct heap_launch **out, const char **why)
+		     unsigned int sample, bool inherit, struct heap_launch **out,
+		     const char **why)
 {
 	struct heap_launch *l;
 	const char *no;
@@ -289,9 +381,16 @@ int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes p
 	if (!l)
 		return -ENOMEM;
 	l->sample = sample ? sample : 1;
+	l->inherit = inherit;
+	l->cleanup_fd = -1;
 	err = make_dir(l->dir, sizeof(l->dir));
 	if (err) {
 		l->dir[0] = '\0';
+		goto fail;
+	}
+	err = cleaner_start(l);
+	if (err) {
+		pr_err("cannot start the heap tracker's cleaner: %s", strerror(-err));
 		goto fail;
 	}
 	err = write_so(l->dir);
@@ -314,19 +413,15 @@ char *const *heap_launch__env(const struct heap_launch *l)
 
 void heap_launch__delete(struct heap_launch *l)
 {
-	DIR *d;
+	int err = l && l->dir[0] ? dir_remove(l->dir) : 0;
 
 	if (!l)
 		return;
-	if (l->dir[0] && (d = opendir(l->dir))) {
-		struct dirent *e;
-
-		while ((e = readdir(d)))
-			if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
-				unlinkat(dirfd(d), e->d_name, 0);
-		closedir(d);
-		if (rmdir(l->dir))
-			pr_warn("cannot remove %s: %s", l->dir, strerror(errno));
+	if (err)
+		pr_warn("cannot remove %s: %s", l->dir, strerror(-err));
+	if (l->cleanup_fd >= 0) {
+		close(l->cleanup_fd);
+		waitpid(l->cleaner, NULL, 0);
 	}
 	for (size_t i = 0; i < l->n_env; i++)
 		free(l->env[i]);
@@ -334,49 +429,29 @@ void heap_launch__delete(struct heap_launch *l)
 	free(l);
 }
 
-/* --- the region --------------------------------------------------------- */
+/* --- the regions -------------------------------------------------------- */
 
 static size_t align_page(size_t n)
 {
 	return (n + 4095) & ~(size_t)4095;
 }
 
-/* The region the launched process will claim, made before it execs. */
-static int region_offer(struct heap_be *b)
+/* A region's header with the geometry every region of the recording has. */
+static void region_header(struct heap_region *r, unsigned int sample)
 {
-	struct heap_launch *l = b->launch;
-	struct heap_region *r;
-	char path[PATH_MAX];
 	size_t off_index = align_page(sizeof(*r));
 	size_t off_sites = align_page(off_index + INDEX_CAP * sizeof(struct heap_region_slot));
 	size_t off_frames = align_page(off_sites + SITE_CAP * sizeof(struct heap_region_site));
 	size_t off_blocks = align_page(off_frames + FRAME_CAP * sizeof(uint64_t));
 	size_t block_size = align_page(sizeof(struct heap_region_block) +
 				       COUNT_CAP * sizeof(struct heap_region_count));
-	size_t size = off_blocks + BLOCK_CAP * block_size;
-	struct region *reg;
-	void *p;
-	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-	if (fd < 0)
-		goto fail;
-	if (ftruncate(fd, (off_t)size)) {
-		close(fd);
-		goto fail;
-	}
-	p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
-	if (p == MAP_FAILED)
-		goto fail;
-	r = p;
+	memset(r, 0, sizeof(*r));
 	r->magic = HEAP_REGION_MAGIC;
 	r->version = HEAP_REGION_VERSION;
 	r->header_size = sizeof(*r);
-	r->size = size;
-	r->pid = (uint32_t)b->pid;
-	r->sample_every = l->sample;
+	r->size = off_blocks + BLOCK_CAP * block_size;
+	r->sample_every = sample;
 	r->site_cap = SITE_CAP;
 	r->index_cap = INDEX_CAP;
 	r->frame_cap = FRAME_CAP;
@@ -387,16 +462,111 @@ static int region_offer(struct heap_be *b)
 	r->count_cap = COUNT_CAP;
 	r->off_blocks = off_blocks;
 	r->block_size = block_size;
-	__atomic_store_n(&r->state, HEAP_REGION_OFFERED, __ATOMIC_RELEASE);
-	reg = calloc(1, sizeof(*reg));
-	if (!reg) {
-		munmap(p, size);
-		return -ENOMEM;
+	r->state = HEAP_REGION_OFFERED;
+}
+
+/*
+ * The tree's template (preload/heap-region.h): with it, every process that
+ * loads the tracker from this directory makes its own region.
+ */
+static int tree_offer(struct heap_be *b)
+{
+	struct heap_region t;
+	char path[PATH_MAX];
+	ssize_t n;
+	int fd;
+
+	region_header(&t, b->launch->sample);
+	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, b->launch->dir);
+	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
+	if (fd < 0)
+		goto fail;
+	n = write(fd, &t, sizeof(t));
+	if (n != (ssize_t)sizeof(t)) {
+		if (n >= 0)
+			errno = EIO;
+		close(fd);
+		goto fail;
 	}
+	if (close(fd))
+		goto fail;
+	return 0;
+fail:
+	pr_err("cannot write %s: %s", path, strerror(errno));
+	return -errno;
+}
+
+static uint64_t region_id(pid_t pid, uint32_t gen)
+{
+	return ((uint64_t)(uint32_t)pid << 32 | gen) + 1;	/* never 0 */
+}
+
+/* Add a mapped region of pid, generation gen, to b. */
+static int region_add(struct heap_be *b, struct heap_region *r, size_t size, pid_t pid,
+		      uint32_t gen)
+{
+	struct region *v = realloc(b->regions, (b->n + 1) * sizeof(*v));
+	struct region *reg;
+	int err;
+
+	if (!v)
+		return -ENOMEM;
+	b->regions = v;
+	err = hashmap__set(&b->known, region_id(pid, gen), 1);
+	if (err)
+		return err;
+	reg = &b->regions[b->n++];
+	memset(reg, 0, sizeof(*reg));
 	reg->r = r;
 	reg->size = size;
-	b->regions = reg;
-	b->n = 1;
+	reg->pid = pid;
+	reg->gen = gen;
+	/* the launched image keeps today's keys: stable across --append */
+	reg->salt = pid == b->pid ? (uint64_t)gen * 0x9e3779b97f4a7c15ULL :
+		    hashmap__hash_u64(region_id(pid, gen)) | 1;
+	reg->fresh = pid != b->pid || gen;
+	reg->pidfd = (int)syscall(SYS_pidfd_open, pid, 0);
+	if (reg->pidfd < 0)
+		reg->exited = true;	/* gone already: this read is its last */
+	/* the history's rings: the launched process's images (the tree's others have none) */
+	return b->hist && pid == b->pid ? heap_history__add_region(b->hist, r, reg->salt) : 0;
+}
+
+/* The region the launched process will claim, made before it execs. */
+static int region_offer(struct heap_be *b)
+{
+	struct heap_launch *l = b->launch;
+	struct heap_region *r, t;
+	char path[PATH_MAX];
+	void *p;
+	int fd, err;
+
+	region_header(&t, l->sample);
+	if (b->hist)
+		t.size += heap_history__layout(&t, t.size);	/* the event rings last */
+	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	if (fd < 0)
+		goto fail;
+	if (ftruncate(fd, (off_t)t.size)) {
+		close(fd);
+		goto fail;
+	}
+	p = mmap(NULL, t.size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		goto fail;
+	r = p;
+	t.state = 0;
+	t.pid = (uint32_t)b->pid;
+	memcpy(r, &t, sizeof(t));
+	__atomic_store_n(&r->state, HEAP_REGION_OFFERED, __ATOMIC_RELEASE);
+	err = region_add(b, r, t.size, b->pid, 0);
+	if (err) {
+		munmap(p, t.size);
+		return err;
+	}
+	b->regions[0].fresh = false;
 	return 0;
 fail:
 	err = -errno;
@@ -407,6 +577,13 @@ fail:
 /* The layout of r lies within it (a region made by the tracker). */
 static bool region_fits(const struct heap_region *r)
 {
+	uint64_t rings = (uint64_t)r->ring_count * r->ring_size;
+
+	if (r->ring_count && (!r->ring_cap || (r->ring_cap & (r->ring_cap - 1)) ||
+			      r->ring_size < sizeof(struct heap_region_ring) +
+					     (uint64_t)r->ring_cap * sizeof(struct heap_region_event) ||
+			      r->off_rings > r->size || rings > r->size - r->off_rings))
+		return false;
 	return r->off_frames + r->frame_cap * sizeof(uint64_t) <= r->size &&
 	       r->off_sites + (uint64_t)r->site_cap * sizeof(struct heap_region_site) <= r->size &&
 	       r->block_size >= sizeof(struct heap_region_block) +
@@ -415,47 +592,103 @@ static bool region_fits(const struct heap_region *r)
 }
 
 /*
- * The process exec'd: its new image made the next generation's region.
- * The current one retires (what it held live went with the old image).
+ * The region file name of pid, generation gen: "heap.PID" or
+ * "heap.PID.GEN". false: another file.
  */
-static void follow_exec(struct heap_be *b)
+static bool region_name(const char *name, pid_t *pid, uint32_t *gen)
 {
-	const struct heap_region *cur = b->regions[b->n - 1].r;
-	struct region *v;
+	unsigned long p, g = 0;
+	char *end;
+
+	if (strncmp(name, "heap.", 5) || !isdigit((unsigned char)name[5]))
+		return false;
+	p = strtoul(name + 5, &end, 10);
+	if (*end == '.' && isdigit((unsigned char)end[1]))
+		g = strtoul(end + 1, &end, 10);
+	if (*end || !p || p > INT32_MAX || g > UINT32_MAX)
+		return false;
+	*pid = (pid_t)p;
+	*gen = (uint32_t)g;
+	return true;
+}
+
+/* A region a tracker made (a child, a program of the tree, an exec): mapped, if complete. */
+static int region_find(struct heap_be *b, int dfd, const char *name, pid_t pid, uint32_t gen)
+{
 	struct heap_region *r;
-	char path[PATH_MAX];
 	struct stat st;
 	void *p;
-	int fd;
+	int fd, err;
 
-	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE_GEN, b->launch->dir, (int)b->pid,
-		 cur->generation + 1);
-	fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	fd = openat(dfd, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return;
+		return 0;
 	if (fstat(fd, &st) || (size_t)st.st_size < sizeof(*r) ||
 	    (p = mmap(NULL, st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)) == MAP_FAILED) {
 		close(fd);
-		return;
+		return 0;	/* being made: the next checkpoint */
 	}
 	close(fd);
 	r = p;
-	v = realloc(b->regions, (b->n + 1) * sizeof(*v));
-	if (r->magic != HEAP_REGION_MAGIC || r->header_size != sizeof(*r) ||
-	    r->size != (uint64_t)st.st_size || !region_fits(r) ||
-	    __atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != HEAP_REGION_CLAIMED || !v) {
-		if (v)
-			b->regions = v;
+	if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) != HEAP_REGION_CLAIMED ||
+	    r->magic != HEAP_REGION_MAGIC || r->version != HEAP_REGION_VERSION ||
+	    r->header_size != sizeof(*r) || r->size != (uint64_t)st.st_size ||
+	    !region_fits(r) || r->pid != (uint32_t)pid || r->generation != gen) {
 		munmap(p, st.st_size);
-		return;
+		return 0;
 	}
-	b->regions = v;
-	b->regions[b->n - 1].retired = true;
-	b->regions[b->n] = (struct region){
-		.r = r, .size = st.st_size, .salt = (uint64_t)r->generation * 0x9e3779b97f4a7c15ULL,
-	};
-	b->n++;
-	pr_debug(1, "heap: process %d exec'd: region generation %u", (int)b->pid, r->generation);
+	err = region_add(b, r, st.st_size, pid, gen);
+	if (err) {
+		munmap(p, st.st_size);
+		return err;
+	}
+	pr_debug(1, "heap: process %d%s: region generation %u (parent %u)", (int)pid,
+		 r->flags & HEAP_REGION_FORKED ? " (forked)" : "", gen, r->ppid);
+	return 0;
+}
+
+/* The regions made since the last checkpoint. */
+static int regions_scan(struct heap_be *b)
+{
+	struct dirent *e;
+	DIR *d = opendir(b->launch->dir);
+	int err = 0;
+
+	if (!d)
+		return 0;
+	while (!err && (e = readdir(d))) {
+		uint32_t gen;
+		pid_t pid;
+
+		if (!region_name(e->d_name, &pid, &gen) ||
+		    hashmap__get(&b->known, region_id(pid, gen), NULL))
+			continue;
+		err = region_find(b, dirfd(d), e->d_name, pid, gen);
+	}
+	closedir(d);
+	return err;
+}
+
+/*
+ * Which images ended: one whose process made a later generation exec'd
+ * (what it held went with it); one whose process is gone exited (what it
+ * held at the end stays live: its leaks, as the launched program's).
+ */
+static void regions_ends(struct heap_be *b)
+{
+	for (size_t i = 0; i < b->n; i++) {
+		struct region *reg = &b->regions[i];
+
+		for (size_t j = 0; j < b->n && !reg->retired; j++)
+			if (b->regions[j].pid == reg->pid && b->regions[j].gen > reg->gen)
+				reg->retired = true;
+		if (!reg->exited && reg->pidfd >= 0) {
+			struct pollfd pf = { .fd = reg->pidfd, .events = POLLIN };
+
+			if (poll(&pf, 1, 0) > 0)
+				reg->exited = true;
+		}
+	}
 }
 
 /* --- reading ------------------------------------------------------------ */
@@ -491,6 +724,7 @@ static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site
 			if (frees) {
 				sum[site - 1].free_bytes += __atomic_load_n(&c->free_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].free_count += __atomic_load_n(&c->free_count, __ATOMIC_ACQUIRE);
+				sum[site - 1].temp_count += __atomic_load_n(&c->temp_count, __ATOMIC_ACQUIRE);
 			} else {
 				sum[site - 1].alloc_bytes += __atomic_load_n(&c->alloc_bytes, __ATOMIC_ACQUIRE);
 				sum[site - 1].alloc_count += __atomic_load_n(&c->alloc_count, __ATOMIC_ACQUIRE);
@@ -499,8 +733,29 @@ static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site
 	}
 }
 
-/* One region's sites: each record's counters plus its thread blocks'. */
-static int region_sites(struct heap_be *b, const struct region *reg, heap_site_cb cb, void *ctx)
+/*
+ * Whose address space a region's addresses are in: its process's, but a
+ * fork child that exec'd since ran its parent's code (the tree still knows
+ * the parent's mappings, not the child's old ones).
+ */
+static pid_t region_code_pid(const struct region *reg)
+{
+	if (reg->retired && !reg->gen && (reg->r->flags & HEAP_REGION_FORKED) && reg->r->ppid)
+		return (pid_t)reg->r->ppid;
+	return 0;
+}
+
+static uint64_t region_key(const struct region *reg, uint64_t key)
+{
+	return (key ^ reg->salt) ? key ^ reg->salt : 1;
+}
+
+/*
+ * One region's sites: each record's counters plus its thread blocks'.
+ * forget: the region's last read was the previous one: its keys go.
+ */
+static int region_sites(struct heap_be *b, struct region *reg, const struct heap_visit *v,
+			bool forget)
 {
 	const struct heap_region *r = reg->r;
 	const struct heap_region_site *recs = (const void *)((const char *)r + r->off_sites);
@@ -511,6 +766,16 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 		n = r->site_cap;
 	if (!n)
 		return 0;	/* nothing allocated yet */
+	if (forget) {
+		for (uint64_t i = 0; i < n; i++) {
+			uint64_t key = __atomic_load_n(&recs[i].key, __ATOMIC_ACQUIRE);
+			int err = key ? v->site(v->ctx, region_key(reg, key), reg->pid, 0, NULL) : 0;
+
+			if (err)
+				return err;
+		}
+		return 0;
+	}
 	if (n > b->cap_sum) {
 		sum = realloc(b->sum, n * sizeof(*sum));
 		if (!sum)
@@ -523,6 +788,7 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 	for (uint64_t i = 0; i < n; i++) {
 		sum[i].free_bytes = __atomic_load_n(&recs[i].free_bytes, __ATOMIC_ACQUIRE);
 		sum[i].free_count = __atomic_load_n(&recs[i].free_count, __ATOMIC_ACQUIRE);
+		sum[i].temp_count = __atomic_load_n(&recs[i].temp_count, __ATOMIC_ACQUIRE);
 	}
 	add_blocks(r, n, sum, true);
 	for (uint64_t i = 0; i < n; i++) {
@@ -543,28 +809,131 @@ static int region_sites(struct heap_be *b, const struct region *reg, heap_site_c
 		}
 		b->cur = reg;
 		b->cur_rec = s;
-		b->cur_key = (key ^ reg->salt) ? key ^ reg->salt : 1;
-		err = cb(ctx, b->cur_key, &sum[i]);
+		b->cur_key = region_key(reg, key);
+		err = v->site(v->ctx, b->cur_key, reg->pid == b->pid ? 0 : reg->pid,
+			      region_code_pid(reg), &sum[i]);
 		if (err)
 			return err;
 	}
 	return 0;
 }
 
-static int preload_sites(struct heap_be *b, heap_site_cb cb, void *ctx)
+static void totals_add(struct heap_totals *t, const struct heap_region *r)
+{
+	const uint64_t *s = r->stats;
+
+	if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == HEAP_REGION_CLAIMED)
+		t->started = true;
+	if (r->peak_bytes > t->peak)
+		t->peak = r->peak_bytes;
+	t->unknown_frees += s[HEAP_RSTAT_UNKNOWN_FREES];
+	t->unknown_free_bytes += s[HEAP_RSTAT_UNKNOWN_FREE_BYTES];
+	t->dropped += s[HEAP_RSTAT_DROP_SITE] + s[HEAP_RSTAT_DROP_FRAMES] + s[HEAP_RSTAT_DROP_LIVE];
+}
+
+static void region_debug(const struct region *reg)
+{
+	const uint64_t *s = reg->r->stats;
+
+	pr_debug(1, "heap: process %d generation %u: %llu threads (%llu blocks, %llu without), "
+		 "%llu forks, %llu calls before the start, %llu calls re-entered, %llu stale, "
+		 "%llu NULL returns, %llu unknown frees", (int)reg->pid, reg->gen,
+		 (unsigned long long)s[HEAP_RSTAT_THREADS],
+		 (unsigned long long)reg->r->n_blocks,
+		 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
+		 (unsigned long long)s[HEAP_RSTAT_FORKS],
+		 (unsigned long long)s[HEAP_RSTAT_EARLY],
+		 (unsigned long long)s[HEAP_RSTAT_REENTERED],
+		 (unsigned long long)s[HEAP_RSTAT_STALE],
+		 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS],
+		 (unsigned long long)s[HEAP_RSTAT_UNKNOWN_FREES]);
+}
+
+/*
+ * An image read for the last time goes: its totals kept, its file removed
+ * (the tracker's memory with it), its keys forgotten by util/heap/heap.c.
+ */
+static int region_drop(struct heap_be *b, size_t i, const struct heap_visit *v)
+{
+	struct region *reg = &b->regions[i];
+	char path[PATH_MAX];
+	int err = region_sites(b, reg, v, true);
+
+	if (err)
+		return err;
+	region_debug(reg);
+	totals_add(&b->gone, reg->r);
+	if (reg->gen)
+		snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE_GEN, b->launch->dir,
+			 (int)reg->pid, reg->gen);
+	else
+		snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, b->launch->dir, (int)reg->pid);
+	unlink(path);
+	if (heap_history__remove_region(b->hist, reg->r))
+		pr_warn("allocation history: no memory to drain the tracker's events");
+	munmap(reg->r, reg->size);
+	if (reg->pidfd >= 0)
+		close(reg->pidfd);
+	hashmap__remove(&b->known, region_id(reg->pid, reg->gen));
+	b->regions[i] = b->regions[--b->n];
+	return 0;
+}
+
+static int preload_sites(struct heap_be *b, const struct heap_visit *v)
 {
 	struct timespec now;
-	int err = 0;
+	uint64_t ms;
+	int err;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	b->regions[b->n - 1].r->clock_ms = (uint64_t)(now.tv_sec - b->t0.tv_sec) * 1000 +
-					   (uint64_t)((now.tv_nsec - b->t0.tv_nsec) / 1000000);
-	if (__atomic_load_n(&b->regions[b->n - 1].r->state, __ATOMIC_ACQUIRE) == HEAP_REGION_CLAIMED)
-		follow_exec(b);
-	for (size_t g = 0; g < b->n && !err; g++)
-		err = region_sites(b, &b->regions[g], cb, ctx);
+	ms = (uint64_t)(now.tv_sec - b->t0.tv_sec) * 1000 +
+	     (uint64_t)((now.tv_nsec - b->t0.tv_nsec) / 1000000);
+	/* the images read for the last time at the previous checkpoint go */
+	for (size_t i = 0; i < b->n;) {
+		if (b->regions[i].last_read) {
+			err = region_drop(b, i, v);
+			if (err)
+				return err;
+			continue;
+		}
+		i++;
+	}
+	err = regions_scan(b);
+	if (err)
+		return err;
+	regions_ends(b);
+	for (size_t i = 0; i < b->n; i++) {
+		struct region *reg = &b->regions[i];
+
+		reg->r->clock_ms = ms;
+		if (reg->fresh) {
+			struct heap_proc_event ev = {
+				.pid = reg->pid, .ppid = (pid_t)reg->r->ppid,
+				.forked = !reg->gen && (reg->r->flags & HEAP_REGION_FORKED),
+				.exec = reg->gen > 0,
+			};
+
+			reg->fresh = false;
+			err = v->process ? v->process(v->ctx, &ev) : 0;
+			if (err)
+				return err;
+		}
+		err = region_sites(b, reg, v, false);
+		if (err)
+			return err;
+		if (reg->exited || reg->retired)
+			reg->last_read = true;	/* dropped at the next checkpoint */
+		if (reg->exited && !reg->told_exit && v->process) {
+			struct heap_proc_event ev = { .pid = reg->pid, .exited = true };
+
+			reg->told_exit = true;
+			err = v->process(v->ctx, &ev);
+			if (err)
+				return err;
+		}
+	}
 	b->cur_rec = NULL;
-	return err;
+	return 0;
 }
 
 static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *out)
@@ -574,8 +943,9 @@ static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *ou
 	const uint64_t *frames;
 	unsigned int depth, n_cand;
 
-	/* an image gone before its stacks were read: its mappings are gone too */
-	if (!s || key != b->cur_key || !s->depth || b->cur->retired)
+	/* an image gone before its stacks were read: its mappings are gone too
+	 * (but a fork child's were its parent's) */
+	if (!s || key != b->cur_key || !s->depth || (b->cur->retired && !region_code_pid(b->cur)))
 		return false;
 	r = b->cur->r;
 	frames = (const uint64_t *)((const char *)r + r->off_frames);
@@ -591,46 +961,33 @@ static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *ou
 
 static void preload_totals(struct heap_be *b, struct heap_totals *t)
 {
-	memset(t, 0, sizeof(*t));
+	*t = b->gone;
 	t->live = INT64_MIN;	/* the sum of the sites: exact, not stepped */
 	t->probes = "libc";
-	for (size_t g = 0; g < b->n; g++) {
-		const struct heap_region *r = b->regions[g].r;
-		const uint64_t *s = r->stats;
+	t->temporaries = true;
+	for (size_t g = 0; g < b->n; g++)
+		totals_add(t, b->regions[g].r);
+}
 
-		if (__atomic_load_n(&r->state, __ATOMIC_ACQUIRE) == HEAP_REGION_CLAIMED)
-			t->started = true;
-		if (r->peak_bytes > t->peak)
-			t->peak = r->peak_bytes;
-		t->unknown_frees += s[HEAP_RSTAT_UNKNOWN_FREES];
-		t->unknown_free_bytes += s[HEAP_RSTAT_UNKNOWN_FREE_BYTES];
-		t->dropped += s[HEAP_RSTAT_DROP_SITE] + s[HEAP_RSTAT_DROP_FRAMES] +
-			      s[HEAP_RSTAT_DROP_LIVE];
-	}
+static struct heap_history *preload_history(struct heap_be *b)
+{
+	return b->hist;
 }
 
 static void preload_delete(struct heap_be *b)
 {
 	if (!b)
 		return;
+	heap_history__delete(b->hist);	/* before the regions go */
 	for (size_t g = 0; g < b->n; g++) {
-		const uint64_t *s = b->regions[g].r->stats;
-
-		pr_debug(1, "heap: region %zu: %llu threads (%llu blocks, %llu without), %llu forks, "
-			 "%llu calls before the start, "
-			 "%llu calls re-entered, %llu stale, %llu NULL returns", g,
-			 (unsigned long long)s[HEAP_RSTAT_THREADS],
-			 (unsigned long long)b->regions[g].r->n_blocks,
-			 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
-			 (unsigned long long)s[HEAP_RSTAT_FORKS],
-			 (unsigned long long)s[HEAP_RSTAT_EARLY],
-			 (unsigned long long)s[HEAP_RSTAT_REENTERED],
-			 (unsigned long long)s[HEAP_RSTAT_STALE],
-			 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS]);
+		region_debug(&b->regions[g]);
 		munmap(b->regions[g].r, b->regions[g].size);
+		if (b->regions[g].pidfd >= 0)
+			close(b->regions[g].pidfd);
 	}
 	free(b->regions);
 	free(b->sum);
+	hashmap__free(&b->known);
 	heap_launch__delete(b->launch);
 	free(b);
 }
@@ -648,13 +1005,17 @@ int heap_preload__new(const struct heap_opts *o, struct heap_be **out)
 	b->launch = o->launch;
 	b->pid = o->pid;
 	clock_gettime(CLOCK_MONOTONIC, &b->t0);
-	err = region_offer(b);
+	err = o->alloc_history ? heap_history__new(&b->hist) : 0;
+	if (!err)
+		err = region_offer(b);
+	if (!err && b->launch->inherit)
+		err = tree_offer(b);
 	if (err) {
 		preload_delete(b);
 		return err;
 	}
-	pr_debug(1, "heap: in-process tracker for pid %d (sample 1/%u)", (int)o->pid,
-		 b->launch->sample);
+	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u)", (int)o->pid,
+		 b->launch->inherit ? " and its tree" : "", b->launch->sample);
 	*out = b;
 	return 0;
 }
@@ -664,5 +1025,6 @@ const struct heap_backend_ops heap_preload_ops = {
 	.sites = preload_sites,
 	.stack = preload_stack,
 	.totals = preload_totals,
+	.history = preload_history,
 	.delete = preload_delete,
 };

@@ -350,7 +350,7 @@ static uint64_t dropped_total(const struct heap_be *h)
 }
 
 /* sites are never deleted, so walking the keys is stable */
-static int uprobe_sites(struct heap_be *h, heap_site_cb cb, void *ctx)
+static int uprobe_sites(struct heap_be *h, const struct heap_visit *v)
 {
 	struct bpf_map *sites = h->skel->maps.sites;
 	uint64_t key, next, *prev = NULL;
@@ -363,7 +363,7 @@ static int uprobe_sites(struct heap_be *h, heap_site_cb cb, void *ctx)
 		prev = &key;
 		if (bpf_map__lookup_elem(sites, &key, sizeof(key), &cur, sizeof(cur), 0))
 			continue;
-		err = cb(ctx, key, &cur);
+		err = v->site(v->ctx, key, 0, 0, &cur);
 		if (err)
 			return err;
 	}

@@ -113,38 +113,43 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 
 int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 {
-	static const struct table_col cols[] = {
+	static const struct table_col all[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocated", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
+		{ "Temp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
 	};
-	/* without the Allocated column: every column but the third */
-	static const struct table_col cols5[] = {
-		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Peak@cp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
-		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
-	};
-	struct table *t = rt->allocated ? table__new(cols, 6) : table__new(cols5, 5);
-	int err = t ? 0 : -ENOMEM;
+	/* the columns shown: Allocated and Temp when asked for */
+	bool shown[7] = { true, true, rt->allocated, true, rt->temporary, true, true };
+	struct table_col cols[7];
+	struct table *t;
+	int nc = 0, err;
 
+	for (int c = 0; c < 7; c++)
+		if (shown[c])
+			cols[nc++] = all[c];
+	t = table__new(cols, nc);
+	err = t ? 0 : -ENOMEM;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
-		char live[32], peak[32], al[32], n[32];
-		const char *cells[6] = {
+		char live[32], peak[32], al[32], n[32], tc[32];
+		const char *v[7] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
 			format__bytes(w->r.alloc_bytes, al, sizeof(al)),
 			format__count(w->r.alloc_count, n, sizeof(n)),
+			w->r.temp_count < 0 ? "-" : format__count(w->r.temp_count, tc, sizeof(tc)),
 			w->location, w->function_short,
 		};
+		const char *cells[7];
+		int k = 0;
 
-		if (!rt->allocated)
-			memmove(&cells[2], &cells[3], 3 * sizeof(cells[0]));
+		for (int c = 0; c < 7; c++)
+			if (shown[c])
+				cells[k++] = v[c];
 		err = table__add_row(t, cells);
 	}
 	if (!err)
@@ -156,7 +161,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 void report_table__csv_header(FILE *f)
 {
 	fputs("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
-	      "free_count,location,file,line,function,module,pid\n", f);
+	      "free_count,location,file,line,function,module,pid,temp_count\n", f);
 }
 
 static void csv_row(const char *table, const struct report_row *w, FILE *f)
@@ -183,6 +188,9 @@ static void csv_row(const char *table, const struct report_row *w, FILE *f)
 	fputc(',', f);
 	if (w->r.pid > 0)
 		fprintf(f, "%d", w->r.pid);
+	fputc(',', f);
+	if (!strcmp(table, "heap") && w->r.temp_count >= 0)
+		fprintf(f, "%lld", (long long)w->r.temp_count);
 	fputc('\n', f);
 }
 
@@ -215,6 +223,10 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 		json__int(j, "free_bytes", w->r.free_bytes);
 		json__int(j, "alloc_count", w->r.alloc_count);
 		json__int(j, "free_count", w->r.free_count);
+		if (w->r.temp_count >= 0)
+			json__int(j, "temp_count", w->r.temp_count);
+		else
+			json__null(j, "temp_count");
 	}
 	json__end_object(j);
 }

@@ -9,7 +9,7 @@
 /*
  * Ranked profile rows as `rsprof report` prints them, and `top --stdio`
  * too: the CPU table (CPU%, Location, Function) and the heap table (Heap,
- * Peak, Allocs, Location, Function) as text fitting the terminal, CSV rows
+ * Peak, Allocs, [Temp,] Location, Function) as text fitting the terminal, CSV rows
  * and JSON rows. Each row keeps its full values and the strings shown.
  */
 struct json;
@@ -26,6 +26,8 @@ struct report_table {
 	enum group_by group;
 	bool full_paths;	/* locations as recorded, not shortened */
 	bool allocated;		/* heap text table: an Allocated (bytes) column too */
+	bool temporary;		/* heap text table: a Temp (temporary allocations) column
+				 * after Allocs; "-" where they were not counted */
 };
 
 void report_table__init(struct report_table *t, enum group_by group, bool full_paths);

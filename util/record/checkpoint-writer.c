@@ -7,6 +7,7 @@
 
 #include "util/hashmap.h"
 #include "util/db/db.h"
+#include "util/db/history.h"
 #include "util/db/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
@@ -66,8 +67,7 @@ struct checkpoint_writer {
 
 	struct hashmap cpu;		/* (pid, key) -> index in cpu_rows, this checkpoint */
 	struct vec cpu_rows;		/* struct cpu_count */
-	uint64_t *heap_new;		/* heap__collect()'s new addresses */
-	size_t heap_new_n, heap_new_cap;
+	uint64_t now_ms;		/* the checkpoint being written */
 	struct vec heap_rows;		/* struct heap_count, keys and pid set */
 	struct vec heap_addrs;		/* the heap's stacks' frames as keys */
 	struct hashmap heap_site_keys;	/* heap stack id -> its site's key */
@@ -81,6 +81,10 @@ struct checkpoint_writer {
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
 	bool sample_err;
+
+	/* --alloc-history */
+	struct history_writer *hw;
+	uint64_t hist_t0_ns, hist_base_ns, hist_budget_ns;
 };
 
 int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
@@ -255,8 +259,6 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 	uint64_t key;
 	int err = 0;
 
-	for (size_t i = 0; i < w->heap_new_n && !err; i++)
-		err = process_tree__key(w->pt, w->heap_pid, w->heap_new[i], false, &key);
 	w->heap_rows.n = 0;
 	for (size_t i = 0; i < cp->n_heap && !err; i++) {
 		struct heap_count *h = vec__push(&w->heap_rows);
@@ -264,7 +266,6 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 		if (!h)
 			return -ENOMEM;
 		*h = cp->heap[i];
-		h->pid = w->heap_pid;
 		/*
 		 * A stack's site keeps the key it got in the image that made it:
 		 * the last frees of an image gone with an exec come after it
@@ -275,7 +276,7 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			h->addr = key;
 			continue;
 		}
-		err = process_tree__key(w->pt, w->heap_pid, cp->heap[i].addr, false, &h->addr);
+		err = process_tree__key(w->pt, h->code_pid, cp->heap[i].addr, false, &h->addr);
 		if (!err && h->stack_id >= 0)
 			err = hashmap__set(&w->heap_site_keys, (uint64_t)h->stack_id, h->addr);
 	}
@@ -296,11 +297,70 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			return -ENOMEM;
 		*s = cp->stacks[i];
 		for (int d = 0; d < s->depth && !err; d++)
-			err = process_tree__key(w->pt, w->heap_pid, s->addrs[d], false, &keys[d]);
+			err = process_tree__key(w->pt, s->pid, s->addrs[d], false, &keys[d]);
 		s->addrs = keys;
 		at += s->depth;
 	}
 	return err;
+}
+
+void checkpoint_writer__history(struct checkpoint_writer *w, struct history_writer *hw,
+				uint64_t t0_ns, uint64_t base_ns, uint64_t budget_ms)
+{
+	w->hw = hw;
+	w->hist_t0_ns = t0_ns;
+	w->hist_base_ns = base_ns;
+	w->hist_budget_ns = budget_ms ? budget_ms * 1000000 : 1;
+}
+
+/* One event of the tracker's history: its site as the file's key, to the history. */
+static int history_event(void *ctx, const struct heap_hist_rec *e)
+{
+	struct checkpoint_writer *w = ctx;
+	uint64_t t = (e->time_ns > w->hist_t0_ns ? e->time_ns - w->hist_t0_ns : 0) +
+		     w->hist_base_ns, key = 0;
+	int err = 0;
+
+	if (e->free)
+		return history_writer__free(w->hw, t, e->ptr);
+	/* the key the site's heap rows got (a stack keeps its image's key) */
+	if (e->stack_id >= 0 && hashmap__get(&w->heap_site_keys, (uint64_t)e->stack_id, &key))
+		;
+	else if (e->site)
+		err = process_tree__key(w->pt, w->heap_pid, e->site, false, &key);
+	return err ? err : history_writer__alloc(w->hw, t, e->ptr, e->size, key, e->stack_id);
+}
+
+int checkpoint_writer__history_pump(struct checkpoint_writer *w, uint64_t budget_ms)
+{
+	int err;
+
+	if (!w->hw)
+		return 0;
+	err = heap__history_take(w->heap);
+	return err ? err : heap__history_each(w->heap, budget_ms * 1000000, true, history_event, w);
+}
+
+int checkpoint_writer__history_end(struct checkpoint_writer *w)
+{
+	if (!w->hw)
+		return 0;
+	return heap__history_end(w->heap, history_event, w);
+}
+
+/* The heap's processes: their address spaces are the process tree's. */
+static struct resolver *heap_resolver(void *ctx, pid_t pid)
+{
+	struct checkpoint_writer *w = ctx;
+
+	return process_tree__resolver(w->pt, pid);
+}
+
+static int heap_process(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited)
+{
+	struct checkpoint_writer *w = ctx;
+
+	return process_tree__learn(w->pt, pid, ppid, forked, exec, exited, w->now_ms);
 }
 
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
@@ -332,11 +392,15 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 		s->depth = e->depth;
 	}
 	if (!err && w->heap) {
-		struct resolver *res = process_tree__resolver(w->pt, w->heap_pid);
+		struct heap_hooks hooks = { .resolver = heap_resolver, .process = heap_process,
+					    .ctx = w };
 
-		w->heap_new_n = 0;
-		err = heap__collect(w->heap, res, &cp, &w->heap_new, &w->heap_new_n,
-				    &w->heap_new_cap);
+		w->now_ms = timestamp_ms;
+		/* the history's events before the collect: it knows their stacks then */
+		if (w->hw)
+			err = heap__history_take(w->heap);
+		if (!err)
+			err = heap__collect(w->heap, &hooks, &cp);
 		if (!err)
 			err = heap_keys(w, &cp, &new_stacks);
 	}
@@ -360,6 +424,9 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	cp.lost_samples = lost_total - w->lost_at_cp;
 	err = db__write_checkpoint(w->db, &cp, &id);
 	free(new_stacks.v);
+	/* after the checkpoint: its symbols are in the file */
+	if (!err && w->hw)
+		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
 	if (!err && w->dbst)
 		err = write_stack_counts(w, id);
 	if (err)
@@ -386,7 +453,6 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
 	hashmap__free(&w->heap_site_keys);
-	free(w->heap_new);
 	hashmap__free(&w->cpu);
 	hashmap__free(&w->stack_counts);
 	hashmap__free(&w->stack_index);

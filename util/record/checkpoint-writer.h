@@ -17,6 +17,7 @@ struct checkpoint_writer;
 struct db;
 struct db_stacks;
 struct heap;
+struct history_writer;
 struct process_tree;
 struct sampler_event;
 
@@ -30,6 +31,24 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 
 /* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */
 void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid);
+
+/*
+ * record --alloc-history: with each checkpoint, the tracker's allocation
+ * events (heap__history_each()) go to hw, at most budget_ms of writing
+ * per checkpoint (the rest waits for the next one); an event at
+ * CLOCK_MONOTONIC time t is stored at t - t0_ns + base_ns (--append: the
+ * file's times go on). hw is the caller's and outlives the writer.
+ */
+void checkpoint_writer__history(struct checkpoint_writer *w, struct history_writer *hw,
+				uint64_t t0_ns, uint64_t base_ns, uint64_t budget_ms);
+/*
+ * Between checkpoints (the recorder's loop): write the events drained so
+ * far, at most budget_ms of it, those of stacks already collected (a new
+ * stack's wait for the next checkpoint). 0 or an error.
+ */
+int checkpoint_writer__history_pump(struct checkpoint_writer *w, uint64_t budget_ms);
+/* The end of the recording: the tracker's last events, all written. 0 or an error. */
+int checkpoint_writer__history_end(struct checkpoint_writer *w);
 
 /* A sampler_cb (util/record/sampler.h); ctx is the writer. */
 void checkpoint_writer__event(void *ctx, const struct sampler_event *ev);

@@ -167,6 +167,8 @@ int record_meta__end(struct db *db, struct sampler *s, struct heap *h, uint64_t 
 			err = db__meta_set_int(db, "heap_dropped", (long long)hs.dropped);
 		if (!err)
 			err = db__meta_set_int(db, "heap_peak_bytes", (long long)hs.peak_bytes);
+		if (!err && hs.has_temporaries)
+			err = db__meta_set_int(db, "heap_temporary", (long long)hs.temporaries);
 	}
 	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
 		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,

@@ -52,6 +52,9 @@ struct poptOption options_record[] = {
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &record_args.alloc_fn, 0,
 	  "NAME is an allocation wrapper: its callers are the sites (a glob; repeatable; "
 	  "kept in the profile for report)", "NAME" },
+	{ "alloc-history", 0, POPT_ARG_NONE, &record_args.alloc_history, 0,
+	  "keep every allocation and free (address, size, site, times) for 'rsprof history' "
+	  "(a launched program, in-process tracker)", NULL },
 	POPT_TABLEEND
 };
 
@@ -136,6 +139,14 @@ static int get_heap(struct record_opts *o)
 		return -RSPROF_EUSAGE;
 	}
 	o->heap_backend = o->argv ? (enum heap_backend)be : HEAP_BACKEND_UPROBE;
+	o->alloc_history = record_args.alloc_history;
+	if (o->alloc_history && (!o->argv || be == HEAP_BACKEND_UPROBE || !o->heap)) {
+		pr_err("--alloc-history: %s", !o->heap ? "the history is of the heap: not with "
+		       "--no-heap" : "every allocation and free comes from the in-process tracker, "
+		       "which needs a program rsprof launches (-- COMMAND), not uprobes");
+		pr_hint("rsprof record --alloc-history -- COMMAND [ARGS...]");
+		return -RSPROF_EUSAGE;
+	}
 
 	o->heap_probes = HEAP_PROBES_AUTO;
 	if (p) {

@@ -28,6 +28,7 @@ struct record_args {
 	const char *heap_sample;
 	const char *heap_attribution;
 	const char **alloc_fn;		/* --alloc-fn, repeatable (popt's, NULL-terminated) */
+	int alloc_history;
 };
 
 extern struct record_args record_args;

@@ -33,6 +33,8 @@ struct space {
 	unsigned int keynum;	/* 0: none yet (see process-tree.h, keys) */
 	uint64_t samples;	/* user samples */
 	bool program;		/* made by an exec or an attach, not a placeholder */
+	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
+	int verdict;
 };
 
 /* One row of the processes table. */
@@ -48,6 +50,7 @@ struct process {
 	struct space *sp;
 	size_t image;		/* index in images */
 	bool alive;
+	unsigned int dead_gcs;	/* checkpoints since it ended */
 };
 
 struct claim {
@@ -63,10 +66,12 @@ struct pending {
 struct process_tree {
 	uint64_t t0_ns, base_ms;
 	bool inherit;
+	bool records;			/* perf records come (process_tree__event()) */
 	struct space **spaces;
 	size_t n_spaces, cap_spaces;
-	struct process *procs;
+	struct process *procs;		/* the live ones, and those ended lately */
 	size_t n_procs, cap_procs;
+	size_t n_seen;			/* every process of the recording */
 	struct hashmap by_pid;		/* pid -> index + 1 in procs */
 	struct image *images;
 	size_t n_images, cap_images;
@@ -86,6 +91,7 @@ struct process_tree {
 	struct process_row *rows;	/* changed_rows() */
 	size_t cap_rows;
 	struct kernel_syms *ksyms;
+	struct hashmap exe_kept;	/* exe hashes whose first space keeps its maps */
 	unsigned int next_keynum;
 	bool warned_keys;
 };
@@ -169,6 +175,7 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->claims);
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
+	hashmap__free(&pt->exe_kept);
 	kernel_syms__delete(pt->ksyms);
 	free(pt);
 }
@@ -260,6 +267,7 @@ static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
 	if (hashmap__set(&pt->by_pid, (uint64_t)pid, pt->n_procs + 1))
 		return NULL;
 	pt->n_procs++;
+	pt->n_seen++;
 	return p;
 }
 
@@ -443,6 +451,7 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 	uint64_t ms = to_ms(pt, ev->time);
 	struct process *p;
 
+	pt->records = true;
 	switch (ev->type) {
 	case SEV_FORK:
 		return on_fork(pt, ev, ms);
@@ -475,6 +484,41 @@ int process_tree__event(struct process_tree *pt, const struct sampler_event *ev)
 	default:
 		return 0;
 	}
+}
+
+int process_tree__learn(struct process_tree *pt, pid_t pid, pid_t ppid, bool forked, bool exec,
+			bool exited, uint64_t ms)
+{
+	struct process *p = proc_find(pt, pid);
+
+	if (pt->records)
+		exited = exec = false;	/* the records said it, at the right time */
+	if (exited) {
+		if (p && p->alive) {
+			p->alive = false;
+			image_end(pt, p, ms);
+			if (p->sp)
+				p->sp->refs--;
+		}
+		return 0;
+	}
+	if (p) {
+		if (exec && pid != getpid())
+			process_tree__refresh(pt, pid);	/* gone already: its old maps stay */
+		return 0;
+	}
+	if (forked && ppid > 0 && proc_find(pt, ppid)) {
+		struct sampler_event ev = { .type = SEV_FORK, .pid = pid, .tid = pid,
+					    .ppid = ppid };
+
+		return on_fork(pt, &ev, ms);
+	}
+	p = proc_from_proc(pt, pid, ms);
+	if (!p)
+		return -ENOMEM;
+	p->ppid = ppid;
+	pt->images[p->image].row.ppid = ppid;
+	return 0;
 }
 
 static struct resolver *space_resolver(struct space *sp);
@@ -513,7 +557,7 @@ static int intern(struct process_tree *pt, const char *s, uint64_t *id)
 /* What is at addr in sp: the file and the offset in it, or sp's own anonymous code. */
 static int identity(struct process_tree *pt, struct space *sp, uint64_t addr, struct claim *c)
 {
-	const struct map *m = maps__find(sp->maps, addr);
+	const struct map *m = sp->maps ? maps__find(sp->maps, addr) : NULL;
 	char buf[PATH_MAX + 64];
 
 	if (m && m->path) {
@@ -539,7 +583,7 @@ static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64
 	 * may remove when it exits: looked up now, while it runs (the
 	 * resolver keeps the answer).
 	 */
-	if (sp && sp->res && !maps__find_file(sp->maps, addr))
+	if (sp && sp->res && sp->maps && !maps__find_file(sp->maps, addr))
 		resolver__resolve(sp->res, addr);
 	return 0;
 }
@@ -622,6 +666,8 @@ static struct resolver *space_resolver(struct space *sp)
 
 	if (sp->res && sp->res_gen == sp->gen)
 		return sp->res;
+	if (!sp->maps)
+		return NULL;	/* its process is gone and its maps with it */
 	m = maps__dup(sp->maps);
 	if (!m)
 		return sp->res;
@@ -796,7 +842,7 @@ int process_tree__changed_maps(struct process_tree *pt,
 		struct space *sp = pt->spaces[i];
 		int err;
 
-		if (sp->written_gen == sp->gen || !sp->maps->n)
+		if (!sp->maps || sp->written_gen == sp->gen || !sp->maps->n)
 			continue;
 		sp->maps->pid = sp->pid;
 		err = cb(ctx, sp->maps);
@@ -814,16 +860,111 @@ const char *process_tree__exe(struct process_tree *pt, pid_t pid)
 	return p && p->sp ? p->sp->exe : NULL;
 }
 
+/* The resolver of sp goes; its verdict on debug info stays (process_tree__debuginfo()). */
+static void space_drop_resolver(struct space *sp)
+{
+	if (!sp->res)
+		return;
+	if (sp->samples && sp->exe && !sp->has_verdict) {
+		sp->verdict = resolver__check_debuginfo(sp->res);
+		sp->has_verdict = true;
+	}
+	resolver__delete(sp->res);
+	sp->res = NULL;
+}
+
+/* Processes ended two checkpoints ago leave (the heap read them last one checkpoint after). */
+static void gc_processes(struct process_tree *pt)
+{
+	for (size_t i = 0; i < pt->n_procs;) {
+		struct process *p = &pt->procs[i];
+
+		if (p->alive || ++p->dead_gcs < 2) {
+			i++;
+			continue;
+		}
+		hashmap__remove(&pt->by_pid, (uint64_t)p->pid);
+		if (i != pt->n_procs - 1) {
+			*p = pt->procs[pt->n_procs - 1];
+			hashmap__set(&pt->by_pid, (uint64_t)p->pid, i + 1);
+		}
+		pt->n_procs--;
+	}
+}
+
+/* Rows written and ended, of no process any more, leave. */
+static void gc_images(struct process_tree *pt)
+{
+	size_t w = 0, *at;	/* at[i]: where image i goes; SIZE_MAX: used by a process */
+
+	if (!pt->n_images || !(at = calloc(pt->n_images, sizeof(*at))))
+		return;
+	for (size_t i = 0; i < pt->n_procs; i++)
+		at[pt->procs[i].image] = SIZE_MAX;
+	for (size_t i = 0; i < pt->n_images; i++) {
+		struct image *im = &pt->images[i];
+
+		if (at[i] != SIZE_MAX && !im->dirty && (im->hidden || im->row.end_ms >= 0)) {
+			free(im->comm);
+			free(im->exe);
+			continue;
+		}
+		at[i] = w;
+		pt->images[w++] = *im;
+	}
+	for (size_t i = 0; i < pt->n_procs; i++)
+		pt->procs[i].image = at[pt->procs[i].image];
+	pt->n_images = w;
+	free(at);
+}
+
+/*
+ * Address spaces no process uses any more, their maps written: the maps go.
+ * A space with samples keeps its verdict on debug info; one without keeps
+ * its maps only if it is the first of its executable (what
+ * process_tree__debuginfo() looks at when nothing had samples).
+ */
+static void gc_spaces(struct process_tree *pt)
+{
+	bool *used = pt->n_spaces ? calloc(pt->n_spaces, sizeof(*used)) : NULL;
+
+	if (!used)
+		return;
+	for (size_t i = 0; i < pt->n_procs; i++)
+		if (pt->procs[i].sp)
+			used[pt->procs[i].sp->id] = true;
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+		bool fresh = false;
+
+		if (used[i] || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
+			continue;
+		if (!sp->samples && sp->exe && sp->program &&
+		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
+			continue;	/* the first of its program (or no memory to tell) */
+		if (sp->samples && !sp->has_verdict)
+			continue;	/* no resolver was made: nothing to say about it */
+		maps__delete(sp->maps);
+		sp->maps = NULL;
+		if (!sp->samples) {
+			free(sp->exe);
+			sp->exe = NULL;
+		}
+	}
+	free(used);
+}
+
 void process_tree__gc(struct process_tree *pt)
 {
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
 
-		if (sp->refs <= 0 && sp->res) {
-			resolver__delete(sp->res);
-			sp->res = NULL;
-		}
+		if (sp->refs <= 0)
+			space_drop_resolver(sp);
 	}
+	gc_processes(pt);
+	gc_images(pt);
+	gc_spaces(pt);
 }
 
 int process_tree__debuginfo(struct process_tree *pt,
@@ -856,12 +997,14 @@ int process_tree__debuginfo(struct process_tree *pt,
 		}
 		if (!first)
 			continue;
+		if (sp->has_verdict && !sp->res) {
+			cb(ctx, sp->exe, samples, sp->verdict);
+			continue;
+		}
 		res = space_resolver(sp);
 		cb(ctx, sp->exe, samples, res ? resolver__check_debuginfo(res) : -RSPROF_ENODEBUG);
-		if (sp->refs <= 0 && sp->res) {	/* made for this: not needed any more */
-			resolver__delete(sp->res);
-			sp->res = NULL;
-		}
+		if (sp->refs <= 0)	/* made for this: not needed any more */
+			space_drop_resolver(sp);
 	}
 	return 0;
 }
@@ -872,6 +1015,6 @@ void process_tree__counts(const struct process_tree *pt, size_t *processes, size
 
 	for (size_t i = 0; i < pt->n_spaces; i++)
 		programs += pt->spaces[i]->program;
-	*processes = pt->n_procs;
+	*processes = pt->n_seen;
 	*spaces = programs;
 }

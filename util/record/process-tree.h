@@ -54,6 +54,17 @@ int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc);
  */
 int process_tree__refresh(struct process_tree *pt, pid_t pid);
 
+/*
+ * A process the heap tracker found (util/heap/heap.h, heap_hooks) or saw
+ * end. Unknown to the tree (no perf records: --no-cpu; or its records were
+ * lost): a fork child of ppid that has not exec'd (forked) enters its
+ * parent's address space; another is read from /proc, as is a known one
+ * that exec'd (exec) when the tree has no records. exited: its image ends
+ * at ms (without perf records nothing else says so). 0 or -ENOMEM.
+ */
+int process_tree__learn(struct process_tree *pt, pid_t pid, pid_t ppid, bool forked, bool exec,
+			bool exited, uint64_t ms);
+
 /* A fork, exec, exit or mmap record. 0 or -ENOMEM. */
 int process_tree__event(struct process_tree *pt, const struct sampler_event *ev);
 

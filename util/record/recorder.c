@@ -14,6 +14,7 @@
 #include "util/record/checkpoint-writer.h"
 #include "util/record/proc.h"
 #include "util/db/db.h"
+#include "util/db/history.h"
 #include "util/db/stacks.h"
 #include "util/error.h"
 #include "util/heap/alloc-fn.h"
@@ -47,6 +48,7 @@ struct recorder {
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
 	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
+	struct history_writer *hw;	/* --alloc-history */
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
@@ -160,13 +162,19 @@ static int plan_heap(struct recorder *r)
 	if (!r->o.heap || !r->o.argv || proc__which(r->o.argv[0], exe, sizeof(exe)))
 		return 0;	/* not found: target__launch() says so */
 	err = heap_launch__new(exe, r->o.heap_backend, r->o.heap_probes, r->o.heap_sample,
-			       &r->heap_launch, &r->heap_why);
+			       r->o.inherit, &r->heap_launch, &r->heap_why);
 	if (err) {
 		r->heap_launch = NULL;
 		if (r->o.heap_required)
 			return err;
 		disable_heap(r, rsprof_strerror(err));
 		return 0;
+	}
+	if (r->heap_why && r->o.alloc_history) {
+		pr_err("--alloc-history needs the in-process heap tracker, which cannot serve "
+		       "'%s': %s", r->o.argv[0], r->heap_why);
+		pr_hint("record without --alloc-history (uprobes see no event stream)");
+		return -ENOTSUP;
 	}
 	if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
 		pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
@@ -183,6 +191,7 @@ static int start_heap(struct recorder *r, bool before_exec)
 		.attribution = r->o.heap_attribution,
 		.sample = r->o.heap_sample,
 		.launch = r->heap_launch,
+		.alloc_history = r->o.alloc_history,
 	};
 	const char *why = NULL;
 	int err;
@@ -341,6 +350,19 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		goto fail;
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
+	if (r->o.alloc_history && heap__has_history(r->heap)) {
+		err = history_writer__new(r->db, &r->hw);
+		/* the history's time 0 on the system's CLOCK_MONOTONIC (the
+		 * program's own clock), less the --append base */
+		if (!err)
+			err = db__meta_set_int(r->db, "alloc_history_monotonic_ns",
+					       (long long)(ns_of(&r->t0) - r->ts_base * 1000000));
+		if (err)
+			goto fail;
+		/* a quarter of the interval at most: the loop drains the samples too */
+		checkpoint_writer__history(r->cpw, r->hw, ns_of(&r->t0), r->ts_base * 1000000,
+					   r->o.interval_ms / 4);
+	}
 
 	/* Probes and events are attached: what else root could do is not needed any more. */
 	err = caps__drop_unneeded(r->keep_dac);
@@ -544,6 +566,35 @@ static int gained_privileges(pid_t pid)
 	return -EPERM;
 }
 
+/* --alloc-history: the tracker's last events, the last slice, what was dropped. */
+static int finish_history(struct recorder *r)
+{
+	struct heap_hist_stats hs;
+	struct history_stats ws;
+	int err = checkpoint_writer__history_end(r->cpw);
+
+	if (!err)
+		err = history_writer__flush(r->hw);
+	heap__history_stats(r->heap, &hs);
+	history_writer__stats(r->hw, &ws);
+	if (!err)
+		err = db__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
+	if (!err)
+		err = db__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
+	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped; %llu "
+		 "allocations written, %llu frees matched, %llu of blocks from before, %llu "
+		 "reordered, %llu slices, %llu chunks", (unsigned long long)hs.events,
+		 (unsigned long long)hs.rings, (unsigned long long)hs.dropped,
+		 (unsigned long long)ws.events, (unsigned long long)ws.frees,
+		 (unsigned long long)ws.unknown_frees, (unsigned long long)ws.reordered,
+		 (unsigned long long)ws.slices, (unsigned long long)ws.chunks);
+	if (hs.dropped)
+		pr_warn("allocation history: %llu of %llu events dropped (the recorder fell "
+			"behind the program)", (unsigned long long)hs.dropped,
+			(unsigned long long)(hs.events + hs.dropped));
+	return err;
+}
+
 /* The end: last samples, last checkpoint, meta. Runs once. */
 static int finish(struct recorder *r, int err)
 {
@@ -564,6 +615,8 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	if (!err && r->hw)
+		err = finish_history(r);
 	if (!err && r->heap) {
 		struct heap_stats hs;
 
@@ -657,6 +710,16 @@ int recorder__run(struct recorder *r)
 			if (next_cp + CATCH_UP * r->o.interval_ms <= now)
 				next_cp = now + r->o.interval_ms;
 		}
+		/*
+		 * --alloc-history: half of each round at most while CPU samples
+		 * wait in their rings; without them (--no-cpu) four rounds' worth
+		 */
+		if (r->hw) {
+			err = checkpoint_writer__history_pump(r->cpw, r->sampler ? DRAIN_MS / 2 :
+								       4 * DRAIN_MS);
+			if (err)
+				break;
+		}
 		/* --no-inherit: the threads are found by looking at /proc */
 		if (now >= next_rescan && r->sampler && !r->o.inherit) {
 			int changes = sampler__rescan(r->sampler);
@@ -736,6 +799,8 @@ int recorder__delete(struct recorder *r)
 	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
+	if (history_writer__delete(r->hw) && !err)
+		err = -RSPROF_EDB;
 	db_stacks__delete(r->dbst);
 	if (r->keep_dac)
 		caps__raise_dac();	/* SQLite removes -wal and -shm on close */

@@ -42,6 +42,8 @@ struct record_opts {
 	enum heap_attribution heap_attribution;
 	unsigned int heap_sample;
 	const char *const *alloc_fn;	/* --alloc-fn patterns, NULL-terminated; NULL: none */
+	bool alloc_history;		/* every allocation and free into the file (the
+					 * in-process tracker only) */
 	/* rsprof's own command line, kept in meta `rsprof_command`; NULL: not kept */
 	const char *rsprof_cmdline;
 	/* Called by recorder__run() about every 250 ms (e.g. a status line); NULL: none. */

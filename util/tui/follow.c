@@ -166,6 +166,7 @@ static int row_cb(const struct prof_row *r, void *ctx)
 		return -ENOMEM;
 	}
 	lr->line = r->line;
+	lr->pid = r->pid;
 	lr->samples = r->samples;
 	lr->pct = r->pct;
 	lr->live_bytes = r->live_bytes;
@@ -203,7 +204,7 @@ static int load_tables(struct follow *f, const struct follow_query *q)
 	int err = 0;
 
 	query_filter__init(&qf);
-	qf.group = GROUP_LINE;
+	qf.group = q->by_process ? GROUP_PROCESS : GROUP_LINE;
 	qf.pattern = q->pattern && *q->pattern ? q->pattern : NULL;
 	/* The window is the last window_ms of the recording, checkpoints
 	 * ending after its start: (end - window, end]. */
@@ -249,6 +250,7 @@ static bool same_query(const struct follow *f, const struct follow_query *q)
 	const char *b = q->pattern ? q->pattern : "";
 
 	return f->loaded && !strcmp(a, b) && f->q.window_ms == q->window_ms &&
+	       f->q.by_process == q->by_process &&
 	       table_ok(q->cpu_rows, f->q.cpu_rows, &f->cpu) &&
 	       table_ok(q->heap_rows, f->q.heap_rows, &f->heap);
 }

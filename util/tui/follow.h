@@ -19,6 +19,8 @@ struct live_row {
 	int line;
 	char *function;		/* as stored (demangled), NULL when unknown */
 	char *module;
+	int pid;		/* rows by process: the process (function: its comm,
+				 * module: its executable); 0 otherwise */
 	uint64_t samples;
 	double pct;
 	int64_t live_bytes, peak_bytes;
@@ -39,6 +41,7 @@ struct follow_query {
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	int cpu_rows;		/* rows wanted; 0: not shown; -1: all of them */
 	int heap_rows;
+	bool by_process;	/* a row per process of the tree, not per line */
 };
 
 #define FOLLOW_BUDGET_PCT 4

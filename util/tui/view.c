@@ -14,13 +14,15 @@
 #define HEAD_ROWS 3
 #define FOOT_ROWS 2
 
-void top_view__init(struct top_view *v, enum top_mode mode, uint64_t window_ms, bool windowed)
+void top_view__init(struct top_view *v, enum top_mode mode, uint64_t window_ms, bool windowed,
+		    bool by_process)
 {
 	memset(v, 0, sizeof(*v));
 	v->mode = mode;
 	v->focus = mode == TOP_HEAP;
 	v->window_ms = window_ms;
 	v->windowed = windowed && window_ms;
+	v->by_process = by_process;
 	v->rows = TOP_MIN_ROWS - HEAD_ROWS - FOOT_ROWS;
 }
 
@@ -39,6 +41,7 @@ void top_view__query(const struct top_view *v, struct follow_query *q)
 	memset(q, 0, sizeof(*q));
 	q->window_ms = v->windowed ? v->window_ms : 0;
 	q->pattern = v->filter[0] ? v->filter : NULL;
+	q->by_process = v->by_process;
 	for (int i = 0; i < 2; i++) {
 		int want = 0;
 
@@ -205,6 +208,12 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 	case ' ':
 		v->paused = !v->paused;
 		return TOP_REQUERY;
+	case 's':
+		v->by_process = !v->by_process;
+		v->detail = false;
+		for (int k = 0; k < 2; k++)
+			v->sel[k] = v->first[k] = 0;
+		return TOP_REQUERY;
 	case 'w':
 		if (!v->window_ms)
 			v->window_ms = 10000;
@@ -227,8 +236,8 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 			enum live_series kind;
 			const struct live_row *r = top_view__selected(v, f, &kind);
 
-			if (!r)
-				return TOP_NOTHING;
+			if (!r || r->pid)
+				return TOP_NOTHING;	/* a process: no history by location */
 			v->d_has_file = r->file;
 			snprintf(v->d_file, sizeof(v->d_file), "%s", r->file ? r->file : "");
 			v->d_has_function = r->function;
@@ -244,8 +253,9 @@ enum top_action top_view__key(struct top_view *v, int key, const struct follow *
 	case 'c':
 		{
 			enum live_series kind;
+			const struct live_row *r = v->detail ? NULL : top_view__selected(v, f, &kind);
 
-			if (!v->detail && !top_view__selected(v, f, &kind))
+			if (!v->detail && (!r || r->pid))
 				return TOP_NOTHING;
 		}
 		return key == 'a' ? TOP_ANNOTATE : TOP_CALLERS;
@@ -286,6 +296,10 @@ static char *loc_text(const struct live_row *r, char *buf, size_t len)
 {
 	char path[512];
 
+	if (r->pid) {	/* "cpu_split [4242]" */
+		snprintf(buf, len, "%s [%d]", r->function ? r->function : "?", r->pid);
+		return buf;
+	}
 	srcpath__display(r->file, r->module, path, sizeof(path));
 	if (r->file && r->line > 0)
 		snprintf(buf, len, "%s:%d", path, r->line);
@@ -336,7 +350,11 @@ static void draw_loc_fn(struct tui *t, int y, const struct layout *l, const stru
 
 	loc_text(r, loc, sizeof(loc));
 	tui__text(t, y, l->x + l->lead, l->loc_w, st, cut_left(t, loc, l->loc_w, cut, sizeof(cut)));
-	demangle__short(r->function, l->fn_w, fn, sizeof(fn));
+	if (r->pid)	/* the executable in the function column */
+		snprintf(fn, sizeof(fn), "%s", r->module && strrchr(r->module, '/') ?
+			 strrchr(r->module, '/') + 1 : r->module ? r->module : "");
+	else
+		demangle__short(r->function, l->fn_w, fn, sizeof(fn));
 	tui__text(t, y, l->x + l->lead + l->loc_w + 1, l->fn_w, st, fn);
 }
 
@@ -658,6 +676,7 @@ static void draw_help(struct tui *t, int rows, int cols)
 		"  / or f       filter by path or function; Esc clears it",
 		"  p or Space   pause the display (recording goes on)",
 		"  w            whole run, or the last 10 s window",
+		"  s            a row per process of the tree, or per line",
 		"  h, ?, F1     this help; any key closes it",
 	};
 	int n = (int)(sizeof(lines) / sizeof(lines[0])), w = 72, y0, x0;

@@ -42,6 +42,7 @@ struct top_view {
 	int sel[2], first[2];	/* selected row, first row shown */
 	bool end[2];		/* End: every row was asked for */
 	bool paused;
+	bool by_process;	/* a row per process (s toggles) */
 	bool windowed;
 	uint64_t window_ms;
 	bool detail;		/* the selected row's detail is open */
@@ -61,7 +62,8 @@ struct top_view {
 	bool series_valid;
 };
 
-void top_view__init(struct top_view *v, enum top_mode mode, uint64_t window_ms, bool windowed);
+void top_view__init(struct top_view *v, enum top_mode mode, uint64_t window_ms, bool windowed,
+		    bool by_process);
 
 enum top_action {
 	TOP_NOTHING,		/* the key meant nothing here */
