@@ -264,6 +264,7 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 			hc[i].free_bytes = (i % 3) ? hc[i].alloc_bytes : 0;
 			hc[i].alloc_count = 1;
 			hc[i].free_count = (i % 3) ? 1 : 0;
+			hc[i].temp_count = -1;	/* the BPF backend's rows (heap_probes) */
 			live += hc[i].alloc_bytes - hc[i].free_bytes;
 		}
 		cp.cpu = cpu;
