@@ -85,7 +85,8 @@ if [ "${BENCH_TOP_BIG:-0}" = 1 ]; then
 		while [ $i -le $((3601 + SECS + 5)) ]; do
 			sqlite3 "$dir/big.db" "INSERT INTO checkpoints (id, timestamp_ms, cpu_total)
 				VALUES ($i, $i * 1000, 1000);
-				INSERT INTO cpu_samples SELECT $i, addr, 1 FROM symbols LIMIT 1000;"
+				INSERT INTO cpu_samples (checkpoint_id, addr, count)
+				SELECT $i, addr, 1 FROM symbols LIMIT 1000;"
 			i=$((i + 1))
 			sleep 1
 		done

@@ -14,6 +14,7 @@
 
 #include "util/db/db.h"
 #include "util/db/query.h"
+#include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/escape.h"
@@ -124,7 +125,7 @@ static int print_text(const struct info *in)
 	const struct meta *m = &in->meta;
 	const char *unknown = meta_get(m, "unknown_frees");
 	const char *v;
-	char a[32], b[32], c[32], d[32];
+	char a[32], b[32], c[32], d[32], e[32], f[32];
 
 	LINE("file", "%s", db__path(in->db));
 	if (in->wal_size)
@@ -144,6 +145,19 @@ static int print_text(const struct info *in)
 	LINE("duration", "%s%s", duration__format(s->duration_ms, a, sizeof(a)),
 	     s->finished ? "" : " (still recording, or the recorder did not finish)");
 	LINE("checkpoints", "%llu", (unsigned long long)s->checkpoints);
+	if (s->folded_checkpoints)
+		LINE("folded", "%s intervals up to %s into %s checkpoints of %s%s%s (record --retain %s)",
+		     format__count(s->folded_intervals, a, sizeof(a)),
+		     duration__format(s->folded_until_ms, b, sizeof(b)),
+		     format__count(s->folded_checkpoints, c, sizeof(c)),
+		     duration__format(s->folded_min_ms, d, sizeof(d)),
+		     s->folded_max_ms > s->folded_min_ms ? " to " : "",
+		     s->folded_max_ms > s->folded_min_ms ?
+		     duration__format(s->folded_max_ms, e, sizeof(e)) : "",
+		     duration__format(s->retain_ms, f, sizeof(f)));
+	else if (s->retain_ms)
+		LINE("folded", "nothing yet (record --retain %s)",
+		     duration__format(s->retain_ms, a, sizeof(a)));
 	LINE("samples", "%s", format__count(s->samples, a, sizeof(a)));
 	LINE("lost samples", "%s (%.1f%%)", format__count(s->lost_samples, a, sizeof(a)),
 	     lost_pct(s));
@@ -217,6 +231,14 @@ static int print_json(const struct info *in)
 	json__uint(&j, "symbols", s->symbols);
 	json__uint(&j, "stacks", s->stacks);
 	json__uint(&j, "mappings", s->mappings);
+	json__uint(&j, "retain_ms", s->retain_ms);
+	json__begin_object(&j, "folded");
+	json__uint(&j, "checkpoints", s->folded_checkpoints);
+	json__uint(&j, "intervals", s->folded_intervals);
+	json__uint(&j, "until_ms", s->folded_until_ms);
+	json__uint(&j, "min_ms", s->folded_min_ms);
+	json__uint(&j, "max_ms", s->folded_max_ms);
+	json__end_object(&j);
 	json__begin_object(&j, "heap");
 	json__bool(&j, "recorded", s->has_heap);
 	json__int(&j, "live_bytes", s->live_bytes);
@@ -262,6 +284,10 @@ static int print_json(const struct info *in)
 static int info_check(struct db *db)
 {
 	int err = db__check(db);
+
+	/* the totals readers use instead of the event rows add up to them */
+	if (!err)
+		err = totals__check(db);
 
 	if (err) {
 		pr_hint("the file is damaged; its intact part may still be read with 'rsprof query'");

@@ -102,6 +102,7 @@ struct report {
 	uint64_t cpu_total;
 	int64_t heap_total;
 	struct report_table cpu, heap;
+	struct prof_resolution res, res_at;	/* record --retain: folded time read */
 	struct heap_hint hint;
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
@@ -309,8 +310,28 @@ static void print_header(const struct report *rp)
 		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
 			      s->duration_ms : rp->f.to_ms;
 
-		printf("# window:   %s..%s\n", duration__format(from, a, sizeof(a)),
+		printf("# window:   %s..%s", duration__format(from, a, sizeof(a)),
 		       duration__format(to, b, sizeof(b)));
+		/* folded checkpoints count whole: say what the window really holds */
+		if (rp->res.inside)
+			printf("  (folded by --retain into the checkpoint of %s..%s, which counts"
+			       " only in a window holding its end)",
+			       duration__format(rp->res.first_ms, a, sizeof(a)),
+			       duration__format(rp->res.last_ms, b, sizeof(b)));
+		else if (rp->res.folded)
+			printf("  (folded by --retain to checkpoints of up to %s: reads %s..%s)",
+			       duration__format(rp->res.coarsest_ms, c, sizeof(c)),
+			       duration__format(rp->res.first_ms, a, sizeof(a)),
+			       duration__format(rp->res.last_ms, b, sizeof(b)));
+		putchar('\n');
+	} else if (s->folded_checkpoints) {
+		printf("# folded:   up to %s into checkpoints of %s%s%s (record --retain %s)\n",
+		       duration__format(s->folded_until_ms, a, sizeof(a)),
+		       duration__format(s->folded_min_ms, b, sizeof(b)),
+		       s->folded_max_ms > s->folded_min_ms ? " to " : "",
+		       s->folded_max_ms > s->folded_min_ms ?
+		       duration__format(s->folded_max_ms, c, sizeof(c)) : "",
+		       duration__format(s->retain_ms, d, sizeof(d)));
 	}
 	if (rp->f.at_ms != TIME_NONE && rp->show_heap) {
 		if (rp->at_peak)
@@ -321,6 +342,10 @@ static void print_header(const struct report *rp)
 			printf("# heap at:  the end, %s (--at %s is after the end of the"
 			       " recording)\n", duration__format(s->duration_ms, a, sizeof(a)),
 			       duration__format(rp->f.at_ms, b, sizeof(b)));
+		else if (rp->res_at.folded && rp->res_at.last_ms != rp->f.at_ms)
+			printf("# heap at:  %s  (folded by --retain: as of %s)\n",
+			       duration__format(rp->f.at_ms, a, sizeof(a)),
+			       duration__format(rp->res_at.last_ms, b, sizeof(b)));
 		else
 			printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
 	}
@@ -438,6 +463,11 @@ static int print_json(const struct report *rp)
 		json__null(&j, "pid");
 	json__double(&j, "threshold_pct", rp->f.threshold_pct);
 	json__int(&j, "top", rp->f.limit);
+	/* record --retain: the time the folded checkpoints in the window hold */
+	if (rp->res.folded)
+		json__uint(&j, "resolution_ms", rp->res.coarsest_ms);
+	else
+		json__null(&j, "resolution_ms");
 	json__end_object(&j);
 	if (rp->show_cpu) {
 		json__begin_object(&j, "cpu");
@@ -723,6 +753,10 @@ static int report_run(void)
 		err = db_query_summary(rp.db, &rp.sum);
 	if (!err)
 		err = parse_window(&rp);
+	if (!err && rp.sum.folded_checkpoints)
+		err = db_query_resolution(rp.db, rp.f.from_ms, rp.f.to_ms, &rp.res);
+	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)
+		err = db_query_resolution(rp.db, TIME_NONE, rp.f.at_ms, &rp.res_at);
 	if (err)
 		goto out;
 	err = db__meta_get(rp.db, "cpu", &cpu_mode);

@@ -18,7 +18,8 @@ import sys
 
 TABLES = ["meta", "checkpoints", "symbols", "cpu_samples", "heap_events",
           "symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map",
-          "alloc_slices", "alloc_chunks", "alloc_events"]
+          "alloc_slices", "alloc_chunks", "alloc_events", "cpu_totals",
+          "heap_totals", "totals_state"]
 VALUES = [("null", "NULL"), ("text", "'x\x1b]0;t\x07'"), ("blob", "x'00ff80'"),
           ("max", "9223372036854775807"), ("min", "-9223372036854775808"),
           ("real", "1e308"), ("neg", "-1"), ("empty", "''")]
@@ -71,7 +72,8 @@ def main():
     for t in TABLES:
         if t in have:
             names.append(edit(base, out, "drop-" + t, "DROP TABLE %s;" % t))
-    for t in ("meta", "checkpoints", "symbols", "cpu_samples"):
+    for t in ("meta", "checkpoints", "symbols", "cpu_samples", "heap_totals",
+              "totals_state"):
         if t in have:
             c = ", ".join(cols[t])
             names.append(edit(base, out, "view-" + t,
@@ -112,6 +114,36 @@ def main():
         " free_bytes = -9223372036854775808, alloc_count = 9223372036854775807;"
         "UPDATE checkpoints SET heap_live_bytes = 9223372036854775807,"
         " cpu_total = -1, lost_samples = 9223372036854775807;"))
+    if "totals_state" in have:
+        # the totals of schema 3: extreme sums and peaks, a state that claims
+        # more (or less) than the file holds, blocks out of place
+        names.append(edit(base, out, "totals-huge",
+            "UPDATE cpu_totals SET count = 9223372036854775807;"
+            "UPDATE heap_totals SET alloc_bytes = 9223372036854775807,"
+            " free_bytes = -9223372036854775808, alloc_count = 9223372036854775807,"
+            " free_count = -1, peak = 9223372036854775807;"))
+        names.append(edit(base, out, "totals-min",
+            "UPDATE heap_totals SET alloc_bytes = -9223372036854775808,"
+            " free_bytes = 9223372036854775807, peak = -9223372036854775808;"))
+        for i, sql in enumerate([
+                "UPDATE totals_state SET through = 9223372036854775807",
+                "UPDATE totals_state SET through = -1, cpu_rowid = -5",
+                "UPDATE totals_state SET span = 0",
+                "UPDATE totals_state SET span = 1",
+                "UPDATE totals_state SET span = 9223372036854775807",
+                "UPDATE totals_state SET folded0 = 9223372036854775807,"
+                " folded1 = -9223372036854775808",
+                "UPDATE totals_state SET cpu_rowid = 9223372036854775807,"
+                " heap_rowid = 9223372036854775807",
+                "INSERT INTO totals_state SELECT * FROM totals_state",
+                "DELETE FROM totals_state",
+                "UPDATE OR REPLACE cpu_totals SET level = 9, block = -3",
+                "UPDATE heap_totals SET block = block + 1000000000000",
+                "UPDATE OR REPLACE heap_totals SET level = 2147483648",
+                "UPDATE checkpoints SET merged = 9223372036854775807",
+                "UPDATE checkpoints SET merged = -1",
+                "UPDATE checkpoints SET merged = 0"]):
+            names.append(edit(base, out, "totals-%d" % i, sql + ";"))
     if "stacks" in have:
         names.append(edit(base, out, "deep-stack",
             "UPDATE stacks SET depth = 2147483647;"

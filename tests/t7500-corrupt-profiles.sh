@@ -17,6 +17,14 @@ export RSPROF_TIME_LIMIT=5s
 cp "$TEST_SRC/fuzz/corpus/reader/v3-cpu-heap-stacks-rss" base.db
 # every column NULL and INT64_MAX here; t7600 replays a wider set in-process
 python3 "$TEST_SRC/corrupt.py" base.db v --seed 11 --flips 10 --sample 0 >names || exit 1
+# schema 3's totals and what record --retain folded, damaged the same ways
+# (the damage to the other tables is the base's above)
+cp "$TEST_SRC/fuzz/corpus/reader/v3-totals-retain" tbase.db
+python3 "$TEST_SRC/corrupt.py" tbase.db tv --seed 11 --flips 10 --sample 0 >tnames || exit 1
+grep -E "totals|merged|^(drop-|view-|trunc-|flip-|wal-|huge-|dup-)" tnames |
+	while read -r n; do mv "tv/$n.db" "v/t-$n.db" &&
+		if [ -e "tv/$n.db-wal" ]; then mv "tv/$n.db-wal" "v/t-$n.db-wal"; fi &&
+		echo "t-$n"; done >>names || exit 1
 say "$(wc -l <names) corrupted profiles"
 
 # Every reader and output form on one file; a line per run that went wrong.
@@ -31,6 +39,7 @@ runs() {
 	echo "info $f"
 	echo "timeline -n 3 $f"
 	echo "diff base.db $f"
+	echo "report --window 0.5s..1s $f"
 	echo "top --stdio $f"
 	# a column's value: the readers above; the rest of the damage: every form
 	case $n in val-*) return ;; esac

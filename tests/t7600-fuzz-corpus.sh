@@ -24,6 +24,13 @@ test_expect_success 'the reader target on the corrupted profiles' '
 	r=$?; tail -3 out; test $r = 0 || { grep -v "^ok" out | tail; cat err; exit 1; }
 '
 
+test_expect_success 'the reader target on the corrupted profiles with totals (record --retain)' '
+	cp "$TEST_SRC/fuzz/corpus/reader/v3-totals-retain" tbase.db &&
+	python3 "$TEST_SRC/corrupt.py" tbase.db tv --seed 7 --flips 20 >/dev/null &&
+	timeout 600 "$FUZZ_DIR/fuzz-reader-replay" tv/*.db >out 2>err;
+	r=$?; tail -3 out; test $r = 0 || { grep -v "^ok" out | tail; cat err; exit 1; }
+'
+
 test_expect_success 'the option parser target replays tests/fuzz/corpus/options' '
 	timeout 60 "$FUZZ_DIR/fuzz-options-replay" "$TEST_SRC"/fuzz/corpus/options/* >out 2>err;
 	r=$?; cat out; test $r = 0 || { cat err; exit 1; }

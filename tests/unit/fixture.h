@@ -28,6 +28,8 @@
 enum fixture_kind {
 	FIXTURE_SMALL,
 	FIXTURE_BIG,		/* 3,600 checkpoints x 1,000 addresses, CPU and heap */
+	FIXTURE_BIG_RETAIN,	/* the same with record --retain 10m */
+	FIXTURE_DAY,		/* 86,400 checkpoints x 100 addresses, --retain 1h */
 	FIXTURE_CPU_ONLY,	/* the small one without heap rows */
 };
 
@@ -37,6 +39,7 @@ enum fixture_kind {
 #include <time.h>
 
 #include "util/db/db.h"
+#include "util/db/wal-checkpointer.h"
 #include "util/symbols/symbol.h"
 
 struct fixture_sym {
@@ -166,23 +169,61 @@ static int fixture_small(struct db *db, bool heap)
 	return err;
 }
 
-/* An hour at 1 s: 3,600 checkpoints, 1,000 CPU and 1,000 heap addresses each. */
-static int fixture_big(struct db *db)
+static int cmp_double(const void *a, const void *b)
 {
-	enum { NADDR = 1000 };
-	/* FIXTURE_CHECKPOINTS: a shorter run for quick measurements */
-	const char *env = getenv("FIXTURE_CHECKPOINTS");
-	const int NCP = env && atoi(env) > 0 ? atoi(env) : 3600;
-	struct symbol **syms = calloc(2 * NADDR, sizeof(*syms));
-	struct cpu_count *cpu = calloc(NADDR, sizeof(*cpu));
-	struct heap_count *hc = calloc(NADDR, sizeof(*hc));
-	int64_t live = 0;
-	double total_ms = 0, max_ms = 0;
-	int err = fixture_meta(db, "big", NCP);
+	double x = *(const double *)a, y = *(const double *)b;
 
-	if (!syms || !cpu || !hc)
+	return (x > y) - (x < y);
+}
+
+/* The median of v[from..to) (sorted in place). */
+static double fixture_median(double *v, int from, int to)
+{
+	if (to <= from)
+		return 0;
+	qsort(v + from, to - from, sizeof(*v), cmp_double);
+	return v[from + (to - from) / 2];
+}
+
+static const int fixture_minutes[] = { 1, 10, 60 };
+
+/* A checkpoint of minute 1, 10 or 60 (1-based ids at one a second). */
+static bool fixture_paced(int c)
+{
+	return (c >= 1 && c <= 60) || (c > 540 && c <= 600) || (c > 3540 && c <= 3600);
+}
+
+static double fixture_ms(const struct timespec *a, const struct timespec *b)
+{
+	return (b->tv_sec - a->tv_sec) * 1e3 + (b->tv_nsec - a->tv_nsec) / 1e6;
+}
+
+/*
+ * ncp checkpoints at 1 s of naddr CPU and naddr heap addresses each, written
+ * through the writer (with record --retain retain_ms when not 0). On stderr,
+ * the checkpoint write time (wall and the writer's CPU) at minutes 1, 10
+ * and 60: the median of that minute's checkpoints.
+ */
+static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
+			  uint64_t retain_ms)
+{
+	struct symbol **syms = calloc(2 * naddr, sizeof(*syms));
+	struct cpu_count *cpu = calloc(naddr, sizeof(*cpu));
+	struct heap_count *hc = calloc(naddr, sizeof(*hc));
+	double *wall = calloc(ncp + 1, sizeof(double)), *cpus = calloc(ncp + 1, sizeof(double));
+	double max_ms = 0;
+	int64_t live = 0;
+	int max_at = 0;
+	int pace_ms = getenv("FIXTURE_PACE_MS") ? atoi(getenv("FIXTURE_PACE_MS")) : 0;
+	struct timespec pace_next = { 0 };
+	struct wal_checkpointer_stats ws[3][2] = { 0 };
+	int err = fixture_meta(db, name, ncp);
+
+	if (!syms || !cpu || !hc || !wall || !cpus)
 		err = -1;
-	for (int i = 0; i < 2 * NADDR && !err; i++) {
+	if (!err && retain_ms)
+		err = db__set_retain(db, retain_ms);
+	for (int i = 0; i < 2 * naddr && !err; i++) {
 		char file[64], fn[64];
 
 		snprintf(file, sizeof(file), "/home/dev/big/src/mod%d.rs", i % 50);
@@ -191,51 +232,131 @@ static int fixture_big(struct db *db)
 		if (!syms[i])
 			err = -1;
 	}
-	for (int c = 1; c <= NCP && !err; c++) {
+	for (int c = 1; c <= ncp && !err; c++) {
 		struct checkpoint cp = { .timestamp_ms = c * 1000ULL };
-		struct timespec t0, t1;
-		double ms;
+		struct timespec t0, t1, c0, c1;
 
-		for (int i = 0; i < NADDR; i++) {
+		/*
+		 * FIXTURE_PACE_MS: the checkpoints of minutes 1, 10 and 60 one every
+		 * that many ms, as a recorder writes them (the WAL is folded back
+		 * by its thread between them); the others as fast as they go.
+		 */
+		if (pace_ms && fixture_paced(c)) {
+			struct timespec now;
+
+			clock_gettime(CLOCK_MONOTONIC, &now);
+			if (fixture_paced(c - 1) && (now.tv_sec < pace_next.tv_sec ||
+			    (now.tv_sec == pace_next.tv_sec && now.tv_nsec < pace_next.tv_nsec)))
+				clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &pace_next, NULL);
+			clock_gettime(CLOCK_MONOTONIC, &pace_next);
+			pace_next.tv_nsec += (long)pace_ms * 1000000L;
+			while (pace_next.tv_nsec >= 1000000000L) {
+				pace_next.tv_nsec -= 1000000000L;
+				pace_next.tv_sec++;
+			}
+		}
+		for (int i = 0; i < naddr; i++) {
 			cpu[i].addr = 0x500000 + 16 * i;
 			cpu[i].count = 1 + (i * 7 + c) % 13;
-			hc[i].addr = 0x500000 + 16 * (NADDR + i);
+			hc[i].addr = 0x500000 + 16 * (naddr + i);
 			hc[i].stack_id = -1;
 			hc[i].alloc_bytes = 64 * (1 + (i + c) % 17);
 			hc[i].free_bytes = (i % 3) ? hc[i].alloc_bytes : 0;
 			hc[i].alloc_count = 1;
 			hc[i].free_count = (i % 3) ? 1 : 0;
+			hc[i].temp_count = -1;	/* the BPF backend's rows (heap_probes) */
 			live += hc[i].alloc_bytes - hc[i].free_bytes;
 		}
 		cp.cpu = cpu;
-		cp.n_cpu = NADDR;
+		cp.n_cpu = naddr;
 		cp.heap = hc;
-		cp.n_heap = NADDR;
+		cp.n_heap = naddr;
 		cp.heap_live_bytes = live;
 		if (c == 1) {
 			cp.symbols = (const struct symbol *const *)syms;
-			cp.n_symbols = 2 * NADDR;
+			cp.n_symbols = 2 * naddr;
 		}
+		/* the WAL thread's work over minutes 1, 10 and 60 */
+		for (int m = 0; m < 3; m++)
+			if (c == fixture_minutes[m] * 60 - 59)
+				db__wal_stats(db, &ws[m][0]);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
 		err = db__write_checkpoint(db, &cp, NULL);
+		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
-		ms = (t1.tv_sec - t0.tv_sec) * 1e3 + (t1.tv_nsec - t0.tv_nsec) / 1e6;
-		total_ms += ms;
-		if (ms > max_ms)
-			max_ms = ms;
-		if (c == 1 || c == 60 || c == 600 || c == NCP)
-			fprintf(stderr, "checkpoint %4d (%d CPU + %d heap rows): %.1f ms;"
-				" mean so far %.1f ms, max %.1f ms\n", c, NADDR, NADDR, ms,
-				total_ms / c, max_ms);
+		wall[c] = fixture_ms(&t0, &t1);
+		cpus[c] = fixture_ms(&c0, &c1);
+		if (getenv("FIXTURE_SPIKES") && wall[c] > 30)
+			fprintf(stderr, "spike: checkpoint %d %.1f ms (cpu %.1f)\n", c, wall[c], cpus[c]);
+		/* after the minute's last write: its copy is the next write's wait */
+		for (int m = 0; m < 3; m++)
+			if (c == fixture_minutes[m] * 60)
+				db__wal_stats(db, &ws[m][1]);
+		if (wall[c] > max_ms) {
+			max_ms = wall[c];
+			max_at = c;
+		}
+	}
+	if (!err) {
+		double w[3], u[3];
+
+		for (int m = 0; m < 3; m++) {
+			int to = fixture_minutes[m] * 60 + 1, from = to - 60;
+
+			w[m] = to <= ncp + 1 ? fixture_median(wall, from, to) : 0;
+			u[m] = to <= ncp + 1 ? fixture_median(cpus, from, to) : 0;
+		}
+		double p99, paced_max = 0;
+
+		/* the medians sorted each minute in place: its maximum stays */
+		for (int c = 1; c <= ncp; c++)
+			if (fixture_paced(c) && wall[c] > paced_max)
+				paced_max = wall[c];
+		/* the 99th percentile of the whole run (wall[] is sorted from here on) */
+		qsort(wall + 1, ncp, sizeof(double), cmp_double);
+		p99 = wall[1 + (int)(0.99 * (ncp - 1))];
+		fprintf(stderr, "checkpoint write (median of the minute, wall / writer CPU):"
+			" minute 1: %.1f / %.1f ms, minute 10: %.1f / %.1f ms, minute 60: %.1f / %.1f ms",
+			w[0], u[0], w[1], u[1], w[2], u[2]);
+		if (pace_ms)
+			fprintf(stderr, " (these minutes one every %d ms, max %.1f ms)", pace_ms,
+				paced_max);
+		fprintf(stderr, "; all checkpoints: 99th percentile %.1f ms, max %.1f ms"
+			" (checkpoint %d)\n", p99, max_ms, max_at);
+		fprintf(stderr, "WAL copied into the file by its thread (mean of the minute,"
+			" its CPU / wall, the writer's wait):");
+		for (int m = 0; m < 3; m++) {
+			uint64_t n = ws[m][1].copies - ws[m][0].copies;
+
+			if (fixture_minutes[m] * 60 > ncp)
+				continue;
+			fprintf(stderr, "%s minute %d: %.1f / %.1f / %.1f ms (%llu copies)",
+				m ? "," : "", fixture_minutes[m],
+				n ? (ws[m][1].cpu_ns - ws[m][0].cpu_ns) / 1e6 / n : 0,
+				n ? (ws[m][1].wall_ns - ws[m][0].wall_ns) / 1e6 / n : 0,
+				(ws[m][1].wait_ns - ws[m][0].wait_ns) / 1e6 / 60, (unsigned long long)n);
+		}
+		fprintf(stderr, "\n");
 	}
 	if (!err)
 		err = db__meta_set(db, "heap_probes", "rust");
-	for (int i = 0; syms && i < 2 * NADDR; i++)
+	for (int i = 0; syms && i < 2 * naddr; i++)
 		symbol__delete(syms[i]);
 	free(syms);
 	free(cpu);
 	free(hc);
+	free(wall);
+	free(cpus);
 	return err;
+}
+
+/* FIXTURE_CHECKPOINTS: a shorter run for quick measurements */
+static int fixture_checkpoints(int dflt)
+{
+	const char *env = getenv("FIXTURE_CHECKPOINTS");
+
+	return env && atoi(env) > 0 ? atoi(env) : dflt;
 }
 
 static inline int fixture__write(const char *path, enum fixture_kind kind)
@@ -253,7 +374,15 @@ static inline int fixture__write(const char *path, enum fixture_kind kind)
 		err = fixture_small(db, false);
 		break;
 	case FIXTURE_BIG:
-		err = fixture_big(db);
+		/* an hour at 1 s: 3,600 checkpoints, 1,000 CPU and 1,000 heap addresses each */
+		err = fixture_series(db, "big", fixture_checkpoints(3600), 1000, 0);
+		break;
+	case FIXTURE_BIG_RETAIN:
+		err = fixture_series(db, "big", fixture_checkpoints(3600), 1000, 600000);
+		break;
+	case FIXTURE_DAY:
+		/* a day at 1 s, 100 CPU and 100 heap addresses each, record --retain 1h */
+		err = fixture_series(db, "day", fixture_checkpoints(86400), 100, 3600000);
 		break;
 	}
 	if (db__close(db) && !err)

@@ -3,7 +3,8 @@
  * fixture profiles (tests/unit/fixture.h).
  *
  *   test-db                        the TAP tests
- *   test-db --fixture FILE [KIND]  write a fixture profile (KIND: small, big, cpu-only)
+ *   test-db --fixture FILE [KIND]  write a fixture profile (KIND: small, big, big-retain,
+ *                                  day, cpu-only)
  */
 #include "util/db/db.h"
 
@@ -591,6 +592,8 @@ int main(int argc, char **argv)
 	if (argc >= 3 && !strcmp(argv[1], "--fixture")) {
 		const char *kind = argc > 3 ? argv[3] : "small";
 		enum fixture_kind k = !strcmp(kind, "big") ? FIXTURE_BIG :
+				      !strcmp(kind, "big-retain") ? FIXTURE_BIG_RETAIN :
+				      !strcmp(kind, "day") ? FIXTURE_DAY :
 				      !strcmp(kind, "cpu-only") ? FIXTURE_CPU_ONLY : FIXTURE_SMALL;
 		int err = fixture__write(argv[2], k);
 

@@ -14,6 +14,7 @@
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 #include "util/str.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/funcname.h"
@@ -86,10 +87,10 @@ static void rows_free(struct rows *rs)
 
 static void counts_add(struct ann_counts *to, const struct ann_counts *c)
 {
-	to->samples += c->samples;
-	to->live_bytes += c->live_bytes;
-	to->alloc_bytes += c->alloc_bytes;
-	to->alloc_count += c->alloc_count;
+	to->samples = sat__addu(to->samples, c->samples);
+	to->live_bytes = sat__add(to->live_bytes, c->live_bytes);
+	to->alloc_bytes = sat__add(to->alloc_bytes, c->alloc_bytes);
+	to->alloc_count = sat__add(to->alloc_count, c->alloc_count);
 }
 
 static bool same(const char *a, const char *b)

@@ -16,6 +16,7 @@
 #include "util/db/db.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 
 struct acc {
 	int64_t addr;
@@ -111,11 +112,11 @@ static int scan_heap(struct db *db, struct accs *a, int64_t wlo, int64_t hi,
 			err = -ENOMEM;
 			break;
 		}
-		c->live += sqlite3_column_int64(st, 1);
-		c->alloc_bytes += sqlite3_column_int64(st, 2);
-		c->alloc_count += sqlite3_column_int64(st, 3);
-		t->live_bytes += sqlite3_column_int64(st, 1);
-		t->alloc_bytes += sqlite3_column_int64(st, 2);
+		c->live = sat__add(c->live, sqlite3_column_int64(st, 1));
+		c->alloc_bytes = sat__add(c->alloc_bytes, sqlite3_column_int64(st, 2));
+		c->alloc_count = sat__add(c->alloc_count, sqlite3_column_int64(st, 3));
+		t->live_bytes = sat__add(t->live_bytes, sqlite3_column_int64(st, 1));
+		t->alloc_bytes = sat__add(t->alloc_bytes, sqlite3_column_int64(st, 2));
 		t->has_heap = true;
 	}
 	if (!err && rc != SQLITE_DONE)

@@ -16,6 +16,9 @@
 #include <unistd.h>
 
 #include "util/db/schema.h"
+#include "util/db/retain.h"
+#include "util/db/totals.h"
+#include "util/db/wal-checkpointer.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/outfile.h"
@@ -87,6 +90,10 @@ struct db {
 	bool writer;
 	int version;		/* meta.version of the file */
 	sqlite3_stmt *st[ST_MAX];
+	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
+	struct retain *retain;		/* record --retain; NULL: keep everything */
+	struct wal_checkpointer *walck;	/* NULL: the writer checkpoints the WAL itself */
+	int64_t retain_through;		/* the totals' through when it last folded */
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -158,6 +165,9 @@ int db__close(struct db *db)
 		return 0;
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
+	retain__delete(db->retain);
+	totals_writer__delete(db->totals);
+	wal_checkpointer__stop(db->walck);	/* before the writer's close checkpoints */
 	if (db->sq) {
 		rc = sqlite3_close(db->sq);
 		if (rc != SQLITE_OK)
@@ -501,7 +511,8 @@ static int db_check_tables(struct db *db)
 	static const char *const names[] = {
 		"meta", "checkpoints", "symbols", "cpu_samples", "heap_events",
 		"symbol_frames", "stacks", "stack_frames", "cpu_stacks", "map",
-		"alloc_slices", "alloc_chunks", "alloc_events",
+		"alloc_slices", "alloc_chunks", "alloc_events", "cpu_totals", "heap_totals",
+		"totals_state",
 	};
 	sqlite3_stmt *st = NULL;
 	int rc, err = 0;
@@ -696,7 +707,7 @@ static int db_first_image(struct db *db)
 	if (sqlite3_open_v2(":memory:", &mem, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
 	    SQLITE_OK)
 		goto out;
-	if (asprintf(&sql, "PRAGMA page_size = 4096; BEGIN; %s INSERT INTO meta (key, value)"
+	if (asprintf(&sql, "PRAGMA page_size = 1024; BEGIN; %s INSERT INTO meta (key, value)"
 		     " VALUES ('version', '%d'); COMMIT;", db_schema_sql,
 		     RSPROF_SCHEMA_VERSION) < 0) {
 		err = -ENOMEM;
@@ -901,14 +912,17 @@ int db__create(const char *path, bool append, struct db **out)
 	sqlite3_busy_timeout(db->sq, 5000);
 	sqlite3_db_config(db->sq, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
 	/* seed 000 §7.4.1 */
-	err = db_exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
+	if (!err)
+		err = db_exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
 	if (!err)
 		err = db_exec(db, "set synchronous", "PRAGMA synchronous = NORMAL");
 	/*
 	 * Every checkpoint inserts into idx_cpu_addr/idx_heap_addr at one place
 	 * per address, so it dirties index pages all over the file: keep them
-	 * cached (32 MB). The WAL is copied into the file after each checkpoint
-	 * (db__write_checkpoint()), so the automatic one never has work to do.
+	 * cached (32 MB). The WAL is copied into the file after every commit
+	 * by a thread of its own (util/db/wal-checkpointer.h), off the
+	 * writer's path; where that thread cannot run, by SQLite's own
+	 * autocheckpoint in the writer's commit (every 8,192 pages).
 	 */
 	if (!err)
 		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
@@ -920,6 +934,16 @@ int db__create(const char *path, bool append, struct db **out)
 		err = db__verify(db);
 	if (err)
 		goto fail;
+	/* the WAL folded back in a thread of its own (else wal_autocheckpoint stays) */
+	/* the WAL copied into the file by a thread of its own (else by the writer) */
+	if (wal_checkpointer__start(db->sq, path, 65536, &db->walck))
+		pr_debug(1, "%s: the writer copies the WAL into the file itself", path);
+	/* a file appended to keeps what it has: no totals when it was written without */
+	if (!append || db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW) {
+		err = totals_writer__new(db, &db->totals);
+		if (err)
+			goto fail;
+	}
 	*out = db;
 	return 0;
 fail:
@@ -1161,6 +1185,8 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
  * waits for no reader), so that the .db alone, copied or left by a
  * SIGKILL, an OOM kill or a crash, holds every finished checkpoint. A
  * reader's older snapshot can hold some pages back until the next one.
+ * Only where the WAL thread (util/db/wal-checkpointer.h) could not start:
+ * it does the same off the writer's path.
  */
 static int db_wal_to_file(struct db *db)
 {
@@ -1191,6 +1217,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		fc += cp->heap[i].free_count;
 	}
 
+	/* the last checkpoint in the .db first: it never lags by more than one */
+	wal_checkpointer__wait(db->walck);
 	err = db_begin(db);
 	if (err)
 		return err;
@@ -1225,6 +1253,14 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	cid = sqlite3_last_insert_rowid(db->sq);
 	err = db_write_rows(db, cp, cid);
+	if (!err && db->totals)
+		err = totals_writer__checkpoint(db->totals, cid, cp);
+	/* a block was written: another may have aged past --retain */
+	if (!err && db->retain && totals_writer__through(db->totals) > db->retain_through) {
+		err = retain__fold(db->retain, totals_writer__through(db->totals), cp->timestamp_ms);
+		if (!err)
+			db->retain_through = totals_writer__through(db->totals);
+	}
 	if (err)
 		goto fail;
 	err = db_commit(db);
@@ -1232,10 +1268,35 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	if (id)
 		*id = cid;
-	err = db_wal_to_file(db);
+	/* the thread copies the WAL into the file now (the commit signalled it) */
+	err = db->walck ? 0 : db_wal_to_file(db);
 	return err ? err : db__verify(db);
 fail:
 	db_rollback(db);
+	totals_writer__reset(db->totals);
+	return err;
+}
+
+void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out)
+{
+	wal_checkpointer__stats(db ? db->walck : NULL, out);
+}
+
+int db__set_retain(struct db *db, uint64_t retain_ms)
+{
+	int err;
+
+	if (!db->writer || !db->totals) {
+		pr_err("%s: --retain: the profile has no totals to fold by (it was written by an"
+		       " older rsprof)", db->path);
+		pr_hint("record into a new file");
+		return -RSPROF_EDB;
+	}
+	retain__delete(db->retain);
+	db->retain = NULL;
+	err = retain__new(db, retain_ms, &db->retain);
+	if (!err)
+		err = db__meta_set_int(db, "retain_ms", (long long)retain_ms);
 	return err;
 }
 

@@ -129,6 +129,20 @@ struct checkpoint {
 /* Writes the checkpoint; *id receives checkpoints.id. */
 int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
 
+/*
+ * record --retain (util/db/retain.h): from now on, fold the checkpoints
+ * older than retain_ms into coarser ones; meta.retain_ms says so. 0 or
+ * -RSPROF_EDB (a file appended to that has no totals).
+ */
+int db__set_retain(struct db *db, uint64_t retain_ms);
+
+/*
+ * What the writer's WAL thread did so far (util/db/wal-checkpointer.h):
+ * zeros for a reader, or a writer that copies the WAL itself.
+ */
+struct wal_checkpointer_stats;
+void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out);
+
 /* Replace the `map` table's rows for pid with m. */
 int db__write_maps(struct db *db, const struct maps *m);
 

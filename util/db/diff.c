@@ -8,8 +8,9 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/saturate.h"
+#include "util/db/totals.h"
 #include "util/error.h"
+#include "util/saturate.h"
 #include "util/symbols/srcpath.h"
 
 /* One run's numbers for one site. */
@@ -144,6 +145,66 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 	return 0;
 }
 
+struct totals_scan {
+	const struct sitemap *sm;
+	struct side *loc;
+	uint64_t *total;
+	bool allocs;		/* the heap rows are in the window: count their allocations */
+};
+
+static void totals_cpu(void *ctx, const struct totals_row *r)
+{
+	struct totals_scan *x = ctx;
+	long s = sitemap__find_addr(x->sm, r->addr);
+
+	*x->total += (uint64_t)r->count;
+	if (s >= 0) {
+		x->loc[s].samples += (uint64_t)r->count;
+		x->loc[s].cpu = true;
+	}
+}
+
+static void totals_heap(void *ctx, const struct totals_row *r)
+{
+	struct totals_scan *x = ctx;
+	long s = sitemap__find_addr(x->sm, r->addr);
+
+	if (s >= 0) {
+		x->loc[s].live = sat__add(x->loc[s].live, sat__sub(r->alloc_bytes, r->free_bytes));
+		if (x->allocs)
+			x->loc[s].allocs = sat__add(x->loc[s].allocs, r->alloc_count);
+		x->loc[s].heap = true;
+	}
+}
+
+/* The same as scan(), from the writer's totals. */
+static int scan_totals(sqlite3 *conn, struct totals *t, const struct sitemap *sm,
+		       const struct diff_window *w, struct side *loc, uint64_t *total)
+{
+	struct totals_scan x = { sm, loc, total, false };
+	int64_t lo, hi, last;
+	int err = window_ids(conn, w, &lo, &hi);
+
+	if (!err)
+		err = totals__last_checkpoint(t, &last);
+	if (err)
+		return err;
+	if (lo < 1)
+		lo = 1;
+	if (hi > last)
+		hi = last;
+	if (lo > hi)
+		return 0;
+	err = totals__cpu_range(t, lo, hi, totals_cpu, &x);
+	/* live bytes at the window's end, allocations in it */
+	if (!err && lo > 1)
+		err = totals__heap_range(t, 1, lo - 1, totals_heap, &x);
+	x.allocs = true;
+	if (!err)
+		err = totals__heap_range(t, lo, hi, totals_heap, &x);
+	return err;
+}
+
 static bool matches(const char *pattern, const char *file, const char *function)
 {
 	if (!pattern || !*pattern)
@@ -155,12 +216,17 @@ static bool matches(const char *pattern, const char *file, const char *function)
 static int read_run(struct diff_ctx *c, struct db *db, int side)
 {
 	struct run *r = &c->run[side];
+	struct totals *t = NULL;
 	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
+	bool snap = sqlite3_get_autocommit(db__sqlite(db));
 	int err;
 
 	r->sm = sitemap__new();
 	if (!r->sm)
 		return -ENOMEM;
+	err = snap ? db__snapshot_begin(db) : 0;	/* the totals agree with the rows */
+	if (err)
+		return err;
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
 	err = sitemap__load(r->sm, db, c->o->by);
@@ -170,9 +236,17 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 			err = -ENOMEM;
 	}
 	if (!err)
+		err = totals__open(db, &t);
+	if (!err && t)
+		err = scan_totals(db__sqlite(db), t, r->sm, &c->o->win[side], r->loc,
+				  &c->total_samples[side]);
+	else if (!err)
 		err = scan(db__sqlite(db), r->sm, &c->o->win[side], r->loc,
 			   &c->total_samples[side]);
+	totals__delete(t);
 	sqlite3_mutex_leave(mx);
+	if (snap)
+		db__snapshot_end(db);
 	return err;
 }
 
@@ -214,32 +288,88 @@ struct vote {
 	long n;
 };
 
+/* A distinct file of a run's sites: how many sites have it, where it first comes. */
+struct own {
+	const char *file;
+	size_t first;
+	long n;
+};
+
+static int cmp_own_file(const void *pa, const void *pb)
+{
+	const struct own *a = pa, *b = pb;
+	int r = strcmp(a->file, b->file);
+
+	return r ? r : (a->first > b->first) - (a->first < b->first);
+}
+
+static int cmp_own_first(const void *pa, const void *pb)
+{
+	const struct own *a = pa, *b = pb;
+
+	return (a->first > b->first) - (a->first < b->first);
+}
+
+/*
+ * The run's own files once each, in the order of their first site, with
+ * their number of sites: the votes below go per pair of files, weighted by
+ * their sites, which is what a vote per pair of sites adds up to, without
+ * the sites^2 pairs (4 M and 300 ms at 2,000 sites in 50 files).
+ */
+static int own_files(const struct run *r, struct own **out, size_t *n_out)
+{
+	size_t n = sitemap__count(r->sm), k = 0, m = 0;
+	struct own *v = calloc(n + 1, sizeof(*v));
+
+	*out = NULL;
+	*n_out = 0;
+	if (!v)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++) {
+		const char *f = own_file(r, i);
+
+		if (f)
+			v[k++] = (struct own){ f, i, 1 };
+	}
+	qsort(v, k, sizeof(*v), cmp_own_file);
+	for (size_t i = 0; i < k; i++) {
+		if (m && !strcmp(v[m - 1].file, v[i].file))
+			v[m - 1].n++;
+		else
+			v[m++] = v[i];
+	}
+	qsort(v, m, sizeof(*v), cmp_own_first);
+	*out = v;
+	*n_out = m;
+	return 0;
+}
+
 /*
  * The pair of directories (root A, root B) most files agree on: for every
  * file of A and every file of B with the same name, the prefixes left after
- * their common suffix vote. A pair that differs (two checkouts, two
- * worktrees) makes files under A's root match B's by the path below it.
+ * their common suffix vote (once per pair of sites with those files). A
+ * pair that differs (two checkouts, two worktrees) makes files under A's
+ * root match B's by the path below it.
  */
 static int find_roots(struct diff_ctx *c)
 {
 	struct vote *v = NULL;
-	size_t nv = 0, cap = 0, na = sitemap__count(c->run[0].sm), nb = sitemap__count(c->run[1].sm);
+	struct own *fa = NULL, *fb = NULL;
+	size_t nv = 0, cap = 0, na = 0, nb = 0;
 	long best = -1;
-	int err = 0;
+	int err = own_files(&c->run[0], &fa, &na);
 
+	if (!err)
+		err = own_files(&c->run[1], &fb, &nb);
 	for (size_t i = 0; i < na && !err; i++) {
-		const char *a = own_file(&c->run[0], i), *base_a;
+		const char *a = fa[i].file, *base_a;
 
-		if (!a)
-			continue;
 		base_a = strrchr(a, '/') + 1;
 		for (size_t j = 0; j < nb && !err; j++) {
-			const char *b = own_file(&c->run[1], j), *base_b;
+			const char *b = fb[j].file, *base_b;
 			size_t pa, pb, k;
 			char *key;
 
-			if (!b)
-				continue;
 			base_b = strrchr(b, '/') + 1;
 			if (strcmp(base_a, base_b))
 				continue;
@@ -269,9 +399,11 @@ static int find_roots(struct diff_ctx *c)
 				}
 				v[nv++] = (struct vote){ .key = key, .len_a = pa };
 			}
-			v[k].n++;
+			v[k].n = sat__add(v[k].n, sat__mul(fa[i].n, fb[j].n));
 		}
 	}
+	free(fa);
+	free(fb);
 	for (size_t k = 0; k < nv; k++)
 		if (best < 0 || v[k].n > v[best].n)
 			best = (long)k;

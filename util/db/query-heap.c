@@ -12,6 +12,8 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/totals.h"
+#include "util/error.h"
 #include "util/str.h"
 #include "util/saturate.h"
 
@@ -192,6 +194,98 @@ static int find_hint(struct scan *sc, int64_t total, struct heap_hint *hint)
 	return err;
 }
 
+/*
+ * The group a key's rows count in, as heap_row() puts them: re-attributed
+ * past allocation wrappers by their stack, by process; -1: in total_live
+ * only (the pattern leaves it out), -2: not at all (another process).
+ */
+static int totals_group(void *ctx, const struct totals_row *r)
+{
+	const struct scan *sc = ctx;
+	const struct qsym *s = NULL;
+	int gi;
+
+	if (sc->ra && r->stack_id >= 0)
+		s = reattrib_site(sc->ra, sc->q, r->stack_id);
+	if (!s)
+		s = qctx_find(sc->q, r->addr);
+	gi = qctx_group_of(sc->q, s, r->pid, r->pid == 0);
+	if (gi < 0)
+		return -2;
+	return s->match ? gi : -1;
+}
+
+/* The hint's tally of a row the walk counted in group g. */
+static void totals_tally(void *ctx, const struct totals_row *r, int g)
+{
+	struct scan *sc = ctx;
+
+	if (sc->stack_slot && r->stack_id >= 0)
+		stack_tally(sc, r->stack_id, g, sat__sub(r->alloc_bytes, r->free_bytes));
+}
+
+/*
+ * Do the heap rows count temporary allocations (heap_events.temp_count, the
+ * in-process tracker)? The totals do not add them up: such a file is
+ * scanned. The rows of the last checkpoint with heap rows tell (through
+ * idx_heap_checkpoint, not a scan): the tracker writes it on every row.
+ */
+static int heap_temp_rows(struct db *db, bool *temp)
+{
+	sqlite3_stmt *st;
+	int rc, err;
+
+	*temp = false;
+	if (db__version(db) < 3 || !db__has_column(db, "heap_events", "temp_count"))
+		return 0;
+	err = q_prepare(db, "read heap events", "SELECT EXISTS (SELECT 1 FROM heap_events"
+			" WHERE checkpoint_id = (SELECT MAX(checkpoint_id) FROM heap_events)"
+			" AND temp_count IS NOT NULL)", &st);
+	if (err)
+		return err;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*temp = sqlite3_column_int(st, 0);
+	else
+		err = q_err(db, "read heap events");
+	sqlite3_finalize(st);
+	return err;
+}
+
+/* The groups' numbers from the writer's totals instead of a scan. */
+static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
+{
+	struct qctx *q = sc->q;
+	struct totals_heap_walk w = {
+		.n_groups = q->n_groups + 1,
+		.group_of = totals_group,
+		.counted = totals_tally,
+		.ctx = sc,
+		.hi = hi,
+		.peak_from = 1,
+		.win_lo = sc->win_lo,
+	};
+	int err = totals__heap_walk(t, &w);
+
+	if (err)
+		return err;
+	for (int i = 0; i <= q->n_groups; i++) {
+		struct qgroup *g = &q->groups[i];
+
+		g->live = w.live[i];
+		g->peak = w.peak[i];
+		g->alloc_bytes = w.alloc_bytes[i];
+		g->free_bytes = w.free_bytes[i];
+		g->alloc_count = w.alloc_count[i];
+		g->free_count = w.free_count[i];
+	}
+	sc->total_live = w.total_live;
+	pr_debug(2, "heap from the totals: %zu rows, %zu blocks read again", w.rows_read,
+		 w.refined);
+	totals_heap_walk__free(&w);
+	return 0;
+}
+
 static int heap_query(struct db *db, const struct query_filter *f, int64_t *total_live,
 		      prof_row_cb cb, void *ctx, struct heap_hint *hint)
 {
@@ -201,15 +295,19 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	struct scan sc = { 0 };
 	struct reattrib ra = { 0 };
 	struct hashmap slots = { 0 };
+	struct totals *t = NULL;
 	struct qctx q;
 	int64_t lo, hi, wlo, whi;
-	bool all;
+	bool all, snap, temp = false;
 	char cols[256], sql[512];
 	int err;
 
 	*total_live = 0;
 	if (hint)
 		memset(hint, 0, sizeof(*hint));
+	err = q_snapshot(db, &snap);
+	if (err)
+		return err;
 	err = qctx_load_syms(&q, db, f);
 	if (!err)
 		err = reattrib_load(&q, &ra);
@@ -219,6 +317,10 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
+	if (!err)
+		err = heap_temp_rows(db, &temp);
+	if (!err && !temp)
+		err = totals__open(db, &t);
 	if (err || lo > hi)
 		goto out;
 	sc.q = &q;
@@ -226,6 +328,15 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	sc.stack_slot = hint ? &slots : NULL;
 	sc.cur = -1;
 	sc.win_lo = wlo > whi ? INT64_MAX : wlo;	/* empty window: nothing allocated */
+	if (t) {
+		err = heap_from_totals(t, &sc, hi);
+		if (!err && sc.no_memory)
+			err = -ENOMEM;
+		if (err)
+			goto out;
+		*total_live = sc.total_live;
+		goto rows;
+	}
 	sc.touched = malloc((q.n_groups + 1) * sizeof(int));
 	if (!sc.touched) {
 		err = -ENOMEM;
@@ -269,6 +380,7 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		goto out;
 	heap_settle(&sc);
 	*total_live = sc.total_live;
+rows:
 	for (int i = 0; i <= q.n_groups; i++) {
 		struct qgroup *g = &q.groups[i];
 
@@ -283,7 +395,9 @@ out:
 	free(sc.stack_live);
 	hashmap__free(&slots);
 	reattrib_free(&ra);
+	totals__delete(t);
 	qctx_free(&q);
+	q_snapshot_end(db, snap);
 	return err;
 }
 

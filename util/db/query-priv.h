@@ -98,6 +98,13 @@ char *dup_col(sqlite3_stmt *st, int i, int *err);
 /* One row of n integers from sql. */
 int int_query(struct db *db, const char *what, const char *sql, int64_t *v, int n);
 
+/*
+ * Hold one read transaction across the reads of a query, unless the caller
+ * holds one (*mine tells); q_snapshot_end() ends it when it is *mine.
+ */
+int q_snapshot(struct db *db, bool *mine);
+void q_snapshot_end(struct db *db, bool mine);
+
 /* Load the symbols, group them by f->group, mark those matching f->pattern. */
 int qctx_load(struct qctx *q, struct db *db, const struct query_filter *f);
 /* The same in two steps, so that sites may be added in between. */

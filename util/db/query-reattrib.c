@@ -24,6 +24,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/totals.h"
 #include "util/heap/alloc-fn.h"
 #include "util/heap/attrib.h"
 #include "util/symbols/symbol.h"
@@ -207,6 +208,7 @@ static int setup(struct ra_build *b)
 int reattrib_load(struct qctx *q, struct reattrib *ra)
 {
 	struct ra_build b = { .q = q, .ra = ra };
+	struct totals *t = NULL;
 	sqlite3_stmt *st = NULL;
 	int64_t cur = 0;
 	int rc, err;
@@ -217,12 +219,26 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 	err = setup(&b);
 	if (err || b.mode == ATTR_STACK)
 		goto out;	/* stack: frame 0 as recorded, no rule to apply again */
-	/* the heap stacks only: CPU stacks (-g) share the tables */
-	err = q_prepare(q->db, "read heap stacks", "SELECT stack_id, pos, addr FROM stack_frames"
+	/*
+	 * The heap stacks only: CPU stacks (-g) share the tables. Which they
+	 * are, the writer's totals say (keyed by stack) for the checkpoints
+	 * they hold, without a scan of heap_events.
+	 */
+	err = totals__open(q->db, &t);
+	if (err)
+		goto out;
+	err = q_prepare(q->db, "read heap stacks", t ?
+			"SELECT stack_id, pos, addr FROM stack_frames WHERE stack_id IN"
+			" (SELECT stack_id FROM heap_totals WHERE level = 2 AND stack_id >= 0"
+			" UNION SELECT stack_id FROM heap_events WHERE checkpoint_id > ?1"
+			" AND stack_id IS NOT NULL) ORDER BY stack_id, pos" :
+			"SELECT stack_id, pos, addr FROM stack_frames"
 			" WHERE stack_id IN (SELECT stack_id FROM heap_events"
 			" WHERE stack_id IS NOT NULL) ORDER BY stack_id, pos", &st);
 	if (err)
 		goto out;
+	if (t)
+		sqlite3_bind_int64(st, 1, totals__through(t));
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
 
@@ -243,6 +259,7 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 		err = one_stack(&b, cur);
 out:
 	sqlite3_finalize(st);
+	totals__delete(t);
 	chains_free(&b.c, b.c.n_syms);
 	alloc_fns__delete(b.fns);
 	hashmap__free(&b.added);

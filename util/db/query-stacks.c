@@ -11,6 +11,9 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/totals.h"
+#include "util/hashmap.h"
+#include "util/saturate.h"
 #include "util/symbols/symbol.h"
 
 struct stack_weight {
@@ -124,6 +127,89 @@ static int weight_cmp(const void *pa, const void *pb)
 	return (a->id > b->id) - (a->id < b->id);
 }
 
+/* Summing the totals' rows into weights: stack id (or address) -> index + 1 in v. */
+struct weights_sum {
+	struct stack_weight *v;
+	int n, cap;
+	struct hashmap stacks, addrs;
+	bool heap, no_memory;
+	bool window;		/* heap: the rows are in the window, their allocations count */
+};
+
+static void weights_row(void *ctx, const struct totals_row *r)
+{
+	struct weights_sum *x = ctx;
+	bool one_frame = !x->heap || r->stack_id < 0;
+	int64_t id = one_frame ? r->addr : r->stack_id;
+	struct hashmap *m = one_frame ? &x->addrs : &x->stacks;
+	uint64_t slot;
+
+	if (!hashmap__get(m, (uint64_t)id, &slot)) {
+		struct stack_weight w = { .id = id, .one_frame = one_frame };
+
+		if (add_weight(&x->v, &x->n, &x->cap, &w) ||
+		    hashmap__set(m, (uint64_t)id, (uint64_t)x->n)) {
+			x->no_memory = true;
+			return;
+		}
+		slot = (uint64_t)x->n;
+	}
+	if (x->heap) {
+		struct stack_weight *w = &x->v[slot - 1];
+
+		w->value = sat__add(w->value, sat__sub(r->alloc_bytes, r->free_bytes));
+		w->count = sat__add(w->count, sat__sub(r->alloc_count, r->free_count));
+		if (x->window) {
+			w->alloc_value = sat__add(w->alloc_value, r->alloc_bytes);
+			w->alloc_count = sat__add(w->alloc_count, r->alloc_count);
+		}
+	} else {
+		x->v[slot - 1].value = sat__add(x->v[slot - 1].value, r->count);
+		x->v[slot - 1].count = sat__add(x->v[slot - 1].count, r->count);
+	}
+}
+
+/*
+ * The weights of checkpoints lo..hi from the writer's totals (not for
+ * cpu_stacks); heap: the allocations of checkpoints win..hi.
+ */
+static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t hi, int64_t win,
+			       struct stack_weight **v, int *n)
+{
+	struct weights_sum x = { .heap = heap };
+	int k = 0, err;
+
+	if (!heap) {
+		err = totals__cpu_range(t, lo, hi, weights_row, &x);
+	} else {
+		if (lo < 1)
+			lo = 1;
+		err = win > lo ? totals__heap_range(t, lo, win - 1 < hi ? win - 1 : hi, weights_row,
+						    &x) : 0;
+		x.window = true;
+		if (!err && win <= hi)
+			err = totals__heap_range(t, win > lo ? win : lo, hi, weights_row, &x);
+	}
+
+	if (!err && x.no_memory)
+		err = -ENOMEM;
+	hashmap__free(&x.stacks);
+	hashmap__free(&x.addrs);
+	if (err) {
+		free(x.v);
+		return err;
+	}
+	/* a heap stack with nothing live is kept when it allocated in the window */
+	for (int i = 0; i < x.n; i++)
+		if (x.v[i].value > 0 || x.v[i].alloc_value > 0)
+			x.v[k++] = x.v[i];
+	if (k)
+		qsort(x.v, k, sizeof(*x.v), weight_cmp);
+	*v = x.v;
+	*n = k;
+	return 0;
+}
+
 /* Weights per stack (and per address for rows without one). */
 static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 			 struct stack_weight **v, int *n)
@@ -157,6 +243,20 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 		if (err)
 			return err;
 		has_cpu_stacks = one > 0;
+	}
+	if (heap || !has_cpu_stacks) {
+		struct totals *t = NULL;
+		bool used;
+
+		err = totals__open(db, &t);
+		used = t != NULL;
+		if (!err && used)
+			err = weights_from_totals(t, heap, lo, hi, win, v, n);
+		totals__delete(t);
+		if (err || used)
+			return err;
+	}
+	if (!heap) {
 		if (has_cpu_stacks)
 			sql[0] = "SELECT stack_id, SUM(count), SUM(count), 0 FROM cpu_stacks"
 				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id";

@@ -50,6 +50,18 @@ int q_prepare(struct db *db, const char *what, const char *sql, sqlite3_stmt **s
 	return 0;
 }
 
+int q_snapshot(struct db *db, bool *mine)
+{
+	*mine = sqlite3_get_autocommit(db__sqlite(db));
+	return *mine ? db__snapshot_begin(db) : 0;
+}
+
+void q_snapshot_end(struct db *db, bool mine)
+{
+	if (mine)
+		db__snapshot_end(db);
+}
+
 /* ---- symbols and groups ------------------------------------------------- */
 void qctx_free(struct qctx *q)
 {

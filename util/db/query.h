@@ -178,12 +178,36 @@ struct prof_summary {
 	bool has_rss;
 	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
 	int64_t rss_peak_bytes;			/* highest at any checkpoint */
+	/* record --retain (v3): checkpoints folded into coarser ones */
+	uint64_t retain_ms;		/* meta.retain_ms; 0: none */
+	uint64_t folded_checkpoints;	/* checkpoints holding more than one interval */
+	uint64_t folded_intervals;	/* the intervals they hold */
+	uint64_t folded_until_ms;	/* the end of the last of them */
+	uint64_t folded_min_ms, folded_max_ms;	/* the time one of them holds */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);
 
 /* How many processes the recording holds (the processes table of v3; 1 before). */
 int db_query_process_count(struct db *db, int *n);
+/*
+ * What a window [from_ms, to_ms] (TIME_NONE: open) reads when record
+ * --retain folded checkpoints in it: the checkpoints from its first to its
+ * last cover first_ms..last_ms, the coarsest of them holds coarsest_ms.
+ * folded is false (and the rest 0) when none in it is folded and none
+ * that ends after it holds its end.
+ */
+struct prof_resolution {
+	bool folded;
+	uint64_t first_ms, last_ms;
+	uint64_t coarsest_ms;
+	/* no folded checkpoint ends in the window, but one that ends after it
+	 * holds its end: first_ms..last_ms is that one */
+	bool inside;
+};
+
+int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
+			struct prof_resolution *r);
 
 /* Every meta row, in key order. */
 int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, void *ctx),

@@ -24,7 +24,10 @@ const char db_schema_sql[] =
 	 * (/proc/PID/statm), all of it and the anonymous part; NULL when it
 	 * could not be read (the process had gone) */
 	"    rss_bytes INTEGER DEFAULT NULL,\n"
-	"    rss_anon_bytes INTEGER DEFAULT NULL\n"
+	"    rss_anon_bytes INTEGER DEFAULT NULL,\n"
+	/* v3: how many intervals the checkpoint holds: more than 1 when
+	 * record --retain folded older ones together (util/db/retain.c) */
+	"    merged INTEGER NOT NULL DEFAULT 1\n"
 	");\n"
 	/* seed 000 §7.3.3: file/line/function are the chosen (user's own)
 	 * frame of the inline chain; the whole chain is in symbol_frames. */
@@ -143,4 +146,47 @@ const char db_schema_sql[] =
 	"    end_ms INTEGER DEFAULT NULL,\n"
 	"    samples INTEGER NOT NULL DEFAULT 0,\n"
 	"    PRIMARY KEY (pid, start_ms)\n"
-	");\n";
+	");\n"
+	/*
+	 * v3: totals per block of checkpoints, kept by the writer in each
+	 * checkpoint's transaction (util/db/totals.c), so readers add up a
+	 * few thousand rows instead of scanning the event tables. Level k
+	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
+	 * table's rows (pid 0 for NULL). peak: the key's highest live bytes
+	 * at a checkpoint of the block that has a row for it, less its live
+	 * bytes at the block's start.
+	 */
+	"CREATE TABLE cpu_totals (\n"
+	"    level INTEGER NOT NULL,\n"
+	"    block INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    pid INTEGER NOT NULL,\n"
+	"    count INTEGER NOT NULL,\n"
+	"    PRIMARY KEY (level, block, addr, pid)\n"
+	") WITHOUT ROWID;\n"
+	"CREATE TABLE heap_totals (\n"
+	"    level INTEGER NOT NULL,\n"
+	"    block INTEGER NOT NULL,\n"
+	"    addr INTEGER NOT NULL,\n"
+	"    stack_id INTEGER NOT NULL,\n"
+	"    pid INTEGER NOT NULL,\n"
+	"    alloc_bytes INTEGER NOT NULL,\n"
+	"    free_bytes INTEGER NOT NULL,\n"
+	"    alloc_count INTEGER NOT NULL,\n"
+	"    free_count INTEGER NOT NULL,\n"
+	"    peak INTEGER NOT NULL,\n"
+	"    PRIMARY KEY (level, block, addr, stack_id, pid)\n"
+	") WITHOUT ROWID;\n"
+	/* one row: checkpoints 1..through are in the totals; event rows with
+	 * a larger rowid than cpu_rowid/heap_rowid came after; the blocks of
+	 * level 0 up to checkpoint folded0 and of level 1 up to folded1 are
+	 * folded into one checkpoint each (record --retain) */
+	"CREATE TABLE totals_state (\n"
+	"    span INTEGER NOT NULL,\n"
+	"    through INTEGER NOT NULL,\n"
+	"    cpu_rowid INTEGER NOT NULL,\n"
+	"    heap_rowid INTEGER NOT NULL,\n"
+	"    folded0 INTEGER NOT NULL DEFAULT 0,\n"
+	"    folded1 INTEGER NOT NULL DEFAULT 0\n"
+	");\n"
+	"INSERT INTO totals_state (span, through, cpu_rowid, heap_rowid) VALUES (60, 0, 0, 0);\n";

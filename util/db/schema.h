@@ -26,6 +26,9 @@
  *        it started and ended, its CPU samples)
  *      symbols.addr of a second program holding other code at an address
  *      already used carries the program's number in bits 48..62
+ *      + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,
+ *        kept by the writer: util/db/totals.h); checkpoints.merged (record
+ *        --retain folded it from that many intervals)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */

@@ -84,6 +84,50 @@ int db_stacks__write(struct db_stacks *ds, int64_t checkpoint_id, const struct s
 	return 0;
 }
 
+int db_stacks__fold(struct db *db, int64_t first, int64_t last)
+{
+	static const char *const sql[] = {
+		"SELECT IFNULL(MAX(rowid), 0) FROM cpu_stacks",
+		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) SELECT ?2, stack_id,"
+		" SUM(count) FROM cpu_stacks WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id",
+		"DELETE FROM cpu_stacks WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3",
+	};
+	sqlite3 *sq = db__sqlite(db);
+	int64_t max_rowid = 0;
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(sq, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+			       " AND name = 'cpu_stacks'", -1, &st, NULL) != SQLITE_OK)
+		goto fail;
+	rc = sqlite3_step(st);
+	sqlite3_finalize(st);
+	if (rc == SQLITE_DONE)
+		return 0;	/* recorded without -g */
+	if (rc != SQLITE_ROW)
+		goto fail;
+	for (int i = 0; i < 3; i++) {
+		if (sqlite3_prepare_v2(sq, sql[i], -1, &st, NULL) != SQLITE_OK)
+			goto fail;
+		if (i) {
+			sqlite3_bind_int64(st, 1, first);
+			sqlite3_bind_int64(st, 2, last);
+		}
+		if (i == 2)
+			sqlite3_bind_int64(st, 3, max_rowid);
+		rc = sqlite3_step(st);
+		if (rc == SQLITE_ROW)
+			max_rowid = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+		if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+			goto fail;
+	}
+	return 0;
+fail:
+	pr_err("%s: fold cpu stacks: %s", db__path(db), sqlite3_errmsg(sq));
+	return -RSPROF_EDB;
+}
+
 void db_stacks__delete(struct db_stacks *ds)
 {
 	if (!ds)

@@ -23,6 +23,47 @@ static int meta_int(struct db *db, const char *key, int64_t *v)
 	return err;
 }
 
+/* The interval of one checkpoint, from meta (1 s when absent). */
+static uint64_t interval_ms(struct db *db)
+{
+	int64_t v = 0;
+
+	if (meta_int(db, "checkpoint_interval_ms", &v) || v <= 0)
+		return 1000;
+	return (uint64_t)v;
+}
+
+/* record --retain: what was folded (v3; nothing in older files). */
+static int summary_folded(struct db *db, struct prof_summary *s)
+{
+	uint64_t iv;
+	int64_t v = 0;
+	sqlite3_stmt *st;
+	int rc, err;
+
+	if (db__version(db) < 3)
+		return 0;
+	err = meta_int(db, "retain_ms", &v);
+	if (err)
+		return err;
+	s->retain_ms = v > 0 ? (uint64_t)v : 0;
+	iv = interval_ms(db);
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COUNT(*), TOTAL(merged), MAX(timestamp_ms),"
+			       " MIN(merged), MAX(merged) FROM checkpoints WHERE merged > 1", -1,
+			       &st, NULL) != SQLITE_OK)
+		return 0;	/* a version-3 file without `merged` */
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
+		s->folded_checkpoints = (uint64_t)sqlite3_column_int64(st, 0);
+		s->folded_intervals = (uint64_t)sqlite3_column_double(st, 1);
+		s->folded_until_ms = (uint64_t)sqlite3_column_int64(st, 2);
+		s->folded_min_ms = (uint64_t)sqlite3_column_int64(st, 3) * iv;
+		s->folded_max_ms = (uint64_t)sqlite3_column_int64(st, 4) * iv;
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
+}
+
 int db_query_summary(struct db *db, struct prof_summary *s)
 {
 	int64_t v[8] = { 0 };
@@ -156,7 +197,61 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		return err;
 	s->finished = val != NULL;
 	free(val);
-	return 0;
+	return summary_folded(db, s);
+}
+
+int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
+			struct prof_resolution *r)
+{
+	uint64_t iv = interval_ms(db);
+	sqlite3_stmt *st;
+	int rc, err;
+
+	memset(r, 0, sizeof(*r));
+	if (db__version(db) < 3)
+		return 0;
+	/* a version-3 file of a writer without --retain support has no `merged` */
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT MAX(merged), MIN(timestamp_ms - (merged - 1) * ?3),"
+			       " MAX(timestamp_ms) FROM checkpoints WHERE timestamp_ms >= ?1"
+			       " AND timestamp_ms <= ?2", -1, &st, NULL) != SQLITE_OK)
+		return 0;
+	sqlite3_bind_int64(st, 1, from_ms == TIME_NONE ? 0 : (int64_t)from_ms);
+	sqlite3_bind_int64(st, 2, to_ms >= INT64_MAX ? INT64_MAX : (int64_t)to_ms);
+	sqlite3_bind_int64(st, 3, (int64_t)iv);
+	rc = sqlite3_step(st);
+	err = rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
+	if (!err && sqlite3_column_int64(st, 0) > 1) {
+		int64_t first = sat__sub(sqlite3_column_int64(st, 1), (int64_t)iv);
+
+		r->folded = true;
+		r->coarsest_ms = (uint64_t)sqlite3_column_int64(st, 0) * iv;
+		r->first_ms = first > 0 ? (uint64_t)first : 0;
+		r->last_ms = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (err || r->folded || to_ms >= INT64_MAX)
+		return err;
+	/* the window's end inside a folded checkpoint that ends after it */
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT timestamp_ms, merged FROM checkpoints"
+			       " WHERE timestamp_ms > ?1 AND merged > 1 AND"
+			       " timestamp_ms - merged * ?2 < ?1 ORDER BY id LIMIT 1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return q_err(db, "read checkpoints");
+	sqlite3_bind_int64(st, 1, (int64_t)to_ms);
+	sqlite3_bind_int64(st, 2, (int64_t)iv);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		int64_t end = sqlite3_column_int64(st, 0), span = sqlite3_column_int64(st, 1) * iv;
+
+		r->folded = r->inside = true;
+		r->coarsest_ms = (uint64_t)span;
+		r->first_ms = end > span ? (uint64_t)(end - span) : 0;
+		r->last_ms = (uint64_t)end;
+	} else if (rc != SQLITE_DONE) {
+		err = q_err(db, "read checkpoints");
+	}
+	sqlite3_finalize(st);
+	return err;
 }
 
 int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, void *ctx),

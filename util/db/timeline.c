@@ -11,6 +11,7 @@
 #include "util/saturate.h"
 #include "util/error.h"
 #include "util/db/site.h"
+#include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/symbols/srcpath.h"
 
@@ -324,6 +325,49 @@ static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 	return 0;
 }
 
+static int totals_site(void *ctx, const struct totals_row *r)
+{
+	const struct tl_ctx *c = ctx;
+
+	return (int)sitemap__find_addr(c->sm, r->addr);
+}
+
+/* heap_pass() from the writer's totals. */
+static int heap_totals(struct tl_ctx *c, struct totals *t, int64_t first_id, int64_t last_id)
+{
+	struct totals_heap_walk w = {
+		.n_groups = (int)sitemap__count(c->sm),
+		.group_of = totals_site,
+		.ctx = c,
+		.hi = last_id,
+		.peak_from = first_id + 1,
+		.win_lo = INT64_MAX,
+	};
+	int err = totals__heap_walk(t, &w);
+
+	if (err)
+		return err;
+	for (int s = 0; s < w.n_groups; s++) {
+		struct site_acc *a = &c->acc[s];
+
+		a->live = w.live[s];
+		a->peak = w.peak[s];
+		a->first = w.first[s];
+		a->heap = w.had_row[s];
+	}
+	totals_heap_walk__free(&w);
+	return 0;
+}
+
+static void totals_cpu(void *ctx, const struct totals_row *r)
+{
+	struct tl_ctx *c = ctx;
+	long s = sitemap__find_addr(c->sm, r->addr);
+
+	if (s >= 0)
+		c->acc[s].cpu_total = sat__add(c->acc[s].cpu_total, r->count);
+}
+
 static enum timeline_rank sort_rank;
 static const struct site_acc *sort_acc;
 
@@ -580,6 +624,7 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 {
 	struct tl_ctx c = { .db = db, .conn = db__sqlite(db) };
 	struct timeline *tl = calloc(1, sizeof(*tl));
+	struct totals *t = NULL;
 	bool need_sites = o->top > 0 || o->cpu_top > 0 || o->need_growth;
 	size_t lo = 0, hi = 0;
 	int err;
@@ -608,10 +653,14 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 		goto out;
 	}
 	err = load_sites(&c);
+	if (!err)
+		err = totals__open(db, &t);
 	if (!err && tl->has_heap && (o->top > 0 || o->need_growth))
-		err = heap_pass(&c, c.cp_ids[lo], c.cp_ids[hi], false);
+		err = t ? heap_totals(&c, t, c.cp_ids[lo], c.cp_ids[hi]) :
+			  heap_pass(&c, c.cp_ids[lo], c.cp_ids[hi], false);
 	if (!err && o->cpu_top > 0)
-		err = cpu_pass(&c, c.cp_ids[lo], c.cp_ids[hi]);
+		err = t ? totals__cpu_range(t, c.cp_ids[lo], c.cp_ids[hi], totals_cpu, &c) :
+			  cpu_pass(&c, c.cp_ids[lo], c.cp_ids[hi]);
 	if (!err && tl->has_heap && o->top > 0)
 		err = choose(&c, tl, o, true, o->top, &tl->sites, &tl->n_sites);
 	if (!err && o->cpu_top > 0)
@@ -619,6 +668,7 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	if (!err && tl->has_heap && o->need_growth)
 		err = grew_most(&c, tl, o, &tl->grew_most);
 out:
+	totals__delete(t);
 	if (!err && tl->n)
 		slice(tl, lo, hi);
 	sqlite3_mutex_leave(sqlite3_db_mutex(c.conn));

@@ -41,6 +41,7 @@
 #include "util/hashmap.h"
 #include "util/output/escape.h"
 #include "util/record/maps.h"
+#include "util/saturate.h"
 #include "util/symbols/objfile.h"
 #include "util/symbols/symbol.h"
 
@@ -467,7 +468,7 @@ int pprof__add(struct pprof *p, const struct prof_stack *s)
 		pb_varint(ids, location_id(p, &s->frames[i]));
 	if (p->kind == PPROF_CPU) {
 		v[0] = s->count;
-		v[1] = s->count * (int64_t)p->period_ns;
+		v[1] = sat__mul(s->count, (int64_t)p->period_ns);
 	} else {
 		/* alloc_objects, alloc_space, inuse_objects, inuse_space */
 		v[0] = s->alloc_count;

@@ -24,6 +24,9 @@ struct poptOption options_record[] = {
 	  "time between checkpoints (default 1s)", "DUR" },
 	{ "duration", 'd', POPT_ARG_STRING, &record_args.duration, 0,
 	  "stop after DUR (default: until interrupted or the target exits)", "DUR" },
+	{ "retain", 0, POPT_ARG_STRING, &record_args.retain, 0,
+	  "keep the last DUR as recorded, fold older checkpoints 60 into one "
+	  "(1s into 1m; 3,600 into one past 60 x DUR)", "DUR" },
 	{ "quiet", 'q', POPT_ARG_NONE, &record_args.quiet, 0,
 	  "no status line and no summary", NULL },
 	{ "no-heap", 0, POPT_ARG_NONE, &record_args.no_heap, 0,
@@ -283,6 +286,16 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 			return err;
 		if (!o->duration_ms) {
 			pr_err("-d/--duration: '%s' is zero", record_args.duration);
+			return -RSPROF_EUSAGE;
+		}
+	}
+	if (record_args.retain) {
+		err = get_duration("--retain", record_args.retain, &o->retain_ms);
+		if (err)
+			return err;
+		if (!o->retain_ms) {
+			pr_err("--retain: '%s' is zero", record_args.retain);
+			pr_hint("leave --retain out to keep every checkpoint");
 			return -RSPROF_EUSAGE;
 		}
 	}

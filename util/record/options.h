@@ -16,6 +16,7 @@ struct record_args {
 	const char *freq;
 	const char *interval;
 	const char *duration;
+	const char *retain;
 	int quiet;
 	int no_heap;
 	int no_cpu;

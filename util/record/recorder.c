@@ -258,6 +258,11 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
+	if (r->o.retain_ms) {
+		err = db__set_retain(r->db, r->o.retain_ms);
+		if (err)
+			return err;
+	}
 	return record_meta__start(r->db, &r->o, &r->t, r->heap, r->heap_why, &r->ts_base);
 }
 

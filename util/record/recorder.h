@@ -32,6 +32,7 @@ struct record_opts {
 	unsigned int freq;		/* Hz */
 	uint64_t interval_ms;
 	uint64_t duration_ms;		/* 0: until stopped or the target exits */
+	uint64_t retain_ms;		/* fold checkpoints older than this; 0: keep all */
 	bool cpu, heap;			/* what to record */
 	bool heap_required;		/* --no-cpu: heap failure is fatal */
 	bool call_graph;

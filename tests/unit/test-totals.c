@@ -1,0 +1,643 @@
+/*
+ * The writer's totals (util/db/totals.h): every read query gives the same
+ * rows from the totals as from a scan of the event tables, on random
+ * profiles whose sites share lines, functions and files (groups of several
+ * keys that peak at different moments), through every level of blocks, a
+ * block left open, a recording appended to, one killed mid-write, and a
+ * file changed by hand.
+ *
+ *   test-totals                                   the TAP tests
+ *   test-totals --fixture FILE N SEED [RETAIN_MS]  write a random profile of N checkpoints
+ */
+#include "util/db/totals.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "util/db/db.h"
+#include "util/db/query.h"
+#include "util/error.h"
+#include "util/symbols/symbol.h"
+#include "fixture.h"
+#include "tap.h"
+
+static char dir[] = "/tmp/rsprof-test-totals.XXXXXX";
+
+static const char *tmp(const char *name)
+{
+	static char buf[4][512];
+	static int i;
+
+	i = (i + 1) % 4;
+	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
+	return buf[i];
+}
+
+/* ---- random profiles ----------------------------------------------------- */
+
+#define N_HEAP_ADDR	40
+#define N_CPU_ADDR	30
+
+static uint64_t rng;
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng >> 11);
+}
+
+static uint64_t heap_addr(int i)
+{
+	return 0x600000 + 16 * i;
+}
+
+static uint64_t cpu_addr(int i)
+{
+	return 0x700000 + 16 * i;
+}
+
+/* Sites share lines (several addresses a line), functions and files. */
+static struct symbol *random_symbol(uint64_t addr, int i)
+{
+	static const char *const files[] = { "/src/a.c", "/src/b.c", "/src/c.rs", NULL };
+	char fn[32];
+	const char *file = files[i % 4];
+
+	snprintf(fn, sizeof(fn), "f%d", (i / 3) % 5);
+	/* two allocation wrappers of the built-in list, at the top of stacks 1 and 2 */
+	if (addr == heap_addr(0))
+		snprintf(fn, sizeof(fn), "xmalloc");
+	else if (addr == heap_addr(1))
+		snprintf(fn, sizeof(fn), "g_malloc0");
+	return fixture_symbol(addr, file, file ? 10 + (i / 2) % 6 : 0, fn,
+			      i % 7 ? "/bin/app" : "/lib/libx.so");
+}
+
+struct gen {
+	int64_t key_live[N_HEAP_ADDR][3];
+	bool symbols_written;
+};
+
+/* Checkpoint c (1-based) of a random profile into db. */
+static int gen_checkpoint(struct db *db, struct gen *g, int c)
+{
+	struct symbol *syms[N_HEAP_ADDR + N_CPU_ADDR];
+	struct cpu_count cpu[N_CPU_ADDR];
+	struct heap_count hc[N_HEAP_ADDR * 3];
+	struct checkpoint cp = { .timestamp_ms = (uint64_t)c * 1000 };
+	/* heap rows of stack 1 and 2 move past the wrapper to their caller */
+	static const uint64_t frames1[] = { 0x600000, 0x600000 + 16 * 5 };
+	static const uint64_t frames2[] = { 0x600000 + 16, 0x600000 + 16 * 7 };
+	static const struct stack_rec stacks[] = {
+		{ .id = 1, .hash = 11, .addrs = frames1, .depth = 2 },
+		{ .id = 2, .hash = 22, .addrs = frames2, .depth = 2 },
+	};
+	static const int pids[] = { 0, 101, 102 };
+	size_t n_cpu = 0, n_heap = 0, n_syms = 0;
+	int err;
+
+	if (!g->symbols_written) {
+		cp.stacks = stacks;
+		cp.n_stacks = 2;
+		/* the last few addresses have no symbol: the [unknown] group */
+		for (int i = 0; i < N_HEAP_ADDR - 3; i++)
+			syms[n_syms++] = random_symbol(heap_addr(i), i);
+		for (int i = 0; i < N_CPU_ADDR; i++)
+			syms[n_syms++] = random_symbol(cpu_addr(i), i + 1);
+		cp.symbols = (const struct symbol *const *)syms;
+		cp.n_symbols = n_syms;
+		g->symbols_written = true;
+	}
+	for (int i = 0; i < N_CPU_ADDR; i++)
+		if (rnd() % 3 == 0)
+			cpu[n_cpu++] = (struct cpu_count){ .addr = cpu_addr(i),
+							   .count = 1 + rnd() % 20,
+							   .pid = pids[rnd() % 3] };
+	for (int i = 0; i < N_HEAP_ADDR; i++) {
+		for (int s = 0; s < 3; s++) {
+			int64_t *live = &g->key_live[i][s];
+			struct heap_count *h;
+
+			if (rnd() % 4)
+				continue;
+			h = &hc[n_heap++];
+			memset(h, 0, sizeof(*h));
+			h->addr = heap_addr(i);
+			h->stack_id = s == 0 ? -1 : s;
+			h->pid = pids[i % 3];
+			h->alloc_bytes = 64 * (rnd() % 50);
+			/* now and then a spike, freed a while later */
+			if (rnd() % 40 == 0)
+				h->alloc_bytes += 1 << (16 + rnd() % 6);
+			h->free_bytes = rnd() % 3 ?
+					(int64_t)(rnd() % (uint32_t)((*live > 0 ? *live : 0) + h->alloc_bytes + 1)) :
+					0;
+			if (rnd() % 50 == 0)
+				h->free_bytes += 640;	/* memory allocated before attach */
+			h->alloc_count = h->alloc_bytes / 64;
+			h->free_count = h->free_bytes / 64;
+			*live += h->alloc_bytes - h->free_bytes;
+		}
+	}
+	cp.cpu = cpu;
+	cp.n_cpu = n_cpu;
+	cp.heap = hc;
+	cp.n_heap = n_heap;
+	err = db__write_checkpoint(db, &cp, NULL);
+	for (size_t i = 0; i < n_syms; i++)
+		symbol__delete(syms[i]);
+	return err;
+}
+
+static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bool append,
+			   struct gen *g, uint64_t retain_ms)
+{
+	struct db *db;
+	int err = db__create(path, append, &db);
+
+	if (err)
+		return err;
+	if (retain_ms)
+		err = db__set_retain(db, retain_ms);
+	rng = seed;
+	for (int c = from; c <= to && !err; c++)
+		err = gen_checkpoint(db, g, c);
+	if (!err)
+		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
+	if (db__close(db) && !err)
+		err = -1;
+	return err;
+}
+
+static int gen_file(const char *path, uint64_t seed, int from, int to, bool append,
+		    struct gen *g)
+{
+	return gen_file_retain(path, seed, from, to, append, g, 0);
+}
+
+/* A copy of src with no totals (its readers scan). */
+static int copy_scan(const char *src, const char *dst)
+{
+	sqlite3 *a = NULL, *b = NULL;
+	sqlite3_backup *bk;
+	int rc;
+
+	unlink(dst);
+	if (sqlite3_open(src, &a) != SQLITE_OK || sqlite3_open(dst, &b) != SQLITE_OK) {
+		sqlite3_close(a);
+		sqlite3_close(b);
+		return -1;
+	}
+	bk = sqlite3_backup_init(b, "main", a, "main");
+	rc = bk ? sqlite3_backup_step(bk, -1) : SQLITE_ERROR;
+	sqlite3_backup_finish(bk);
+	if (rc == SQLITE_DONE)
+		rc = sqlite3_exec(b, "DROP TABLE totals_state", NULL, NULL, NULL);
+	sqlite3_close(a);
+	sqlite3_close(b);
+	return rc == SQLITE_OK ? 0 : -1;
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+struct text {
+	char *s;
+	size_t n, cap;
+};
+
+static void text_add(struct text *t, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void text_add(struct text *t, const char *fmt, ...)
+{
+	va_list ap;
+	char line[512];
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	if (t->n + n + 1 > t->cap) {
+		size_t cap = (t->cap + n + 1) * 2;
+		char *s = realloc(t->s, cap);
+
+		if (!s)
+			return;
+		t->s = s;
+		t->cap = cap;
+	}
+	memcpy(t->s + t->n, line, n + 1);
+	t->n += n;
+}
+
+static int row_text(const struct prof_row *r, void *ctx)
+{
+	text_add(ctx, "%s:%d %s [%s] cpu %llu %.6f live %lld peak %lld a %lld/%lld f %lld/%lld\n",
+		 r->file ? r->file : "-", r->line, r->function ? r->function : "-",
+		 r->module ? r->module : "-", (unsigned long long)r->samples, r->pct,
+		 (long long)r->live_bytes, (long long)r->peak_bytes, (long long)r->alloc_bytes,
+		 (long long)r->alloc_count, (long long)r->free_bytes, (long long)r->free_count);
+	return 0;
+}
+
+/* Everything the queries say about path under f, as text. */
+static char *query_text(const char *path, const struct query_filter *f)
+{
+	struct text t = { 0 };
+	struct db *db;
+	uint64_t total = 0;
+	int64_t live = 0;
+	int e1, e2;
+
+	if (db__open(path, &db))
+		return NULL;
+	e1 = db_query_cpu(db, f, &total, row_text, &t);
+	text_add(&t, "cpu total %llu (%d)\n", (unsigned long long)total, e1);
+	{
+		struct heap_hint h;
+
+		e2 = db_query_heap_hint(db, f, &live, row_text, &t, &h);
+		text_add(&t, "heap total %lld (%d) hint %d %.3f %d %s:%d\n", (long long)live, e2,
+			 h.suspect, h.pct, h.callers, h.file ? h.file : "-", h.line);
+		heap_hint__free(&h);
+	}
+	db__close(db);
+	return t.s;
+}
+
+/* The first line where a and b differ, for the TAP log. */
+static void show_diff(const char *a, const char *b)
+{
+	size_t i = 0, l;
+
+	while (a[i] && a[i] == b[i])
+		i++;
+	for (l = i; l > 0 && a[l - 1] != '\n'; l--)
+		;
+	printf("#   totals: %.*s\n#   scan:   %.*s\n", (int)strcspn(a + l, "\n"), a + l,
+	       (int)strcspn(b + l, "\n"), b + l);
+}
+
+static int n_compared;
+
+/* Same rows from the totals (path) and from a scan (scan) under many filters. */
+static bool compare_all(const char *path, const char *scan, int64_t n_cp, const char *what)
+{
+	static const char *const pats[] = { NULL, "b.c", "F2", "libx" };
+	static const char *const wrappers[] = { "f2", NULL };
+	uint64_t last = (uint64_t)n_cp * 1000;
+	uint64_t times[][3] = {
+		/* from, to, at */
+		{ TIME_NONE, TIME_NONE, TIME_NONE },
+		{ last / 2 + 1, TIME_NONE, TIME_NONE },
+		{ TIME_NONE, last / 3, TIME_NONE },
+		{ 61000, last - 7000, TIME_NONE },
+		{ 3001, 119000, TIME_NONE },
+		{ TIME_NONE, TIME_NONE, last / 2 },
+		{ 59001, TIME_NONE, 60000 },
+		{ TIME_NONE, TIME_NONE, 121000 },
+		{ last - 13000, TIME_NONE, last - 5000 },
+	};
+	bool same = true;
+
+	for (int gi = GROUP_LINE; gi <= GROUP_PROCESS + 2 && same; gi++) {
+		for (size_t pi = 0; pi < sizeof(pats) / sizeof(pats[0]) && same; pi++) {
+			for (size_t ti = 0; ti < sizeof(times) / sizeof(times[0]) && same; ti++) {
+				struct query_filter f;
+				char *a, *b;
+
+				query_filter__init(&f);
+				/* past the groups: by line for one process, and with
+				 * the reader's own wrapper (report --alloc-fn) */
+				f.group = gi <= GROUP_PROCESS ? gi : GROUP_LINE;
+				if (gi == GROUP_PROCESS + 1)
+					f.pid = 101;
+				if (gi == GROUP_PROCESS + 2)
+					f.alloc_fn = wrappers;
+				f.pattern = pats[pi];
+				f.from_ms = times[ti][0];
+				f.to_ms = times[ti][1];
+				f.at_ms = times[ti][2];
+				a = query_text(path, &f);
+				b = query_text(scan, &f);
+				same = a && b && !strcmp(a, b);
+				if (!same) {
+					printf("# %s: group %d pattern %s window %d\n", what, gi,
+					       pats[pi] ? pats[pi] : "-", (int)ti);
+					if (a && b)
+						show_diff(a, b);
+				}
+				n_compared++;
+				free(a);
+				free(b);
+			}
+		}
+	}
+	return same;
+}
+
+static bool totals_used(const char *path)
+{
+	struct db *db;
+	struct totals *t = NULL;
+	bool used;
+
+	if (db__open(path, &db))
+		return false;
+	db__snapshot_begin(db);
+	totals__open(db, &t);
+	used = t != NULL;
+	totals__delete(t);
+	db__snapshot_end(db);
+	db__close(db);
+	return used;
+}
+
+static long long sql_int(const char *path, const char *sql)
+{
+	sqlite3 *sq;
+	sqlite3_stmt *st;
+	long long v = -1;
+
+	if (sqlite3_open(path, &sq) != SQLITE_OK)
+		return -1;
+	if (sqlite3_prepare_v2(sq, sql, -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			v = sqlite3_column_int64(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(sq);
+	return v;
+}
+
+static void test_random(int n_cp, uint64_t seed)
+{
+	char name[64], scan[64];
+	const char *p, *s;
+	struct gen g = { 0 };
+
+	snprintf(name, sizeof(name), "r%d.db", n_cp);
+	snprintf(scan, sizeof(scan), "r%d-scan.db", n_cp);
+	p = tmp(name);
+	if (gen_file(p, seed, 1, n_cp, false, &g) || copy_scan(p, s = tmp(scan))) {
+		ok(0, "random profile of %d checkpoints", n_cp);
+		return;
+	}
+	is_int(sql_int(p, "SELECT through FROM totals_state"), n_cp / TOTALS_SPAN * TOTALS_SPAN,
+	       "%d checkpoints: the totals hold the whole blocks", n_cp);
+	ok(totals_used(p), "%d checkpoints: the totals are used", n_cp);
+	ok(!totals_used(s), "the copy without totals_state is scanned");
+	ok(compare_all(p, s, n_cp, name), "%d checkpoints: every query the same from the totals",
+	   n_cp);
+}
+
+/* Blocks written in two sessions: the open block is read back at the append. */
+static void test_append(void)
+{
+	const char *p = tmp("app.db"), *s;
+	const char *one = tmp("one.db");
+	struct gen g = { 0 }, g1 = { 0 };
+	int err;
+
+	err = gen_file(p, 7, 1, 95, false, &g);
+	if (!err)
+		err = gen_file(p, 8, 96, 250, true, &g);
+	if (err || copy_scan(p, s = tmp("app-scan.db"))) {
+		ok(0, "appended profile");
+		return;
+	}
+	ok(compare_all(p, s, 250, "append"), "appended: the same from the totals");
+	/* the same rows in one session give the same totals */
+	err = gen_file(one, 7, 1, 95, false, &g1);
+	is_int(err, 0, "one session");
+	{
+		sqlite3 *sq;
+		char sql[1024];
+		long long diff = -1;
+
+		snprintf(sql, sizeof(sql), "ATTACH '%s' AS o", one);
+		if (sqlite3_open(p, &sq) == SQLITE_OK &&
+		    sqlite3_exec(sq, sql, NULL, NULL, NULL) == SQLITE_OK) {
+			sqlite3_stmt *st;
+
+			if (sqlite3_prepare_v2(sq, "SELECT COUNT(*) FROM (SELECT * FROM main.heap_totals"
+					       " WHERE level = 0 AND block = 0 EXCEPT SELECT * FROM"
+					       " o.heap_totals WHERE level = 0 AND block = 0)", -1,
+					       &st, NULL) == SQLITE_OK) {
+				if (sqlite3_step(st) == SQLITE_ROW)
+					diff = sqlite3_column_int64(st, 0);
+				sqlite3_finalize(st);
+			}
+		}
+		sqlite3_close(sq);
+		is_int(diff, 0, "the first block's totals as written in one session");
+	}
+}
+
+/* A writer killed at any moment leaves totals that agree with the event rows. */
+static void test_killed(void)
+{
+	const char *p = tmp("killed.db"), *s = tmp("killed-scan.db");
+	long long n_cp;
+	pid_t pid;
+	int status;
+
+	pid = fork();
+	if (pid == 0) {
+		struct gen g = { 0 };
+		struct db *db;
+
+		if (db__create(p, false, &db))
+			_exit(1);
+		rng = 99;
+		for (int c = 1; c <= 100000; c++)
+			if (gen_checkpoint(db, &g, c))
+				_exit(1);
+		_exit(0);
+	}
+	/* long enough for a few blocks */
+	for (int i = 0; i < 200; i++) {
+		usleep(20000);
+		if (sql_int(p, "SELECT through FROM totals_state") >= 3 * TOTALS_SPAN)
+			break;
+	}
+	usleep(rnd() % 50000);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+	ok(WIFSIGNALED(status), "the writer was killed");
+	n_cp = sql_int(p, "SELECT MAX(id) FROM checkpoints");
+	ok(n_cp > 0, "killed after %lld checkpoints, totals through %lld", n_cp,
+	   sql_int(p, "SELECT through FROM totals_state"));
+	if (copy_scan(p, s)) {
+		ok(0, "copy of the killed file");
+		return;
+	}
+	ok(totals_used(p), "the killed file's totals are used");
+	ok(compare_all(p, s, n_cp, "killed"), "killed: the same from the totals");
+}
+
+/* The rows of sql, one line each. */
+static char *sql_text(const char *path, const char *sql)
+{
+	struct text t = { 0 };
+	sqlite3 *sq;
+	sqlite3_stmt *st;
+
+	if (sqlite3_open(path, &sq) != SQLITE_OK)
+		return NULL;
+	if (sqlite3_prepare_v2(sq, sql, -1, &st, NULL) == SQLITE_OK) {
+		while (sqlite3_step(st) == SQLITE_ROW) {
+			for (int i = 0; i < sqlite3_column_count(st); i++)
+				text_add(&t, "%s|", sqlite3_column_text(st, i) ?
+					 (const char *)sqlite3_column_text(st, i) : "NULL");
+			text_add(&t, "\n");
+		}
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(sq);
+	if (!t.s)
+		t.s = strdup("");
+	return t.s;
+}
+
+static bool same_sql(const char *a, const char *b, const char *sql)
+{
+	char *x = sql_text(a, sql), *y = sql_text(b, sql);
+	bool same = x && y && !strcmp(x, y);
+
+	if (!same && x && y)
+		show_diff(x, y);
+	free(x);
+	free(y);
+	return same;
+}
+
+/*
+ * record --retain: the checkpoints older than retain_ms are folded (60 into
+ * one, and 3,600 into one past 60 x retain_ms); sums stay, the last
+ * retain_ms stays as it was, and the totals still give what a scan gives.
+ */
+static void test_retain(int n_cp, uint64_t retain_ms, uint64_t seed)
+{
+	char name[64], full_name[64];
+	const char *p, *full, *s;
+	struct gen g = { 0 }, g2 = { 0 };
+	long long n_left, merged, cut = (long long)n_cp * 1000 - (long long)retain_ms;
+	char sql[512];
+
+	snprintf(name, sizeof(name), "ret%d.db", n_cp);
+	snprintf(full_name, sizeof(full_name), "full%d.db", n_cp);
+	p = tmp(name);
+	full = tmp(full_name);
+	if (gen_file_retain(p, seed, 1, n_cp, false, &g, retain_ms) ||
+	    gen_file(full, seed, 1, n_cp, false, &g2) || copy_scan(p, s = tmp("ret-scan.db"))) {
+		ok(0, "retained profile of %d checkpoints", n_cp);
+		return;
+	}
+	n_left = sql_int(p, "SELECT COUNT(*) FROM checkpoints");
+	merged = sql_int(p, "SELECT SUM(merged) FROM checkpoints");
+	ok(n_left < n_cp, "--retain %llus, %d checkpoints: %lld left", (unsigned long long)retain_ms / 1000,
+	   n_cp, n_left);
+	is_int(merged, n_cp, "they hold all %d intervals", n_cp);
+	ok(same_sql(p, full, "SELECT addr, SUM(count) FROM cpu_samples GROUP BY addr"),
+	   "cpu samples per address as without --retain");
+	ok(same_sql(p, full, "SELECT addr, IFNULL(stack_id, -1), SUM(alloc_bytes), SUM(free_bytes),"
+		    " SUM(alloc_count), SUM(free_count) FROM heap_events GROUP BY 1, 2"),
+	   "heap sums per key as without --retain");
+	ok(same_sql(p, full, "SELECT SUM(cpu_total), SUM(lost_samples), SUM(heap_alloc_bytes),"
+		    " SUM(heap_free_bytes), SUM(heap_alloc_count), SUM(heap_free_count),"
+		    " SUM(heap_dropped) FROM checkpoints"), "checkpoint totals as without --retain");
+	snprintf(sql, sizeof(sql), "SELECT c.checkpoint_id, c.addr, c.count FROM cpu_samples c"
+		 " JOIN checkpoints cp ON cp.id = c.checkpoint_id WHERE cp.timestamp_ms > %lld"
+		 " ORDER BY 1, 2", cut);
+	ok(same_sql(p, full, sql), "the last %llus as recorded", (unsigned long long)retain_ms / 1000);
+	snprintf(sql, sizeof(sql), "SELECT id, timestamp_ms, heap_live_bytes, merged FROM checkpoints"
+		 " WHERE timestamp_ms > %lld ORDER BY id", cut);
+	ok(same_sql(p, full, sql), "and their checkpoints");
+	ok(sql_int(p, "SELECT COUNT(*) FROM checkpoints WHERE merged > 1 AND timestamp_ms % 60000 != 0")
+	   == 0, "folded checkpoints end a minute");
+	if ((long long)n_cp * 1000 - 3600000 >= 60 * (long long)retain_ms)
+		is_int(sql_int(p, "SELECT MAX(merged) FROM checkpoints"), 3600,
+		       "the first hour, older than 60 x %llus, is one checkpoint",
+		       (unsigned long long)retain_ms / 1000);
+	else
+		is_int(sql_int(p, "SELECT MAX(merged) FROM checkpoints"), 60,
+		       "a folded checkpoint holds a minute");
+	ok(totals_used(p), "the retained file's totals are used");
+	ok(compare_all(p, s, n_cp, name), "retained: the same from the totals");
+}
+
+/* Rows added by hand to a checkpoint the totals hold: readers scan. */
+static void test_changed(void)
+{
+	const char *p = tmp("r137.db");
+	sqlite3 *sq;
+
+	if (sqlite3_open(p, &sq) != SQLITE_OK ||
+	    sqlite3_exec(sq, "INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes)"
+			 " VALUES (5, 6291456, 1000000)", NULL, NULL, NULL) != SQLITE_OK) {
+		sqlite3_close(sq);
+		ok(0, "change by hand");
+		return;
+	}
+	sqlite3_close(sq);
+	ok(!totals_used(p), "a row added to a summed checkpoint: the totals are not used");
+	if (sqlite3_open(p, &sq) == SQLITE_OK) {
+		sqlite3_exec(sq, "INSERT INTO checkpoints (id, timestamp_ms) VALUES (138, 138000);"
+			     "DELETE FROM heap_events WHERE checkpoint_id = 5 AND alloc_bytes = 1000000;"
+			     "INSERT INTO cpu_samples VALUES (138, 7340032, 5)", NULL, NULL, NULL);
+		sqlite3_close(sq);
+	}
+	ok(totals_used(p), "rows of a new checkpoint added by hand: the totals are used");
+	if (!copy_scan(p, tmp("r138-scan.db")))
+		ok(compare_all(p, tmp("r138-scan.db"), 138, "r138"),
+		   "and they read the new checkpoint from the event table");
+}
+
+int main(int argc, char **argv)
+{
+	if (argc >= 5 && !strcmp(argv[1], "--fixture")) {
+		struct gen g = { 0 };
+		int err = gen_file_retain(argv[2], strtoull(argv[4], NULL, 10), 1, atoi(argv[3]),
+					  false, &g, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
+
+		if (err)
+			fprintf(stderr, "test-totals: cannot write %s: %d\n", argv[2], err);
+		return err ? 1 : 0;
+	}
+	if (!mkdtemp(dir)) {
+		perror("mkdtemp");
+		return 1;
+	}
+	test_random(10, 1);
+	test_random(59, 2);
+	test_random(60, 3);
+	test_random(137, 4);
+	test_random(400, 5);
+	test_random(3725, 6);
+	test_retain(400, 100000, 11);
+	test_retain(4400, 10000, 12);
+	test_append();
+	test_killed();
+	test_changed();
+	ok(n_compared > 1000, "%d comparisons", n_compared);
+	{
+		char cmd[600];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", dir);
+		if (system(cmd))
+			fprintf(stderr, "could not remove %s\n", dir);
+	}
+	return done_testing();
+}
