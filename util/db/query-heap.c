@@ -226,8 +226,8 @@ static void totals_tally(void *ctx, const struct totals_row *r, int g)
 
 /*
  * Do the heap rows count temporary allocations (heap_events.temp_count, the
- * in-process tracker)? The totals do not add them up: such a file is
- * scanned. The rows of the last checkpoint with heap rows tell (through
+ * in-process tracker)? The totals of an early v3 file (no
+ * heap_totals.temp_count) do not add them up: such a file is scanned. The rows of the last checkpoint with heap rows tell (through
  * idx_heap_checkpoint, not a scan): the tracker writes it on every row.
  */
 static int heap_temp_rows(struct db *db, bool *temp)
@@ -278,6 +278,8 @@ static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
 		g->free_bytes = w.free_bytes[i];
 		g->alloc_count = w.alloc_count[i];
 		g->free_count = w.free_count[i];
+		g->temp_count = w.temp_count[i] < 0 ? 0 : w.temp_count[i];
+		g->temp_known = w.temp_count[i] >= 0;
 	}
 	sc->total_live = w.total_live;
 	pr_debug(2, "heap from the totals: %zu rows, %zu blocks read again", w.rows_read,
@@ -317,10 +319,12 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
-	if (!err)
+	if (!err && !db__has_column(db, "heap_totals", "temp_count"))
 		err = heap_temp_rows(db, &temp);
 	if (!err && !temp)
 		err = totals__open(db, &t);
+	else if (!err)
+		pr_debug(1, "%s: the totals do not add up temp_count: scanning", db__path(db));
 	if (err || lo > hi)
 		goto out;
 	sc.q = &q;

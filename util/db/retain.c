@@ -61,8 +61,9 @@ static const struct {
 		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3" },
 	[RT_HEAP_INS] = { "fold heap events",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, stack_id, pid) SELECT ?3, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, NULLIF(stack_id, -1), NULLIF(pid, 0) FROM heap_totals"
+		" free_count, stack_id, pid, temp_count) SELECT ?3, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count"
+		" FROM heap_totals"
 		" WHERE level = ?1 AND block = ?2" },
 	[RT_HEAP_DEL] = { "fold heap events",
 		"DELETE FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3" },
@@ -77,8 +78,9 @@ static const struct {
 		" count FROM cpu_totals WHERE level = 1 AND block = ?1" },
 	[RT_HEAP0_INS] = { "fold heap totals",
 		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, peak) SELECT 0, ?2, addr, stack_id, pid, alloc_bytes,"
-		" free_bytes, alloc_count, free_count, alloc_bytes - free_bytes FROM heap_totals"
+		" alloc_count, free_count, peak, temp_count) SELECT 0, ?2, addr, stack_id, pid,"
+		" alloc_bytes, free_bytes, alloc_count, free_count, alloc_bytes - free_bytes,"
+		" temp_count FROM heap_totals"
 		" WHERE level = 1 AND block = ?1" },
 	[RT_CHILDREN] = { "read heap totals",
 		"SELECT addr, stack_id, pid, alloc_bytes - free_bytes, peak FROM heap_totals"

@@ -154,7 +154,9 @@ const char db_schema_sql[] =
 	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
 	 * table's rows (pid 0 for NULL). peak: the key's highest live bytes
 	 * at a checkpoint of the block that has a row for it, less its live
-	 * bytes at the block's start.
+	 * bytes at the block's start. heap_totals.temp_count: the sum of the
+	 * rows' temp_count, NULL when none of them counted temporaries (the
+	 * uprobe backend), as a scan tells "-" from 0.
 	 */
 	"CREATE TABLE cpu_totals (\n"
 	"    level INTEGER NOT NULL,\n"
@@ -175,6 +177,7 @@ const char db_schema_sql[] =
 	"    alloc_count INTEGER NOT NULL,\n"
 	"    free_count INTEGER NOT NULL,\n"
 	"    peak INTEGER NOT NULL,\n"
+	"    temp_count INTEGER DEFAULT NULL,\n"
 	"    PRIMARY KEY (level, block, addr, stack_id, pid)\n"
 	") WITHOUT ROWID;\n"
 	/* one row: checkpoints 1..through are in the totals; event rows with

@@ -31,9 +31,12 @@ static const struct {
 	/* every right-hand side sees the row as it was */
 	[TW_HEAP] = { "write heap totals",
 		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, peak) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" alloc_count, free_count, peak, temp_count) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 		" ON CONFLICT (level, block, addr, stack_id, pid) DO UPDATE SET"
 		" peak = max(peak, alloc_bytes - free_bytes + excluded.peak),"
+		/* NULL (not counted) only while no row counted */
+		" temp_count = CASE WHEN excluded.temp_count IS NULL THEN temp_count"
+		" ELSE IFNULL(temp_count, 0) + excluded.temp_count END,"
 		" alloc_bytes = alloc_bytes + excluded.alloc_bytes,"
 		" free_bytes = free_bytes + excluded.free_bytes,"
 		" alloc_count = alloc_count + excluded.alloc_count,"
@@ -48,6 +51,7 @@ static const struct {
 struct heap_ent {
 	int64_t addr, stack_id, pid;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
+	int64_t temp_count;	/* -1: no row counted temporaries */
 	int64_t net;		/* alloc - free since the block's start */
 	int64_t peak;		/* highest net at the end of a checkpoint with a row */
 	int64_t touched;	/* the last checkpoint with a row */
@@ -217,7 +221,7 @@ static int tw_add_cpu(struct totals_writer *tw, int64_t addr, int64_t pid, int64
 }
 
 static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64_t stack_id,
-		       int64_t pid, int64_t ab, int64_t fb, int64_t ac, int64_t fc)
+		       int64_t pid, int64_t ab, int64_t fb, int64_t ac, int64_t fc, int64_t tc)
 {
 	int64_t key[3] = { addr, stack_id, pid };
 	uint64_t idx = tw->n_heap;
@@ -244,12 +248,15 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		e->pid = pid;
 		e->peak = INT64_MIN;
 		e->touched = -1;
+		e->temp_count = -1;
 	}
 	e = &tw->heap[idx];
 	e->alloc_bytes += ab;
 	e->free_bytes += fb;
 	e->alloc_count += ac;
 	e->free_count += fc;
+	if (tc >= 0)
+		e->temp_count = (e->temp_count < 0 ? 0 : e->temp_count) + tc;
 	e->net += ab - fb;
 	if (e->touched != id) {
 		if (tw->n_touched == tw->cap_touched) {
@@ -345,7 +352,9 @@ static int tw_flush(struct totals_writer *tw)
 			    sqlite3_bind_int64(st, 7, e->free_bytes) ||
 			    sqlite3_bind_int64(st, 8, e->alloc_count) ||
 			    sqlite3_bind_int64(st, 9, e->free_count) ||
-			    sqlite3_bind_int64(st, 10, e->peak))
+			    sqlite3_bind_int64(st, 10, e->peak) ||
+			    (e->temp_count >= 0 ? sqlite3_bind_int64(st, 11, e->temp_count) :
+						  sqlite3_bind_null(st, 11)))
 				err = tw_err(tw, tw_sql[TW_HEAP].name);
 			else
 				err = tw_step(tw, TW_HEAP);
@@ -408,10 +417,15 @@ static int tw_read_back(struct totals_writer *tw)
 	if (sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, count, IFNULL(pid, 0)"
 			       " FROM cpu_samples WHERE checkpoint_id > ? ORDER BY checkpoint_id",
 			       -1, &cpu, NULL) != SQLITE_OK ||
-	    sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes,"
-			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0) FROM heap_events"
-			       " WHERE checkpoint_id > ? ORDER BY checkpoint_id", -1, &heap,
-			       NULL) != SQLITE_OK) {
+	    sqlite3_prepare_v2(sq, db__has_column(tw->db, "heap_events", "temp_count") ?
+			       "SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes,"
+			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0),"
+			       " IFNULL(temp_count, -1) FROM heap_events WHERE checkpoint_id > ?"
+			       " ORDER BY checkpoint_id" :
+			       "SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes,"
+			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0), -1"
+			       " FROM heap_events WHERE checkpoint_id > ? ORDER BY checkpoint_id",
+			       -1, &heap, NULL) != SQLITE_OK) {
 		err = tw_err(tw, "read back the open block");
 		goto out;
 	}
@@ -446,7 +460,8 @@ static int tw_read_back(struct totals_writer *tw)
 					  sqlite3_column_int64(heap, 3),
 					  sqlite3_column_int64(heap, 4),
 					  sqlite3_column_int64(heap, 5),
-					  sqlite3_column_int64(heap, 6));
+					  sqlite3_column_int64(heap, 6),
+					  sqlite3_column_int64(heap, 8));
 			rc_heap = sqlite3_step(heap);
 		}
 	}
@@ -480,7 +495,7 @@ int totals_writer__checkpoint(struct totals_writer *tw, int64_t id, const struct
 
 		err = tw_add_heap(tw, id, (int64_t)h->addr, h->stack_id >= 0 ? h->stack_id : -1,
 				  h->pid > 0 ? h->pid : 0, h->alloc_bytes, h->free_bytes,
-				  h->alloc_count, h->free_count);
+				  h->alloc_count, h->free_count, h->temp_count >= 0 ? h->temp_count : -1);
 	}
 	if (!err)
 		err = tw_end(tw, id);
