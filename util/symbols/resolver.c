@@ -33,6 +33,7 @@
 #include "preload/heap-region.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
+#include "util/symbols/filepages.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -786,6 +787,22 @@ int resolver__check_debuginfo(struct resolver *r)
 	if (module__symtab(resolver__module(r, main_mod)))
 		return 1;
 	return -RSPROF_ENODEBUG;
+}
+
+void resolver__release_pages(struct resolver *r)
+{
+	for (size_t i = 0; r && i < r->n_mods; i++) {
+		Dwfl_Module *mod = r->mods[i].mod;
+		const char *debugfile = NULL;
+		GElf_Addr bias;
+		Dwarf *dw;
+
+		filepages__release_elf(dwfl_module_getelf(mod, &bias));
+		/* the debug file only when it is open already: never open one here */
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		if (debugfile && (dw = dwfl_module_getdwarf(mod, &bias)))
+			filepages__release_elf(dwarf_getelf(dw));
+	}
 }
 
 const struct maps *resolver__maps(const struct resolver *r)

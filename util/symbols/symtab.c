@@ -9,11 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+
+#include "util/symbols/filepages.h"
 
 /* 24 bytes: librustc_driver and libLLVM have 400,000 function symbols */
 struct sym_ent {
@@ -57,24 +58,13 @@ static int sym_ent__cmp(const void *a, const void *b)
  * Reading and sorting the table touched every page of the names: in
  * librustc_driver that is 23 MB of the file mapped by libelf, resident in
  * our RSS for the rest of the recording although a lookup reads a few
- * names. Let the kernel take the pages back (they are clean pages of the
- * file: a later lookup reads its page again). MADV_PAGEOUT (Linux 5.4)
- * never loses data; on older kernels the pages simply stay.
+ * names (a later lookup reads its page again).
  */
 static void release_pages(Dwfl_Module *mod)
 {
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t len = 0, page = (size_t)sysconf(_SC_PAGESIZE);
-	char *raw = elf ? elf_rawfile(elf, &len) : NULL;
-	uintptr_t lo, hi;
 
-	if (!raw || len < 16 * page)
-		return;
-	lo = ((uintptr_t)raw + page - 1) & ~(uintptr_t)(page - 1);
-	hi = ((uintptr_t)raw + len) & ~(uintptr_t)(page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_PAGEOUT);
+	filepages__release_elf(dwfl_module_getelf(mod, &bias));
 }
 
 struct symtab *symtab__new(Dwfl_Module *mod)
@@ -102,6 +92,9 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 
 		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
 		type = GELF_ST_TYPE(sym.st_info);
+		/* the names read so far: not all 23 MB of them resident at once */
+		if (i % 65536 == 0)
+			release_pages(mod);
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || !addr ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
