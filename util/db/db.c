@@ -911,7 +911,7 @@ int db__create(const char *path, bool append, struct db **out)
 	 * (db__write_checkpoint()), so the automatic one never has work to do.
 	 */
 	if (!err)
-		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
+		err = db_exec(db, "set cache size", "PRAGMA cache_size = -8192");
 	if (!err)
 		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
 	if (!err)
