@@ -48,6 +48,14 @@ test_expect_success 'C: library frames have names, not [unknown]' '
 	! grep -q "unknown" c.folded
 '
 
+test_expect_success 'folded: each stack once, the values adding up to every sample' '
+	sed "s/ [0-9]*\$//" c.folded | sort | uniq -d >c.dups &&
+	test ! -s c.dups &&
+	samples=$("$RSPROF" info c.db | sed -n "s/^samples: *//p" | tr -d ,) &&
+	test "$(awk "{ s += \$NF } END { print s }" c.folded)" = "$samples" &&
+	sort c.folded | cmp - c.folded
+'
+
 test_expect_success 'report -s symbol: one row per ELF symbol, as perf shows' '
 	"$RSPROF" report --cpu -s symbol c.db >sym.out &&
 	cat sym.out &&
