@@ -561,15 +561,29 @@ static const char *module__symname(struct module *m, uint64_t addr)
  */
 static int frame__set_symname(struct frame *f, const char *name)
 {
-	char *plain = strndup(symtab_name(name), strcspn(symtab_name(name), "@"));
+	size_t len = strcspn(symtab_name(name), "@");
+	char *plain = strndup(symtab_name(name), len);
+	char *d;
 
 	if (!plain)
 		return -ENOMEM;
-	f->function = demangle(plain);
-	if (f->function)
+	d = demangle(plain);
+	if (d)
 		free(plain);
 	else
-		f->function = plain;
+		d = plain;
+	/* a PLT stub (util/symbols/plt.h) keeps its "@plt", as perf shows it */
+	if (!strcmp(symtab_name(name) + len, "@plt")) {
+		char *p = NULL;
+
+		if (asprintf(&p, "%s@plt", d) < 0)
+			p = NULL;
+		free(d);
+		if (!p)
+			return -ENOMEM;
+		d = p;
+	}
+	f->function = d;
 	return 0;
 }
 

@@ -4,6 +4,7 @@
  */
 #include "util/symbols/symtab.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 #include <gelf.h>
 
 #include "util/symbols/filepages.h"
+#include "util/symbols/plt.h"
 
 /* 24 bytes: librustc_driver and libLLVM have 400,000 function symbols */
 struct sym_ent {
@@ -67,6 +69,40 @@ static void release_pages(Dwfl_Module *mod)
 	filepages__release_elf(dwfl_module_getelf(mod, &bias));
 }
 
+/* The module's PLT stubs ("clock_gettime@plt", util/symbols/plt.h) after st's n entries. */
+static int add_plt(struct symtab *st, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	struct plt_sym *p;
+	struct sym_ent *v;
+	char **names;
+	size_t n;
+	int err = plt__symbols(elf, bias, &p, &n);
+
+	if (err || !n)
+		return err;
+	v = realloc(st->v, (st->n + n) * sizeof(*v));
+	if (v)
+		st->v = v;
+	names = v ? realloc(st->names, (st->n_names + n) * sizeof(*names)) : NULL;
+	if (names)
+		st->names = names;
+	for (size_t i = 0; i < n; i++) {
+		if (!names) {
+			free(p[i].name);
+			continue;
+		}
+		st->names[st->n_names++] = p[i].name;
+		st->v[st->n++] = (struct sym_ent){
+			.addr = p[i].addr, .name = p[i].name, .size = p[i].size,
+			.rank = (uint32_t)sym_rank(p[i].name, STB_GLOBAL),
+		};
+	}
+	free(p);
+	return names ? 0 : -ENOMEM;
+}
+
 struct symtab *symtab__new(Dwfl_Module *mod)
 {
 	int n = dwfl_module_getsymtab(mod);
@@ -104,11 +140,12 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 			.rank = (uint32_t)sym_rank(name, GELF_ST_BIND(sym.st_info)),
 		};
 	}
-	if (!k) {
+	st->n = k;
+	if (add_plt(st, mod) || !st->n) {
 		symtab__delete(st);
 		return NULL;
 	}
-	st->n = k;
+	k = st->n;
 	qsort(st->v, k, sizeof(*st->v), sym_ent__cmp);
 	if (k < (size_t)n / 2) {	/* most were not functions: give the room back */
 		struct sym_ent *v = realloc(st->v, k * sizeof(*v));
