@@ -107,6 +107,25 @@ test_expect_success 'go tool pprof -disasm finds the hot function' '
 	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: " rs.dis
 '
 
+# pprof matches -disasm's regexp twice: against the profile's names
+# (demangled) and against the binary's symbols (Go 1.19's pprof: mangled
+# only, for Rust's legacy mangling), so a regexp must fit both spellings
+test_expect_success '-disasm by the trait method'"'"'s type: samples on its instructions' '
+	go tool pprof -disasm "Crc.*digest" rs.pb.gz >rs2.dis 2>&1 &&
+	grep "^ROUTINE" rs2.dis &&
+	test "$(grep -c "^ROUTINE" rs2.dis)" = 1 &&
+	grep -q "^ROUTINE.*Crc.*Hasher.*digest" rs2.dis &&
+	flat=$(sed -n "s/^ *\([0-9.]*\)\(m\?s\) .*(flat, cum).*/\1\2/p" rs2.dis) &&
+	echo "flat: $flat" && test "$flat" != "0" &&
+	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: .*;.*digest callgraph_rs.rs:[0-9]+" rs2.dis
+'
+
+test_expect_success '-disasm in C: the hot function, its instructions on its lines' '
+	go tool pprof -disasm crunch c.pb.gz >c.dis 2>&1 &&
+	grep -q "^ROUTINE.*crunch" c.dis &&
+	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: .*;crunch callgraph.c:'"$(line_of "$C_SRC" HOT:crunch)"'$" c.dis
+'
+
 test_expect_success 'mappings carry start, limit, offset and build-id' '
 	go tool pprof -raw rs.pb.gz >rs.raw &&
 	id=$(readelf -n "$TARGETS/callgraph_rs" | sed -n "s/.*Build ID: *//p") &&
