@@ -798,7 +798,7 @@ int resolver__check_debuginfo(struct resolver *r)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
 		return 0;
-	if (module__symtab(resolver__module(r, main_mod)))
+	if (symtab__functions(module__symtab(resolver__module(r, main_mod))))
 		return 1;
 	return -RSPROF_ENODEBUG;
 }

@@ -29,8 +29,9 @@ struct sym_ent {
 struct symtab {
 	struct sym_ent *v;
 	size_t n;
-	char **names;		/* from a text file: the names we own */
+	char **names;		/* from a text file, PLT stubs: the names we own */
 	size_t n_names;
+	size_t n_funcs;		/* the file's own function symbols (PLT stubs not counted) */
 };
 
 static int sym_rank(const char *name, unsigned char bind)
@@ -141,6 +142,7 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 		};
 	}
 	st->n = k;
+	st->n_funcs = k;
 	if (add_plt(st, mod) || !st->n) {
 		symtab__delete(st);
 		return NULL;
@@ -244,6 +246,7 @@ struct symtab *symtab__from_text(FILE *f, enum symtab_text kind)
 		symtab__delete(st);
 		return NULL;
 	}
+	st->n_funcs = st->n;
 	qsort(st->v, st->n, sizeof(*st->v), sym_ent__cmp);
 	/* kallsyms has no sizes: each function holds up to the next one */
 	if (kind == SYMTAB_KALLSYMS)
@@ -299,6 +302,11 @@ const char *symtab__find_range(const struct symtab *st, uint64_t addr, uint64_t 
 	if (end)
 		*end = size ? at + size : hi < st->n ? st->v[hi].addr : addr + 1;
 	return st->v[first].name;
+}
+
+size_t symtab__functions(const struct symtab *st)
+{
+	return st ? st->n_funcs : 0;
 }
 
 const char *symtab__find(const struct symtab *st, uint64_t addr)
