@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/fdopen.h"
 #include "util/db/schema.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -397,8 +398,12 @@ static int db_sqlite_open(struct db *db, bool immutable)
 
 	if (immutable && !uri)
 		return -ENOMEM;
+	/* the file checked is the file read (util/db/fdopen.h) */
+	if (db->check_fd >= 0)
+		fdopen__arm(db->check_fd, db->path);
 	rc = sqlite3_open_v2(immutable ? uri : db->path, &db->sq,
 			     SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	fdopen__disarm();
 	free(uri);
 	if (rc != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", db->path,
