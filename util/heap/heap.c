@@ -525,6 +525,7 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->has_temporaries = h->tot.temporaries;
 	st->unknown_frees = h->tot.unknown_frees;
 	st->unknown_free_bytes = h->tot.unknown_free_bytes;
+	st->free_sizes_unknown = h->tot.free_sizes_unknown;
 	st->dropped = h->tot.dropped;
 	st->backend = h->ops->name;
 	st->probes = h->tot.probes;
