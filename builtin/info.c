@@ -179,6 +179,7 @@ static int print_text(const struct info *in)
 						    NULL, 10), b, sizeof(b)));
 		if (unknown)
 			LINE("unknown frees", "%s (%s)", format__count(s->unknown_frees, a, sizeof(a)),
+			     s->unknown_free_bytes < 0 ? "sizes unknown: not glibc's malloc" :
 			     format__bytes(s->unknown_free_bytes, b, sizeof(b)));
 		if (s->heap_sample > 1)
 			LINE("heap sampling", "1 in %u allocations, figures scaled", s->heap_sample);
@@ -249,7 +250,10 @@ static int print_json(const struct info *in)
 	json__int(&j, "free_count", s->free_count);
 	json__uint(&j, "dropped", s->heap_dropped);
 	json__uint(&j, "unknown_frees", s->unknown_frees);
-	json__int(&j, "unknown_free_bytes", s->unknown_free_bytes);
+	if (s->unknown_free_bytes < 0)	/* not known: null */
+		json__string(&j, "unknown_free_bytes", NULL);
+	else
+		json__int(&j, "unknown_free_bytes", s->unknown_free_bytes);
 	json__uint(&j, "sample", s->heap_sample > 1 ? s->heap_sample : 1);
 	if (meta_get(&in->meta, "alloc_history_events")) {
 		json__begin_object(&j, "alloc_history");

@@ -31,6 +31,7 @@
 #include "util/db/naming.h"
 #include "util/options.h"
 #include "util/record/caps.h"
+#include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
@@ -514,43 +515,9 @@ static void print_hint(const struct heap_hint *h)
 
 /* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
 
-static const char *frame_name(const struct prof_frame *f, int k, char *buf, size_t len)
-{
-	const char *fn = f->lines[k].function;
-	const char *base = f->module ? strrchr(f->module, '/') : NULL;
-
-	if (fn)
-		return fn;
-	snprintf(buf, len, "[%s]", base ? base + 1 : f->module ? f->module : "unknown");
-	return buf;
-}
-
-/* One line of Brendan Gregg's folded format: outermost;...;innermost value */
 static int folded_cb(const struct prof_stack *s, void *ctx)
 {
-	FILE *f = ctx;
-	char buf[256];
-	bool first = true;
-
-	if (s->value <= 0)	/* a heap stack that only allocated in the window */
-		return 0;
-	for (int i = s->depth - 1; i >= 0; i--) {
-		for (int k = s->frames[i].n_lines - 1; k >= 0; k--) {
-			const char *name = frame_name(&s->frames[i], k, buf, sizeof(buf));
-
-			char esc[4096];
-
-			if (!first)
-				fputc(';', f);
-			first = false;
-			/* a text format: escaped (util/output/escape.h); ';' separates frames */
-			escape__str(name, esc, sizeof(esc));
-			for (const char *c = esc; *c; c++)
-				fputc(*c == ';' ? ',' : *c, f);
-		}
-	}
-	fprintf(f, " %lld\n", (long long)s->value);
-	return ferror(f) ? -EIO : 0;
+	return folded__add(ctx, s);
 }
 
 static int pprof_cb(const struct prof_stack *s, void *ctx)
@@ -604,7 +571,12 @@ static int export_stacks(struct report *rp, bool heap)
 	if (err)
 		return err;
 	if (rp->format == FMT_FOLDED) {
-		err = db_query_stacks(rp->db, &rp->f, heap, folded_cb, mem.f);
+		struct folded *fo = folded__new();
+
+		err = fo ? db_query_stacks(rp->db, &rp->f, heap, folded_cb, fo) : -ENOMEM;
+		if (!err)
+			err = folded__write(fo, mem.f);
+		folded__delete(fo);
 		return export_flush(&mem, err);
 	}
 	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);

@@ -109,4 +109,14 @@ test_expect_success '[vdso] is its own module, not merged into libc'\''s clock_g
 	! awk -F, "\$14 == \"[vdso]\" && \$10 !~ /vdso/" vdso.csv | grep -q .
 '
 
+test_expect_success 'the PLT stub of clock_gettime is clock_gettime@plt, not _init' '
+	"$RSPROF" report --cpu --csv vdso.db >all.csv &&
+	! grep -q ",_init," all.csv &&
+	"$RSPROF" report --cpu -s symbol vdso.db >sym.txt &&
+	! grep -q " _init$" sym.txt &&
+	if grep -q "@plt" all.csv; then
+		grep "@plt" all.csv | grep -q "clock_gettime@plt"
+	fi
+'
+
 test_done

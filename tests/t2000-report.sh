@@ -195,7 +195,9 @@ test_expect_success '--csv: header and one row per location' '
 test_expect_success '--format folded: flame graph stacks' '
 	"$RSPROF" report --format folded fix.db >f.txt &&
 	cat f.txt &&
-	grep -q "^hot_loop 300$" f.txt && grep -q "^warm 250$" f.txt &&
+	# hot_loop: two lines, 300 samples each, one stack of names: summed
+	grep -q "^hot_loop 600$" f.txt && grep -q "^warm 250$" f.txt &&
+	test "$(grep -c "^hot_loop " f.txt)" = 1 &&
 	grep -q "^memcpy 50$" f.txt &&
 	test "$(awk "{ s += \$NF } END { print s }" f.txt)" = 1000 &&
 	"$RSPROF" report --format folded --heap fix.db >h.txt &&

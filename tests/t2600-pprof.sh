@@ -48,6 +48,14 @@ test_expect_success 'C: library frames have names, not [unknown]' '
 	! grep -q "unknown" c.folded
 '
 
+test_expect_success 'folded: each stack once, the values adding up to every sample' '
+	sed "s/ [0-9]*\$//" c.folded | sort | uniq -d >c.dups &&
+	test ! -s c.dups &&
+	samples=$("$RSPROF" info c.db | sed -n "s/^samples: *//p" | tr -d ,) &&
+	test "$(awk "{ s += \$NF } END { print s }" c.folded)" = "$samples" &&
+	sort c.folded | cmp - c.folded
+'
+
 test_expect_success 'report -s symbol: one row per ELF symbol, as perf shows' '
 	"$RSPROF" report --cpu -s symbol c.db >sym.out &&
 	cat sym.out &&
@@ -97,6 +105,25 @@ test_expect_success 'go tool pprof -disasm finds the hot function' '
 	head -8 rs.dis &&
 	grep -q "^ROUTINE.*digest" rs.dis &&
 	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: " rs.dis
+'
+
+# pprof matches -disasm's regexp twice: against the profile's names
+# (demangled) and against the binary's symbols (Go 1.19's pprof: mangled
+# only, for Rust's legacy mangling), so a regexp must fit both spellings
+test_expect_success '-disasm by the trait method'"'"'s type: samples on its instructions' '
+	go tool pprof -disasm "Crc.*digest" rs.pb.gz >rs2.dis 2>&1 &&
+	grep "^ROUTINE" rs2.dis &&
+	test "$(grep -c "^ROUTINE" rs2.dis)" = 1 &&
+	grep -q "^ROUTINE.*Crc.*Hasher.*digest" rs2.dis &&
+	flat=$(sed -n "s/^ *\([0-9.]*\)\(m\?s\) .*(flat, cum).*/\1\2/p" rs2.dis) &&
+	echo "flat: $flat" && test "$flat" != "0" &&
+	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: .*;.*digest callgraph_rs.rs:[0-9]+" rs2.dis
+'
+
+test_expect_success '-disasm in C: the hot function, its instructions on its lines' '
+	go tool pprof -disasm crunch c.pb.gz >c.dis 2>&1 &&
+	grep -q "^ROUTINE.*crunch" c.dis &&
+	grep -E -q "^ +[0-9.]+m?s .* [0-9a-f]+: .*;crunch callgraph.c:'"$(line_of "$C_SRC" HOT:crunch)"'$" c.dis
 '
 
 test_expect_success 'mappings carry start, limit, offset and build-id' '

@@ -143,6 +143,50 @@ test_expect_success 'diff A B: changed() first in CPU with +, its site first in 
 	fi
 '
 
+# f: a hot line and a stray line 3 below it; B has 3 lines inserted above,
+# so the hot line lands on the number the stray line had in A
+moved_v1() {	# FILE HOT STRAY G
+	sqlite3 "$1" "
+	CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+	CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, timestamp_ms INTEGER NOT NULL);
+	CREATE TABLE symbols (addr INTEGER PRIMARY KEY, file TEXT, line INTEGER, function TEXT);
+	CREATE TABLE cpu_samples (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+		count INTEGER NOT NULL);
+	CREATE TABLE heap_events (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
+		alloc_bytes INTEGER NOT NULL DEFAULT 0, free_bytes INTEGER NOT NULL DEFAULT 0);
+	INSERT INTO meta VALUES ('version', '1'), ('pid', '1'), ('process_name', 'x'),
+		('exe_path', '/x'), ('start_time', '2025-01-01T00:00:00Z'),
+		('checkpoint_interval_ms', '1000'), ('cpu_freq_hz', '99');
+	INSERT INTO checkpoints VALUES (1, 1000);
+	INSERT INTO symbols VALUES (1, '/s/p.c', $2, 'f'), (2, '/s/p.c', $3, 'f'),
+		(3, '/s/p.c', $4, 'g');
+	INSERT INTO cpu_samples VALUES (1, 1, 500), (1, 2, 5), (1, 3, 100);"
+}
+
+test_expect_success 'a moved hot line onto a stray line'"'"'s number: each paired with itself' '
+	moved_v1 sa.db 10 13 40 && moved_v1 sb.db 13 16 43 &&
+	"$RSPROF" diff --cpu sa.db sb.db >tbl && cat tbl &&
+	"$RSPROF" diff --csv --cpu sa.db sb.db >out &&
+	grep -q "^cpu,moved,s/p.c:13,s/p.c,13,f,82.6446,82.6446,0.0000," out &&
+	grep -q "^cpu,moved,s/p.c:16,s/p.c,16,f,0.8264,0.8264,0.0000," out &&
+	grep -q "^cpu,moved,s/p.c:43,s/p.c,43,g," out &&
+	test "$(sed 1d out | wc -l)" = 3 &&
+	"$RSPROF" diff --json --cpu sa.db sb.db | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+m = {(r[\"line_a\"], r[\"line\"]) for r in d[\"cpu\"] if r[\"status\"] == \"moved\"}
+assert m == {(10, 13), (13, 16), (40, 43)}, m
+assert d[\"identical\"] is False
+"
+'
+
+test_expect_success '... not moved when most of the function stayed (a stray line, not a shift)' '
+	moved_v1 ta.db 10 12 40 && moved_v1 tb.db 10 15 40 &&
+	"$RSPROF" diff --csv --cpu ta.db tb.db >out && cat out &&
+	grep -q "^cpu,same,s/p.c:10,s/p.c,10,f," out &&
+	grep -q "^cpu,same,s/p.c:40,s/p.c,40,g," out
+'
+
 test_expect_success 'lines moved by 3: --by line reports them moved, --by function matches' '
 	"$RSPROF" diff a.db m.db >tbl &&
 	cat tbl &&

@@ -101,6 +101,16 @@ test_expect_success 'a child of an attached process runs a setuid program: stops
 	test "$(sql out/child.db "SELECT COUNT(*) FROM processes WHERE comm = '\''suid'\''")" = 0
 '
 
+# the child runs setuid id(1), which exits at once and is reaped by the
+# parent before rsprof reads the exec's record (/proc has nothing left to
+# check): judged by the file it ran
+start_user "$TEST_DIR/fork_exec" 1 "$TEST_DIR/sid"; quick=$!
+test_expect_success 'a child that ran a setuid program and is gone before the check: stops' '
+	user ../rsprof-cap record -q --no-heap -i 200ms -d 30 -p $quick -o quick.db 2>err; r=$?;
+	cat err; test $r = 4 && grep -q "gained privileges" err &&
+	test "$(sql out/quick.db "SELECT COUNT(*) FROM processes WHERE comm = '\''sid'\''")" = 0
+'
+
 test_expect_success 'commands that only read drop every capability before opening a file' '
 	cp rsprof-cap rsprof-dac &&
 	setcap cap_perfmon,cap_bpf,cap_dac_read_search+ep rsprof-dac &&

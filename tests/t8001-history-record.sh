@@ -89,6 +89,7 @@ test_expect_success 'a busy program: what was kept and what was dropped add up' 
 	test $((kept + dropped)) = 1400002 &&
 	if [ "$dropped" != 0 ]; then grep -q "warning: allocation history: $dropped of 1400002 events dropped" err; fi &&
 	test "$(sql busy.db "SELECT COUNT(*) FROM alloc_events")" -gt 0 &&
+	test "$(sql busy.db "SELECT COUNT(*) FROM alloc_events WHERE site IS NULL OR site = 0")" = 0 &&
 	sqlite3 -bail busy.db <"$TEST_SRC/seed000.sql" >/dev/null
 '
 

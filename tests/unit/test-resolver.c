@@ -6,6 +6,8 @@
 #include "util/symbols/resolver.h"
 
 #include <dlfcn.h>
+#include <fcntl.h>
+#include <link.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,7 +20,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <gelf.h>
+
 #include "util/record/maps.h"
+#include "util/symbols/plt.h"
 #include "util/symbols/srcpath.h"
 #include "tap.h"
 
@@ -439,6 +444,53 @@ static int bench(const char *exe, int n)
 	return err ? 1 : 0;
 }
 
+/* PLT stubs are NAME@plt (util/symbols/plt.h), not the symbol before them (_init). */
+static int main_bias(struct dl_phdr_info *info, size_t size, void *ctx)
+{
+	(void)size;
+	*(uint64_t *)ctx = info->dlpi_addr;
+	return 1;	/* the first is the executable */
+}
+
+static void test_plt(void)
+{
+	struct resolver *r = NULL;
+	struct plt_sym *p = NULL;
+	size_t n = 0, good = 0;
+	uint64_t bias = 0;
+	Elf *elf;
+	int fd;
+
+	elf_version(EV_CURRENT);
+	fd = open("/proc/self/exe", O_RDONLY);
+	elf = fd >= 0 ? elf_begin(fd, ELF_C_READ, NULL) : NULL;
+	dl_iterate_phdr(main_bias, &bias);
+	is_int(plt__symbols(elf, bias, &p, &n), 0, "plt__symbols(self)");
+	ok(n > 0, "this binary has PLT stubs (%zu)", n);
+	if (n && !resolver__new(getpid(), &r)) {
+		for (size_t i = 0; i < n; i++) {
+			const struct symbol *s = resolver__resolve(r, p[i].addr + p[i].size / 2);
+			const char *fn = s ? s->frames[s->n_frames - 1].function : NULL;
+
+			if (fn && !strcmp(fn, p[i].name))
+				good++;
+			else
+				printf("# %s at %#llx resolves to %s\n", p[i].name,
+				     (unsigned long long)p[i].addr, fn ? fn : "(null)");
+		}
+		is_int((int)good, (int)n, "every stub resolves to its NAME@plt");
+		ok(ends_with(p[0].name, "@plt"), "named NAME@plt (%s)", p[0].name);
+	}
+	for (size_t i = 0; i < n; i++)
+		free(p[i].name);
+	free(p);
+	resolver__delete(r);
+	if (elf)
+		elf_end(elf);
+	if (fd >= 0)
+		close(fd);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "--bench"))
@@ -446,6 +498,7 @@ int main(int argc, char **argv)
 
 	test_maps();
 	test_self();
+	test_plt();
 	test_dlopen();
 	test_exec();
 	test_sampled("rust_inline", "rust_inline.rs");

@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/db/fdopen.h"
 #include "util/db/schema.h"
 #include "util/db/retain.h"
 #include "util/db/totals.h"
@@ -407,8 +408,12 @@ static int db_sqlite_open(struct db *db, bool immutable)
 
 	if (immutable && !uri)
 		return -ENOMEM;
+	/* the file checked is the file read (util/db/fdopen.h) */
+	if (db->check_fd >= 0)
+		fdopen__arm(db->check_fd, db->path);
 	rc = sqlite3_open_v2(immutable ? uri : db->path, &db->sq,
 			     SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0), NULL);
+	fdopen__disarm();
 	free(uri);
 	if (rc != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", db->path,
@@ -925,7 +930,7 @@ int db__create(const char *path, bool append, struct db **out)
 	 * autocheckpoint in the writer's commit (every 8,192 pages).
 	 */
 	if (!err)
-		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
+		err = db_exec(db, "set cache size", "PRAGMA cache_size = -8192");
 	if (!err)
 		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
 	if (!err)

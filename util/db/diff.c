@@ -570,6 +570,20 @@ static int site_line(const struct diff_ctx *c, long k, const char **file, const 
 	return line;
 }
 
+/* How much of one side's table site k holds (for the best shift of a function). */
+static double weight(const struct diff_ctx *c, long k, int side, bool heap)
+{
+	const struct side *d = &c->pairs[k].s[side];
+
+	if (!in_table(c, k, side, heap))
+		return 0;
+	if (!heap)
+		return d->samples ? (double)d->samples : 1;
+	if (d->live)
+		return (double)sat__abs(d->live);
+	return d->allocs ? (double)d->allocs : 1;
+}
+
 /*
  * What is left in functions with more lines on one side than the other:
  * a line only in A and a line only in B of one function are one line when
@@ -577,7 +591,7 @@ static int site_line(const struct diff_ctx *c, long k, const char **file, const 
  * them moves a whole file's tail at once).
  */
 static void pair_by_shift(const struct diff_ctx *c, bool heap, const long *v, size_t m,
-			  long *partner)
+			  long *pa, long *pb)
 {
 	if (m > 2000)	/* cubic: two unrelated programs, not an edit */
 		return;
@@ -585,24 +599,24 @@ static void pair_by_shift(const struct diff_ctx *c, bool heap, const long *v, si
 		const char *fa, *na, *f, *fn;
 		int la, shift = 0, best = 0;
 
-		if (partner[v[i]] >= 0 || !in_table(c, v[i], 0, heap))
+		if (pa[v[i]] >= 0 || !in_table(c, v[i], 0, heap) || in_table(c, v[i], 1, heap))
 			continue;
 		la = site_line(c, v[i], &fa, &na);
 		/* the most common shift of the file's pairs */
 		for (size_t j = 0; j < m; j++) {
 			int d, n = 0;
 
-			if (partner[v[j]] < 0 || !in_table(c, v[j], 0, heap))
+			if (pa[v[j]] < 0)
 				continue;
 			site_line(c, v[j], &f, &fn);
 			if (strcmp(f, fa))
 				continue;
-			d = site_line(c, partner[v[j]], &f, &fn) - site_line(c, v[j], &f, &fn);
+			d = site_line(c, pa[v[j]], &f, &fn) - site_line(c, v[j], &f, &fn);
 			for (size_t k = 0; k < m; k++) {
-				if (partner[v[k]] < 0 || !in_table(c, v[k], 0, heap))
+				if (pa[v[k]] < 0)
 					continue;
 				site_line(c, v[k], &f, &fn);
-				if (!strcmp(f, fa) && site_line(c, partner[v[k]], &f, &fn) -
+				if (!strcmp(f, fa) && site_line(c, pa[v[k]], &f, &fn) -
 						      site_line(c, v[k], &f, &fn) == d)
 					n++;
 			}
@@ -614,23 +628,90 @@ static void pair_by_shift(const struct diff_ctx *c, bool heap, const long *v, si
 		if (!best)
 			continue;
 		for (size_t j = 0; j < m; j++) {
-			if (partner[v[j]] >= 0 || !in_table(c, v[j], 1, heap))
+			if (pb[v[j]] >= 0 || !in_table(c, v[j], 1, heap) || in_table(c, v[j], 0, heap))
 				continue;
 			if (site_line(c, v[j], &f, &fn) == la + shift && !strcmp(f, fa) &&
 			    !strcmp(fn, na)) {
-				partner[v[i]] = v[j];
-				partner[v[j]] = v[i];
+				pa[v[i]] = v[j];
+				pb[v[j]] = v[i];
 				break;
 			}
 		}
 	}
 }
 
+/* The site of the group g[0..n) on line `line` with data on `side`, or -1. */
+static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line, int side,
+		     bool heap)
+{
+	const char *f, *fn;
+
+	for (size_t i = 0; i < n; i++)
+		if (site_line(c, g[i], &f, &fn) == line && in_table(c, g[i], side, heap))
+			return g[i];
+	return -1;
+}
+
 /*
- * --by line: partner[k] = the site k moved to or from, -1 when none (see
- * diff.h). Only sites with a file and a function can move.
+ * One function's lines g[0..n) (sorted by line): the shift d that lines up
+ * most of A's numbers with B's (sum over A's lines l of the smaller share
+ * of l in A and l + d in B), ties to the smallest |d|. When it beats no
+ * shift, every line of A whose line + d has B data moved there, including
+ * lines that have numbers on both sides under one line number: a hot line
+ * moved onto the line where A had a few stray samples is the hot line, not
+ * the stray one (issue 12). 0 when the function has no such shift.
  */
-static int pair_moved(const struct diff_ctx *c, bool heap, long *partner)
+static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t n)
+{
+	double wa = 0, wb = 0, best = -1, at0 = 0;
+	const char *f, *fn;
+	int shift = 0;
+
+	if (n > 200)	/* cubic in the lines of one function */
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		wa += weight(c, g[i], 0, heap);
+		wb += weight(c, g[i], 1, heap);
+	}
+	if (wa <= 0 || wb <= 0)
+		return 0;
+	for (size_t i = 0; i < n; i++) {
+		if (!in_table(c, g[i], 0, heap))
+			continue;
+		for (size_t j = 0; j < n; j++) {
+			int d;
+			double score = 0;
+
+			if (!in_table(c, g[j], 1, heap))
+				continue;
+			d = site_line(c, g[j], &f, &fn) - site_line(c, g[i], &f, &fn);
+			for (size_t k = 0; k < n; k++) {
+				long kb;
+
+				if (!in_table(c, g[k], 0, heap))
+					continue;
+				kb = group_at(c, g, n, site_line(c, g[k], &f, &fn) + d, 1, heap);
+				if (kb >= 0)
+					score += fmin(weight(c, g[k], 0, heap) / wa,
+						      weight(c, kb, 1, heap) / wb);
+			}
+			if (!d)
+				at0 = score;
+			if (score > best + 1e-9 || (fabs(score - best) <= 1e-9 && abs(d) < abs(shift))) {
+				best = score;
+				shift = d;
+			}
+		}
+	}
+	return shift && best > at0 + 1e-9 ? shift : 0;
+}
+
+/*
+ * --by line: pa[k] = the site A's numbers of site k moved to, pb[k] = the
+ * site B's numbers of site k came from, -1 when none (see diff.h). Only
+ * sites with a file and a function can move.
+ */
+static int pair_moved(const struct diff_ctx *c, bool heap, long *pa, long *pb)
 {
 	size_t n = sitemap__count(c->shared), m = 0;
 	long *v = malloc((n + 1) * sizeof(*v));
@@ -641,51 +722,68 @@ static int pair_moved(const struct diff_ctx *c, bool heap, long *partner)
 		const char *file, *function, *module;
 		int line;
 
-		partner[k] = -1;
+		pa[k] = pb[k] = -1;
 		sitemap__site(c->shared, (long)k, &file, &line, &function, &module);
-		if (file && function &&
-		    in_table(c, (long)k, 0, heap) != in_table(c, (long)k, 1, heap))
+		if (file && function && (in_table(c, (long)k, 0, heap) || in_table(c, (long)k, 1, heap)))
 			v[m++] = (long)k;
 	}
 	qsort_r(v, m, sizeof(*v), cmp_site_pos, (void *)c);
 	for (size_t i = 0; i < m;) {
 		const char *f0, *n0, *mod, *f, *fn;
 		size_t j = i, na = 0, nb = 0;
-		int l;
+		int l, d;
 
 		sitemap__site(c->shared, v[i], &f0, &l, &n0, &mod);
 		for (; j < m; j++) {
 			sitemap__site(c->shared, v[j], &f, &l, &fn, &mod);
 			if (strcmp(f, f0) || strcmp(fn, n0))
 				break;
-			if (in_table(c, v[j], 0, heap))
-				na++;
-			else
-				nb++;
+		}
+		d = best_shift(c, heap, v + i, j - i);
+		if (d) {
+			for (size_t k = i; k < j; k++) {
+				long kb;
+
+				if (!in_table(c, v[k], 0, heap))
+					continue;
+				kb = group_at(c, v + i, j - i, site_line(c, v[k], &f, &fn) + d, 1, heap);
+				if (kb >= 0) {
+					pa[v[k]] = kb;
+					pb[kb] = v[k];
+				}
+			}
+			i = j;
+			continue;
+		}
+		/* no shift: the k-th line only in A is the k-th line only in B */
+		for (size_t k = i; k < j; k++) {
+			bool a = in_table(c, v[k], 0, heap), b = in_table(c, v[k], 1, heap);
+
+			na += a && !b;
+			nb += b && !a;
 		}
 		if (na == nb) {
-			/* the k-th line only in A is the k-th line only in B */
 			size_t ia = i, ib = i;
 
 			for (size_t k = 0; k < na; k++) {
-				while (!in_table(c, v[ia], 0, heap))
+				while (!in_table(c, v[ia], 0, heap) || in_table(c, v[ia], 1, heap))
 					ia++;
-				while (!in_table(c, v[ib], 1, heap))
+				while (!in_table(c, v[ib], 1, heap) || in_table(c, v[ib], 0, heap))
 					ib++;
-				partner[v[ia]] = v[ib];
-				partner[v[ib]] = v[ia];
+				pa[v[ia]] = v[ib];
+				pb[v[ib]] = v[ia];
 				ia++;
 				ib++;
 			}
 		}
 		i = j;
 	}
-	pair_by_shift(c, heap, v, m, partner);
+	pair_by_shift(c, heap, v, m, pa, pb);
 	free(v);
 	return 0;
 }
 
-/* Row k, or the moved pair (ka only in A, kb only in B) as one row. */
+/* Row k, or the moved pair (A's numbers of ka, B's of kb) as one row. */
 static void row_make(struct diff_ctx *c, long k, long partner, bool heap, struct diff_row *r)
 {
 	struct diff_row ra;
@@ -702,71 +800,113 @@ static void row_make(struct diff_ctx *c, long k, long partner, bool heap, struct
 	r->pct_a = ra.pct_a;
 	r->delta_pct = r->pct_b - r->pct_a;
 	r->live_a = ra.live_a;
-	r->delta_bytes = r->live_b - r->live_a;
+	r->delta_bytes = sat__sub(r->live_b, r->live_a);
 	r->allocs_a = ra.allocs_a;
 	r->status = DIFF_MOVED;
 	(void)heap;
+}
+
+/* Row k with one side's numbers only (the other side's moved to another line). */
+static void row_one_side(struct diff_ctx *c, long k, int side, struct diff_row *r)
+{
+	row_init(c, k, r);
+	if (side == 0) {
+		r->samples_b = 0;
+		r->pct_b = 0;
+		r->live_b = 0;
+		r->allocs_b = 0;
+		r->status = DIFF_GONE;
+	} else {
+		r->samples_a = 0;
+		r->pct_a = 0;
+		r->live_a = 0;
+		r->allocs_a = 0;
+		r->status = DIFF_NEW;
+	}
+	r->delta_pct = r->pct_b - r->pct_a;
+	r->delta_bytes = sat__sub(r->live_b, r->live_a);
+}
+
+/* One row of a table: counted, and listed when it passes the filter and the threshold. */
+static void add_row(struct diff_ctx *c, struct diff *d, bool heap, const struct diff_row *r,
+		    bool matched)
+{
+	const struct diff_opts *o = c->o;
+	int64_t big = c->total_live[0] > c->total_live[1] ? c->total_live[0] : c->total_live[1];
+
+	if (r->status != DIFF_SAME)
+		d->identical = false;
+	if (!heap) {
+		d->n_cpu_all++;
+		if (matched && fabs(r->delta_pct) >= o->threshold)
+			d->cpu[d->n_cpu++] = *r;
+	} else {
+		d->n_heap_all++;
+		if (matched && (double)sat__abs(r->delta_bytes) >= o->threshold / 100.0 * (double)big)
+			d->heap[d->n_heap++] = *r;
+	}
+}
+
+/*
+ * Site k's rows in one table: A's numbers moved to another line (pa), or
+ * on this line with B's, or alone (B's moved elsewhere: gone); then B's
+ * numbers when nothing above took them (new).
+ */
+static void site_rows(struct diff_ctx *c, struct diff *d, long k, bool heap, const long *pa,
+		      const long *pb)
+{
+	const struct pair *p = &c->pairs[k];
+	bool in_a = in_table(c, k, 0, heap), in_b = in_table(c, k, 1, heap);
+	long to = pa ? pa[k] : -1, from = pb ? pb[k] : -1;
+	struct diff_row r;
+
+	if (in_a) {
+		if (to >= 0) {
+			row_make(c, k, to, heap, &r);
+			add_row(c, d, heap, &r, p->s[0].matched || c->pairs[to].s[1].matched);
+		} else if (in_b && from < 0) {
+			row_init(c, k, &r);
+			r.status = status_of(true, true, heap ? r.delta_bytes != 0 ||
+							       r.allocs_a != r.allocs_b :
+							       r.delta_pct != 0);
+			add_row(c, d, heap, &r, p->s[0].matched || p->s[1].matched);
+			return;
+		} else {
+			row_one_side(c, k, 0, &r);
+			add_row(c, d, heap, &r, p->s[0].matched);
+		}
+	}
+	if (in_b && from < 0) {
+		row_one_side(c, k, 1, &r);
+		add_row(c, d, heap, &r, p->s[1].matched);
+	}
 }
 
 static int build_rows(struct diff_ctx *c, struct diff *d)
 {
 	size_t n = sitemap__count(c->shared);
 	const struct diff_opts *o = c->o;
-	int64_t big = c->total_live[0] > c->total_live[1] ? c->total_live[0] : c->total_live[1];
-	long *moved[2] = { NULL, NULL };	/* CPU, heap */
+	long *pa[2] = { NULL, NULL }, *pb[2] = { NULL, NULL };	/* CPU, heap */
 	int err = 0;
 
-	d->cpu = calloc(n + 1, sizeof(*d->cpu));
-	d->heap = calloc(n + 1, sizeof(*d->heap));
+	/* a site can give two rows: A's numbers gone, B's new (moved lines) */
+	d->cpu = calloc(2 * n + 1, sizeof(*d->cpu));
+	d->heap = calloc(2 * n + 1, sizeof(*d->heap));
 	if (!d->cpu || !d->heap)
 		return -ENOMEM;
 	if (o->by == SITE_BY_LINE) {
 		for (int t = 0; t < 2 && !err; t++) {
-			moved[t] = malloc((n + 1) * sizeof(long));
-			err = moved[t] ? pair_moved(c, t == 1, moved[t]) : -ENOMEM;
+			pa[t] = malloc((n + 1) * sizeof(long));
+			pb[t] = malloc((n + 1) * sizeof(long));
+			err = pa[t] && pb[t] ? pair_moved(c, t == 1, pa[t], pb[t]) : -ENOMEM;
 		}
 		if (err)
 			goto out;
 	}
 	d->identical = true;
-	for (size_t k = 0; k < n; k++) {
-		const struct pair *p = &c->pairs[k];
-		long mc = moved[0] ? moved[0][k] : -1, mh = moved[1] ? moved[1][k] : -1;
-		struct diff_row r;
-
-		if ((p->s[0].cpu || p->s[1].cpu) && !(mc >= 0 && !p->s[0].cpu)) {
-			/* a moved line once, from its A side */
-			const struct pair *q = mc >= 0 ? &c->pairs[mc] : p;
-
-			row_make(c, (long)k, mc, false, &r);
-			if (mc < 0)
-				r.status = status_of(p->s[0].cpu, p->s[1].cpu, r.delta_pct != 0);
-			if (r.status != DIFF_SAME)
-				d->identical = false;
-			d->n_cpu_all++;
-			if (p->s[0].matched || p->s[1].matched || q->s[1].matched) {
-				if (fabs(r.delta_pct) >= o->threshold)
-					d->cpu[d->n_cpu++] = r;
-			}
-		}
-		if ((p->s[0].heap || p->s[1].heap) && !(mh >= 0 && !p->s[0].heap)) {
-			const struct pair *q = mh >= 0 ? &c->pairs[mh] : p;
-
-			row_make(c, (long)k, mh, true, &r);
-			if (mh < 0)
-				r.status = status_of(p->s[0].heap, p->s[1].heap,
-						     r.delta_bytes != 0 || r.allocs_a != r.allocs_b);
-			if (r.status != DIFF_SAME)
-				d->identical = false;
-			d->n_heap_all++;
-			if (p->s[0].matched || p->s[1].matched || q->s[1].matched) {
-				double min = o->threshold / 100.0 * (double)big;
-
-				if ((double)sat__abs(r.delta_bytes) >= min)
-					d->heap[d->n_heap++] = r;
-			}
-		}
-	}
+	for (size_t k = 0; k < n; k++)
+		for (int t = 0; t < 2; t++)
+			site_rows(c, d, (long)k, t == 1, pa[t], pb[t]);
 	qsort(d->cpu, d->n_cpu, sizeof(*d->cpu), cmp_cpu);
 	qsort(d->heap, d->n_heap, sizeof(*d->heap), cmp_heap);
 	if (o->limit > 0 && d->n_cpu > (size_t)o->limit)
@@ -780,8 +920,10 @@ static int build_rows(struct diff_ctx *c, struct diff *d)
 		d->win_live[i] = c->total_live[i];
 	}
 out:
-	free(moved[0]);
-	free(moved[1]);
+	for (int t = 0; t < 2; t++) {
+		free(pa[t]);
+		free(pb[t]);
+	}
 	return err;
 }
 

@@ -19,10 +19,15 @@
  * and files under them are compared by the path below ("src/x.c"); other
  * files by their display form (srcpath__display()).
  *
- * At the line level, a line only in A and a line only in B in the same file
- * and function are one line that moved (an edit above it) when that
- * function has as many such lines in A as in B: paired in line order, they
- * are one row, DIFF_MOVED, with both line numbers.
+ * At the line level, lines of one file and function move together (an edit
+ * above them): the shift that lines up most of the function's A numbers
+ * with its B numbers pairs every A line with the B line that shift away,
+ * whether or not that line number has numbers of its own in A; with no
+ * such shift, a line only in A and a line only in B are one line that
+ * moved when the function has as many such lines in A as in B (paired in
+ * line order). A pair is one row, DIFF_MOVED, with both line numbers; a
+ * site whose A numbers moved away and whose B numbers came from elsewhere
+ * gives a gone row and a new row.
  *
  * CPU compares shares: a site's samples as a percentage of all samples of
  * its run, so runs of different lengths compare fairly; the delta is in

@@ -324,9 +324,13 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 		/* by symbol: the real function's name, spelled as the symbol table's */
 		if (!err && f->group == GROUP_SYMBOL && s->mangled) {
 			s->symname = demangle(s->mangled);
-			/* without the version of a versioned name (cfree@GLIBC_2.2.5) */
-			if (!s->symname && !(s->symname = strndup(s->mangled,
-								 strcspn(s->mangled, "@"))))
+			/* without the version of a versioned name (cfree@GLIBC_2.2.5);
+			 * a PLT stub keeps its "@plt" */
+			size_t at = strcspn(s->mangled, "@");
+
+			if (!strcmp(s->mangled + at, "@plt"))
+				at += 4;
+			if (!s->symname && !(s->symname = strndup(s->mangled, at)))
 				err = -ENOMEM;
 		}
 		if (err)

@@ -170,7 +170,7 @@ struct prof_summary {
 	bool finished;		/* meta.end_time present: the recording ended */
 	/* from meta, 0 when absent */
 	uint64_t unknown_frees;		/* frees of memory allocated before attach */
-	int64_t unknown_free_bytes;
+	int64_t unknown_free_bytes;	/* -1: the allocator told no sizes (not glibc's) */
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
 	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
 	uint64_t mappings;		/* rows of the `map` table */

@@ -185,8 +185,12 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		err = meta_int(db, "unknown_frees", &v[0]);
 	if (!err)
 		s->unknown_frees = v[0] > 0 ? v[0] : 0;
-	if (!err)
-		err = meta_int(db, "unknown_free_bytes", &s->unknown_free_bytes);
+	if (!err && (err = db__meta_get(db, "unknown_free_bytes", &val)) == 0) {
+		/* written with unknown_frees at the end, unless the sizes are unknown (-1) */
+		s->unknown_free_bytes = val ? strtoll(val, NULL, 10) : s->unknown_frees ? -1 : 0;
+		free(val);
+		val = NULL;
+	}
 	if (!err)
 		err = meta_int(db, "heap_sample", &v[0]);
 	if (err)

@@ -307,7 +307,7 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 		    struct alloc_syms *s, bool *needs_libc, bool *needs_cxx)
 {
 	bool found[8] = { false };
-	bool push_only = wants == cxx_wants;
+	bool push_only = wants == cxx_wants, glibc = false;
 	Elf_Scn *scn = NULL, *symtab = NULL, *dynsym = NULL, *dynamic = NULL;
 	Elf *elf;
 	int fd, err = 0;
@@ -372,6 +372,8 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 			name = elf_strptr(elf, sh.sh_link, sym.st_name);
 			if (!name)
 				continue;
+			if (!strcmp(name, "__libc_free"))
+				glibc = true;
 			for (size_t w = 0; w < n_wants; w++) {
 				bool m = rust ? rust_name_matches(name, wants[w].name)
 					      : !strcmp(name, wants[w].name);
@@ -387,6 +389,10 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 			}
 		}
 	}
+	/* glibc's free, whose blocks carry glibc's chunk header (bpf/heap.bpf.c) */
+	for (size_t w = 0; w < n_wants; w++)
+		if (found[w] && wants[w].kind == HEAP_KIND_FREE && glibc)
+			s->glibc_free = true;
 out:
 	if (elf)
 		elf_end(elf);
@@ -599,6 +605,7 @@ static void clear(struct alloc_syms *s)
 	free(s->v);
 	s->v = NULL;
 	s->n = 0;
+	s->glibc_free = false;
 }
 
 /*

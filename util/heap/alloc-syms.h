@@ -47,6 +47,12 @@ struct alloc_probe {
 
 struct alloc_syms {
 	const char *family;	/* "rust" or "libc" */
+	/*
+	 * The probed free is glibc's (its file defines __libc_free): the
+	 * size of a block allocated before tracking can be read from
+	 * glibc's chunk header. Not with jemalloc, mimalloc, tcmalloc...
+	 */
+	bool glibc_free;
 	struct alloc_probe *v;
 	size_t n;
 };

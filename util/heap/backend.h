@@ -22,6 +22,7 @@ struct heap_totals {
 	int64_t live;		/* live bytes now; INT64_MIN: the sum of the sites */
 	int64_t peak;
 	uint64_t unknown_frees, unknown_free_bytes;
+	bool free_sizes_unknown;	/* unknown_free_bytes cannot be known (not glibc's free) */
 	uint64_t dropped;
 	const char *probes;	/* "rust", "libc" */
 	bool started;

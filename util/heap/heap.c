@@ -34,6 +34,7 @@ struct stack_state {
 	struct heap_site last;		/* counters at the previous collect */
 	uint64_t site;			/* attributed site address */
 	int64_t stack_id;		/* -1: stack not stored */
+	bool gone;			/* its process ended (kept for the history) */
 };
 
 struct heap {
@@ -71,6 +72,9 @@ struct heap {
 	struct heap_history *hist;
 	const struct heap_hist_event *hist_v;
 	size_t hist_n, hist_at;
+	uint64_t collects;		/* heap__collect()s so far */
+	uint64_t hist_taken_at;		/* collects when the batch was taken */
+	uint64_t hist_unknown;		/* events whose stack never came */
 };
 
 static const struct {
@@ -134,10 +138,15 @@ static void tab_forget(struct heap *h, uint64_t key)
 {
 	uint64_t i;
 
-	if (!hashmap__get(&h->by_key, key, &i))
+	if (!hashmap__get(&h->by_key, key, &i) || h->states[i].gone)
 		return;
 	/* a process's leaks stay in the live figure, as the launched one's do */
 	h->gone_live += (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
+	if (h->hist) {
+		/* the history's events still to be written name its stack */
+		h->states[i].gone = true;
+		return;
+	}
 	hashmap__remove(&h->by_key, key);
 	if (i != h->n_states - 1) {
 		h->states[i] = h->states[h->n_states - 1];
@@ -368,6 +377,7 @@ int heap__collect(struct heap *h, const struct heap_hooks *hooks, struct checkpo
 	if (!h)
 		return 0;
 	free_output(h);
+	h->collects++;
 	h->hooks = hooks;
 	h->site_sum = h->gone_live;
 	err = h->ops->sites(h->be, &v);
@@ -434,6 +444,7 @@ int heap__history_take(struct heap *h)
 	if (!h || !h->hist || h->hist_at < h->hist_n)
 		return 0;
 	h->hist_at = h->hist_n = 0;
+	h->hist_taken_at = h->collects;
 	return heap_history__take(h->hist, &h->hist_v, &h->hist_n);
 }
 
@@ -463,10 +474,18 @@ int heap__history_each(struct heap *h, uint64_t max_ns, bool known_only, heap_hi
 		if (e->key) {
 			const struct stack_state *st = tab_find(h, e->key);
 
-			if (!st && known_only) {
-				h->hist_at--;	/* its stack comes with the next collect */
+			/*
+			 * Its stack comes with the next collect; once a collect
+			 * has run since the batch was taken, it never will (a
+			 * site the tracker could not keep): written without.
+			 */
+			if (!st && known_only && h->collects == h->hist_taken_at) {
+				h->hist_at--;
 				break;
 			}
+			if (!st && !h->hist_unknown++)
+				pr_debug(1, "heap: allocation history: no stack for key %#llx",
+					 (unsigned long long)e->key);
 			if (st) {
 				rec.site = st->site;
 				rec.stack_id = st->stack_id;
@@ -525,6 +544,7 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->has_temporaries = h->tot.temporaries;
 	st->unknown_frees = h->tot.unknown_frees;
 	st->unknown_free_bytes = h->tot.unknown_free_bytes;
+	st->free_sizes_unknown = h->tot.free_sizes_unknown;
 	st->dropped = h->tot.dropped;
 	st->backend = h->ops->name;
 	st->probes = h->tot.probes;

@@ -116,6 +116,7 @@ struct heap_stats {
 	uint64_t temporaries;	/* freed by their thread before its next allocation or free */
 	bool has_temporaries;	/* the backend counts them (preload; not uprobes) */
 	uint64_t unknown_frees, unknown_free_bytes;	/* memory allocated before tracking */
+	bool free_sizes_unknown;	/* the allocator tells no size: unknown_free_bytes is 0 */
 	uint64_t dropped;	/* tables full, lost events: never silent */
 	const char *backend;	/* "preload", "uprobe" */
 	const char *probes;	/* "rust", "libc" */

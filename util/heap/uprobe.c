@@ -102,6 +102,7 @@ static int load(struct heap_be *h, const struct heap_opts *o)
 	h->skel = sk;
 	sk->rodata->target_tgid = o->pid;
 	sk->rodata->sample_every = h->sample;
+	sk->rodata->glibc_chunks = h->syms && h->syms->glibc_free;
 	bpf_map__set_max_entries(sk->maps.live, HEAP_LIVE_MAX);
 	bpf_program__set_autoload(sk->progs.heap_alloc_session, h->multi);
 	bpf_program__set_autoload(sk->progs.heap_alloc_enter, !h->multi);
@@ -384,6 +385,9 @@ static void uprobe_totals(struct heap_be *h, struct heap_totals *t)
 	t->peak = h->skel->bss->peak_bytes;
 	t->unknown_frees = h->stats[HEAP_STAT_UNKNOWN_FREES];
 	t->unknown_free_bytes = h->stats[HEAP_STAT_UNKNOWN_FREE_BYTES];
+	/* free(p) of another allocator: no size to read (Rust's dealloc has one) */
+	t->free_sizes_unknown = h->syms && !h->syms->glibc_free &&
+				strcmp(h->syms->family, "rust");
 	t->dropped = dropped_total(h);
 	t->probes = h->syms ? h->syms->family : NULL;
 	t->started = true;

@@ -160,7 +160,8 @@ int record_meta__end(struct db *db, struct sampler *s, struct heap *h, uint64_t 
 			err = db__meta_set(db, "heap_probes", hs.probes);
 		if (!err)
 			err = db__meta_set_int(db, "unknown_frees", (long long)hs.unknown_frees);
-		if (!err)
+		/* absent: the allocator's block sizes could not be read */
+		if (!err && !hs.free_sizes_unknown)
 			err = db__meta_set_int(db, "unknown_free_bytes",
 					       (long long)hs.unknown_free_bytes);
 		if (!err)

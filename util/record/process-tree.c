@@ -961,6 +961,7 @@ void process_tree__gc(struct process_tree *pt)
 
 		if (sp->refs <= 0)
 			space_drop_resolver(sp);
+		resolver__release_pages(sp->res);
 	}
 	gc_processes(pt);
 	gc_images(pt);

@@ -114,7 +114,8 @@ const char *process_tree__exe(struct process_tree *pt, pid_t pid);
 
 /*
  * After a checkpoint: the resolvers of address spaces no process uses any
- * more are freed (their symbols are in the file).
+ * more are freed (their symbols are in the file); the others give back
+ * the file pages their lookups touched (resolver__release_pages()).
  */
 void process_tree__gc(struct process_tree *pt);
 

@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,7 @@
 #include "util/db/history.h"
 #include "util/db/stacks.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
@@ -60,6 +62,7 @@ struct recorder {
 	bool fp_checked;	/* launched, -g: frame pointers of the busiest program */
 	bool keep_dac;		/* CAP_DAC_OVERRIDE kept permitted for the end */
 	pid_t gained;		/* a process that exec'd into privileges (stop) */
+	struct hashmap exec_unchecked;	/* exec'd, gone before its check: pid -> time (ns) */
 
 	pthread_mutex_t lock;
 	struct recorder_stats st;
@@ -550,10 +553,61 @@ static void on_event(void *ctx, const struct sampler_event *ev)
 {
 	struct recorder *r = ctx;
 
-	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained &&
-	    target__may_trace(ev->pid) == -EPERM)
-		r->gained = ev->pid;
+	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained) {
+		int err = target__may_trace(ev->pid);
+
+		if (err == -EPERM)
+			r->gained = ev->pid;
+		else if (err && hashmap__set(&r->exec_unchecked, (uint64_t)ev->pid,
+					     ev->time ? ev->time : 1))
+			r->gained = ev->pid;	/* cannot keep track: as if it had */
+	}
+	/*
+	 * A process that exec'd and was gone (exited and reaped) before its
+	 * record was read: the kernel stops its events at an exec that
+	 * gains privileges (not dumpable), so its new program's mappings
+	 * come only when it gained none; the file it maps first (its own
+	 * text, before the interpreter's) is checked too.
+	 */
+	if (ev->type == SEV_MMAP && (ev->prot & PROT_EXEC) && !r->gained &&
+	    hashmap__remove(&r->exec_unchecked, (uint64_t)ev->pid) && ev->filename &&
+	    ev->filename[0] == '/') {
+		const char *why = target__exec_gains(ev->filename);
+
+		if (why) {
+			pr_err("process %d ran %s, %s", (int)ev->pid, ev->filename, why);
+			r->gained = ev->pid;
+		}
+	}
 	checkpoint_writer__event(r->cpw, ev);
+}
+
+/* records are read 2 ms behind (the sampler's HOLD_NS); an exec maps its program at once */
+#define UNVERIFIED_NS	50000000ULL
+
+/*
+ * After a drain: a process gone before its exec was checked whose new
+ * program sent no mapping 50 ms later (all: at the end) is
+ * one the kernel stopped recording at that exec, one that gained
+ * privileges (see on_event()).
+ */
+static void check_unverified(struct recorder *r, bool all)
+{
+	struct timespec ts;
+	uint64_t now;
+
+	if (!hashmap__size(&r->exec_unchecked))
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	now = (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+	hashmap__for_each(&r->exec_unchecked, i) {
+		if (!r->gained && (all || r->exec_unchecked.vals[i] + UNVERIFIED_NS <= now)) {
+			pr_err("process %d ran a program the kernel stopped recording at once "
+			       "(a setuid or setgid one) and was gone before it could be checked",
+			       (int)r->exec_unchecked.keys[i]);
+			r->gained = (pid_t)r->exec_unchecked.keys[i];
+		}
+	}
 }
 
 /* An attached process that gained privileges: say so; -EPERM (exit 4). */
@@ -606,6 +660,7 @@ static int finish(struct recorder *r, int err)
 	r->finalised = true;
 	if (r->sampler)
 		sampler__drain(r->sampler, true, on_event, r);
+	check_unverified(r, true);
 	if (!err && r->gained)
 		err = gained_privileges(r->gained);
 	if (r->t.launched && r->t.child.pid > 0)
@@ -657,6 +712,7 @@ int recorder__run(struct recorder *r)
 		now = ms_since(&r->t0);
 		if (r->sampler)
 			sampler__drain(r->sampler, false, on_event, r);
+		check_unverified(r, false);
 		err = checkpoint_writer__error(r->cpw);
 		if (err)
 			break;
@@ -688,13 +744,15 @@ int recorder__run(struct recorder *r)
 			r->stop_reason = "duration";
 		if (r->stop_reason) {
 			/* boundaries passed during a slow write: written before the last one */
-			while (!err && next_cp < now && next_cp + CATCH_UP * r->o.interval_ms > now) {
+			while (!err && next_cp < now && next_cp + CATCH_UP * r->o.interval_ms > now &&
+			       !hashmap__size(&r->exec_unchecked)) {
 				err = write_checkpoint(r, next_cp);
 				next_cp += r->o.interval_ms;
 			}
 			break;
 		}
-		if (now >= next_cp) {
+		/* an exec not judged yet (check_unverified()): its interval waits */
+		if (now >= next_cp && !hashmap__size(&r->exec_unchecked)) {
 			/* stamped with the interval's end, so the series is regular */
 			err = write_checkpoint(r, next_cp);
 			if (err)
@@ -795,6 +853,7 @@ int recorder__delete(struct recorder *r)
 		err = finish(r, 0);
 	sampler__delete(r->sampler);
 	heap__delete(r->heap);
+	hashmap__free(&r->exec_unchecked);
 	heap_launch__delete(r->heap_launch);
 	alloc_fns__delete(r->alloc_fns);
 	target__kill(&r->t);

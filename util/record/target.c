@@ -129,19 +129,25 @@ int target__may_trace(pid_t pid)
  * someone else, or file capabilities): launching it under probes would
  * show another user's process. 0 or -EPERM (printed).
  */
-static int check_exec_privilege(const char *exe, const char *name)
+const char *target__exec_gains(const char *exe)
 {
 	struct stat st;
-	const char *why = NULL;
 
 	if (caps__has_ptrace() || stat(exe, &st))
-		return 0;
+		return NULL;
 	if ((st.st_mode & S_ISUID) && st.st_uid != getuid())
-		why = "a setuid program";
-	else if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
-		why = "a setgid program";
-	else if (getxattr(exe, "security.capability", NULL, 0) > 0)
-		why = "a program with file capabilities";
+		return "a setuid program";
+	if ((st.st_mode & S_ISGID) && (st.st_mode & S_IXGRP) && st.st_gid != getgid())
+		return "a setgid program";
+	if (getxattr(exe, "security.capability", NULL, 0) > 0)
+		return "a program with file capabilities";
+	return NULL;
+}
+
+static int check_exec_privilege(const char *exe, const char *name)
+{
+	const char *why = target__exec_gains(exe);
+
 	if (!why)
 		return 0;
 	pr_err("'%s' is %s: it would run with privileges this user does not have, "

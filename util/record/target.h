@@ -53,6 +53,13 @@ int target__launch(struct target *t, const char *const *argv, char *const *envp)
  */
 int target__may_trace(pid_t pid);
 
+/*
+ * Would running the executable at path gain privileges this user does not
+ * have (setuid or setgid to someone else, file capabilities)? What it is
+ * ("a setuid program"), or NULL (also with CAP_SYS_PTRACE). Silent.
+ */
+const char *target__exec_gains(const char *path);
+
 /* Launched: let the program exec (launch__go()). 0 or the failed exec's -errno. */
 int target__go(struct target *t, const char *name);
 

@@ -33,6 +33,7 @@
 #include "preload/heap-region.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
+#include "util/symbols/filepages.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -560,15 +561,29 @@ static const char *module__symname(struct module *m, uint64_t addr)
  */
 static int frame__set_symname(struct frame *f, const char *name)
 {
-	char *plain = strndup(symtab_name(name), strcspn(symtab_name(name), "@"));
+	size_t len = strcspn(symtab_name(name), "@");
+	char *plain = strndup(symtab_name(name), len);
+	char *d;
 
 	if (!plain)
 		return -ENOMEM;
-	f->function = demangle(plain);
-	if (f->function)
+	d = demangle(plain);
+	if (d)
 		free(plain);
 	else
-		f->function = plain;
+		d = plain;
+	/* a PLT stub (util/symbols/plt.h) keeps its "@plt", as perf shows it */
+	if (!strcmp(symtab_name(name) + len, "@plt")) {
+		char *p = NULL;
+
+		if (asprintf(&p, "%s@plt", d) < 0)
+			p = NULL;
+		free(d);
+		if (!p)
+			return -ENOMEM;
+		d = p;
+	}
+	f->function = d;
 	return 0;
 }
 
@@ -783,9 +798,25 @@ int resolver__check_debuginfo(struct resolver *r)
 		return -RSPROF_ENODEBUG;
 	if (dwarf__has_own_lines(main_mod) == 0)
 		return 0;
-	if (module__symtab(resolver__module(r, main_mod)))
+	if (symtab__functions(module__symtab(resolver__module(r, main_mod))))
 		return 1;
 	return -RSPROF_ENODEBUG;
+}
+
+void resolver__release_pages(struct resolver *r)
+{
+	for (size_t i = 0; r && i < r->n_mods; i++) {
+		Dwfl_Module *mod = r->mods[i].mod;
+		const char *debugfile = NULL;
+		GElf_Addr bias;
+		Dwarf *dw;
+
+		filepages__release_elf(dwfl_module_getelf(mod, &bias));
+		/* the debug file only when it is open already: never open one here */
+		dwfl_module_info(mod, NULL, NULL, NULL, NULL, NULL, NULL, &debugfile);
+		if (debugfile && (dw = dwfl_module_getdwarf(mod, &bias)))
+			filepages__release_elf(dwarf_getelf(dw));
+	}
 }
 
 const struct maps *resolver__maps(const struct resolver *r)

@@ -94,6 +94,12 @@ struct code_range {
 int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out);
 
 /* The mappings as last read (for the `map` table). */
+/*
+ * Give back the resident pages of the files read so far (SPEC §7: our own
+ * RSS); the next lookups read theirs again from the page cache.
+ */
+void resolver__release_pages(struct resolver *r);
+
 const struct maps *resolver__maps(const struct resolver *r);
 
 #endif

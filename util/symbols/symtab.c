@@ -4,16 +4,19 @@
  */
 #include "util/symbols/symtab.h"
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <elfutils/libdwfl.h>
 #include <gelf.h>
+
+#include "util/symbols/filepages.h"
+#include "util/symbols/plt.h"
 
 /* 24 bytes: librustc_driver and libLLVM have 400,000 function symbols */
 struct sym_ent {
@@ -26,8 +29,9 @@ struct sym_ent {
 struct symtab {
 	struct sym_ent *v;
 	size_t n;
-	char **names;		/* from a text file: the names we own */
+	char **names;		/* from a text file, PLT stubs: the names we own */
 	size_t n_names;
+	size_t n_funcs;		/* the file's own function symbols (PLT stubs not counted) */
 };
 
 static int sym_rank(const char *name, unsigned char bind)
@@ -57,24 +61,47 @@ static int sym_ent__cmp(const void *a, const void *b)
  * Reading and sorting the table touched every page of the names: in
  * librustc_driver that is 23 MB of the file mapped by libelf, resident in
  * our RSS for the rest of the recording although a lookup reads a few
- * names. Let the kernel take the pages back (they are clean pages of the
- * file: a later lookup reads its page again). MADV_PAGEOUT (Linux 5.4)
- * never loses data; on older kernels the pages simply stay.
+ * names (a later lookup reads its page again).
  */
 static void release_pages(Dwfl_Module *mod)
 {
 	GElf_Addr bias;
-	Elf *elf = dwfl_module_getelf(mod, &bias);
-	size_t len = 0, page = (size_t)sysconf(_SC_PAGESIZE);
-	char *raw = elf ? elf_rawfile(elf, &len) : NULL;
-	uintptr_t lo, hi;
 
-	if (!raw || len < 16 * page)
-		return;
-	lo = ((uintptr_t)raw + page - 1) & ~(uintptr_t)(page - 1);
-	hi = ((uintptr_t)raw + len) & ~(uintptr_t)(page - 1);
-	if (hi > lo)
-		madvise((void *)lo, hi - lo, MADV_PAGEOUT);
+	filepages__release_elf(dwfl_module_getelf(mod, &bias));
+}
+
+/* The module's PLT stubs ("clock_gettime@plt", util/symbols/plt.h) after st's n entries. */
+static int add_plt(struct symtab *st, Dwfl_Module *mod)
+{
+	GElf_Addr bias;
+	Elf *elf = dwfl_module_getelf(mod, &bias);
+	struct plt_sym *p;
+	struct sym_ent *v;
+	char **names;
+	size_t n;
+	int err = plt__symbols(elf, bias, &p, &n);
+
+	if (err || !n)
+		return err;
+	v = realloc(st->v, (st->n + n) * sizeof(*v));
+	if (v)
+		st->v = v;
+	names = v ? realloc(st->names, (st->n_names + n) * sizeof(*names)) : NULL;
+	if (names)
+		st->names = names;
+	for (size_t i = 0; i < n; i++) {
+		if (!names) {
+			free(p[i].name);
+			continue;
+		}
+		st->names[st->n_names++] = p[i].name;
+		st->v[st->n++] = (struct sym_ent){
+			.addr = p[i].addr, .name = p[i].name, .size = p[i].size,
+			.rank = (uint32_t)sym_rank(p[i].name, STB_GLOBAL),
+		};
+	}
+	free(p);
+	return names ? 0 : -ENOMEM;
 }
 
 struct symtab *symtab__new(Dwfl_Module *mod)
@@ -102,6 +129,9 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 
 		name = dwfl_module_getsym_info(mod, i, &sym, &addr, &shndx, NULL, NULL);
 		type = GELF_ST_TYPE(sym.st_info);
+		/* the names read so far: not all 23 MB of them resident at once */
+		if (i % 65536 == 0)
+			release_pages(mod);
 		if (!name || !*name || sym.st_shndx == SHN_UNDEF || !addr ||
 		    (type != STT_FUNC && type != STT_GNU_IFUNC))
 			continue;
@@ -111,11 +141,13 @@ struct symtab *symtab__new(Dwfl_Module *mod)
 			.rank = (uint32_t)sym_rank(name, GELF_ST_BIND(sym.st_info)),
 		};
 	}
-	if (!k) {
+	st->n = k;
+	st->n_funcs = k;
+	if (add_plt(st, mod) || !st->n) {
 		symtab__delete(st);
 		return NULL;
 	}
-	st->n = k;
+	k = st->n;
 	qsort(st->v, k, sizeof(*st->v), sym_ent__cmp);
 	if (k < (size_t)n / 2) {	/* most were not functions: give the room back */
 		struct sym_ent *v = realloc(st->v, k * sizeof(*v));
@@ -214,6 +246,7 @@ struct symtab *symtab__from_text(FILE *f, enum symtab_text kind)
 		symtab__delete(st);
 		return NULL;
 	}
+	st->n_funcs = st->n;
 	qsort(st->v, st->n, sizeof(*st->v), sym_ent__cmp);
 	/* kallsyms has no sizes: each function holds up to the next one */
 	if (kind == SYMTAB_KALLSYMS)
@@ -269,6 +302,11 @@ const char *symtab__find_range(const struct symtab *st, uint64_t addr, uint64_t 
 	if (end)
 		*end = size ? at + size : hi < st->n ? st->v[hi].addr : addr + 1;
 	return st->v[first].name;
+}
+
+size_t symtab__functions(const struct symtab *st)
+{
+	return st ? st->n_funcs : 0;
 }
 
 const char *symtab__find(const struct symtab *st, uint64_t addr)

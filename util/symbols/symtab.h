@@ -37,6 +37,13 @@ void symtab__delete(struct symtab *st);
 const char *symtab__find(const struct symtab *st, uint64_t addr);
 
 /*
+ * How many function symbols of the file's own the table holds (symtab__new()
+ * adds PLT stubs, "NAME@plt", which a stripped executable has too: not counted).
+ */
+#include <stddef.h>
+size_t symtab__functions(const struct symtab *st);
+
+/*
  * The same, with the function's runtime extent [*start, *end) (a sizeless
  * symbol ends at the next symbol). start and end may be NULL.
  */
