@@ -55,8 +55,8 @@ static const struct {
 		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) VALUES (?, ?, ?, ?)" },
 	[ST_HEAP] = { "insert heap event",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, stack_id, pid, temp_count)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
 	[ST_SYMBOL] = { "insert symbol",
 		"INSERT OR IGNORE INTO symbols (addr, file, line, function, module, mangled)"
 		" VALUES (?, ?, ?, ?, ?, ?)" },
@@ -1127,7 +1127,8 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 					sqlite3_bind_null(st, 7)) ||
 		    (h->pid > 0 ? sqlite3_bind_int(st, 8, h->pid) : sqlite3_bind_null(st, 8)) ||
 		    (h->temp_count >= 0 ? sqlite3_bind_int64(st, 9, h->temp_count) :
-					  sqlite3_bind_null(st, 9))) {
+					  sqlite3_bind_null(st, 9)) ||
+		    sqlite3_bind_int(st, 10, h->kind)) {
 			sqlite3_reset(st);
 			return db_err(db, db_stmts[ST_HEAP].name);
 		}

@@ -74,7 +74,14 @@ struct prof_row {
 	 * thread before its next allocation or free); -1: not counted (uprobes,
 	 * files before v3) */
 	int64_t temp_count;
+
+	/* heap: what its memory is, 1 << heap_events.kind of the rows that allocated
+	 * (HEAP_KINDS_MALLOC, HEAP_KINDS_MMAP: anonymous mappings, schema v3) */
+	unsigned int kinds;
 };
+
+#define HEAP_KINDS_MALLOC	1u
+#define HEAP_KINDS_MMAP		2u
 
 typedef int (*prof_row_cb)(const struct prof_row *row, void *ctx);
 
