@@ -75,4 +75,24 @@ test_expect_success 'a file of before heap_events.kind reads as malloc' '
 	! grep -q "\[mmap\]" old
 '
 
+test_expect_success 'peak resident memory is the kernel high-water mark (VmHWM)' '
+	# 100 MiB touched and given back at once, then 1.5 s of rest: the
+	# checkpoints (every second) see the rest, the kernel saw the peak
+	"$RSPROF" record -q -i 1s -o p.db -- /usr/bin/python3 -c "
+import time
+b = bytearray(100 << 20)
+del b
+time.sleep(1.5)
+" &&
+	hwm=$(meta p.db rss_peak_bytes) && cpmax=$(sql p.db "SELECT MAX(rss_bytes) FROM checkpoints") &&
+	echo "VmHWM $hwm, highest checkpoint $cpmax" &&
+	test "$hwm" -ge $((100 * MiB)) && test "$cpmax" -lt $((60 * MiB)) &&
+	"$RSPROF" report p.db | grep -q "^# memory: .*peak 1[0-9][0-9].* MiB)$" &&
+	"$RSPROF" info --json p.db | python3 -c "
+import json, sys
+m = json.load(sys.stdin)[\"memory\"]
+assert m[\"rss_peak_bytes\"] == $hwm, m
+"
+'
+
 test_done
