@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/hashmap.h"
 #include "util/saturate.h"
 #include "util/error.h"
 #include "util/symbols/srcpath.h"
@@ -27,6 +28,9 @@ struct pair {
 struct run {
 	struct sitemap *sm;
 	struct side *loc;
+	/* heap stacks counted past an allocation wrapper (as report): id -> site + 1 */
+	struct hashmap moved;
+	enum site_by by;
 };
 
 struct diff_ctx {
@@ -90,10 +94,23 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 	return rc == SQLITE_ROW ? 0 : db_fail(conn, "cannot read the checkpoints");
 }
 
+/* A heap stack re-attributed past a wrapper: its site in the run, made when new. */
+static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
+		    const char *function, const char *module)
+{
+	struct run *r = ctx;
+	long s = sitemap__intern(r->sm, r->by, file, line, function, module);
+
+	if (s < 0)
+		return (int)s;
+	return hashmap__set(&r->moved, (uint64_t)stack_id, (uint64_t)s + 1);
+}
+
 /* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_window *w,
+static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 		struct side *loc, uint64_t *total)
 {
+	const struct sitemap *sm = r->sm;
 	sqlite3_stmt *st = NULL;
 	int64_t lo, hi;
 	int rc, err;
@@ -120,17 +137,25 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 	if (rc != SQLITE_DONE)
 		return db_fail(conn, "cannot read the CPU samples");
 
-	/* alloc_count came with schema v2; live bytes at the window's end, allocations in it */
+	/*
+	 * alloc_count and stack_id came with schema v2; live bytes at the
+	 * window's end, allocations in it
+	 */
 	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
-			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END FROM heap_events"
+			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
+			       " IFNULL(stack_id, -1) FROM heap_events"
 			       " WHERE checkpoint_id <= ?2", -1, &st, NULL) &&
-	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0 "
+	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
 			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
 		return db_fail(conn, "cannot read the heap events");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
+		int64_t id = sqlite3_column_int64(st, 3);
+		uint64_t v;
+		long s = id >= 0 && hashmap__size(&r->moved) &&
+			 hashmap__get(&r->moved, (uint64_t)id, &v) && v ? (long)v - 1 :
+			 sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 
 		if (s >= 0) {
 			loc[s].live = sat__add(loc[s].live, sqlite3_column_int64(st, 1));
@@ -163,14 +188,17 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 		return -ENOMEM;
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
+	r->by = c->o->by;
 	err = sitemap__load(r->sm, db, c->o->by);
+	if (!err && db__version(db) >= 2)
+		err = db_query_heap_moved(db, c->o->alloc_fn, moved_cb, r);
 	if (!err) {
 		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));
 		if (!r->loc)
 			err = -ENOMEM;
 	}
 	if (!err)
-		err = scan(db__sqlite(db), r->sm, &c->o->win[side], r->loc,
+		err = scan(db__sqlite(db), r, &c->o->win[side], r->loc,
 			   &c->total_samples[side]);
 	sqlite3_mutex_leave(mx);
 	return err;
@@ -695,6 +723,7 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	free(c.pairs);
 	for (int i = 0; i < 2; i++) {
 		sitemap__delete(c.run[i].sm);
+		hashmap__free(&c.run[i].moved);
 		free(c.run[i].loc);
 		free(c.root[i]);
 	}

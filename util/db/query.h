@@ -123,6 +123,18 @@ int db_query_heap_hint(struct db *db, const struct query_filter *f, int64_t *tot
 void heap_hint__free(struct heap_hint *h);	/* the strings; NULL ok */
 
 /*
+ * For the readers that group heap rows themselves (timeline, diff): the
+ * heap stacks whose site db_query_heap() moves past an allocation wrapper
+ * (built in, meta.heap_alloc_fn, alloc_fn: NULL-terminated, NULL: none),
+ * each with the line its rows count at instead of heap_events.addr.
+ * cb's strings live until it returns; its error stops the walk.
+ */
+typedef int (*heap_moved_cb)(void *ctx, int64_t stack_id, const char *file, int line,
+			     const char *function, const char *module);
+int db_query_heap_moved(struct db *db, const char *const *alloc_fn, heap_moved_cb cb,
+			void *ctx);
+
+/*
  * Call stacks with a weight, for flame graphs and pprof (SPEC §8): CPU
  * samples per stack of a `record -g` profile (table cpu_stacks), or live heap
  * bytes per allocation stack (heap_events.stack_id). Without stacks in the
@@ -184,7 +196,8 @@ struct prof_summary {
 	/* the process's resident memory (schema v3; has_rss false before or when unread) */
 	bool has_rss;
 	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
-	int64_t rss_peak_bytes;			/* highest at any checkpoint */
+	int64_t rss_peak_bytes;			/* the kernel's VmHWM (meta.rss_peak_bytes),
+						 * else the highest at a checkpoint */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);
