@@ -7,7 +7,8 @@
  * tracked heap.
  *
  * What is counted: mmap()/mmap64() with MAP_ANONYMOUS (private or shared)
- * that succeed, munmap() of such a range (whole or in part), mremap()
+ * that succeed and are not PROT_NONE (address space reserved, as runtimes
+ * do, is not memory; committing it later with mprotect is not followed), munmap() of such a range (whole or in part), mremap()
  * growing, shrinking or moving it, and a MAP_FIXED mapping laid over one
  * (the kernel unmaps what was there). A file mapping is not counted.
  *
@@ -225,8 +226,8 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		tracker__leave();
 		return p;
 	}
-	if (!(flags & MAP_ANONYMOUS)) {
-		/* a file mapping laid over anonymous ones: they are gone */
+	if (!(flags & MAP_ANONYMOUS) || prot == PROT_NONE) {
+		/* a file mapping (or a reservation) laid over anonymous ones: they are gone */
 		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
 			lock();
 			map_check_owner();

@@ -12,7 +12,8 @@
  * shrunk to 6 MiB by mremap (-4), an anonymous MAP_FIXED mapping over the
  * last 2 MiB of arena 4 (-2 at the arena, +2 at HEAP_MMAP_FIXED): the
  * arenas hold 40 MiB. A thread is started too (its stack is glibc's
- * mapping, not the program's) and a file mapped (not anonymous).
+ * mapping, not the program's), a file mapped (not anonymous) and 64 MiB
+ * of address space reserved (PROT_NONE): none of them counts.
  */
 #define _GNU_SOURCE	/* mremap */
 #include <fcntl.h>
@@ -94,6 +95,9 @@ static int remap(void)
 		return 1;
 	memset(p, 0x5c, 2 * mib);
 	if (pthread_create(&th, NULL, idle, NULL) || pthread_join(th, NULL))
+		return 1;
+	if (mmap(NULL, 64 * mib, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0) ==
+	    MAP_FAILED)
 		return 1;
 	fd = open("/proc/self/exe", O_RDONLY);
 	if (fd < 0 || mmap(NULL, 4096, PROT_READ, MAP_PRIVATE, fd, 0) == MAP_FAILED)
