@@ -86,16 +86,31 @@ static inline void unlock(void)
 	__atomic_store_n(&map.lock, 0, __ATOMIC_RELEASE);
 }
 
+#define RESETTING ((const struct heap_region *)1)
+
 /*
- * Taken with the lock: the ranges of another region (a fork child that
- * got one of its own, an image after exec) mean nothing here.
+ * Take the lock. The ranges of another region mean nothing here: a fork
+ * child that counts into a region of its own starts with none, and with
+ * the lock free (the thread that held it in the parent is not in the
+ * child). One thread resets, the others wait for it.
  */
-static void map_check_owner(void)
+static void map_lock(void)
 {
-	if (map.owner != tracker_region) {
-		map.owner = tracker_region;
-		map.n = 0;
+	const struct heap_region *o = __atomic_load_n(&map.owner, __ATOMIC_ACQUIRE);
+
+	while (o != tracker_region) {
+		if (o != RESETTING && __atomic_compare_exchange_n(&map.owner, &o, RESETTING, false,
+								  __ATOMIC_ACQ_REL,
+								  __ATOMIC_ACQUIRE)) {
+			map.n = 0;
+			__atomic_store_n(&map.lock, 0, __ATOMIC_RELEASE);
+			__atomic_store_n(&map.owner, tracker_region, __ATOMIC_RELEASE);
+			break;
+		}
+		sched_yield();
+		o = __atomic_load_n(&map.owner, __ATOMIC_ACQUIRE);
 	}
+	lock();
 }
 
 /* Room for one more range; false: none (the mapping is not counted). */
@@ -229,8 +244,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	if (!(flags & MAP_ANONYMOUS) || prot == PROT_NONE) {
 		/* a file mapping (or a reservation) laid over anonymous ones: they are gone */
 		if (flags & (MAP_FIXED | MAP_FIXED_NOREPLACE)) {
-			lock();
-			map_check_owner();
+			map_lock();
 			map_cut((uintptr_t)p, (uintptr_t)p + page_up(len), true);
 			unlock();
 		}
@@ -247,8 +261,7 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 		__atomic_fetch_add(&s->alloc_bytes, bytes, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->alloc_count, 1, __ATOMIC_RELAXED);
 		tracker__add_live((int64_t)bytes);
-		lock();
-		map_check_owner();
+		map_lock();
 		map_add((uintptr_t)p, (uintptr_t)p + bytes, sites__index(s));
 		unlock();
 	}
@@ -274,8 +287,7 @@ EXPORT int munmap(void *addr, size_t len)
 		return sys_munmap(addr, len);
 	rc = sys_munmap(addr, len);
 	if (!rc && len) {
-		lock();
-		map_check_owner();
+		map_lock();
 		map_cut((uintptr_t)addr, (uintptr_t)addr + page_up(len), true);
 		unlock();
 	}
@@ -315,8 +327,7 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 #define MREMAP_DONTUNMAP 4
 #endif
 	keep_old = (flags & MREMAP_DONTUNMAP) || !old_size;
-	lock();
-	map_check_owner();
+	map_lock();
 	i = map_find(o);
 	if (i < map.n && map.v[i].lo < o + (os ? os : 1)) {
 		/* the range the old mapping starts in: its site follows the move */
