@@ -75,6 +75,12 @@ test_expect_success 'a file of before heap_events.kind reads as malloc' '
 	! grep -q "\[mmap\]" old
 '
 
+test_expect_success 'record --append to such a file adds the column' '
+	"$RSPROF" record -q --append -o old.db -- "$TARGETS/heap_mmap" 100 >/dev/null &&
+	test "$(sql old.db "SELECT COUNT(*) FROM heap_events WHERE kind = 1")" -ge 1 &&
+	"$RSPROF" report --heap old.db | grep -q "arena_new \[heap+mmap\]$"
+'
+
 test_expect_success 'peak resident memory is the kernel high-water mark (VmHWM)' '
 	# 100 MiB touched and given back at once, then 1.5 s of rest: the
 	# checkpoints (every second) see the rest, the kernel saw the peak
