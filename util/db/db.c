@@ -914,7 +914,11 @@ int db__create(const char *path, bool append, struct db **out)
 		err = db_exec(db, "set cache size", "PRAGMA cache_size = -32768");
 	if (!err)
 		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
-	/* a version-3 file of before heap_events.kind (issue 9): the column, its rows 0 */
+	/* a version-3 file of before heap_events.temp_count or kind (issues 14, 9):
+	 * the columns, as new files have them (old rows: NULL, 0) */
+	if (!err && append && !db__has_column(db, "heap_events", "temp_count"))
+		err = db_exec(db, "add heap_events.temp_count",
+			      "ALTER TABLE heap_events ADD COLUMN temp_count INTEGER DEFAULT NULL");
 	if (!err && append && !db__has_column(db, "heap_events", "kind"))
 		err = db_exec(db, "add heap_events.kind",
 			      "ALTER TABLE heap_events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
