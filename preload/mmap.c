@@ -66,7 +66,8 @@ struct range {
 
 static struct {
 	int lock;
-	const struct heap_region *owner;	/* the region the sites belong to */
+	uint64_t owner;		/* the region the sites belong to: its pid and generation
+				 * (a fork child's region may sit where its parent's was) */
 	struct range *v;
 	size_t n, cap;
 } map;
@@ -86,7 +87,7 @@ static inline void unlock(void)
 	__atomic_store_n(&map.lock, 0, __ATOMIC_RELEASE);
 }
 
-#define RESETTING ((const struct heap_region *)1)
+#define RESETTING UINT64_MAX
 
 /*
  * Take the lock. The ranges of another region mean nothing here: a fork
@@ -96,15 +97,16 @@ static inline void unlock(void)
  */
 static void map_lock(void)
 {
-	const struct heap_region *o = __atomic_load_n(&map.owner, __ATOMIC_ACQUIRE);
+	const uint64_t me = (uint64_t)tracker_region->pid << 32 | tracker_region->generation;
+	uint64_t o = __atomic_load_n(&map.owner, __ATOMIC_ACQUIRE);
 
-	while (o != tracker_region) {
+	while (o != me) {
 		if (o != RESETTING && __atomic_compare_exchange_n(&map.owner, &o, RESETTING, false,
 								  __ATOMIC_ACQ_REL,
 								  __ATOMIC_ACQUIRE)) {
 			map.n = 0;
 			__atomic_store_n(&map.lock, 0, __ATOMIC_RELEASE);
-			__atomic_store_n(&map.owner, tracker_region, __ATOMIC_RELEASE);
+			__atomic_store_n(&map.owner, me, __ATOMIC_RELEASE);
 			break;
 		}
 		sched_yield();

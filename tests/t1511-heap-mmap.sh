@@ -102,4 +102,15 @@ assert m[\"rss_peak_bytes\"] == $hwm, m
 "
 '
 
+test_expect_success 'fork: each process counts its own mappings, the child never frees the parent'"'"'s' '
+	"$RSPROF" record -q -i 200ms -o f.db -- "$TARGETS/heap_mmap_fork" >/dev/null &&
+	F="$TEST_SRC/targets/heap_mmap_fork.c" &&
+	sql f.db "SELECT h.pid, s.line, SUM(h.alloc_bytes), SUM(h.free_bytes) FROM heap_events h
+		JOIN symbols s ON h.addr = s.addr WHERE h.kind = 1 GROUP BY h.pid, s.line" >rows &&
+	cat rows &&
+	grep -q "^[0-9]*|$(line_of HEAP_FORK_PARENT "$F")|$((8 * MiB))|0$" rows &&
+	grep -q "^[0-9]*|$(line_of HEAP_FORK_CHILD "$F")|$((4 * MiB))|0$" rows &&
+	test "$(wc -l <rows)" = 2 && no_negative_site f.db
+'
+
 test_done
