@@ -9,6 +9,7 @@
 
 #include "util/db/db.h"
 #include "util/db/totals.h"
+#include "util/hashmap.h"
 #include "util/error.h"
 #include "util/saturate.h"
 #include "util/symbols/srcpath.h"
@@ -28,6 +29,9 @@ struct pair {
 struct run {
 	struct sitemap *sm;
 	struct side *loc;
+	/* heap stacks counted past an allocation wrapper (as report): id -> site + 1 */
+	struct hashmap moved;
+	enum site_by by;
 };
 
 struct diff_ctx {
@@ -91,10 +95,23 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 	return rc == SQLITE_ROW ? 0 : db_fail(conn, "cannot read the checkpoints");
 }
 
+/* A heap stack re-attributed past a wrapper: its site in the run, made when new. */
+static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
+		    const char *function, const char *module)
+{
+	struct run *r = ctx;
+	long s = sitemap__intern(r->sm, r->by, file, line, function, module);
+
+	if (s < 0)
+		return (int)s;
+	return hashmap__set(&r->moved, (uint64_t)stack_id, (uint64_t)s + 1);
+}
+
 /* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_window *w,
+static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 		struct side *loc, uint64_t *total)
 {
+	const struct sitemap *sm = r->sm;
 	sqlite3_stmt *st = NULL;
 	int64_t lo, hi;
 	int rc, err;
@@ -121,17 +138,25 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 	if (rc != SQLITE_DONE)
 		return db_fail(conn, "cannot read the CPU samples");
 
-	/* alloc_count came with schema v2; live bytes at the window's end, allocations in it */
+	/*
+	 * alloc_count and stack_id came with schema v2; live bytes at the
+	 * window's end, allocations in it
+	 */
 	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
-			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END FROM heap_events"
+			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
+			       " IFNULL(stack_id, -1) FROM heap_events"
 			       " WHERE checkpoint_id <= ?2", -1, &st, NULL) &&
-	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0 "
+	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
 			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
 		return db_fail(conn, "cannot read the heap events");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
+		int64_t id = sqlite3_column_int64(st, 3);
+		uint64_t v;
+		long s = id >= 0 && hashmap__size(&r->moved) &&
+			 hashmap__get(&r->moved, (uint64_t)id, &v) && v ? (long)v - 1 :
+			 sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 
 		if (s >= 0) {
 			loc[s].live = sat__add(loc[s].live, sqlite3_column_int64(st, 1));
@@ -147,6 +172,7 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 
 struct totals_scan {
 	const struct sitemap *sm;
+	const struct run *run;	/* its moved heap stacks (--alloc-fn) */
 	struct side *loc;
 	uint64_t *total;
 	bool allocs;		/* the heap rows are in the window: count their allocations */
@@ -167,7 +193,10 @@ static void totals_cpu(void *ctx, const struct totals_row *r)
 static void totals_heap(void *ctx, const struct totals_row *r)
 {
 	struct totals_scan *x = ctx;
-	long s = sitemap__find_addr(x->sm, r->addr);
+	uint64_t v;
+	long s = r->stack_id >= 0 && hashmap__size(&x->run->moved) &&
+		 hashmap__get(&x->run->moved, (uint64_t)r->stack_id, &v) && v ? (long)v - 1 :
+		 sitemap__find_addr(x->sm, r->addr);
 
 	if (s >= 0) {
 		x->loc[s].live = sat__add(x->loc[s].live, sat__sub(r->alloc_bytes, r->free_bytes));
@@ -178,10 +207,10 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 }
 
 /* The same as scan(), from the writer's totals. */
-static int scan_totals(sqlite3 *conn, struct totals *t, const struct sitemap *sm,
+static int scan_totals(sqlite3 *conn, struct totals *t, const struct run *run,
 		       const struct diff_window *w, struct side *loc, uint64_t *total)
 {
-	struct totals_scan x = { sm, loc, total, false };
+	struct totals_scan x = { run->sm, run, loc, total, false };
 	int64_t lo, hi, last;
 	int err = window_ids(conn, w, &lo, &hi);
 
@@ -229,7 +258,10 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 		return err;
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
+	r->by = c->o->by;
 	err = sitemap__load(r->sm, db, c->o->by);
+	if (!err && db__version(db) >= 2)
+		err = db_query_heap_moved(db, c->o->alloc_fn, moved_cb, r);
 	if (!err) {
 		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));
 		if (!r->loc)
@@ -238,10 +270,10 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 	if (!err)
 		err = totals__open(db, &t);
 	if (!err && t)
-		err = scan_totals(db__sqlite(db), t, r->sm, &c->o->win[side], r->loc,
+		err = scan_totals(db__sqlite(db), t, r, &c->o->win[side], r->loc,
 				  &c->total_samples[side]);
 	else if (!err)
-		err = scan(db__sqlite(db), r->sm, &c->o->win[side], r->loc,
+		err = scan(db__sqlite(db), r, &c->o->win[side], r->loc,
 			   &c->total_samples[side]);
 	totals__delete(t);
 	sqlite3_mutex_leave(mx);
@@ -969,6 +1001,7 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	free(c.pairs);
 	for (int i = 0; i < 2; i++) {
 		sitemap__delete(c.run[i].sm);
+		hashmap__free(&c.run[i].moved);
 		free(c.run[i].loc);
 		free(c.root[i]);
 	}
