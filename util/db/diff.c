@@ -686,8 +686,11 @@ static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line
 
 /*
  * One function's lines g[0..n) (sorted by line): the shift d that lines up
- * most of A's numbers with B's (sum over A's lines l of the smaller share
- * of l in A and l + d in B), ties to the smallest |d|. When it beats no
+ * most of A's numbers with B's (sum over A's lines l of the smaller of l's
+ * in A and l + d's in B, over the larger of the function's two totals: not
+ * each side's own share, which makes a line that kept its numbers look
+ * moved when the function's other lines changed, e.g. a wrapper's bytes
+ * re-attributed in one run only), ties to the smallest |d|. When it beats no
  * shift, every line of A whose line + d has B data moved there, including
  * lines that have numbers on both sides under one line number: a hot line
  * moved onto the line where A had a few stray samples is the hot line, not
@@ -695,7 +698,7 @@ static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line
  */
 static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t n)
 {
-	double wa = 0, wb = 0, best = -1, at0 = 0;
+	double wa = 0, wb = 0, wm, best = -1, at0 = 0;
 	const char *f, *fn;
 	int shift = 0;
 
@@ -707,6 +710,7 @@ static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t
 	}
 	if (wa <= 0 || wb <= 0)
 		return 0;
+	wm = fmax(wa, wb);
 	for (size_t i = 0; i < n; i++) {
 		if (!in_table(c, g[i], 0, heap))
 			continue;
@@ -724,8 +728,8 @@ static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t
 					continue;
 				kb = group_at(c, g, n, site_line(c, g[k], &f, &fn) + d, 1, heap);
 				if (kb >= 0)
-					score += fmin(weight(c, g[k], 0, heap) / wa,
-						      weight(c, kb, 1, heap) / wb);
+					score += fmin(weight(c, g[k], 0, heap),
+						      weight(c, kb, 1, heap)) / wm;
 			}
 			if (!d)
 				at0 = score;

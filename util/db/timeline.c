@@ -369,7 +369,7 @@ static int totals_site(void *ctx, const struct totals_row *r)
 {
 	const struct tl_ctx *c = ctx;
 
-	return (int)sitemap__find_addr(c->sm, r->addr);
+	return (int)heap_site(c, r->addr, r->stack_id);	/* as heap_pass() */
 }
 
 /* heap_pass() from the writer's totals. */
