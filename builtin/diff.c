@@ -38,6 +38,7 @@ static struct diff_args {
 	const char *by;
 	const char *threshold;
 	const char *filter;
+	const char **alloc_fn;
 	int cpu, heap;
 } args;
 
@@ -56,6 +57,8 @@ static struct poptOption diff_options[] = {
 	  "the larger live heap)", "PCT" },
 	{ "filter", 0, POPT_ARG_STRING, &args.filter, 0,
 	  "only sites whose path or function contains PAT (any case)", "PAT" },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &args.alloc_fn, 0,
+	  "heap: NAME is an allocation wrapper, count its callers (a glob; repeatable)", "NAME" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0,
 	  "Output options (-n N: rows per table, default 20):", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
@@ -471,6 +474,14 @@ static int diff_run(const char *arg_a, const char *arg_b)
 		parse_by(args.by, &o.by);
 	if (args.threshold)
 		parse_pct(args.threshold, &o.threshold);
+	for (size_t i = 0; args.alloc_fn && args.alloc_fn[i]; i++) {
+		if (!*args.alloc_fn[i] || strchr(args.alloc_fn[i], '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", args.alloc_fn[i]);
+			err = -RSPROF_EUSAGE;
+			goto out;
+		}
+	}
+	o.alloc_fn = args.alloc_fn;
 
 	err = db__open(fa, &a);
 	if (!err)
@@ -538,6 +549,10 @@ int cmd_diff(int argc, const char **argv)
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
+	for (size_t i = 0; args.alloc_fn && args.alloc_fn[i]; i++)
+		free((char *)args.alloc_fn[i]);
+	free(args.alloc_fn);
+	args.alloc_fn = NULL;
 	poptFreeContext(pc);
 	return ret;
 }

@@ -39,6 +39,7 @@ static struct timeline_args {
 	const char *filter;
 	const char *svg;
 	const char *since, *until, *window;
+	const char **alloc_fn;
 	int cpu;
 } args;
 
@@ -63,6 +64,9 @@ static struct poptOption timeline_options[] = {
 	  "only the first DUR of the recording", "DUR" },
 	{ "window", 0, POPT_ARG_STRING, &args.window, OPT_WINDOW,
 	  "only from A to B after the start (either may be left out)", "A..B" },
+	{ "alloc-fn", 0, POPT_ARG_ARGV, &args.alloc_fn, 0,
+	  "NAME is an allocation wrapper: its callers are the heap sites (a glob; repeatable)",
+	  "NAME" },
 	{ "svg", 0, POPT_ARG_STRING, &args.svg, 0,
 	  "write a standalone SVG line chart to FILE instead of the terminal chart", "FILE" },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_output, 0,
@@ -604,6 +608,13 @@ static int timeline_run(const char *file)
 
 	if (args.rank)
 		parse_rank(args.rank, &o.rank);
+	for (size_t i = 0; args.alloc_fn && args.alloc_fn[i]; i++) {
+		if (!*args.alloc_fn[i] || strchr(args.alloc_fn[i], '\n')) {
+			pr_err("--alloc-fn: '%s' is not a function name or pattern", args.alloc_fn[i]);
+			return EXIT_USAGE;
+		}
+	}
+	o.alloc_fn = args.alloc_fn;
 	err = set_window(&o);
 	if (err)
 		return exit_from_err(err);
@@ -685,6 +696,10 @@ int cmd_timeline(int argc, const char **argv)
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}
+	for (size_t i = 0; args.alloc_fn && args.alloc_fn[i]; i++)
+		free((char *)args.alloc_fn[i]);
+	free(args.alloc_fn);
+	args.alloc_fn = NULL;
 	poptFreeContext(pc);
 	return ret;
 }

@@ -110,6 +110,7 @@ static int stdio_print(struct follow *f, bool heap)
 			.live_bytes = r->live_bytes, .peak_bytes = r->peak_bytes,
 			.alloc_bytes = r->alloc_bytes, .free_bytes = r->free_bytes,
 			.alloc_count = r->alloc_count, .free_count = r->free_count,
+			.kinds = r->kinds,
 		};
 
 		err = report_table__add(&row, &t);

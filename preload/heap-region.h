@@ -135,6 +135,12 @@ enum heap_region_flags {
 					 * code is its parent's */
 };
 
+/* What a site's allocations are (heap_region_site.kind, heap_events.kind). */
+enum heap_region_kind {
+	HEAP_SITE_MALLOC = 0,		/* the malloc family */
+	HEAP_SITE_MMAP = 1,		/* anonymous mappings (preload/mmap.c) */
+};
+
 /*
  * The index: stack hash -> record, open addressing (linear probing). A
  * slot is claimed by setting its key; its site is set once the record is
@@ -164,7 +170,7 @@ struct heap_region_site {
 	uint32_t frames;		/* index of its first frame in the frame store */
 	uint8_t depth;			/* return addresses, innermost first */
 	uint8_t n_cand;			/* then stack-scan candidates (bpf/heap.h) */
-	uint8_t kind;			/* reserved: 0 heap; anonymous mmap later */
+	uint8_t kind;			/* enum heap_region_kind, set before the key */
 	uint8_t flags;
 };
 

@@ -37,7 +37,7 @@ uint32_t sites__index(const struct heap_region_site *s)
 }
 
 /* Fill record n for stack s and publish it; SITE_NONE when full. */
-static uint32_t make(uint64_t key, const struct unwind_stack *s)
+static uint32_t make(uint64_t key, const struct unwind_stack *s, uint8_t kind)
 {
 	struct heap_region *r = tracker_region;
 	uint64_t n = __atomic_fetch_add(&r->n_sites, 1, __ATOMIC_RELAXED);
@@ -63,11 +63,12 @@ static uint32_t make(uint64_t key, const struct unwind_stack *s)
 		rec->depth = (uint8_t)s->depth;
 		rec->n_cand = (uint8_t)s->n_cand;
 	}
+	rec->kind = kind;
 	__atomic_store_n(&rec->key, key, __ATOMIC_RELEASE);
 	return (uint32_t)n;
 }
 
-struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s)
+struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s, uint8_t kind)
 {
 	uint64_t i = (key ^ (key >> 32)) & idx_mask;
 
@@ -83,7 +84,7 @@ struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s)
 							 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 				k = zero;	/* taken meanwhile: look at it */
 			} else {
-				site = make(key, s);
+				site = make(key, s, kind);
 				__atomic_store_n(&sl->site_plus1, site == SITE_NONE ? SITE_NONE :
 						 site + 1, __ATOMIC_RELEASE);
 				return site == SITE_NONE ? NULL : &recs[site];

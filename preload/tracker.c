@@ -660,7 +660,7 @@ static unsigned int site_of(struct thread *t, const struct unwind_from *from)
 	c = key & (CACHE - 1);
 	if (likely(t->cache[c].key == key))
 		return c;
-	s = sites__get(key, &st);
+	s = sites__get(key, &st, HEAP_SITE_MALLOC);
 	if (!s)
 		return CACHE;
 	t->cache[c].key = key;
@@ -728,6 +728,47 @@ static void release(struct thread *t, void *p)
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
 		tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, malloc_usable_size(p));
 	}
+}
+
+/* --- for preload/mmap.c ------------------------------------------------- */
+
+bool tracker__enter(void)
+{
+	struct thread *t = &th;
+	int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
+
+	if (m == M_UNINIT) {
+		tracker_init();
+		m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
+	}
+	/* busy: the tracker's own tables, or a signal handler inside it */
+	if (m != M_ON || t->busy)
+		return false;
+	t->busy = 1;
+	return true;
+}
+
+void tracker__leave(void)
+{
+	th.busy = 0;
+}
+
+struct heap_region_site *tracker__site(const struct unwind_from *from, unsigned int kind)
+{
+	struct thread *t = &th;
+	struct unwind_stack st;
+	uint64_t key;
+
+	if (unlikely(t->ready != 1))
+		thread_init(t);
+	unwind__stack(from, t->lo, t->hi, &st);
+	key = unwind__hash(&st) ^ ((uint64_t)kind * 0x9e3779b97f4a7c15ULL);
+	return sites__get(key ? key : 1, &st, (uint8_t)kind);
+}
+
+void tracker__add_live(int64_t bytes)
+{
+	add_live(&th, bytes);
 }
 
 /* --- the interposed functions -------------------------------------------- */

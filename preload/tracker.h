@@ -59,7 +59,7 @@ uint64_t unwind__hash(const struct unwind_stack *s);
 void sites__init(struct heap_region *r);
 /* The record of stack s (hash key), made on first sight; NULL when the
  * table is full (counted as dropped). */
-struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s);
+struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s, uint8_t kind);
 struct heap_region_site *sites__at(uint32_t idx);
 uint32_t sites__index(const struct heap_region_site *s);
 
@@ -124,5 +124,19 @@ bool history__fits(const struct heap_region *r, uint64_t size);
 void history__init(struct heap_region *r);
 /* An allocation or a free into the thread's ring (dropped, counted, when full). */
 void history__event(uint64_t ptr, uint64_t size, uint32_t site, enum heap_event_kind kind);
+
+/* --- for preload/mmap.c (preload/tracker.c) ------------------------------ */
+
+/*
+ * For preload/mmap.c: tracker__enter() is true when this thread's call
+ * is to be tracked (it is then inside the tracker until tracker__leave());
+ * tracker__site() the record of an allocation of `kind` made from `from`
+ * (its key mixes the kind in: never the record of a malloc stack), NULL
+ * when dropped; tracker__add_live() adds to the region's live bytes.
+ */
+bool tracker__enter(void);
+void tracker__leave(void);
+struct heap_region_site *tracker__site(const struct unwind_from *from, unsigned int kind);
+void tracker__add_live(int64_t bytes);
 
 #endif

@@ -16,9 +16,9 @@
  * address in it is first met (mod_judge()): up to MOD_SAMPLE of the
  * functions listed in its .eh_frame_hdr search table are sampled (spread
  * over the table); gcc and rustc built with frame pointers begin every
- * function that calls another with `push %rbp; mov %rsp,%rbp` (after an
- * endbr64), built without almost none do. Nine in ten: the module keeps
- * them (FP_ALL); fewer than one in twenty: it does not (FP_NONE); in
+ * function that calls another with `push %rbp` and `mov %rsp,%rbp` (in
+ * its first bytes: fp_prologue()), built without almost none do. Nine in
+ * ten: the module keeps them (FP_ALL); fewer than one in twenty: it does not (FP_NONE); in
  * between (FP_MIXED: a Rust crate built with frame pointers over a std
  * built without, a small executable's C start-up stubs) the function of
  * each return address is looked up in the table and judged on its own,
@@ -186,23 +186,56 @@ static void mods_refresh(void)
 
 static struct module *mod_of(uintptr_t ip)
 {
-	unsigned int n = __atomic_load_n(&n_mods, __ATOMIC_ACQUIRE);
+	/* the module found last: a stack's frames are mostly in one (the
+	 * executable), and a walk asks for each; exact while no module was
+	 * ever unloaded (ranges then never overlap) */
+	static __thread unsigned int last_mod __attribute__((tls_model("initial-exec")));
+	unsigned int n = __atomic_load_n(&n_mods, __ATOMIC_ACQUIRE), l = last_mod;
 
+	if (l < n && ip - mods[l].lo < mods[l].hi - mods[l].lo &&
+	    !__atomic_load_n(&mods_subs, __ATOMIC_RELAXED))
+		return &mods[l];
 	for (unsigned int i = n; i-- > 0;)	/* newest first: a reused range */
-		if (ip - mods[i].lo < mods[i].hi - mods[i].lo)
+		if (ip - mods[i].lo < mods[i].hi - mods[i].lo) {
+			last_mod = i;
 			return &mods[i];
+		}
 	return NULL;
 }
 
-/* The function at f begins [endbr64] push %rbp; mov %rsp,%rbp. */
-static bool fp_prologue(const uint8_t *f)
+/*
+ * The function at f sets up a frame pointer: push %rbp, then mov %rsp,%rbp
+ * with nothing pushed and no stack space taken between them. Not always at
+ * its first bytes: gcc -O2 schedules other instructions before and between
+ * the two (Redis's zmalloc_usable begins with a movabs, _sdsnewlen has a
+ * lea between them), so both are looked for in its first FP_WINDOW bytes
+ * (never past end, the module's code). Code built without frame pointers
+ * may use %rbp as any register, even `mov %rsp,%rbp` to point at a buffer
+ * on its stack, but after pushing other registers or `sub $N,%rsp`: a byte
+ * 0x50-0x57 (a push) or 48 83/81 ec (sub from %rsp) after the push rules a
+ * candidate out. Bytes are not instructions, so an operand may rule a real
+ * prologue out too: that function is then unwound through the CFI, which
+ * is slower, never wrong.
+ */
+#define FP_WINDOW	32
+static bool fp_prologue(const uint8_t *f, uintptr_t end)
 {
-	static const uint8_t endbr[] = { 0xf3, 0x0f, 0x1e, 0xfa };
-	static const uint8_t push_mov[] = { 0x55, 0x48, 0x89, 0xe5 };
+	static const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
+	size_t n = end - (uintptr_t)f < FP_WINDOW ? end - (uintptr_t)f : FP_WINDOW;
 
-	if (!memcmp(f, endbr, 4))
-		f += 4;
-	return !memcmp(f, push_mov, 4);
+	for (size_t i = 0; i + 1 + sizeof(mov) <= n; i++) {
+		if (f[i] != 0x55)
+			continue;
+		for (size_t j = i + 1; j + sizeof(mov) <= n; j++) {
+			if (!memcmp(f + j, mov, sizeof(mov)))
+				return true;
+			if ((f[j] >= 0x50 && f[j] <= 0x57) ||
+			    (f[j] == 0x48 && (f[j + 1] == 0x83 || f[j + 1] == 0x81) &&
+			     f[j + 2] == 0xec))
+				break;
+		}
+	}
+	return false;
 }
 
 /* The function containing code address a in m (its .eh_frame_hdr search
@@ -260,7 +293,7 @@ static int mod_judge(const struct module *m)
 		if (f - m->lo >= m->hi - m->lo || m->hi - f < 8)
 			continue;
 		seen++;
-		yes += fp_prologue((const uint8_t *)f);
+		yes += fp_prologue((const uint8_t *)f, m->hi);
 	}
 	if (!seen || yes * 20 < seen)
 		return FP_NONE;
@@ -281,7 +314,7 @@ static int fn_judge(const struct module *m, uintptr_t ip)
 		return c & 1;
 	/* ip - 1: the call, when it is the last instruction of its function */
 	f = eh_table(m, &tab, &count) ? fn_start(m, tab, count, ip - 1) : 0;
-	fp = f && fp_prologue((const uint8_t *)f);
+	fp = f && fp_prologue((const uint8_t *)f, m->hi);
 	__atomic_store_n(slot, (uint64_t)ip << 1 | fp, __ATOMIC_RELAXED);
 	return fp;
 }

@@ -91,6 +91,34 @@ test_expect_success 'xmalloc is built in: the callers with no option' '
 	seed_heap_queries x.db | sed -n 1p | grep -q "nofp_wrap.c|$L_NAMES|"
 '
 
+test_expect_success 'timeline --alloc-fn: the series of the callers, as report' '
+	"$RSPROF" timeline -n 4 --csv custom.db | head -n 1 | grep -q "nofp_wrap.c:[0-9]* pool_take" &&
+	sum=$(sha256sum <custom.db) &&
+	"$RSPROF" timeline -n 4 --csv --alloc-fn pool_take custom.db >tl.csv && cat tl.csv &&
+	head -n 1 tl.csv | grep -q ",live targets/nofp_wrap.c:$L_NAMES names,live targets/nofp_wrap.c:$L_TABLE table,live targets/nofp_wrap.c:$L_BUF buf," &&
+	! grep -q pool_take tl.csv &&
+	last=$(tail -n 1 tl.csv) &&
+	within "$(echo "$last" | cut -d, -f6)" $((8 * MiB)) 10 &&
+	within "$(echo "$last" | cut -d, -f7)" $((4 * MiB)) 10 &&
+	within "$(echo "$last" | cut -d, -f8)" $((2 * MiB)) 10 &&
+	test "$(sha256sum <custom.db)" = "$sum" &&
+	"$RSPROF" timeline -n 4 --alloc-fn "pool_*" custom.db | grep -q "nofp_wrap.c:$L_NAMES names .* last 8.00 MiB" &&
+	expect_exit 2 "$RSPROF" timeline --alloc-fn "" custom.db 2>/dev/null
+'
+
+test_expect_success 'diff --alloc-fn: a wrapper named in one run and built in in the other' '
+	"$RSPROF" diff --heap --csv custom.db x.db >d1.csv && cat d1.csv &&
+	grep -q "^heap,gone,.*,pool_take," d1.csv &&
+	grep -q "^heap,new,.*,$L_NAMES,names," d1.csv &&
+	"$RSPROF" diff --heap --csv --alloc-fn pool_take custom.db x.db >d2.csv && cat d2.csv &&
+	! grep -q pool_take d2.csv &&
+	grep -q "^heap,same,.*,$L_NAMES,names,[0-9]*,[0-9]*,0," d2.csv &&
+	grep -q "^heap,same,.*,$L_TABLE,table,[0-9]*,[0-9]*,0," d2.csv &&
+	grep -q "^heap,same,.*,$L_BUF,buf,[0-9]*,[0-9]*,0," d2.csv &&
+	! grep -q "^heap,\(new\|gone\|changed\)," d2.csv &&
+	expect_exit 2 "$RSPROF" diff --alloc-fn "" custom.db x.db 2>/dev/null
+'
+
 test_expect_success 'a wrapper inlined into its callers: the callers lines in the same frames' '
 	"$RSPROF" record -q --no-cpu -o inl.db -- "$TARGETS/nofp_wrap" inline >/dev/null &&
 	heap_rows inl.db >rows6 2>err6 && sed -n 1p rows6 | grep -q ",take_inline$" &&

@@ -187,9 +187,9 @@ test_expect_success '--json is one valid document with both tables' '
 
 test_expect_success '--csv: header and one row per location' '
 	"$RSPROF" report --csv fix.db >r.csv &&
-	head -1 r.csv | grep -q "^table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,free_count,location,file,line,function,module,pid,temp_count$" &&
+	head -1 r.csv | grep -q "^table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,free_count,location,file,line,function,module,pid,temp_count,kind$" &&
 	test "$(wc -l <r.csv)" = 7 &&
-	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 16 for r in rows)"
+	python3 -c "import csv; rows = list(csv.reader(open(\"r.csv\"))); assert all(len(r) == 17 for r in rows)"
 '
 
 test_expect_success '--format folded: flame graph stacks' '

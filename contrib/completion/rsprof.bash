@@ -104,7 +104,7 @@ _rsprof()
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
 	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
-	--context | --callers | --callees | --addr | --after | --max-rows)
+	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn)
 		return ;;
 	esac
 

@@ -59,8 +59,8 @@ static const struct {
 		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) VALUES (?, ?, ?, ?)" },
 	[ST_HEAP] = { "insert heap event",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, stack_id, pid, temp_count)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
 	[ST_SYMBOL] = { "insert symbol",
 		"INSERT OR IGNORE INTO symbols (addr, file, line, function, module, mangled)"
 		" VALUES (?, ?, ?, ?, ?, ?)" },
@@ -933,6 +933,14 @@ int db__create(const char *path, bool append, struct db **out)
 		err = db_exec(db, "set cache size", "PRAGMA cache_size = -8192");
 	if (!err)
 		err = db_exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
+	/* a version-3 file of before heap_events.temp_count or kind (issues 14, 9):
+	 * the columns, as new files have them (old rows: NULL, 0) */
+	if (!err && append && !db__has_column(db, "heap_events", "temp_count"))
+		err = db_exec(db, "add heap_events.temp_count",
+			      "ALTER TABLE heap_events ADD COLUMN temp_count INTEGER DEFAULT NULL");
+	if (!err && append && !db__has_column(db, "heap_events", "kind"))
+		err = db_exec(db, "add heap_events.kind",
+			      "ALTER TABLE heap_events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
 	if (!err)
 		err = db_prepare_writer(db);
 	if (!err)
@@ -1162,7 +1170,8 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 					sqlite3_bind_null(st, 7)) ||
 		    (h->pid > 0 ? sqlite3_bind_int(st, 8, h->pid) : sqlite3_bind_null(st, 8)) ||
 		    (h->temp_count >= 0 ? sqlite3_bind_int64(st, 9, h->temp_count) :
-					  sqlite3_bind_null(st, 9))) {
+					  sqlite3_bind_null(st, 9)) ||
+		    sqlite3_bind_int(st, 10, h->kind)) {
 			sqlite3_reset(st);
 			return db_err(db, db_stmts[ST_HEAP].name);
 		}

@@ -93,6 +93,7 @@ struct heap_count {
 	int pid;		/* v3: the process allocating; 0: not known */
 	int64_t temp_count;	/* v3: temporaries freed (heaptrack's); -1: not counted */
 	int code_pid;		/* whose address space addr is in (not written) */
+	int kind;		/* v3: heap_events.kind, 0 malloc, 1 anonymous mmap */
 };
 
 struct stack_rec {

@@ -9,6 +9,7 @@
 
 #include "util/db/db.h"
 #include "util/db/totals.h"
+#include "util/hashmap.h"
 #include "util/error.h"
 #include "util/saturate.h"
 #include "util/symbols/srcpath.h"
@@ -28,6 +29,9 @@ struct pair {
 struct run {
 	struct sitemap *sm;
 	struct side *loc;
+	/* heap stacks counted past an allocation wrapper (as report): id -> site + 1 */
+	struct hashmap moved;
+	enum site_by by;
 };
 
 struct diff_ctx {
@@ -91,10 +95,23 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 	return rc == SQLITE_ROW ? 0 : db_fail(conn, "cannot read the checkpoints");
 }
 
+/* A heap stack re-attributed past a wrapper: its site in the run, made when new. */
+static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
+		    const char *function, const char *module)
+{
+	struct run *r = ctx;
+	long s = sitemap__intern(r->sm, r->by, file, line, function, module);
+
+	if (s < 0)
+		return (int)s;
+	return hashmap__set(&r->moved, (uint64_t)stack_id, (uint64_t)s + 1);
+}
+
 /* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_window *w,
+static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 		struct side *loc, uint64_t *total)
 {
+	const struct sitemap *sm = r->sm;
 	sqlite3_stmt *st = NULL;
 	int64_t lo, hi;
 	int rc, err;
@@ -121,17 +138,25 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 	if (rc != SQLITE_DONE)
 		return db_fail(conn, "cannot read the CPU samples");
 
-	/* alloc_count came with schema v2; live bytes at the window's end, allocations in it */
+	/*
+	 * alloc_count and stack_id came with schema v2; live bytes at the
+	 * window's end, allocations in it
+	 */
 	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
-			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END FROM heap_events"
+			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
+			       " IFNULL(stack_id, -1) FROM heap_events"
 			       " WHERE checkpoint_id <= ?2", -1, &st, NULL) &&
-	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0 "
+	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
 			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
 		return db_fail(conn, "cannot read the heap events");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
+		int64_t id = sqlite3_column_int64(st, 3);
+		uint64_t v;
+		long s = id >= 0 && hashmap__size(&r->moved) &&
+			 hashmap__get(&r->moved, (uint64_t)id, &v) && v ? (long)v - 1 :
+			 sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
 
 		if (s >= 0) {
 			loc[s].live = sat__add(loc[s].live, sqlite3_column_int64(st, 1));
@@ -147,6 +172,7 @@ static int scan(sqlite3 *conn, const struct sitemap *sm, const struct diff_windo
 
 struct totals_scan {
 	const struct sitemap *sm;
+	const struct run *run;	/* its moved heap stacks (--alloc-fn) */
 	struct side *loc;
 	uint64_t *total;
 	bool allocs;		/* the heap rows are in the window: count their allocations */
@@ -167,7 +193,10 @@ static void totals_cpu(void *ctx, const struct totals_row *r)
 static void totals_heap(void *ctx, const struct totals_row *r)
 {
 	struct totals_scan *x = ctx;
-	long s = sitemap__find_addr(x->sm, r->addr);
+	uint64_t v;
+	long s = r->stack_id >= 0 && hashmap__size(&x->run->moved) &&
+		 hashmap__get(&x->run->moved, (uint64_t)r->stack_id, &v) && v ? (long)v - 1 :
+		 sitemap__find_addr(x->sm, r->addr);
 
 	if (s >= 0) {
 		x->loc[s].live = sat__add(x->loc[s].live, sat__sub(r->alloc_bytes, r->free_bytes));
@@ -178,10 +207,10 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 }
 
 /* The same as scan(), from the writer's totals. */
-static int scan_totals(sqlite3 *conn, struct totals *t, const struct sitemap *sm,
+static int scan_totals(sqlite3 *conn, struct totals *t, const struct run *run,
 		       const struct diff_window *w, struct side *loc, uint64_t *total)
 {
-	struct totals_scan x = { sm, loc, total, false };
+	struct totals_scan x = { run->sm, run, loc, total, false };
 	int64_t lo, hi, last;
 	int err = window_ids(conn, w, &lo, &hi);
 
@@ -229,7 +258,10 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 		return err;
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
+	r->by = c->o->by;
 	err = sitemap__load(r->sm, db, c->o->by);
+	if (!err && db__version(db) >= 2)
+		err = db_query_heap_moved(db, c->o->alloc_fn, moved_cb, r);
 	if (!err) {
 		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));
 		if (!r->loc)
@@ -238,10 +270,10 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 	if (!err)
 		err = totals__open(db, &t);
 	if (!err && t)
-		err = scan_totals(db__sqlite(db), t, r->sm, &c->o->win[side], r->loc,
+		err = scan_totals(db__sqlite(db), t, r, &c->o->win[side], r->loc,
 				  &c->total_samples[side]);
 	else if (!err)
-		err = scan(db__sqlite(db), r->sm, &c->o->win[side], r->loc,
+		err = scan(db__sqlite(db), r, &c->o->win[side], r->loc,
 			   &c->total_samples[side]);
 	totals__delete(t);
 	sqlite3_mutex_leave(mx);
@@ -654,8 +686,11 @@ static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line
 
 /*
  * One function's lines g[0..n) (sorted by line): the shift d that lines up
- * most of A's numbers with B's (sum over A's lines l of the smaller share
- * of l in A and l + d in B), ties to the smallest |d|. When it beats no
+ * most of A's numbers with B's (sum over A's lines l of the smaller of l's
+ * in A and l + d's in B, over the larger of the function's two totals: not
+ * each side's own share, which makes a line that kept its numbers look
+ * moved when the function's other lines changed, e.g. a wrapper's bytes
+ * re-attributed in one run only), ties to the smallest |d|. When it beats no
  * shift, every line of A whose line + d has B data moved there, including
  * lines that have numbers on both sides under one line number: a hot line
  * moved onto the line where A had a few stray samples is the hot line, not
@@ -663,7 +698,7 @@ static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line
  */
 static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t n)
 {
-	double wa = 0, wb = 0, best = -1, at0 = 0;
+	double wa = 0, wb = 0, wm, best = -1, at0 = 0;
 	const char *f, *fn;
 	int shift = 0;
 
@@ -675,6 +710,7 @@ static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t
 	}
 	if (wa <= 0 || wb <= 0)
 		return 0;
+	wm = fmax(wa, wb);
 	for (size_t i = 0; i < n; i++) {
 		if (!in_table(c, g[i], 0, heap))
 			continue;
@@ -692,8 +728,8 @@ static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t
 					continue;
 				kb = group_at(c, g, n, site_line(c, g[k], &f, &fn) + d, 1, heap);
 				if (kb >= 0)
-					score += fmin(weight(c, g[k], 0, heap) / wa,
-						      weight(c, kb, 1, heap) / wb);
+					score += fmin(weight(c, g[k], 0, heap),
+						      weight(c, kb, 1, heap)) / wm;
 			}
 			if (!d)
 				at0 = score;
@@ -969,6 +1005,7 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	free(c.pairs);
 	for (int i = 0; i < 2; i++) {
 		sitemap__delete(c.run[i].sm);
+		hashmap__free(&c.run[i].moved);
 		free(c.run[i].loc);
 		free(c.root[i]);
 	}

@@ -78,6 +78,9 @@ struct diff_opts {
 	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent
 				 * of the larger total live heap of the two runs */
 	int limit;		/* rows per table; 0: all */
+	/* heap sites past allocation wrappers, as report: the built-in ones,
+	 * each file's meta.heap_alloc_fn and these (globs, NULL-terminated) */
+	const char *const *alloc_fn;
 };
 
 struct diff {

@@ -65,7 +65,8 @@ static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t de
 }
 
 static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id, int64_t ab,
-		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid, int64_t tc)
+		     int64_t fb, int64_t ac, int64_t fc, int64_t pid, bool no_pid, int64_t tc,
+		     int64_t kind)
 {
 	const struct qsym *s = NULL;
 	struct qgroup *g;
@@ -95,6 +96,8 @@ static void heap_row(struct scan *sc, int64_t cp, int64_t addr, int64_t stack_id
 		sc->touched[sc->n_touched++] = gi;
 	}
 	g->live = sat__add(g->live, sat__sub(ab, fb));
+	if (ab > 0 && kind >= 0 && kind < 8)
+		g->kinds |= 1u << kind;
 	if (sc->stack_slot && stack_id >= 0)
 		stack_tally(sc, stack_id, gi, sat__sub(ab, fb));
 	if (cp >= sc->win_lo) {
@@ -116,7 +119,8 @@ static void sql_heap_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		 sqlite3_value_int64(argv[3]), sqlite3_value_int64(argv[4]),
 		 sqlite3_value_int64(argv[5]), sqlite3_value_int64(argv[6]),
 		 sqlite3_value_int64(argv[7]), sqlite3_value_type(argv[7]) == SQLITE_NULL,
-		 sqlite3_value_type(argv[8]) == SQLITE_NULL ? -1 : sqlite3_value_int64(argv[8]));
+		 sqlite3_value_type(argv[8]) == SQLITE_NULL ? -1 : sqlite3_value_int64(argv[8]),
+		 sqlite3_value_int64(argv[9]));
 	sqlite3_result_int(ctx, 0);
 }
 
@@ -140,7 +144,7 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const c
 			 sqlite3_column_int64(st, 6), sqlite3_column_int64(st, 7),
 			 sqlite3_column_type(st, 7) == SQLITE_NULL,
 			 sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 :
-			 sqlite3_column_int64(st, 8));
+			 sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9));
 	if (rc != SQLITE_DONE)
 		err = q_err(db, "read heap events");
 	sqlite3_finalize(st);
@@ -351,18 +355,19 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	 * keeps SQLite off idx_heap_checkpoint) is ordered; a file where they
 	 * are not (edited by hand) is read again with ORDER BY.
 	 */
-	/* the columns a file of this version has (v3: pid, temp_count) */
-	snprintf(cols, sizeof(cols), "%s, %s",
+	/* the columns a file of this version has (v3: pid, temp_count, kind) */
+	snprintf(cols, sizeof(cols), "%s, %s, %s",
 		 q.has_pid ? "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
 			     " alloc_count, free_count, pid" :
 		 v2 ? "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
 		      " alloc_count, free_count, NULL" :
 		      "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL",
 		 db__version(db) >= 3 && db__has_column(db, "heap_events", "temp_count") ?
-		 "temp_count" : "NULL");
+		 "temp_count" : "NULL",
+		 db__version(db) >= 3 && db__has_column(db, "heap_events", "kind") ? "kind" : "0");
 	snprintf(sql, sizeof(sql), "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND"
 		 " rsprof_heap_row(%s)", cols);
-	err = run_scan(db, "read heap events", "rsprof_heap_row", 9, sql_heap_row, &sc, sql, 1,
+	err = run_scan(db, "read heap events", "rsprof_heap_row", 10, sql_heap_row, &sc, sql, 1,
 		       hi, 0);
 	if (!err && sc.unordered) {
 		for (int i = 0; i <= q.n_groups; i++) {

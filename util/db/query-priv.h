@@ -35,6 +35,7 @@ struct qgroup {
 	int64_t temp_count;	/* temporaries freed in the window (temp_known) */
 	bool temp_known;	/* a row of the group had temp_count (not NULL) */
 	int64_t touched_cp;	/* last checkpoint that changed live */
+	unsigned int kinds;	/* heap: 1 << heap_events.kind of its rows that allocated */
 	bool used;
 };
 

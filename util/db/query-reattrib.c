@@ -273,6 +273,42 @@ out:
 	return err;
 }
 
+int db_query_heap_moved(struct db *db, const char *const *alloc_fn, heap_moved_cb cb,
+			void *ctx)
+{
+	struct query_filter f;
+	struct reattrib ra = { 0 };
+	struct qctx q;
+	int err;
+
+	query_filter__init(&f);
+	f.alloc_fn = alloc_fn;
+	err = qctx_load_syms(&q, db, &f);
+	if (!err)
+		err = reattrib_load(&q, &ra);
+	if (!err && ra.site.has_zero && ra.site.zero) {
+		const struct qsym *s = &q.syms[ra.site.zero - 1];
+
+		err = cb(ctx, 0, s->file, s->line, s->function, s->module);
+	}
+	if (!err) {
+		hashmap__for_each(&ra.site, i) {
+			const struct qsym *s;
+
+			if (!ra.site.vals[i])
+				continue;
+			s = &q.syms[ra.site.vals[i] - 1];
+			err = cb(ctx, (int64_t)ra.site.keys[i], s->file, s->line, s->function,
+				 s->module);
+			if (err)
+				break;
+		}
+	}
+	reattrib_free(&ra);
+	qctx_free(&q);
+	return err;
+}
+
 void reattrib_free(struct reattrib *ra)
 {
 	hashmap__free(&ra->site);

@@ -565,6 +565,7 @@ static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 		.alloc_count = g->alloc_count,
 		.free_count = g->free_count,
 		.temp_count = g->temp_known ? g->temp_count : -1,
+		.kinds = g->kinds,
 	};
 
 	if (by == GROUP_MODULE)

@@ -74,7 +74,14 @@ struct prof_row {
 	 * thread before its next allocation or free); -1: not counted (uprobes,
 	 * files before v3) */
 	int64_t temp_count;
+
+	/* heap: what its memory is, 1 << heap_events.kind of the rows that allocated
+	 * (HEAP_KINDS_MALLOC, HEAP_KINDS_MMAP: anonymous mappings, schema v3) */
+	unsigned int kinds;
 };
+
+#define HEAP_KINDS_MALLOC	1u
+#define HEAP_KINDS_MMAP		2u
 
 typedef int (*prof_row_cb)(const struct prof_row *row, void *ctx);
 
@@ -114,6 +121,18 @@ struct heap_hint {
 int db_query_heap_hint(struct db *db, const struct query_filter *f, int64_t *total_live,
 		       prof_row_cb cb, void *ctx, struct heap_hint *hint);
 void heap_hint__free(struct heap_hint *h);	/* the strings; NULL ok */
+
+/*
+ * For the readers that group heap rows themselves (timeline, diff): the
+ * heap stacks whose site db_query_heap() moves past an allocation wrapper
+ * (built in, meta.heap_alloc_fn, alloc_fn: NULL-terminated, NULL: none),
+ * each with the line its rows count at instead of heap_events.addr.
+ * cb's strings live until it returns; its error stops the walk.
+ */
+typedef int (*heap_moved_cb)(void *ctx, int64_t stack_id, const char *file, int line,
+			     const char *function, const char *module);
+int db_query_heap_moved(struct db *db, const char *const *alloc_fn, heap_moved_cb cb,
+			void *ctx);
 
 /*
  * Call stacks with a weight, for flame graphs and pprof (SPEC §8): CPU
@@ -177,7 +196,8 @@ struct prof_summary {
 	/* the process's resident memory (schema v3; has_rss false before or when unread) */
 	bool has_rss;
 	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
-	int64_t rss_peak_bytes;			/* highest at any checkpoint */
+	int64_t rss_peak_bytes;			/* the kernel's VmHWM (meta.rss_peak_bytes),
+						 * else the highest at a checkpoint */
 	/* record --retain (v3): checkpoints folded into coarser ones */
 	uint64_t retain_ms;		/* meta.retain_ms; 0: none */
 	uint64_t folded_checkpoints;	/* checkpoints holding more than one interval */

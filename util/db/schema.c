@@ -64,6 +64,9 @@ const char db_schema_sql[] =
 	 * thread before its next allocation or free, heaptrack's definition); NULL
 	 * where the backend does not count them (uprobes) */
 	"    temp_count INTEGER DEFAULT NULL,\n"
+	/* v3 (issue 9): what the site's memory is: 0 the malloc family,
+	 * 1 anonymous mappings (mmap) */
+	"    kind INTEGER NOT NULL DEFAULT 0,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
 	"    FOREIGN KEY (addr) REFERENCES symbols(addr)\n"
 	");\n"

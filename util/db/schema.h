@@ -24,6 +24,8 @@
  *        means meta.pid)
  *      + processes (one row per process image: pid, ppid, comm, exe, when
  *        it started and ended, its CPU samples)
+ *      + heap_events.kind (0 malloc, 1 anonymous mmap: issue 9)
+ *      + meta.rss_peak_bytes (the kernel's VmHWM)
  *      symbols.addr of a second program holding other code at an address
  *      already used carries the program's number in bits 48..62
  *      + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,

@@ -163,6 +163,22 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->rss_peak_bytes = v[1];
 		s->rss_bytes = v[2];
 		s->rss_anon_bytes = v[3];
+		/* the kernel's high-water mark (VmHWM) when the recorder wrote it:
+		 * a peak between two checkpoints too */
+		err = db__meta_get(db, "rss_peak_bytes", &val);
+		if (err)
+			return err;
+		if (val && *val) {
+			char *end;
+			long long p;
+
+			errno = 0;
+			p = strtoll(val, &end, 10);
+			if (!*end && !errno && p > s->rss_peak_bytes)
+				s->rss_peak_bytes = p;
+		}
+		free(val);
+		val = NULL;
 	}
 	err = db__meta_get(db, "heap_probes", &val);
 	if (err)

@@ -8,6 +8,8 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/query.h"
+#include "util/hashmap.h"
 #include "util/saturate.h"
 #include "util/error.h"
 #include "util/db/site.h"
@@ -28,7 +30,11 @@ struct site_acc {
 struct tl_ctx {
 	struct db *db;
 	sqlite3 *conn;
+	const struct timeline_opts *o;
 	struct sitemap *sm;
+	/* heap stacks whose rows count at another site than their addr (past an
+	 * allocation wrapper, as report): stack id -> site + 1 */
+	struct hashmap moved;
 	struct site_acc *acc;	/* one per site of sm */
 	int64_t *cp_ids;	/* checkpoint ids in order, tl->n of them */
 };
@@ -175,10 +181,35 @@ static int add_addr(struct site_acc *a, int64_t addr)
 	return 0;
 }
 
+/* A heap stack re-attributed past a wrapper: its site, made when new. */
+static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
+		    const char *function, const char *module)
+{
+	struct tl_ctx *c = ctx;
+	long s = sitemap__intern(c->sm, SITE_BY_LINE, file, line, function, module);
+
+	if (s < 0)
+		return (int)s;
+	return hashmap__set(&c->moved, (uint64_t)stack_id, (uint64_t)s + 1);
+}
+
+/* The site of a heap row: its stack's when moved, else its address's; -1: none. */
+static long heap_site(const struct tl_ctx *c, int64_t addr, int64_t stack_id)
+{
+	uint64_t v;
+
+	if (stack_id >= 0 && hashmap__size(&c->moved) &&
+	    hashmap__get(&c->moved, (uint64_t)stack_id, &v) && v)
+		return (long)v - 1;
+	return sitemap__find_addr(c->sm, addr);
+}
+
 static int load_sites(struct tl_ctx *c)
 {
 	int err = sitemap__load(c->sm, c->db, SITE_BY_LINE);
 
+	if (!err && db__version(c->db) >= 2)
+		err = db_query_heap_moved(c->db, c->o->alloc_fn, moved_cb, c);
 	if (err)
 		return err;
 	c->acc = calloc(sitemap__count(c->sm) + 1, sizeof(*c->acc));
@@ -220,6 +251,19 @@ static void window_start(struct tl_ctx *c)
 	}
 }
 
+/* heap_events rows: checkpoint, address, delta, stack (-1: none; v1 has no stacks). */
+static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
+{
+	if (db__version(c->db) >= 2)
+		return sorted ? "SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"
+				" IFNULL(stack_id, -1) FROM heap_events ORDER BY checkpoint_id" :
+				"SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"
+				" IFNULL(stack_id, -1) FROM heap_events";
+	return sorted ? "SELECT checkpoint_id, addr, alloc_bytes - free_bytes, -1"
+			" FROM heap_events ORDER BY checkpoint_id" :
+			"SELECT checkpoint_id, addr, alloc_bytes - free_bytes, -1 FROM heap_events";
+}
+
 /*
  * One pass over heap_events: per site the live bytes at the end of the
  * window (checkpoint last_id), the peak at a checkpoint's end within the
@@ -238,11 +282,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 
 	if (!touched)
 		return -ENOMEM;
-	if (prepare(c->conn, sorted ?
-		    "SELECT checkpoint_id, addr, alloc_bytes - free_bytes FROM heap_events "
-		    "ORDER BY checkpoint_id" :
-		    "SELECT checkpoint_id, addr, alloc_bytes - free_bytes FROM heap_events",
-		    &st, "cannot read the heap events")) {
+	if (prepare(c->conn, heap_rows_sql(c, sorted), &st, "cannot read the heap events")) {
 		free(touched);
 		return -RSPROF_EDB;
 	}
@@ -267,7 +307,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 			}
 			cur = id;
 		}
-		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
+		s = heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3));
 		if (s < 0)
 			continue;
 		a = &c->acc[s];
@@ -329,7 +369,7 @@ static int totals_site(void *ctx, const struct totals_row *r)
 {
 	const struct tl_ctx *c = ctx;
 
-	return (int)sitemap__find_addr(c->sm, r->addr);
+	return (int)heap_site(c, r->addr, r->stack_id);	/* as heap_pass() */
 }
 
 /* heap_pass() from the writer's totals. */
@@ -408,6 +448,35 @@ static int cmp_cpu(const void *x, const void *y)
 }
 
 /*
+ * The series of one heap site when stacks were moved past a wrapper: a
+ * site's rows are not all at its addresses, so the rows are read in full
+ * (the series of the few chosen sites only).
+ */
+static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s, double *out)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (prepare(c->conn, heap_rows_sql(c, false), &st, "cannot read a site's series"))
+		return -RSPROF_EDB;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		long k;
+
+		if (heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3)) != s)
+			continue;
+		k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
+		if (k >= 0)
+			out[k] += (double)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_DONE)
+		return db_fail(c->conn, "cannot read a site's series");
+	for (size_t k = 1; k < tl->n; k++)
+		out[k] += out[k - 1];
+	return 0;
+}
+
+/*
  * The series of one site: its rows through idx_heap_addr (or idx_cpu_addr),
  * per checkpoint; heap deltas are summed into live bytes.
  */
@@ -418,6 +487,8 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_DONE;
 
+	if (heap && hashmap__size(&c->moved))
+		return site_series_moved(c, tl, s, out);
 	if (prepare(c->conn, heap ?
 		    "SELECT checkpoint_id, alloc_bytes - free_bytes FROM heap_events WHERE addr = ?" :
 		    "SELECT checkpoint_id, count FROM cpu_samples WHERE addr = ?",
@@ -622,7 +693,7 @@ void timeline__delete(struct timeline *tl)
 
 int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline **out)
 {
-	struct tl_ctx c = { .db = db, .conn = db__sqlite(db) };
+	struct tl_ctx c = { .db = db, .conn = db__sqlite(db), .o = o };
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	struct totals *t = NULL;
 	bool need_sites = o->top > 0 || o->cpu_top > 0 || o->need_growth;
@@ -678,6 +749,7 @@ out:
 	free(c.acc);
 	free(c.cp_ids);
 	sitemap__delete(c.sm);
+	hashmap__free(&c.moved);
 	if (err) {
 		timeline__delete(tl);
 		return err;

@@ -42,6 +42,11 @@ struct timeline_opts {
 	 * still count what was allocated before it.
 	 */
 	uint64_t from_ms, to_ms, since_ms;
+	/*
+	 * Heap sites past allocation wrappers, as report: the built-in ones,
+	 * meta.heap_alloc_fn and these (globs, NULL-terminated; NULL: none).
+	 */
+	const char *const *alloc_fn;
 };
 
 struct timeline_site {

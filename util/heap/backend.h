@@ -43,10 +43,11 @@ struct heap_visit {
 	 * target's), the process whose address space its addresses are in
 	 * (a fork child that exec'd since: its parent's), its running totals.
 	 * cur NULL: the key is gone for good (its process ended and was read
-	 * for the last time): forget it.
+	 * for the last time): forget it. kind: enum heap_region_kind
+	 * (preload/heap-region.h), 0 for malloc.
 	 */
 	int (*site)(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
-		    const struct heap_site *cur);
+		    const struct heap_site *cur, unsigned int kind);
 	/* a process new to the backend, or gone; before its sites */
 	int (*process)(void *ctx, const struct heap_proc_event *ev);
 	void *ctx;

@@ -35,6 +35,7 @@ struct stack_state {
 	uint64_t site;			/* attributed site address */
 	int64_t stack_id;		/* -1: stack not stored */
 	bool gone;			/* its process ended (kept for the history) */
+	unsigned int kind;		/* enum heap_region_kind */
 };
 
 struct heap {
@@ -303,7 +304,7 @@ static void free_output(struct heap *h)
 
 /* One stack's running totals: its delta since the last checkpoint, a row. */
 static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
-		   const struct heap_site *cur)
+		   const struct heap_site *cur, unsigned int kind)
 {
 	struct heap *h = ctx;
 	struct stack_state *st = tab_find(h, key);
@@ -321,6 +322,7 @@ static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 		if (!st)
 			return -ENOMEM;
 		st->pid = pid ? pid : h->pid;
+		st->kind = kind;
 		st->code_pid = code_pid ? code_pid : st->pid;
 		err = new_stack(h, h->hooks->resolver(h->hooks->ctx, st->code_pid), st);
 		if (err)
@@ -348,6 +350,7 @@ static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 	row = &h->rows[h->n_rows++];
 	row->addr = st->site;
 	row->stack_id = st->stack_id;
+	row->kind = (int)st->kind;
 	row->alloc_bytes = (int64_t)d.alloc_bytes;
 	row->free_bytes = (int64_t)d.free_bytes;
 	row->alloc_count = (int64_t)d.alloc_count;

@@ -769,7 +769,7 @@ static int region_sites(struct heap_be *b, struct region *reg, const struct heap
 	if (forget) {
 		for (uint64_t i = 0; i < n; i++) {
 			uint64_t key = __atomic_load_n(&recs[i].key, __ATOMIC_ACQUIRE);
-			int err = key ? v->site(v->ctx, region_key(reg, key), reg->pid, 0, NULL) : 0;
+			int err = key ? v->site(v->ctx, region_key(reg, key), reg->pid, 0, NULL, 0) : 0;
 
 			if (err)
 				return err;
@@ -811,7 +811,8 @@ static int region_sites(struct heap_be *b, struct region *reg, const struct heap
 		b->cur_rec = s;
 		b->cur_key = region_key(reg, key);
 		err = v->site(v->ctx, b->cur_key, reg->pid == b->pid ? 0 : reg->pid,
-			      region_code_pid(reg), &sum[i]);
+			      region_code_pid(reg), &sum[i],
+			      __atomic_load_n(&s->kind, __ATOMIC_RELAXED));
 		if (err)
 			return err;
 	}

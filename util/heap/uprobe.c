@@ -364,7 +364,7 @@ static int uprobe_sites(struct heap_be *h, const struct heap_visit *v)
 		prev = &key;
 		if (bpf_map__lookup_elem(sites, &key, sizeof(key), &cur, sizeof(cur), 0))
 			continue;
-		err = v->site(v->ctx, key, 0, 0, &cur);
+		err = v->site(v->ctx, key, 0, 0, &cur, 0);
 		if (err)
 			return err;
 	}

@@ -111,6 +111,20 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 	return err;
 }
 
+/*
+ * What a heap row's memory is (issue 9): "heap" (the malloc family),
+ * "mmap" (anonymous mappings), "heap+mmap"; NULL for a CPU row or a row
+ * that only freed.
+ */
+static const char *kinds_name(unsigned int k)
+{
+	if (k == HEAP_KINDS_MALLOC)
+		return "heap";
+	if (k == HEAP_KINDS_MMAP)
+		return "mmap";
+	return k ? "heap+mmap" : NULL;
+}
+
 int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 {
 	static const struct table_col all[] = {
@@ -135,7 +149,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 	err = t ? 0 : -ENOMEM;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
-		char live[32], peak[32], al[32], n[32], tc[32];
+		char live[32], peak[32], al[32], n[32], tc[32], fn[1100];
 		const char *v[7] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
@@ -147,6 +161,12 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 		const char *cells[7];
 		int k = 0;
 
+		/* anonymous mappings, not malloc: tagged after the function */
+		if (w->r.kinds & HEAP_KINDS_MMAP) {
+			snprintf(fn, sizeof(fn), "%s%s[%s]", w->function_short,
+				 *w->function_short ? " " : "", kinds_name(w->r.kinds));
+			v[6] = fn;
+		}
 		for (int c = 0; c < 7; c++)
 			if (shown[c])
 				cells[k++] = v[c];
@@ -161,7 +181,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 void report_table__csv_header(FILE *f)
 {
 	fputs("table,pct,samples,live_bytes,peak_bytes,alloc_bytes,free_bytes,alloc_count,"
-	      "free_count,location,file,line,function,module,pid,temp_count\n", f);
+	      "free_count,location,file,line,function,module,pid,temp_count,kind\n", f);
 }
 
 static void csv_row(const char *table, const struct report_row *w, FILE *f)
@@ -191,6 +211,9 @@ static void csv_row(const char *table, const struct report_row *w, FILE *f)
 	fputc(',', f);
 	if (!strcmp(table, "heap") && w->r.temp_count >= 0)
 		fprintf(f, "%lld", (long long)w->r.temp_count);
+	fputc(',', f);
+	if (kinds_name(w->r.kinds))
+		fputs(kinds_name(w->r.kinds), f);
 	fputc('\n', f);
 }
 
@@ -227,6 +250,7 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 			json__int(j, "temp_count", w->r.temp_count);
 		else
 			json__null(j, "temp_count");
+		json__string(j, "kind", kinds_name(w->r.kinds));
 	}
 	json__end_object(j);
 }

@@ -62,6 +62,7 @@ struct checkpoint_writer {
 	struct heap *heap;
 	pid_t heap_pid;
 	pid_t rss_pid;			/* resident memory of this process, 0: none */
+	int64_t rss_peak;		/* its highest VmHWM read, 0: none */
 
 	uint64_t lost_at_cp;	/* sampler's lost total at the previous checkpoint */
 
@@ -113,6 +114,11 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid)
 {
 	w->rss_pid = pid;
+}
+
+int64_t checkpoint_writer__rss_peak(const struct checkpoint_writer *w)
+{
+	return w->rss_peak;
 }
 
 static uint64_t stack_hash(const uint64_t *a, unsigned int n)
@@ -377,6 +383,14 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	/* first: resolving new stacks below can take a while */
 	cp.has_rss = w->rss_pid > 0 &&
 		     !proc__rss(w->rss_pid, &cp.rss_bytes, &cp.rss_anon_bytes);
+	if (cp.has_rss) {
+		int64_t hwm;
+
+		if (!proc__rss_peak(w->rss_pid, &hwm) && hwm > w->rss_peak)
+			w->rss_peak = hwm;
+		if (cp.rss_bytes > w->rss_peak)
+			w->rss_peak = cp.rss_bytes;
+	}
 	/* -g: the stacks first seen since the last checkpoint */
 	for (size_t i = w->stacks_written; i < w->stacks.n; i++) {
 		struct stack_ent *e = (struct stack_ent *)w->stacks.v + i;

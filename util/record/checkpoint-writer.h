@@ -31,6 +31,8 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 
 /* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */
 void checkpoint_writer__watch_rss(struct checkpoint_writer *w, pid_t pid);
+/* The highest of its VmHWM (the kernel's peak resident memory) read so far; 0: none. */
+int64_t checkpoint_writer__rss_peak(const struct checkpoint_writer *w);
 
 /*
  * record --alloc-history: with each checkpoint, the tracker's allocation

@@ -326,6 +326,24 @@ int proc__cmdline(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+int proc__rss_peak(pid_t pid, int64_t *hwm)
+{
+	char path[64], buf[4096];
+	const char *p;
+	unsigned long long kb;
+	int err;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	err = read_small(path, buf, sizeof(buf));
+	if (err)
+		return err;
+	p = strstr(buf, "\nVmHWM:");
+	if (!p || sscanf(p + 7, " %llu", &kb) != 1)
+		return -ESRCH;
+	*hwm = (int64_t)(kb * 1024);
+	return 0;
+}
+
 int proc__rss(pid_t pid, int64_t *rss, int64_t *anon)
 {
 	char path[64], buf[256];

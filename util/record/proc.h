@@ -73,6 +73,13 @@ int proc__which(const char *cmd, char *buf, size_t len);
  */
 int proc__rss(pid_t pid, int64_t *rss, int64_t *anon);
 
+/*
+ * The kernel's high-water mark of pid's resident memory in bytes (VmHWM of
+ * /proc/pid/status: the peak of this image, between two reads too). 0 or
+ * -errno (-ESRCH once the process is gone: a zombie has no VmHWM).
+ */
+int proc__rss_peak(pid_t pid, int64_t *hwm);
+
 /* /proc/pid/cmdline with the NULs as spaces, into buf; 0 or -errno. */
 int proc__cmdline(pid_t pid, char *buf, size_t len);
 

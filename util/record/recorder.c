@@ -672,6 +672,10 @@ static int finish(struct recorder *r, int err)
 		err = write_checkpoint(r, now);
 	if (!err && r->hw)
 		err = finish_history(r);
+	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
+	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
+		err = db__meta_set_int(r->db, "rss_peak_bytes",
+				       (long long)checkpoint_writer__rss_peak(r->cpw));
 	if (!err && r->heap) {
 		struct heap_stats hs;
 

@@ -175,6 +175,7 @@ static int row_cb(const struct prof_row *r, void *ctx)
 	lr->free_bytes = r->free_bytes;
 	lr->alloc_count = r->alloc_count;
 	lr->free_count = r->free_count;
+	lr->kinds = r->kinds;
 	t->n++;
 	return 0;
 }

@@ -25,6 +25,7 @@ struct live_row {
 	double pct;
 	int64_t live_bytes, peak_bytes;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
+	unsigned int kinds;	/* heap: HEAP_KINDS_* (util/db/query.h) */
 };
 
 struct live_table {

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "util/symbols/demangle.h"
+#include "util/db/query.h"
 #include "util/duration.h"
 #include "util/output/format.h"
 #include "util/symbols/srcpath.h"
@@ -350,11 +351,17 @@ static void draw_loc_fn(struct tui *t, int y, const struct layout *l, const stru
 
 	loc_text(r, loc, sizeof(loc));
 	tui__text(t, y, l->x + l->lead, l->loc_w, st, cut_left(t, loc, l->loc_w, cut, sizeof(cut)));
+	/* anonymous mappings, not malloc (as report --heap): the tag stays in sight */
+	const char *tag = !(r->kinds & HEAP_KINDS_MMAP) ? "" :
+			  r->kinds == HEAP_KINDS_MMAP ? " [mmap]" : " [heap+mmap]";
+	int fw = l->fn_w - (int)strlen(tag);
+
 	if (r->pid)	/* the executable in the function column */
 		snprintf(fn, sizeof(fn), "%s", r->module && strrchr(r->module, '/') ?
 			 strrchr(r->module, '/') + 1 : r->module ? r->module : "");
 	else
-		demangle__short(r->function, l->fn_w, fn, sizeof(fn));
+		demangle__short(r->function, fw > 8 ? fw : 8, fn, sizeof(fn));
+	snprintf(fn + strlen(fn), sizeof(fn) - strlen(fn), "%s", tag);
 	tui__text(t, y, l->x + l->lead + l->loc_w + 1, l->fn_w, st, fn);
 }
 
