@@ -69,9 +69,23 @@ test_expect_success 'temp_count: counted rows summed, "not counted" kept (NULL),
 	"$RSPROF" info --check r.db
 '
 
-test_expect_success 'an early v3 file (totals without temp_count): its heap is scanned' '
+test_expect_success 'kind: a key of the totals (mmap rows apart from malloc rows of a site)' '
+	test "$(sqlite3 r.db "SELECT COUNT(DISTINCT kind) FROM heap_totals")" = 2 &&
+	test "$(sqlite3 r.db "SELECT kind, SUM(alloc_bytes) FROM heap_events WHERE checkpoint_id <= 480 GROUP BY kind")" = \
+	     "$(sqlite3 r.db "SELECT kind, SUM(alloc_bytes) FROM heap_totals WHERE level = 2 GROUP BY kind")" &&
+	"$RSPROF" report --heap -n 0 --csv r.db | grep -q ",heap+mmap"
+'
+
+test_expect_success 'an early v3 file (totals without temp_count and kind): its heap is scanned' '
 	cp r.db early.db &&
-	sqlite3 early.db "ALTER TABLE heap_totals DROP COLUMN temp_count" &&
+	sqlite3 early.db "CREATE TABLE ht (level INTEGER NOT NULL, block INTEGER NOT NULL,
+		addr INTEGER NOT NULL, stack_id INTEGER NOT NULL, pid INTEGER NOT NULL,
+		alloc_bytes INTEGER NOT NULL, free_bytes INTEGER NOT NULL,
+		alloc_count INTEGER NOT NULL, free_count INTEGER NOT NULL, peak INTEGER NOT NULL,
+		PRIMARY KEY (level, block, addr, stack_id, pid)) WITHOUT ROWID;
+		INSERT INTO ht SELECT level, block, addr, stack_id, pid, SUM(alloc_bytes),
+		SUM(free_bytes), SUM(alloc_count), SUM(free_count), MAX(peak) FROM heap_totals
+		GROUP BY 1, 2, 3, 4, 5; DROP TABLE heap_totals; ALTER TABLE ht RENAME TO heap_totals" &&
 	"$RSPROF" report -v -v --heap --sort-by temporary -n 0 --csv early.db >early.out 2>v.err &&
 	grep -q "do not add up temp_count: scanning" v.err &&
 	"$RSPROF" report --heap --sort-by temporary -n 0 --csv r.db >r.out &&

@@ -219,11 +219,14 @@ static int totals_group(void *ctx, const struct totals_row *r)
 	return s->match ? gi : -1;
 }
 
-/* The hint's tally of a row the walk counted in group g. */
+/* A row the walk counted in group g: its kind, and the hint's tally. */
 static void totals_tally(void *ctx, const struct totals_row *r, int g)
 {
 	struct scan *sc = ctx;
 
+	/* as heap_row(): the kinds of its rows that allocated */
+	if (r->alloc_bytes > 0 && r->kind >= 0 && r->kind < 8)
+		sc->q->groups[g].kinds |= 1u << r->kind;
 	if (sc->stack_slot && r->stack_id >= 0)
 		stack_tally(sc, r->stack_id, g, sat__sub(r->alloc_bytes, r->free_bytes));
 }

@@ -33,18 +33,19 @@ enum tr_stmt {
  * that handles open at once on one connection do not take each other's
  * rows.
  */
-/* %s: temp_count, or -1 where the file has no such column (an early v3) */
+/* %s, %s: temp_count and kind, or NULL and 0 where the file has no such
+ * columns (heap_totals of an early v3) */
 static const char *const tr_sql[TR_MAX] = {
 	[TR_CPU_BLOCK] = "SELECT 1 FROM cpu_totals WHERE level = ?1 AND block = ?2"
 			 " AND rsprof_totals_row(?3, addr, pid, count)",
 	[TR_HEAP_BLOCK] = "SELECT 1 FROM heap_totals WHERE level = ?1 AND block = ?2"
 			  " AND rsprof_totals_row(?3, addr, pid, stack_id, alloc_bytes, free_bytes,"
-			  " alloc_count, free_count, peak, %s)",
+			  " alloc_count, free_count, peak, %s, %s)",
 	[TR_CPU_RAW] = "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2"
 		       " AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), count, checkpoint_id)",
 	[TR_HEAP_RAW] = "SELECT 1 FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2"
 			" AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), IFNULL(stack_id, -1), alloc_bytes,"
-			" free_bytes, alloc_count, free_count, checkpoint_id, %s)",
+			" free_bytes, alloc_count, free_count, checkpoint_id, %s, %s)",
 };
 
 struct totals {
@@ -89,7 +90,7 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	case 3:		/* cpu block */
 		r.count = sqlite3_value_int64(argv[2]);
 		break;
-	case 9:		/* heap: block (peak) or raw (checkpoint), temp_count */
+	case 10:	/* heap: block (peak) or raw (checkpoint), temp_count, kind */
 		r.stack_id = sqlite3_value_int64(argv[2]);
 		r.alloc_bytes = sqlite3_value_int64(argv[3]);
 		r.free_bytes = sqlite3_value_int64(argv[4]);
@@ -103,6 +104,7 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		}
 		r.temp_count = sqlite3_value_type(argv[8]) == SQLITE_NULL ? -1 :
 			       sqlite3_value_int64(argv[8]);
+		r.kind = sqlite3_value_int64(argv[9]);
 		break;
 	default:
 		break;
@@ -229,13 +231,12 @@ int totals__open(struct db *db, struct totals **out)
 		return err;
 	}
 	for (int i = 0; i < TR_MAX; i++) {
+		const char *table = i == TR_HEAP_BLOCK ? "heap_totals" : "heap_events";
 		char sql[512];
 
 		snprintf(sql, sizeof(sql), tr_sql[i],
-			 i == TR_HEAP_BLOCK ? (db__has_column(db, "heap_totals", "temp_count") ?
-					       "temp_count" : "NULL") :
-			 i == TR_HEAP_RAW ? (db__has_column(db, "heap_events", "temp_count") ?
-					     "temp_count" : "NULL") : "");
+			 db__has_column(db, table, "temp_count") ? "temp_count" : "NULL",
+			 db__has_column(db, table, "kind") ? "kind" : "0");
 		if (sqlite3_prepare_v3(t->sq, sql, -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
 				       NULL) != SQLITE_OK) {
 			err = tr_err(t, "read totals");
@@ -873,7 +874,7 @@ out:
 #define CHECK_VALUES	6
 
 struct check_key {
-	int64_t addr, stack_id, pid;
+	int64_t addr, stack_id, pid, kind;
 	bool heap;
 	/* event rows; one level of the totals: 4 sums, temp_count's, whether it was counted */
 	int64_t raw[CHECK_VALUES], sum[CHECK_VALUES];
@@ -891,15 +892,16 @@ static bool check_eq(uint64_t val, const void *key, const void *ctx)
 	const struct check_key *a = &c->v[val], *b = key;
 
 	return a->addr == b->addr && a->stack_id == b->stack_id && a->pid == b->pid &&
-	       a->heap == b->heap;
+	       a->kind == b->kind && a->heap == b->heap;
 }
 
 static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_id, int64_t pid,
-				   bool heap)
+				   int64_t kind, bool heap)
 {
-	struct check_key k = { addr, stack_id, pid, heap, { 0 }, { 0 } };
+	struct check_key k = { addr, stack_id, pid, kind, heap, { 0 }, { 0 } };
 	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid * 2 + heap))) | 1;
+				       hashmap__hash_u64(((uint64_t)pid * 8 + (uint64_t)kind) * 2 +
+							 heap))) | 1;
 	uint64_t idx = c->n;
 	bool fresh;
 
@@ -919,7 +921,7 @@ static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_
 	return &c->v[idx];
 }
 
-/* Add up the rows of sql (addr, stack_id, pid, CHECK_VALUES values) into raw or sum. */
+/* Add up the rows of sql (addr, stack_id, pid, kind, CHECK_VALUES values) into raw or sum. */
 static int check_read(struct db *db, struct check *c, const char *sql, int64_t b1, int64_t b2,
 		      bool heap, bool raw)
 {
@@ -935,7 +937,8 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct check_key *k = check_key(c, sqlite3_column_int64(st, 0),
 						sqlite3_column_int64(st, 1),
-						sqlite3_column_int64(st, 2), heap);
+						sqlite3_column_int64(st, 2),
+						sqlite3_column_int64(st, 3), heap);
 
 		if (!k) {
 			err = -ENOMEM;
@@ -944,7 +947,7 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 		for (int i = 0; i < CHECK_VALUES; i++) {
 			int64_t *v = &(raw ? k->raw : k->sum)[i];
 
-			*v = sat__add(*v, sqlite3_column_int64(st, 3 + i));
+			*v = sat__add(*v, sqlite3_column_int64(st, 4 + i));
 		}
 	}
 	if (!err && rc != SQLITE_DONE) {
@@ -960,8 +963,8 @@ int totals__check(struct db *db)
 	struct check c = { 0 };
 	struct totals *t = NULL;
 	int64_t through;
-	char sql[256];
-	bool temp;
+	char sql[320];
+	bool temp, kind;
 	int err, findings = 0;
 
 	if (db__version(db) < 3)
@@ -991,14 +994,16 @@ int totals__check(struct db *db)
 	/* temp_count where both sides have it (not in an early v3's totals) */
 	temp = db__has_column(db, "heap_totals", "temp_count") &&
 	       db__has_column(db, "heap_events", "temp_count");
+	/* kind: the totals' where they have it, else 0 as they were written */
+	kind = db__has_column(db, "heap_totals", "kind");
 	if (!err)
-		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), count, 0, 0, 0, 0, 0"
+		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), 0, count, 0, 0, 0, 0, 0"
 				 " FROM cpu_samples WHERE checkpoint_id <= ?1", through, 0, false,
 				 true);
 	if (!err) {
-		snprintf(sql, sizeof(sql), "SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0),"
+		snprintf(sql, sizeof(sql), "SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0), %s,"
 			 " alloc_bytes, free_bytes, alloc_count, free_count, %s FROM heap_events"
-			 " WHERE checkpoint_id <= ?1", temp ?
+			 " WHERE checkpoint_id <= ?1", kind ? "kind" : "0", temp ?
 			 "IFNULL(temp_count, 0), temp_count IS NOT NULL" : "0, 0");
 		err = check_read(db, &c, sql, through, 0, true, true);
 	}
@@ -1007,12 +1012,12 @@ int totals__check(struct db *db)
 
 		for (size_t i = 0; i < c.n; i++)
 			memset(c.v[i].sum, 0, sizeof(c.v[i].sum));
-		err = check_read(db, &c, "SELECT addr, -1, pid, count, 0, 0, 0, 0, 0 FROM cpu_totals"
+		err = check_read(db, &c, "SELECT addr, -1, pid, 0, count, 0, 0, 0, 0, 0 FROM cpu_totals"
 				 " WHERE level = ?1", level, 0, false, false);
 		if (!err) {
-			snprintf(sql, sizeof(sql), "SELECT addr, stack_id, pid, alloc_bytes,"
+			snprintf(sql, sizeof(sql), "SELECT addr, stack_id, pid, %s, alloc_bytes,"
 				 " free_bytes, alloc_count, free_count, %s FROM heap_totals"
-				 " WHERE level = ?1", temp ?
+				 " WHERE level = ?1", kind ? "kind" : "0", temp ?
 				 "IFNULL(temp_count, 0), temp_count IS NOT NULL" : "0, 0");
 			err = check_read(db, &c, sql, level, 0, true, false);
 		}
@@ -1024,12 +1029,12 @@ int totals__check(struct db *db)
 			    (k->raw[5] > 0) == (k->sum[5] > 0))
 				continue;
 			if (bad++ < 3)
-				pr_err("%s: totals of level %d: %s addr %#llx stack %lld pid %lld:"
+				pr_err("%s: totals of level %d: %s addr %#llx stack %lld pid %lld kind %lld:"
 				       " %lld %lld %lld %lld temp %lld%s in the totals, %lld %lld %lld"
 				       " %lld temp %lld%s in the event rows of checkpoints 1..%lld",
 				       db__path(db), level,
 				       k->heap ? "heap" : "cpu", (unsigned long long)k->addr,
-				       (long long)k->stack_id, (long long)k->pid,
+				       (long long)k->stack_id, (long long)k->pid, (long long)k->kind,
 				       (long long)k->sum[0], (long long)k->sum[1],
 				       (long long)k->sum[2], (long long)k->sum[3],
 				       (long long)k->sum[4], k->sum[5] ? "" : " (not counted)",
