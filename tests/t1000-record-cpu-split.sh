@@ -56,8 +56,11 @@ test_expect_success 'top line: work_a, 60 % +- 8' 'check_line 1 a 60'
 test_expect_success 'second line: work_b, 30 % +- 8' 'check_line 2 b 30'
 test_expect_success 'third line: work_c, 10 % +- 8' 'check_line 3 c 10'
 
+# Rows without a line (kernel functions, counted since kernel time is) are
+# one group here but one row per function in report: left out.
 test_expect_success 'the same order from the file by SQL' '
 	sql split.db "SELECT s.line FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.line IS NOT NULL
 		GROUP BY s.file, s.line ORDER BY SUM(c.count) DESC LIMIT 3" >seed3 &&
 	cut -d"|" -f1 top3 >report3 &&
 	diff seed3 report3
