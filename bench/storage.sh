@@ -50,6 +50,17 @@ best() {
 	echo "$b"
 }
 
+# heap_source FILE: where report --heap read the heap from (the fixture's rows
+# carry temp_count, as the in-process tracker writes them)
+heap_source() {
+	if "$RSPROF" report -v -v --heap "$1" 2>&1 >/dev/null | grep -q "heap from the totals"; then
+		echo "report --heap read the totals (heap rows with temp_count: $(sqlite3 "$1" \
+			"SELECT value FROM meta WHERE key = 'heap_temporary'") temporaries)"
+	else
+		echo "report --heap SCANNED the event tables"
+	fi
+}
+
 # readers FILE ARGS...: one line per reader command
 readers() {
 	file=$1
@@ -66,8 +77,9 @@ readers() {
 # (the WAL thread folds the WAL back between them); the rest back to back
 write big "$f" FIXTURE_PACE_MS=1000
 readers "$f" "report --cpu" "report --heap" "report" "report --since 10m" \
-	"report -s function" "report --heap --at 30m" "report --json" "info" \
-	"timeline" "diff" "top --stdio"
+	"report -s function" "report --heap --at 30m" "report --heap --sort-by temporary" \
+	"report --json" "info" "timeline" "diff" "top --stdio"
+heap_source "$f"
 
 # top following the file: the screen thread's CPU time (schedstat, ns) while a
 # checkpoint of 1,000 rows is added every second (top reloads once for each)
@@ -108,6 +120,7 @@ echo "== storage: the one-hour profile with record --retain 10m  [load: $(cut -d
 r=$dir/rsprof.retain.260101000000.db
 write big-retain "$r"
 readers "$r" "report" "report --since 10m" "report --heap --at 30m" "info"
+heap_source "$r"
 rm -f "$r"
 
 if [ "${BENCH_STORAGE_DAY:-1}" != 0 ]; then
@@ -119,5 +132,6 @@ if [ "${BENCH_STORAGE_DAY:-1}" != 0 ]; then
 	readers "$d" "report --cpu" "report --heap" "report" "report --since 10m" \
 		"report --window 2h..3h" "report -s function" "report --heap --at 12h" "info" \
 		"timeline" "top --stdio"
+	heap_source "$d"
 fi
 echo "[load at the end: $(cut -d' ' -f1-3 /proc/loadavg)]"

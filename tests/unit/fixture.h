@@ -212,7 +212,7 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 	struct heap_count *hc = calloc(naddr, sizeof(*hc));
 	double *wall = calloc(ncp + 1, sizeof(double)), *cpus = calloc(ncp + 1, sizeof(double));
 	double max_ms = 0;
-	int64_t live = 0;
+	int64_t live = 0, temps = 0;
 	int max_at = 0;
 	int pace_ms = getenv("FIXTURE_PACE_MS") ? atoi(getenv("FIXTURE_PACE_MS")) : 0;
 	struct timespec pace_next = { 0 };
@@ -264,7 +264,10 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 			hc[i].free_bytes = (i % 3) ? hc[i].alloc_bytes : 0;
 			hc[i].alloc_count = 1;
 			hc[i].free_count = (i % 3) ? 1 : 0;
-			hc[i].temp_count = -1;	/* the BPF backend's rows (heap_probes) */
+			/* as the in-process tracker counts them (heap_backend preload):
+			 * on every row, the sites freed at once every other checkpoint */
+			hc[i].temp_count = (i % 3 == 1 && c % 2) ? hc[i].free_count : 0;
+			temps += hc[i].temp_count;
 			live += hc[i].alloc_bytes - hc[i].free_bytes;
 		}
 		cp.cpu = cpu;
@@ -339,8 +342,13 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 		}
 		fprintf(stderr, "\n");
 	}
+	/* the meta of a launched program's recording (the tracker) */
 	if (!err)
-		err = db__meta_set(db, "heap_probes", "rust");
+		err = db__meta_set(db, "heap_backend", "preload");
+	if (!err)
+		err = db__meta_set(db, "heap_probes", "libc");
+	if (!err)
+		err = db__meta_set_int(db, "heap_temporary", (long long)temps);
 	for (int i = 0; syms && i < 2 * naddr; i++)
 		symbol__delete(syms[i]);
 	free(syms);

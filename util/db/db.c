@@ -951,8 +951,14 @@ int db__create(const char *path, bool append, struct db **out)
 	/* the WAL copied into the file by a thread of its own (else by the writer) */
 	if (wal_checkpointer__start(db->sq, path, 65536, &db->walck))
 		pr_debug(1, "%s: the writer copies the WAL into the file itself", path);
-	/* a file appended to keeps what it has: no totals when it was written without */
-	if (!append || db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW) {
+	/*
+	 * a file appended to keeps what it has: no totals when it was written
+	 * without, or with totals without temp_count and kind (an early v3):
+	 * its totals stay as they are, the new checkpoints are read from the
+	 * event tables
+	 */
+	if (!append || (db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW &&
+			db__has_column(db, "heap_totals", "kind"))) {
 		err = totals_writer__new(db, &db->totals);
 		if (err)
 			goto fail;

@@ -219,19 +219,22 @@ static int totals_group(void *ctx, const struct totals_row *r)
 	return s->match ? gi : -1;
 }
 
-/* The hint's tally of a row the walk counted in group g. */
+/* A row the walk counted in group g: its kind, and the hint's tally. */
 static void totals_tally(void *ctx, const struct totals_row *r, int g)
 {
 	struct scan *sc = ctx;
 
+	/* as heap_row(): the kinds of its rows that allocated */
+	if (r->alloc_bytes > 0 && r->kind >= 0 && r->kind < 8)
+		sc->q->groups[g].kinds |= 1u << r->kind;
 	if (sc->stack_slot && r->stack_id >= 0)
 		stack_tally(sc, r->stack_id, g, sat__sub(r->alloc_bytes, r->free_bytes));
 }
 
 /*
  * Do the heap rows count temporary allocations (heap_events.temp_count, the
- * in-process tracker)? The totals do not add them up: such a file is
- * scanned. The rows of the last checkpoint with heap rows tell (through
+ * in-process tracker)? The totals of an early v3 file (no
+ * heap_totals.temp_count) do not add them up: such a file is scanned. The rows of the last checkpoint with heap rows tell (through
  * idx_heap_checkpoint, not a scan): the tracker writes it on every row.
  */
 static int heap_temp_rows(struct db *db, bool *temp)
@@ -282,6 +285,8 @@ static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
 		g->free_bytes = w.free_bytes[i];
 		g->alloc_count = w.alloc_count[i];
 		g->free_count = w.free_count[i];
+		g->temp_count = w.temp_count[i] < 0 ? 0 : w.temp_count[i];
+		g->temp_known = w.temp_count[i] >= 0;
 	}
 	sc->total_live = w.total_live;
 	pr_debug(2, "heap from the totals: %zu rows, %zu blocks read again", w.rows_read,
@@ -321,10 +326,12 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
-	if (!err)
+	if (!err && !db__has_column(db, "heap_totals", "temp_count"))
 		err = heap_temp_rows(db, &temp);
 	if (!err && !temp)
 		err = totals__open(db, &t);
+	else if (!err)
+		pr_debug(1, "%s: the totals do not add up temp_count: scanning", db__path(db));
 	if (err || lo > hi)
 		goto out;
 	sc.q = &q;

@@ -61,8 +61,9 @@ static const struct {
 		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3" },
 	[RT_HEAP_INS] = { "fold heap events",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, stack_id, pid) SELECT ?3, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, NULLIF(stack_id, -1), NULLIF(pid, 0) FROM heap_totals"
+		" free_count, stack_id, pid, temp_count, kind) SELECT ?3, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
+		" FROM heap_totals"
 		" WHERE level = ?1 AND block = ?2" },
 	[RT_HEAP_DEL] = { "fold heap events",
 		"DELETE FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3" },
@@ -77,15 +78,16 @@ static const struct {
 		" count FROM cpu_totals WHERE level = 1 AND block = ?1" },
 	[RT_HEAP0_INS] = { "fold heap totals",
 		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, peak) SELECT 0, ?2, addr, stack_id, pid, alloc_bytes,"
-		" free_bytes, alloc_count, free_count, alloc_bytes - free_bytes FROM heap_totals"
+		" alloc_count, free_count, peak, temp_count, kind) SELECT 0, ?2, addr, stack_id, pid,"
+		" alloc_bytes, free_bytes, alloc_count, free_count, alloc_bytes - free_bytes,"
+		" temp_count, kind FROM heap_totals"
 		" WHERE level = 1 AND block = ?1" },
 	[RT_CHILDREN] = { "read heap totals",
-		"SELECT addr, stack_id, pid, alloc_bytes - free_bytes, peak FROM heap_totals"
+		"SELECT addr, stack_id, pid, alloc_bytes - free_bytes, peak, kind FROM heap_totals"
 		" WHERE level = ?1 AND block BETWEEN ?2 AND ?3 ORDER BY block" },
 	[RT_PEAK_SET] = { "fold heap totals",
 		"UPDATE heap_totals SET peak = ?6 WHERE level = ?1 AND block = ?2 AND addr = ?3"
-		" AND stack_id = ?4 AND pid = ?5" },
+		" AND stack_id = ?4 AND pid = ?5 AND kind = ?7" },
 	[RT_SAVE] = { "write fold state",
 		"UPDATE totals_state SET folded0 = ?1, folded1 = ?2,"
 		" cpu_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM cpu_samples),"
@@ -101,7 +103,7 @@ struct retain {
 	int64_t folded[2];		/* totals_state.folded0, folded1 */
 	/* a key's running net and peak while a block's peaks are recomputed */
 	struct key_peak {
-		int64_t addr, stack_id, pid, net, peak;
+		int64_t addr, stack_id, pid, kind, net, peak;
 		bool set;
 	} *keys;
 	size_t n_keys, cap_keys;
@@ -193,14 +195,15 @@ static bool key_eq(uint64_t val, const void *key, const void *ctx)
 	const int64_t *k = key;
 
 	return r->keys[val].addr == k[0] && r->keys[val].stack_id == k[1] &&
-	       r->keys[val].pid == k[2];
+	       r->keys[val].pid == k[2] && r->keys[val].kind == k[3];
 }
 
-static struct key_peak *key_of(struct retain *r, int64_t addr, int64_t stack_id, int64_t pid)
+static struct key_peak *key_of(struct retain *r, int64_t addr, int64_t stack_id, int64_t pid,
+			       int64_t kind)
 {
-	int64_t k[3] = { addr, stack_id, pid };
+	int64_t k[4] = { addr, stack_id, pid, kind };
 	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid))) | 1;
+				       hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
 	uint64_t idx = r->n_keys;
 	bool fresh;
 
@@ -217,7 +220,7 @@ static struct key_peak *key_of(struct retain *r, int64_t addr, int64_t stack_id,
 		return NULL;
 	if (fresh)
 		r->keys[r->n_keys++] = (struct key_peak){ .addr = addr, .stack_id = stack_id,
-							  .pid = pid };
+							  .pid = pid, .kind = kind };
 	return &r->keys[idx];
 }
 
@@ -240,7 +243,8 @@ static int recompute_peaks(struct retain *r, int k, int64_t b)
 		return rt_err(r, RT_CHILDREN);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct key_peak *p = key_of(r, sqlite3_column_int64(st, 0),
-					    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+					    sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2),
+					    sqlite3_column_int64(st, 5));
 		int64_t net = sqlite3_column_int64(st, 3), peak = sqlite3_column_int64(st, 4);
 
 		if (!p) {
@@ -256,10 +260,10 @@ static int recompute_peaks(struct retain *r, int k, int64_t b)
 	if (!err && rc != SQLITE_DONE)
 		return rt_err(r, RT_CHILDREN);
 	for (size_t i = 0; i < r->n_keys && !err; i++) {
-		int64_t a[6] = { k, b, r->keys[i].addr, r->keys[i].stack_id, r->keys[i].pid,
-				 r->keys[i].peak };
+		int64_t a[7] = { k, b, r->keys[i].addr, r->keys[i].stack_id, r->keys[i].pid,
+				 r->keys[i].peak, r->keys[i].kind };
 
-		err = rt_run(r, RT_PEAK_SET, 6, a, NULL, 0, NULL);
+		err = rt_run(r, RT_PEAK_SET, 7, a, NULL, 0, NULL);
 	}
 	return err;
 }

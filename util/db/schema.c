@@ -157,7 +157,11 @@ const char db_schema_sql[] =
 	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
 	 * table's rows (pid 0 for NULL). peak: the key's highest live bytes
 	 * at a checkpoint of the block that has a row for it, less its live
-	 * bytes at the block's start.
+	 * bytes at the block's start. heap_totals.temp_count: the sum of the
+	 * rows' temp_count, NULL when none of them counted temporaries (the
+	 * uprobe backend), as a scan tells "-" from 0; kind is
+	 * heap_events.kind, part of the key (a site's mmap rows are not its
+	 * malloc rows).
 	 */
 	"CREATE TABLE cpu_totals (\n"
 	"    level INTEGER NOT NULL,\n"
@@ -173,12 +177,16 @@ const char db_schema_sql[] =
 	"    addr INTEGER NOT NULL,\n"
 	"    stack_id INTEGER NOT NULL,\n"
 	"    pid INTEGER NOT NULL,\n"
+	/* the key's columns first: SQLite 3.40's integrity_check misreads a
+	 * WITHOUT ROWID table whose key columns are not (Debian 12's) */
+	"    kind INTEGER NOT NULL DEFAULT 0,\n"
 	"    alloc_bytes INTEGER NOT NULL,\n"
 	"    free_bytes INTEGER NOT NULL,\n"
 	"    alloc_count INTEGER NOT NULL,\n"
 	"    free_count INTEGER NOT NULL,\n"
 	"    peak INTEGER NOT NULL,\n"
-	"    PRIMARY KEY (level, block, addr, stack_id, pid)\n"
+	"    temp_count INTEGER DEFAULT NULL,\n"
+	"    PRIMARY KEY (level, block, addr, stack_id, pid, kind)\n"
 	") WITHOUT ROWID;\n"
 	/* one row: checkpoints 1..through are in the totals; event rows with
 	 * a larger rowid than cpu_rowid/heap_rowid came after; the blocks of

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <sqlite3.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,17 +33,19 @@ enum tr_stmt {
  * that handles open at once on one connection do not take each other's
  * rows.
  */
+/* %s, %s: temp_count and kind, or NULL and 0 where the file has no such
+ * columns (heap_totals of an early v3) */
 static const char *const tr_sql[TR_MAX] = {
 	[TR_CPU_BLOCK] = "SELECT 1 FROM cpu_totals WHERE level = ?1 AND block = ?2"
 			 " AND rsprof_totals_row(?3, addr, pid, count)",
 	[TR_HEAP_BLOCK] = "SELECT 1 FROM heap_totals WHERE level = ?1 AND block = ?2"
 			  " AND rsprof_totals_row(?3, addr, pid, stack_id, alloc_bytes, free_bytes,"
-			  " alloc_count, free_count, peak)",
+			  " alloc_count, free_count, peak, %s, %s)",
 	[TR_CPU_RAW] = "SELECT 1 FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2"
 		       " AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), count, checkpoint_id)",
 	[TR_HEAP_RAW] = "SELECT 1 FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2"
 			" AND rsprof_totals_row(?3, addr, IFNULL(pid, 0), IFNULL(stack_id, -1), alloc_bytes,"
-			" free_bytes, alloc_count, free_count, checkpoint_id)",
+			" free_bytes, alloc_count, free_count, checkpoint_id, %s, %s)",
 };
 
 struct totals {
@@ -87,7 +90,7 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	case 3:		/* cpu block */
 		r.count = sqlite3_value_int64(argv[2]);
 		break;
-	case 8:		/* heap: block (peak) or raw (checkpoint) */
+	case 10:	/* heap: block (peak) or raw (checkpoint), temp_count, kind */
 		r.stack_id = sqlite3_value_int64(argv[2]);
 		r.alloc_bytes = sqlite3_value_int64(argv[3]);
 		r.free_bytes = sqlite3_value_int64(argv[4]);
@@ -99,6 +102,9 @@ static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 		} else {
 			r.peak = sqlite3_value_int64(argv[7]);
 		}
+		r.temp_count = sqlite3_value_type(argv[8]) == SQLITE_NULL ? -1 :
+			       sqlite3_value_int64(argv[8]);
+		r.kind = sqlite3_value_int64(argv[9]);
 		break;
 	default:
 		break;
@@ -225,7 +231,13 @@ int totals__open(struct db *db, struct totals **out)
 		return err;
 	}
 	for (int i = 0; i < TR_MAX; i++) {
-		if (sqlite3_prepare_v3(t->sq, tr_sql[i], -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
+		const char *table = i == TR_HEAP_BLOCK ? "heap_totals" : "heap_events";
+		char sql[512];
+
+		snprintf(sql, sizeof(sql), tr_sql[i],
+			 db__has_column(db, table, "temp_count") ? "temp_count" : "NULL",
+			 db__has_column(db, table, "kind") ? "kind" : "0");
+		if (sqlite3_prepare_v3(t->sq, sql, -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
 				       NULL) != SQLITE_OK) {
 			err = tr_err(t, "read totals");
 			totals__delete(t);
@@ -434,6 +446,7 @@ struct raw_row {
 	int group;
 	int64_t net;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
+	int64_t temp_count;	/* -1: not counted */
 };
 
 /* A block whose rows leave a group's peak open: read the blocks below it. */
@@ -471,6 +484,13 @@ static bool in_set(const struct walk *k, int g)
 	return !k->slot || k->slot[g] >= 0;
 }
 
+/* A group's temporaries: -1 until a row counted them, as the scan's temp_known. */
+static void add_temp(struct totals_heap_walk *w, int g, int64_t tc)
+{
+	if (tc >= 0)
+		w->temp_count[g] = sat__add(w->temp_count[g] < 0 ? 0 : w->temp_count[g], tc);
+}
+
 static void block_row(void *ctx, const struct totals_row *r)
 {
 	struct walk *k = ctx;
@@ -504,6 +524,7 @@ static void block_row(void *ctx, const struct totals_row *r)
 			w->free_bytes[g] = sat__add(w->free_bytes[g], r->free_bytes);
 			w->alloc_count[g] = sat__add(w->alloc_count[g], r->alloc_count);
 			w->free_count[g] = sat__add(w->free_count[g], r->free_count);
+			add_temp(w, g, r->temp_count);
 		}
 	}
 }
@@ -542,6 +563,7 @@ static void raw_row(void *ctx, const struct totals_row *r)
 	x->free_bytes = r->free_bytes;
 	x->alloc_count = r->alloc_count;
 	x->free_count = r->free_count;
+	x->temp_count = r->temp_count;
 }
 
 static int cmp_raw(const void *pa, const void *pb)
@@ -602,6 +624,7 @@ static int walk_raw(struct walk *k, const struct totals_piece *p)
 				w->free_bytes[g] = sat__add(w->free_bytes[g], x->free_bytes);
 				w->alloc_count[g] = sat__add(w->alloc_count[g], x->alloc_count);
 				w->free_count[g] = sat__add(w->free_count[g], x->free_count);
+				add_temp(w, g, x->temp_count);
 			}
 		}
 		if (k->track && k->seen[g] != k->serial) {
@@ -746,9 +769,11 @@ void totals_heap_walk__free(struct totals_heap_walk *w)
 	free(w->free_bytes);
 	free(w->alloc_count);
 	free(w->free_count);
+	free(w->temp_count);
 	free(w->had_row);
 	w->live = w->peak = w->first = NULL;
 	w->alloc_bytes = w->free_bytes = w->alloc_count = w->free_count = NULL;
+	w->temp_count = NULL;
 	w->had_row = NULL;
 }
 
@@ -776,6 +801,7 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 	w->free_bytes = calloc(ng, sizeof(int64_t));
 	w->alloc_count = calloc(ng, sizeof(int64_t));
 	w->free_count = calloc(ng, sizeof(int64_t));
+	w->temp_count = malloc(ng * sizeof(int64_t));
 	w->had_row = calloc(ng, sizeof(bool));
 	k.start = calloc(ng, sizeof(int64_t));
 	k.ub = calloc(ng, sizeof(int64_t));
@@ -784,11 +810,13 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 	k.nmem = calloc(ng, sizeof(int));
 	k.list = calloc(ng, sizeof(int));
 	if (!w->live || !w->peak || !w->first || !w->alloc_bytes || !w->free_bytes ||
-	    !w->alloc_count || !w->free_count || !w->had_row || !k.start || !k.ub || !k.single ||
+	    !w->alloc_count || !w->free_count || !w->temp_count || !w->had_row || !k.start || !k.ub || !k.single ||
 	    !k.seen || !k.nmem || !k.list) {
 		err = -ENOMEM;
 		goto out;
 	}
+	for (size_t g = 0; g < ng; g++)
+		w->temp_count[g] = -1;
 	k.live = w->live;
 	/* segments of 1..hi cut where peaks start and where allocations count */
 	cut[0] = w->peak_from < w->win_lo ? w->peak_from : w->win_lo;
@@ -843,10 +871,13 @@ out:
 
 /* ---- the check ---------------------------------------------------------- */
 
+#define CHECK_VALUES	6
+
 struct check_key {
-	int64_t addr, stack_id, pid;
+	int64_t addr, stack_id, pid, kind;
 	bool heap;
-	int64_t raw[4], sum[4];		/* event rows; one level of the totals */
+	/* event rows; one level of the totals: 4 sums, temp_count's, whether it was counted */
+	int64_t raw[CHECK_VALUES], sum[CHECK_VALUES];
 };
 
 struct check {
@@ -861,15 +892,16 @@ static bool check_eq(uint64_t val, const void *key, const void *ctx)
 	const struct check_key *a = &c->v[val], *b = key;
 
 	return a->addr == b->addr && a->stack_id == b->stack_id && a->pid == b->pid &&
-	       a->heap == b->heap;
+	       a->kind == b->kind && a->heap == b->heap;
 }
 
 static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_id, int64_t pid,
-				   bool heap)
+				   int64_t kind, bool heap)
 {
-	struct check_key k = { addr, stack_id, pid, heap, { 0 }, { 0 } };
+	struct check_key k = { addr, stack_id, pid, kind, heap, { 0 }, { 0 } };
 	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid * 2 + heap))) | 1;
+				       hashmap__hash_u64(((uint64_t)pid * 8 + (uint64_t)kind) * 2 +
+							 heap))) | 1;
 	uint64_t idx = c->n;
 	bool fresh;
 
@@ -889,7 +921,7 @@ static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_
 	return &c->v[idx];
 }
 
-/* Add up the rows of sql (addr, stack_id, pid, 4 values) into raw or sum. */
+/* Add up the rows of sql (addr, stack_id, pid, kind, CHECK_VALUES values) into raw or sum. */
 static int check_read(struct db *db, struct check *c, const char *sql, int64_t b1, int64_t b2,
 		      bool heap, bool raw)
 {
@@ -905,16 +937,17 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct check_key *k = check_key(c, sqlite3_column_int64(st, 0),
 						sqlite3_column_int64(st, 1),
-						sqlite3_column_int64(st, 2), heap);
+						sqlite3_column_int64(st, 2),
+						sqlite3_column_int64(st, 3), heap);
 
 		if (!k) {
 			err = -ENOMEM;
 			break;
 		}
-		for (int i = 0; i < 4; i++) {
+		for (int i = 0; i < CHECK_VALUES; i++) {
 			int64_t *v = &(raw ? k->raw : k->sum)[i];
 
-			*v = sat__add(*v, sqlite3_column_int64(st, 3 + i));
+			*v = sat__add(*v, sqlite3_column_int64(st, 4 + i));
 		}
 	}
 	if (!err && rc != SQLITE_DONE) {
@@ -930,6 +963,8 @@ int totals__check(struct db *db)
 	struct check c = { 0 };
 	struct totals *t = NULL;
 	int64_t through;
+	char sql[320];
+	bool temp, kind;
 	int err, findings = 0;
 
 	if (db__version(db) < 3)
@@ -956,40 +991,56 @@ int totals__check(struct db *db)
 		findings++;
 	}
 	totals__delete(t);
+	/* temp_count where both sides have it (not in an early v3's totals) */
+	temp = db__has_column(db, "heap_totals", "temp_count") &&
+	       db__has_column(db, "heap_events", "temp_count");
+	/* kind: the totals' where they have it, else 0 as they were written */
+	kind = db__has_column(db, "heap_totals", "kind");
 	if (!err)
-		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), count, 0, 0, 0"
+		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), 0, count, 0, 0, 0, 0, 0"
 				 " FROM cpu_samples WHERE checkpoint_id <= ?1", through, 0, false,
 				 true);
-	if (!err)
-		err = check_read(db, &c, "SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0),"
-				 " alloc_bytes, free_bytes, alloc_count, free_count FROM heap_events"
-				 " WHERE checkpoint_id <= ?1", through, 0, true, true);
+	if (!err) {
+		snprintf(sql, sizeof(sql), "SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0), %s,"
+			 " alloc_bytes, free_bytes, alloc_count, free_count, %s FROM heap_events"
+			 " WHERE checkpoint_id <= ?1", kind ? "kind" : "0", temp ?
+			 "IFNULL(temp_count, 0), temp_count IS NOT NULL" : "0, 0");
+		err = check_read(db, &c, sql, through, 0, true, true);
+	}
 	for (int level = 0; level < TOTALS_LEVELS && !err; level++) {
 		int bad = 0;
 
 		for (size_t i = 0; i < c.n; i++)
 			memset(c.v[i].sum, 0, sizeof(c.v[i].sum));
-		err = check_read(db, &c, "SELECT addr, -1, pid, count, 0, 0, 0 FROM cpu_totals"
+		err = check_read(db, &c, "SELECT addr, -1, pid, 0, count, 0, 0, 0, 0, 0 FROM cpu_totals"
 				 " WHERE level = ?1", level, 0, false, false);
-		if (!err)
-			err = check_read(db, &c, "SELECT addr, stack_id, pid, alloc_bytes, free_bytes,"
-					 " alloc_count, free_count FROM heap_totals WHERE level = ?1",
-					 level, 0, true, false);
+		if (!err) {
+			snprintf(sql, sizeof(sql), "SELECT addr, stack_id, pid, %s, alloc_bytes,"
+				 " free_bytes, alloc_count, free_count, %s FROM heap_totals"
+				 " WHERE level = ?1", kind ? "kind" : "0", temp ?
+				 "IFNULL(temp_count, 0), temp_count IS NOT NULL" : "0, 0");
+			err = check_read(db, &c, sql, level, 0, true, false);
+		}
 		for (size_t i = 0; i < c.n && !err; i++) {
 			const struct check_key *k = &c.v[i];
 
-			if (!memcmp(k->raw, k->sum, sizeof(k->raw)))
+			/* counted or not: by any row (raw), by the key's total (sum) */
+			if (!memcmp(k->raw, k->sum, 5 * sizeof(k->raw[0])) &&
+			    (k->raw[5] > 0) == (k->sum[5] > 0))
 				continue;
 			if (bad++ < 3)
-				pr_err("%s: totals of level %d: %s addr %#llx stack %lld pid %lld:"
-				       " %lld %lld %lld %lld in the totals, %lld %lld %lld %lld in"
-				       " the event rows of checkpoints 1..%lld", db__path(db), level,
+				pr_err("%s: totals of level %d: %s addr %#llx stack %lld pid %lld kind %lld:"
+				       " %lld %lld %lld %lld temp %lld%s in the totals, %lld %lld %lld"
+				       " %lld temp %lld%s in the event rows of checkpoints 1..%lld",
+				       db__path(db), level,
 				       k->heap ? "heap" : "cpu", (unsigned long long)k->addr,
-				       (long long)k->stack_id, (long long)k->pid,
+				       (long long)k->stack_id, (long long)k->pid, (long long)k->kind,
 				       (long long)k->sum[0], (long long)k->sum[1],
 				       (long long)k->sum[2], (long long)k->sum[3],
+				       (long long)k->sum[4], k->sum[5] ? "" : " (not counted)",
 				       (long long)k->raw[0], (long long)k->raw[1],
 				       (long long)k->raw[2], (long long)k->raw[3],
+				       (long long)k->raw[4], k->raw[5] ? "" : " (not counted)",
 				       (long long)through);
 		}
 		if (bad > 3)

@@ -31,9 +31,13 @@ static const struct {
 	/* every right-hand side sees the row as it was */
 	[TW_HEAP] = { "write heap totals",
 		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
-		" alloc_count, free_count, peak) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
-		" ON CONFLICT (level, block, addr, stack_id, pid) DO UPDATE SET"
+		" alloc_count, free_count, peak, temp_count, kind)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+		" ON CONFLICT (level, block, addr, stack_id, pid, kind) DO UPDATE SET"
 		" peak = max(peak, alloc_bytes - free_bytes + excluded.peak),"
+		/* NULL (not counted) only while no row counted */
+		" temp_count = CASE WHEN excluded.temp_count IS NULL THEN temp_count"
+		" ELSE IFNULL(temp_count, 0) + excluded.temp_count END,"
 		" alloc_bytes = alloc_bytes + excluded.alloc_bytes,"
 		" free_bytes = free_bytes + excluded.free_bytes,"
 		" alloc_count = alloc_count + excluded.alloc_count,"
@@ -46,8 +50,9 @@ static const struct {
 
 /* One heap key of the open block. */
 struct heap_ent {
-	int64_t addr, stack_id, pid;
+	int64_t addr, stack_id, pid, kind;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
+	int64_t temp_count;	/* -1: no row counted temporaries */
 	int64_t net;		/* alloc - free since the block's start */
 	int64_t peak;		/* highest net at the end of a checkpoint with a row */
 	int64_t touched;	/* the last checkpoint with a row */
@@ -67,7 +72,7 @@ struct totals_writer {
 	struct hashmap cpu_index;	/* (addr, pid) -> index in cpu */
 	struct cpu_ent *cpu;
 	size_t n_cpu, cap_cpu;
-	struct hashmap heap_index;	/* (addr, stack_id, pid) -> index in heap */
+	struct hashmap heap_index;	/* (addr, stack_id, pid, kind) -> index in heap */
 	struct heap_ent *heap;
 	size_t n_heap, cap_heap;
 	size_t *touched;	/* indexes into heap with a row in this checkpoint */
@@ -175,7 +180,7 @@ static bool heap_key_eq(uint64_t val, const void *key, const void *ctx)
 	const int64_t *k = key;
 
 	return tw->heap[val].addr == k[0] && tw->heap[val].stack_id == k[1] &&
-	       tw->heap[val].pid == k[2];
+	       tw->heap[val].pid == k[2] && tw->heap[val].kind == k[3];
 }
 
 static bool cpu_key_eq(uint64_t val, const void *key, const void *ctx)
@@ -217,9 +222,10 @@ static int tw_add_cpu(struct totals_writer *tw, int64_t addr, int64_t pid, int64
 }
 
 static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64_t stack_id,
-		       int64_t pid, int64_t ab, int64_t fb, int64_t ac, int64_t fc)
+		       int64_t pid, int64_t kind, int64_t ab, int64_t fb, int64_t ac, int64_t fc,
+		       int64_t tc)
 {
-	int64_t key[3] = { addr, stack_id, pid };
+	int64_t key[4] = { addr, stack_id, pid, kind };
 	uint64_t idx = tw->n_heap;
 	struct heap_ent *e;
 	bool fresh;
@@ -233,7 +239,8 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		tw->heap = v;
 		tw->cap_heap = cap;
 	}
-	if (hashmap__intern(&tw->heap_index, key_hash(addr, stack_id, pid), heap_key_eq, key, tw,
+	if (hashmap__intern(&tw->heap_index, key_hash(addr, stack_id, pid * 8 + kind), heap_key_eq,
+			    key, tw,
 			    &idx, &fresh))
 		return -ENOMEM;
 	if (fresh) {
@@ -242,14 +249,18 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		e->addr = addr;
 		e->stack_id = stack_id;
 		e->pid = pid;
+		e->kind = kind;
 		e->peak = INT64_MIN;
 		e->touched = -1;
+		e->temp_count = -1;
 	}
 	e = &tw->heap[idx];
 	e->alloc_bytes += ab;
 	e->free_bytes += fb;
 	e->alloc_count += ac;
 	e->free_count += fc;
+	if (tc >= 0)
+		e->temp_count = (e->temp_count < 0 ? 0 : e->temp_count) + tc;
 	e->net += ab - fb;
 	if (e->touched != id) {
 		if (tw->n_touched == tw->cap_touched) {
@@ -296,7 +307,9 @@ static int cmp_heap(const void *pa, const void *pb)
 		return (a->addr > b->addr) - (a->addr < b->addr);
 	if (a->stack_id != b->stack_id)
 		return (a->stack_id > b->stack_id) - (a->stack_id < b->stack_id);
-	return (a->pid > b->pid) - (a->pid < b->pid);
+	if (a->pid != b->pid)
+		return (a->pid > b->pid) - (a->pid < b->pid);
+	return (a->kind > b->kind) - (a->kind < b->kind);
 }
 
 static int tw_step(struct totals_writer *tw, enum tw_stmt i)
@@ -345,7 +358,10 @@ static int tw_flush(struct totals_writer *tw)
 			    sqlite3_bind_int64(st, 7, e->free_bytes) ||
 			    sqlite3_bind_int64(st, 8, e->alloc_count) ||
 			    sqlite3_bind_int64(st, 9, e->free_count) ||
-			    sqlite3_bind_int64(st, 10, e->peak))
+			    sqlite3_bind_int64(st, 10, e->peak) ||
+			    (e->temp_count >= 0 ? sqlite3_bind_int64(st, 11, e->temp_count) :
+						  sqlite3_bind_null(st, 11)) ||
+			    sqlite3_bind_int64(st, 12, e->kind))
 				err = tw_err(tw, tw_sql[TW_HEAP].name);
 			else
 				err = tw_step(tw, TW_HEAP);
@@ -409,9 +425,9 @@ static int tw_read_back(struct totals_writer *tw)
 			       " FROM cpu_samples WHERE checkpoint_id > ? ORDER BY checkpoint_id",
 			       -1, &cpu, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(sq, "SELECT checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes,"
-			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0) FROM heap_events"
-			       " WHERE checkpoint_id > ? ORDER BY checkpoint_id", -1, &heap,
-			       NULL) != SQLITE_OK) {
+			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0),"
+			       " IFNULL(temp_count, -1), kind FROM heap_events WHERE checkpoint_id > ?"
+			       " ORDER BY checkpoint_id", -1, &heap, NULL) != SQLITE_OK) {
 		err = tw_err(tw, "read back the open block");
 		goto out;
 	}
@@ -443,10 +459,12 @@ static int tw_read_back(struct totals_writer *tw)
 			err = tw_add_heap(tw, id, sqlite3_column_int64(heap, 1),
 					  sqlite3_column_int64(heap, 2),
 					  sqlite3_column_int64(heap, 7),
+					  sqlite3_column_int64(heap, 9),
 					  sqlite3_column_int64(heap, 3),
 					  sqlite3_column_int64(heap, 4),
 					  sqlite3_column_int64(heap, 5),
-					  sqlite3_column_int64(heap, 6));
+					  sqlite3_column_int64(heap, 6),
+					  sqlite3_column_int64(heap, 8));
 			rc_heap = sqlite3_step(heap);
 		}
 	}
@@ -479,8 +497,8 @@ int totals_writer__checkpoint(struct totals_writer *tw, int64_t id, const struct
 		const struct heap_count *h = &cp->heap[i];
 
 		err = tw_add_heap(tw, id, (int64_t)h->addr, h->stack_id >= 0 ? h->stack_id : -1,
-				  h->pid > 0 ? h->pid : 0, h->alloc_bytes, h->free_bytes,
-				  h->alloc_count, h->free_count);
+				  h->pid > 0 ? h->pid : 0, h->kind, h->alloc_bytes, h->free_bytes,
+				  h->alloc_count, h->free_count, h->temp_count >= 0 ? h->temp_count : -1);
 	}
 	if (!err)
 		err = tw_end(tw, id);

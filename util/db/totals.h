@@ -13,8 +13,10 @@
  * Blocks: level k holds TOTALS_SPAN^(k+1) checkpoints (60, 3,600, 216,000
  * at the default span); block b of level k is the checkpoint ids
  * b*n+1 .. (b+1)*n. cpu_totals holds per (level, block, addr, pid) the
- * samples, heap_totals per (level, block, addr, stack_id, pid) the sums of
- * heap_events (stack_id -1 and pid 0 for NULL) and
+ * samples, heap_totals per (level, block, addr, stack_id, pid, kind) the sums of
+ * heap_events (stack_id -1 and pid 0 for NULL; temp_count NULL while no
+ * row of the key counted temporaries; kind, heap_events.kind, is part of
+ * the key) and
  * `peak`: the key's highest live bytes at a checkpoint of the block that has
  * a row of it, less its live bytes at the block's start (so a block's row
  * does not depend on what came before it).
@@ -105,6 +107,8 @@ struct totals_row {
 	int64_t count;		/* cpu */
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
 	int64_t peak;		/* heap, block: see above; raw: alloc_bytes - free_bytes */
+	int64_t temp_count;	/* heap; -1: not counted (NULL) */
+	int64_t kind;		/* heap: heap_events.kind (0 malloc, 1 anonymous mmap) */
 };
 
 typedef void (*totals_row_fn)(void *ctx, const struct totals_row *r);
@@ -146,6 +150,7 @@ struct totals_heap_walk {
 	/* results, n_groups each, allocated by the walk (totals_heap_walk__free) */
 	int64_t *live, *peak, *first;
 	int64_t *alloc_bytes, *free_bytes, *alloc_count, *free_count;
+	int64_t *temp_count;	/* in the window; -1: no row of the group counted them */
 	bool *had_row;		/* a row of the group up to hi */
 	int64_t total_live;	/* every row's, grouped or not */
 	/* statistics */
