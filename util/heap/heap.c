@@ -138,11 +138,17 @@ static struct stack_state *tab_add(struct heap *h, uint64_t key)
 static void tab_forget(struct heap *h, uint64_t key)
 {
 	uint64_t i;
+	int64_t leak;
 
 	if (!hashmap__get(&h->by_key, key, &i) || h->states[i].gone)
 		return;
-	/* a process's leaks stay in the live figure, as the launched one's do */
-	h->gone_live += (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
+	/* a process's leaks stay in the live figure, as the launched one's do:
+	 * from now on (gone_live), and in this collect's sum, which began from
+	 * gone_live before the forgetting (the last checkpoint read 0 live when
+	 * the target's region was dropped in it: t1525, t1521) */
+	leak = (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
+	h->gone_live += leak;
+	h->site_sum += leak;
 	if (h->hist) {
 		/* the history's events still to be written name its stack */
 		h->states[i].gone = true;
