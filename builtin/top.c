@@ -222,10 +222,12 @@ static void fill_status(struct top_status *st, struct follow *f, struct sampler 
 	if (s) {
 		recorder__stats(s->rec, &rs);
 		st->recording = true;
+		/*
+		 * The recorder's clock, frozen when it finished: the duration it
+		 * wrote to the file, already right before the last checkpoint is
+		 * read back (the file's start_time has whole seconds only).
+		 */
 		st->elapsed_ms = rs.elapsed_ms;
-		/* the clock stops with the target: what the file covers, not the wall */
-		if (rs.target_exited || rs.finished)
-			st->elapsed_ms = follow__elapsed_ms(f);
 		st->heap_mode = heap_mode(f, &rs);
 		st->finished = rs.finished || rs.target_exited;
 		if (rs.target_exited && rs.exit_status >= 0 && WIFEXITED(rs.exit_status)) {

@@ -192,20 +192,21 @@ test_expect_success 'q quits, restores the terminal, and the file is complete' '
 test_expect_success 'a annotates the selected row, c shows its callers (issue 14)' '
 	"$RSPROF" record -q -g --no-heap -o calls.db -- $TARGETS/callers 2 &&
 	start panes 120 30 "$RSPROF top cpu calls.db" &&
-	wait_screen panes 3 "callers.c:" &&
+	wait_row panes 10 "callers.c:.*leaf" &&
 	key panes Home a &&
-	wait_screen panes 3 "annotate leaf" &&
-	grep -q "HOT:leaf" screen.txt &&
+	wait_screen panes 10 "annotate leaf" &&
+	wait_screen panes 5 "HOT:leaf" &&
 	grep -q "^# function: leaf" screen.txt &&
 	key panes q &&
-	wait_screen panes 2 "CPU%" &&
+	wait_gone panes 5 "annotate leaf" &&
+	wait_screen panes 5 "Location" &&
 	key panes c &&
-	wait_screen panes 3 "callers of leaf (CPU stacks)" &&
+	wait_screen panes 10 "callers of leaf (CPU stacks)" &&
+	wait_screen panes 5 "└─ b " &&
 	grep -q "Share *Samples *Caller" screen.txt &&
 	grep -q "├─ a " screen.txt &&
-	grep -q "└─ b " screen.txt &&
 	key panes Escape &&
-	wait_screen panes 2 "CPU%" &&
+	wait_gone panes 5 "callers of leaf" &&
 	key panes q &&
 	wait_for_file panes.status 5 &&
 	test "$(cat panes.status)" = 0
