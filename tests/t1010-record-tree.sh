@@ -86,10 +86,13 @@ for sh in bash sh; do
 	'
 done
 
+# The exec comes after 0.5 s of CPU time: on a loaded machine seconds of
+# wall time later. -i 30s keeps it inside the first interval all the same,
+# where the samples of both programs must be told apart.
 EXEC=$TEST_SRC/targets/exec_mid.c
 AFTER=$TEST_SRC/targets/exec_after.c
 test_expect_success 'exec in the middle of an interval: before on the old image, after on the new' '
-	"$RSPROF" record -q --no-heap -F 499 -i 2s -o exec.db -- \
+	"$RSPROF" record -q --no-heap -F 499 -i 30s -o exec.db -- \
 		"$TARGETS/exec_mid" 0.5 "$TARGETS/exec_after" 1 &&
 	b=$(share exec_mid.c "$(line_of before "$EXEC")" exec.db) &&
 	a=$(share exec_after.c "$(line_of after "$AFTER")" exec.db) &&
@@ -114,15 +117,20 @@ test_expect_success 'the checkpoint of the exec has samples of both programs; on
 	sql exec.db "SELECT comm FROM processes ORDER BY start_ms" | tr "\n" " " | grep -q "^exec_mid exec_after $"
 '
 
-# A shell that starts fork_workers after a while: attached, its grandchildren
-# are followed; with --no-inherit they are not.
+# A shell that starts fork_workers once rsprof is recording it (its first
+# checkpoint is in the file: attached): its grandchildren are followed;
+# with --no-inherit they are not.
 attach_tree() {	# DB [OPTION]
-	rm -f started
-	bash -c "touch started; sleep 0.7; \"$TARGETS/fork_workers\" 1; sleep 0.3" &
+	rm -f started go
+	bash -c "touch started; while ! test -e go; do sleep 0.05; done;
+		\"$TARGETS/fork_workers\" 1; sleep 0.3" &
 	tp=$!
 	test_bg_pids="$test_bg_pids $tp"
 	wait_for_file started &&
-	"$RSPROF" record -q --no-heap -F 499 ${2:-} -p $tp -o "$1" 2>err.attach
+	{ "$RSPROF" record -q --no-heap -F 499 ${2:-} -p $tp -o "$1" 2>err.attach & rp=$!; } &&
+	wait_checkpoints "$1" &&
+	touch go &&
+	wait $rp
 }
 
 test_expect_success 'record -p: the children started after attach are followed' '
