@@ -77,11 +77,12 @@ test_expect_success 'report --pid: one child alone, its line at ~100 %' '
 	"$RSPROF" report --cpu --pid "$child" fork.db | grep -q "^# process: *$child only"
 '
 
+# --user-only here and below, as for fork.db above.
 SPLIT=$TEST_SRC/targets/cpu_split.c
 for sh in bash sh; do
 	test_expect_success "record -- $sh -c './cpu_split 1.2; true': the program's lines, exit 0" '
 		cp "$TARGETS/cpu_split" . &&
-		"$RSPROF" record --no-heap -F 499 -o '$sh'.db -- '$sh' -c "./cpu_split 1.2; true" 2>err &&
+		"$RSPROF" record --no-heap --user-only -F 499 -o '$sh'.db -- '$sh' -c "./cpu_split 1.2; true" 2>err &&
 		cat err && ! grep -q "debug information" err &&
 		a=$(share cpu_split.c "$(line_of a "$SPLIT")" '$sh'.db) &&
 		b=$(share cpu_split.c "$(line_of b "$SPLIT")" '$sh'.db) &&
@@ -97,7 +98,7 @@ done
 EXEC=$TEST_SRC/targets/exec_mid.c
 AFTER=$TEST_SRC/targets/exec_after.c
 test_expect_success 'exec in the middle of an interval: before on the old image, after on the new' '
-	"$RSPROF" record -q --no-heap -F 499 -i 30s -o exec.db -- \
+	"$RSPROF" record -q --no-heap --user-only -F 499 -i 30s -o exec.db -- \
 		"$TARGETS/exec_mid" 0.5 "$TARGETS/exec_after" 1 &&
 	b=$(share exec_mid.c "$(line_of before "$EXEC")" exec.db) &&
 	a=$(share exec_after.c "$(line_of after "$AFTER")" exec.db) &&
