@@ -56,14 +56,18 @@ test_cleanup() {
 trap test_cleanup EXIT
 
 # Remember a background PID so it is killed at the end: bg_pid $!
-# It also waits (up to 5 s) until that child of the shell has run its
-# exec: before, /proc/PID/exe is the shell, and `record -p PID` would
-# profile /bin/dash (exit 5, "no debug information").
+# It also waits (up to 60 s: a loaded CI runner) until that child of the
+# shell has run its exec: before, /proc/PID/exe is the shell, and
+# `record -p PID` would profile /bin/dash (exit 5, "no debug information").
+#
+# Waits in the tests poll for what they wait for and give up only after
+# a generous bound (60 s): on a busy machine a step may take seconds, and
+# a wait that returns early on success costs nothing when it is quick.
 bg_pid() {
 	test_bg_pids="$test_bg_pids $1"
 	bg_sh=$(readlink /proc/$$/exe)
 	bg_i=0
-	while [ $bg_i -lt 100 ] && bg_exe=$(readlink /proc/$1/exe 2>/dev/null) &&
+	while [ $bg_i -lt 1200 ] && bg_exe=$(readlink /proc/$1/exe 2>/dev/null) &&
 	      [ "$bg_exe" = "$bg_sh" ]; do
 		sleep 0.05
 		bg_i=$((bg_i + 1))
@@ -132,10 +136,10 @@ expect_exit() {
 	return 0
 }
 
-# Wait until a file exists (up to $2 seconds, default 10).
+# Wait until a file exists (up to $2 seconds, default 60).
 wait_for_file() {
 	_i=0
-	_lim=$(( ${2:-10} * 10 ))
+	_lim=$(( ${2:-60} * 10 ))
 	while [ ! -e "$1" ]; do
 		_i=$((_i + 1))
 		[ $_i -gt $_lim ] && return 1
@@ -145,14 +149,38 @@ wait_for_file() {
 }
 
 # A program started with `prog &` is a forked shell until it has exec'd:
-# wait_exec PID PROG waits (up to 5 s) until /proc/PID/exe is PROG.
+# wait_exec PID PROG waits (up to 60 s) until /proc/PID/exe is PROG.
 wait_exec() {
 	_want=$(readlink -f "$2")
 	_i=0
 	while [ "$(readlink /proc/"$1"/exe 2>/dev/null)" != "$_want" ]; do
 		_i=$((_i + 1))
-		[ $_i -gt 100 ] && return 1
+		[ $_i -gt 1200 ] && { echo "process $1 did not exec $2" >&2; return 1; }
 		sleep 0.05
+	done
+	return 0
+}
+
+# wait_checkpoints FILE [N [SECONDS]]: until a profile being recorded holds
+# N checkpoints (default 1; up to SECONDS, default 60): the recorder is then
+# attached and in its loop, where a fixed sleep would only guess. (Read
+# only, once the file is there: sqlite3 would create it, and rsprof never
+# writes over a file.)
+wait_checkpoints() {
+	_i=0
+	_lim=$(( ${3:-60} * 10 ))
+	while :; do
+		_n=0
+		[ -s "$1" ] && _n=$(sqlite3 -readonly -batch -noheader "$1" \
+			"SELECT COUNT(*) FROM checkpoints" 2>/dev/null)
+		case $_n in ''|*[!0-9]*) _n=0 ;; esac
+		[ "$_n" -ge "${2:-1}" ] && return 0
+		_i=$((_i + 1))
+		if [ $_i -gt $_lim ]; then
+			echo "$1: fewer than ${2:-1} checkpoints after ${3:-60} s" >&2
+			return 1
+		fi
+		sleep 0.1
 	done
 	return 0
 }

@@ -20,8 +20,7 @@ wait_exec $pid "$TARGETS/cpu_threads"
 test_expect_success 'record -p PID; the threads start once recording' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -F 499 -o threads.db &
 	rec=$! &&
-	wait_for_file threads.db 10 &&
-	sleep 0.3 &&
+	wait_checkpoints threads.db &&
 	touch "$TEST_DIR/go" &&
 	wait $rec &&
 	test "$(sql threads.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = target-exit

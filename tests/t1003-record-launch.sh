@@ -8,13 +8,18 @@ if ! have_perf; then
 	test_done
 fi
 
+# cpu_split runs 2.2 s of CPU time: longer on a busy machine. The recording
+# ends at its exit (test 3: the last checkpoint is the exit, the duration
+# the program's), not at some later time: within 10 s of it even on a
+# loaded runner; the time is no speed goal (those are in bench/).
 test_expect_success 'record -- CMD ends when the program exits' '
 	start=$(date +%s%N) &&
 	"$RSPROF" record -q --no-heap -i 500ms -o run.db -- "$TARGETS/cpu_split" 2.2 3 &&
 	end=$(date +%s%N) &&
 	took=$(( (end - start) / 1000000 )) &&
-	say "took $took ms for a 2.2 s program" &&
-	test $took -lt 3500
+	d=$(sql run.db "SELECT value FROM meta WHERE key = '\''duration_ms'\''") &&
+	say "took $took ms for a 2.2 s program that ran $d ms" &&
+	test $took -lt $((d + 10000))
 '
 
 test_expect_success 'the program exit is the stop reason; its status is kept' '

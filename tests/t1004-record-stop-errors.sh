@@ -7,7 +7,7 @@ if ! have_perf; then
 	test_done
 fi
 
-"$TARGETS/cpu_split" 30 &
+"$TARGETS/cpu_split" 600 &	# killed at the end
 pid=$!
 bg_pid $pid
 wait_exec $pid "$TARGETS/cpu_split"
@@ -15,8 +15,7 @@ wait_exec $pid "$TARGETS/cpu_split"
 test_expect_success 'SIGINT during a recording: exit 0, file finalised' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -i 200ms -o int.db &
 	rec=$! &&
-	wait_for_file int.db 10 &&
-	sleep 1 &&
+	wait_checkpoints int.db 3 &&
 	kill -INT $rec &&
 	wait $rec &&
 	test "$(sql int.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = signal &&
@@ -34,8 +33,7 @@ test_expect_success 'the interrupted file passes the integrity check' '
 test_expect_success 'SIGTERM also finalises' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -o term.db &
 	rec=$! &&
-	wait_for_file term.db 10 &&
-	sleep 0.5 &&
+	wait_checkpoints term.db &&
 	kill -TERM $rec &&
 	wait $rec &&
 	test "$(sql term.db "SELECT value FROM meta WHERE key = '\''stop_reason'\''")" = signal
@@ -44,8 +42,7 @@ test_expect_success 'SIGTERM also finalises' '
 test_expect_success 'SIGQUIT: rsprof exits at once, the checkpoints so far are readable' '
 	"$RSPROF" record -q --no-heap -p '"$pid"' -i 200ms -o quit.db &
 	rec=$! &&
-	wait_for_file quit.db 10 &&
-	sleep 0.7 &&
+	wait_checkpoints quit.db &&
 	kill -QUIT $rec;
 	wait $rec; r=$?;
 	test $r != 0 &&

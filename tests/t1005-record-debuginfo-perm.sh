@@ -30,7 +30,7 @@ if [ "$(id -u)" != 0 ] || ! command -v setpriv >/dev/null; then
 	test_done
 fi
 
-"$TARGETS/cpu_split" 20 &
+"$TARGETS/cpu_split" 600 &	# killed after the test that uses it
 pid=$!
 bg_pid $pid
 wait_exec $pid "$TARGETS/cpu_split"
@@ -42,6 +42,7 @@ test_expect_success "another user's process: exit 4 naming CAP_SYS_PTRACE" '
 	cat err &&
 	grep -q "CAP_SYS_PTRACE" err && grep -q "^hint:" err
 '
+kill $pid
 
 test_expect_success 'unprivileged, own process: heap in-process, CPU recorded' '
 	cp "$TARGETS/cpu_split" mine && chmod 755 mine &&

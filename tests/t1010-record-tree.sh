@@ -23,8 +23,13 @@ share() {
 		WHERE s.file LIKE '%$1' AND s.line = $2"
 }
 
+# fork.db and perf's fork.perf count user time only (--user-only, --all-user):
+# each child spins 1.5 s of CPU time in its worker, so the user-space split
+# is 50/50 by construction; the kernel time of a loaded machine (being
+# preempted: finish_task_switch, irqentry_exit_to_user_mode, 14 % of a
+# child once) is not what these tests are about (t1015 is).
 test_expect_success 'record -- fork_workers: both children on their lines, ~50 % each' '
-	"$RSPROF" record -q --no-heap -F 499 -o fork.db -- "$TARGETS/fork_workers" 1.5 &&
+	"$RSPROF" record -q --no-heap --user-only -F 499 -o fork.db -- "$TARGETS/fork_workers" 1.5 &&
 	a=$(share fork_workers.c "$(line_of a "$FORK")" fork.db) &&
 	b=$(share fork_workers.c "$(line_of b "$FORK")" fork.db) &&
 	say "worker_a $a %, worker_b $b %" &&
@@ -42,7 +47,7 @@ test_expect_success 'the children are in processes, every sample has its pid' '
 
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'perf record on the same program: the same split' '
-		perf record -q -F 499 -o fork.perf -- "$TARGETS/fork_workers" 1.5 2>/dev/null &&
+		perf record -q --all-user -F 499 -o fork.perf -- "$TARGETS/fork_workers" 1.5 2>/dev/null &&
 		perf report -i fork.perf --stdio --sort sym 2>/dev/null >fork.txt &&
 		pa=$(awk "/worker_a/ { sub(\"%\", \"\", \$1); print int(\$1) }" fork.txt) &&
 		pb=$(awk "/worker_b/ { sub(\"%\", \"\", \$1); print int(\$1) }" fork.txt) &&
@@ -72,11 +77,12 @@ test_expect_success 'report --pid: one child alone, its line at ~100 %' '
 	"$RSPROF" report --cpu --pid "$child" fork.db | grep -q "^# process: *$child only"
 '
 
+# --user-only here and below, as for fork.db above.
 SPLIT=$TEST_SRC/targets/cpu_split.c
 for sh in bash sh; do
 	test_expect_success "record -- $sh -c './cpu_split 1.2; true': the program's lines, exit 0" '
 		cp "$TARGETS/cpu_split" . &&
-		"$RSPROF" record --no-heap -F 499 -o '$sh'.db -- '$sh' -c "./cpu_split 1.2; true" 2>err &&
+		"$RSPROF" record --no-heap --user-only -F 499 -o '$sh'.db -- '$sh' -c "./cpu_split 1.2; true" 2>err &&
 		cat err && ! grep -q "debug information" err &&
 		a=$(share cpu_split.c "$(line_of a "$SPLIT")" '$sh'.db) &&
 		b=$(share cpu_split.c "$(line_of b "$SPLIT")" '$sh'.db) &&
@@ -86,10 +92,13 @@ for sh in bash sh; do
 	'
 done
 
+# The exec comes after 0.5 s of CPU time: on a loaded machine seconds of
+# wall time later. -i 30s keeps it inside the first interval all the same,
+# where the samples of both programs must be told apart.
 EXEC=$TEST_SRC/targets/exec_mid.c
 AFTER=$TEST_SRC/targets/exec_after.c
 test_expect_success 'exec in the middle of an interval: before on the old image, after on the new' '
-	"$RSPROF" record -q --no-heap -F 499 -i 2s -o exec.db -- \
+	"$RSPROF" record -q --no-heap --user-only -F 499 -i 30s -o exec.db -- \
 		"$TARGETS/exec_mid" 0.5 "$TARGETS/exec_after" 1 &&
 	b=$(share exec_mid.c "$(line_of before "$EXEC")" exec.db) &&
 	a=$(share exec_after.c "$(line_of after "$AFTER")" exec.db) &&
@@ -114,15 +123,20 @@ test_expect_success 'the checkpoint of the exec has samples of both programs; on
 	sql exec.db "SELECT comm FROM processes ORDER BY start_ms" | tr "\n" " " | grep -q "^exec_mid exec_after $"
 '
 
-# A shell that starts fork_workers after a while: attached, its grandchildren
-# are followed; with --no-inherit they are not.
+# A shell that starts fork_workers once rsprof is recording it (its first
+# checkpoint is in the file: attached): its grandchildren are followed;
+# with --no-inherit they are not.
 attach_tree() {	# DB [OPTION]
-	rm -f started
-	bash -c "touch started; sleep 0.7; \"$TARGETS/fork_workers\" 1; sleep 0.3" &
+	rm -f started go
+	bash -c "touch started; while ! test -e go; do sleep 0.05; done;
+		\"$TARGETS/fork_workers\" 1; sleep 0.3" &
 	tp=$!
 	test_bg_pids="$test_bg_pids $tp"
 	wait_for_file started &&
-	"$RSPROF" record -q --no-heap -F 499 ${2:-} -p $tp -o "$1" 2>err.attach
+	{ "$RSPROF" record -q --no-heap -F 499 ${2:-} -p $tp -o "$1" 2>err.attach & rp=$!; } &&
+	wait_checkpoints "$1" &&
+	touch go &&
+	wait $rp
 }
 
 test_expect_success 'record -p: the children started after attach are followed' '

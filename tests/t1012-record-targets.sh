@@ -2,6 +2,11 @@
 # Several targets (issue 10): -p A,B and -p A -p B record both; -P never
 # takes a kernel thread, and a process named exactly NAME wins over the
 # ones whose names contain it.
+#
+# -P looks at every process of the machine: the names here carry this
+# script's PID (cg$$, 15 characters of comm at most), so that another run of
+# the suite beside this one (a chroot sharing the PID namespace) matches
+# none of them.
 . "$(dirname "$0")/lib.sh"
 
 if ! have_perf; then
@@ -9,14 +14,17 @@ if ! have_perf; then
 	test_done
 fi
 
-cp "$TARGETS/cpu_split" cg
-cp "$TARGETS/cpu_split" cg_other
-./cg 30 & p1=$!
+CG=cg$$
+CG_OTHER=${CG}_other
+RCU_APP=my_rcu$$
+cp "$TARGETS/cpu_split" $CG
+cp "$TARGETS/cpu_split" $CG_OTHER
+./$CG 600 & p1=$!	# both killed at the end
 bg_pid $p1
-./cg_other 30 & p2=$!
+./$CG_OTHER 600 & p2=$!
 bg_pid $p2
-wait_exec $p1 ./cg
-wait_exec $p2 ./cg_other
+wait_exec $p1 ./$CG
+wait_exec $p2 ./$CG_OTHER
 
 samples_of() {	# DB PID
 	sql "$1" "SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE pid = $2"
@@ -39,7 +47,7 @@ test_expect_success '-p A -p B: the same (the last -p does not replace the first
 test_expect_success 'report --pid and -s process on two targets' '
 	"$RSPROF" report --cpu -s process ab.db >p.txt &&
 	cat p.txt &&
-	grep -q "cg \[$p1\]" p.txt && grep -q "cg_other \[$p2\]" p.txt &&
+	grep -q "$CG \[$p1\]" p.txt && grep -q "$CG_OTHER \[$p2\]" p.txt &&
 	"$RSPROF" report --cpu --csv -n 1 --pid $p2 ab.db | grep -q ",work_a,"
 '
 
@@ -50,25 +58,44 @@ test_expect_success 'bad PID lists: exit 2' '
 	! test -e bad.db
 '
 
-kthread=$(ps -e -o comm= | grep -E "^kworker/.*cg" | head -1)
-test_expect_success "-P cg: the program named cg, not a kernel thread${kthread:+ ($kthread)}" '
-	"$RSPROF" record -q --no-heap -d 0.3s -P cg -o byname.db &&
+test_expect_success "-P $CG: the program named so, not $CG_OTHER that contains the name" '
+	"$RSPROF" record -q --no-heap -d 0.3s -P $CG -o byname.db &&
 	test "$(sql byname.db "SELECT value FROM meta WHERE key = '\''pid'\''")" = $p1
 '
 
+# "rcu" is part of kernel threads' names (rcu_preempt, rcu_tasks_kthread...)
+# and of $RCU_APP (my_rcu + PID), but no unique name makes a substring
+# unique: another process of the machine may contain "rcu" too (the same
+# test of a suite run beside this one). Then rsprof lists the matches (exit 2): $RCU_APP is
+# among them, and no kernel thread (a child of kthreadd, PID 2).
+cp "$TARGETS/cpu_split" $RCU_APP
+./$RCU_APP 600 & p3=$!	# killed after the test
+bg_pid $p3
+wait_exec $p3 ./$RCU_APP
 test_expect_success '-P rcu: kernel threads (rcu_preempt...) never match' '
-	cp "$TARGETS/cpu_split" my_rcu_app &&
-	{ ./my_rcu_app 30 & p3=$!; } &&
-	test_bg_pids="$test_bg_pids $p3" && wait_exec $p3 ./my_rcu_app &&
-	"$RSPROF" record -q --no-heap -d 0.3s -P rcu -o rcu.db 2>err &&
+	say "kernel threads named rcu*: $(ps -e -o comm= | grep -c "^rcu" || true)" &&
+	"$RSPROF" record -q --no-heap -d 0.3s -P rcu -o rcu.db 2>err; r=$?;
 	cat err &&
-	test "$(sql rcu.db "SELECT value FROM meta WHERE key = '\''pid'\''")" = $p3
+	if [ $r = 0 ]; then
+		test "$(sql rcu.db "SELECT value FROM meta WHERE key = '\''pid'\''")" = $p3
+	else
+		test $r = 2 && grep -q "^ *$p3  *$RCU_APP\$" err &&
+		sed -n "s/^ *\([0-9][0-9]*\)  .*/\1/p" err >listed &&
+		say "other processes match rcu: $(grep -v "^$p3\$" listed | tr "\n" " ")" &&
+		while read -r p; do
+			pp=$(ps -o ppid= -p "$p" | tr -d " ") &&
+			if [ "$p" = 2 ] || [ "$pp" = 2 ]; then
+				echo "kernel thread $p listed"; exit 1
+			fi
+		done <listed
+	fi
 '
+kill $p3
 
 test_expect_success '-P g: several substring matches are listed, exit 2' '
 	expect_exit 2 "$RSPROF" record -q --no-heap -d 0.3s -P g -o g.db 2>err &&
 	cat err &&
-	grep -q "$p1 *cg$" err && grep -q "$p2 *cg_other$" err &&
+	grep -q "$p1 *$CG$" err && grep -q "$p2 *$CG_OTHER$" err &&
 	! grep -q kworker err
 '
 

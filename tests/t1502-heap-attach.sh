@@ -17,10 +17,7 @@ if gcc -g -O1 -o heap_attach_je "$SRC" -ljemalloc 2>/dev/null; then
 		wait_for_file ready &&
 		"$RSPROF" record -q -p $tp -o je.db &
 		rp=$! &&
-		wait_for_file je.db &&
-		i=0 && while [ "$(sql je.db "SELECT COUNT(*) FROM checkpoints" 2>/dev/null || echo 0)" -lt 1 ]; do
-			i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || break
-		done &&
+		wait_checkpoints je.db &&
 		touch go &&
 		wait $rp &&
 		test "$(meta je.db heap_backend)" = uprobe &&
@@ -48,10 +45,7 @@ test_expect_success 'record -p PID while the program frees what it had before' '
 	wait_for_file ready &&
 	"$RSPROF" record -q -p $tp -o attach.db &
 	rp=$! &&
-	wait_for_file attach.db &&
-	i=0 && while [ "$(sql attach.db "SELECT COUNT(*) FROM checkpoints" 2>/dev/null || echo 0)" -lt 1 ]; do
-		i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || break
-	done &&
+	wait_checkpoints attach.db &&
 	touch go &&
 	wait $rp
 '
@@ -82,10 +76,7 @@ if gcc -g -O1 -o heap_attach_je "$SRC" -ljemalloc 2>/dev/null; then
 		wait_for_file ready &&
 		"$RSPROF" record -q -p $tp -o je.db &
 		rp=$! &&
-		wait_for_file je.db &&
-		i=0 && while [ "$(sql je.db "SELECT COUNT(*) FROM checkpoints" 2>/dev/null || echo 0)" -lt 1 ]; do
-			i=$((i + 1)) && test $i -lt 100 && sleep 0.1 || break
-		done &&
+		wait_checkpoints je.db &&
 		touch go &&
 		wait $rp &&
 		test "$(meta je.db heap_backend)" = uprobe &&

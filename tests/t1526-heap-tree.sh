@@ -102,10 +102,10 @@ test_expect_success 'a SIGKILL of rsprof leaves nothing in $TMPDIR; what the tre
 		2>kill.err &
 	rp=$! &&
 	wait_for_file target &&
-	n=0 && while [ -z "$(ls tmp)" ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done &&
+	n=0 && while [ -z "$(ls tmp)" ] && [ $n -lt 600 ]; do sleep 0.1; n=$((n + 1)); done &&
 	ls tmp | grep -q "^rsprof-heap\." &&
 	kill -KILL $rp && { wait $rp; true; } &&
-	n=0 && while [ -n "$(ls tmp)" ] && [ $n -lt 50 ]; do sleep 0.1; n=$((n + 1)); done &&
+	n=0 && while [ -n "$(ls tmp)" ] && [ $n -lt 300 ]; do sleep 0.1; n=$((n + 1)); done &&
 	ls -la tmp && test -z "$(ls tmp)" &&
 	wait_for_file after && cat kill.err && ! grep -q "cannot be preloaded" kill.err
 '

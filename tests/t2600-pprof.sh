@@ -142,7 +142,7 @@ if command -v tmux >/dev/null; then
 	test_expect_success 'pprof to a terminal is refused' '
 		tmux -L t2600 new-session -d -x 100 -y 10 \
 			"\"$RSPROF\" report --format pprof \"$TEST_DIR/rs.db\" 2>\"$TEST_DIR/tty.err\"; echo \$? >\"$TEST_DIR/tty.rc\"" &&
-		wait_for_file "$TEST_DIR/tty.rc" 10 &&
+		wait_for_file "$TEST_DIR/tty.rc" &&
 		test "$(cat tty.rc)" = 2 &&
 		grep -q "not for a terminal" tty.err
 	'

@@ -36,18 +36,24 @@ start_user() {
 	wait_exec $! "$1"
 }
 
-start_user "$TEST_DIR/plain" 30; own=$!
-start_user "$TEST_DIR/suid" 30; suid=$!
-start_user "$TEST_DIR/sgid" 30; sgid=$!
+# (killed once the tests that use them are done)
+start_user "$TEST_DIR/plain" 600; own=$!
+start_user "$TEST_DIR/suid" 600; suid=$!
+start_user "$TEST_DIR/sgid" 600; sgid=$!
 start_user /usr/bin/python3 -c "import ctypes, time
 ctypes.CDLL(None).prctl(4, 0, 0, 0, 0)
-time.sleep(30)"
+time.sleep(600)"
 nodump=$!
-"$TARGETS/cpu_split" 30 &
+"$TARGETS/cpu_split" 600 &
 rootp=$!
 bg_pid $rootp
 wait_exec $rootp "$TARGETS/cpu_split"
-sleep 0.3	# python has made itself non-dumpable
+# until python has made itself non-dumpable: its /proc/PID files are root's then
+i=0
+while [ "$(stat -c %u /proc/$nodump/status 2>/dev/null)" != 0 ] && [ $i -lt 600 ]; do
+	sleep 0.1
+	i=$((i + 1))
+done
 
 test_expect_success 'their own process: recorded (CPU), whatever perf_event_paranoid says' '
 	user ../rsprof-cap record -q --no-heap -d 1 -p $own -o own.db 2>err; r=$?;
@@ -75,6 +81,7 @@ test_expect_success "root's process: refused (exit 4)" '
 	user ../rsprof-cap record -q --no-heap -d 1 -p $rootp -o root.db 2>err; r=$?;
 	cat err; test $r = 4 && grep -q "belongs to user 0" err
 '
+kill $own $suid $sgid $nodump $rootp 2>/dev/null
 
 test_expect_success 'launching a setuid program: refused (exit 4), nothing run, no file' '
 	user ../rsprof-cap record -q -o launch.db -- ../suid 0.2 2>err; r=$?;

@@ -12,7 +12,7 @@ if ! have_perf; then
 	test_done
 fi
 
-"$TARGETS/cpu_split" 60 &
+"$TARGETS/cpu_split" 600 &	# killed at the end
 pid=$!
 bg_pid $pid
 wait_exec $pid "$TARGETS/cpu_split"
@@ -25,7 +25,7 @@ test_expect_success 'SIGKILL at random moments: the .db copied alone holds all c
 	for i in 1 2 3 4 5; do
 		"$RSPROF" record -q --no-heap -F 499 -i 100ms -p '"$pid"' -o k$i.db &
 		rec=$! &&
-		wait_for_file k$i.db 10 &&
+		wait_checkpoints k$i.db &&
 		sleep "$(python3 -c "import random; random.seed($i); print(0.3 + random.random() * 1.5)")" &&
 		kill -9 $rec && { wait $rec; true; } &&
 		cp k$i.db alone$i.db &&
@@ -39,9 +39,9 @@ test_expect_success 'SIGKILL at random moments: the .db copied alone holds all c
 '
 
 test_expect_success 'a second record --append into a profile being written: refused (exit 6)' '
-	"$RSPROF" record -q --no-heap -i 100ms -d 3 -p '"$pid"' -o c.db &
+	"$RSPROF" record -q --no-heap -i 100ms -d 5 -p '"$pid"' -o c.db &
 	rec=$! &&
-	wait_for_file c.db 10 && sleep 0.5 &&
+	wait_checkpoints c.db &&
 	expect_exit 6 "$RSPROF" record -q --no-heap -d 0.5 --append -p '"$pid"' -o c.db 2>err;
 	r=$?; cat err; wait $rec && test $r = 0 &&
 	grep -q "another rsprof is recording into it" err &&
@@ -58,7 +58,7 @@ test_expect_success '--append after the first recording ended: accepted' '
 test_expect_success 'the profile deleted mid-run: exit 6, the loss said, no "written"' '
 	"$RSPROF" record --no-heap -i 100ms -d 3 -p '"$pid"' -o del.db 2>err &
 	rec=$! &&
-	wait_for_file del.db 10 && sleep 0.5 && rm del.db &&
+	wait_checkpoints del.db && rm del.db &&
 	{ wait $rec; r=$?; true; } && cat err && test $r = 6 &&
 	grep -q "was deleted" err && ! grep -q "profile written" err
 '
@@ -66,7 +66,7 @@ test_expect_success 'the profile deleted mid-run: exit 6, the loss said, no "wri
 test_expect_success 'the profile replaced mid-run: exit 6, no "written"' '
 	"$RSPROF" record --no-heap -i 100ms -d 3 -p '"$pid"' -o rep.db 2>err &
 	rec=$! &&
-	wait_for_file rep.db 10 && sleep 0.5 && cp c.db other.db && mv other.db rep.db &&
+	wait_checkpoints rep.db && cp c.db other.db && mv other.db rep.db &&
 	{ wait $rec; r=$?; true; } && cat err && test $r = 6 &&
 	grep -q "replaced" err && ! grep -q "profile written" err
 '
@@ -75,7 +75,7 @@ if [ "$(id -u)" = 0 ] && mkdir full && mount -t tmpfs -o size=1m tmpfs full 2>/d
 	test_expect_success 'disk full while recording: exit 6, no "written"' '
 		"$RSPROF" record --no-heap -F 999 -i 50ms -d 20 -p '"$pid"' -o full/f.db 2>err &
 		rec=$! &&
-		wait_for_file full/f.db 10 && sleep 0.5 &&
+		wait_checkpoints full/f.db &&
 		{ dd if=/dev/zero of=full/filler bs=4k 2>/dev/null; true; } &&
 		{ wait $rec; r=$?; true; } && cat err && ls -la full && test $r = 6 &&
 		grep -q "full" err && ! grep -q "profile written" err

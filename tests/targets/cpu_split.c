@@ -1,7 +1,10 @@
 /*
  * CPU test target: three functions that take about 60 %, 30 % and 10 % of
  * the time, each on one known line (marked HOT:a, HOT:b, HOT:c for the tests
- * to grep). Usage: cpu_split [SECONDS [EXIT_STATUS]] (default: run forever).
+ * to grep). Usage: cpu_split [SECONDS [EXIT_STATUS]] (default: run forever):
+ * SECONDS of CPU time, not wall time, so that a busy machine does not shrink
+ * the run next to the fixed cost of starting it (exec, a wrapper, the
+ * kernel), which would move the shares.
  */
 #include <stdlib.h>
 #include <time.h>
@@ -34,11 +37,12 @@ __attribute__((noipa)) static unsigned long work_c(unsigned long n)
 	return x;
 }
 
+/* CPU time, not wall time: the shares hold on a busy machine */
 static double now(void)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
 	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
