@@ -978,17 +978,15 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 			sp = bp + 16;
 			bp = c[0];
 			s->ips[n++] = ip;
-			s->depth = n;
 			rule = rule_of(ip);
 			continue;
 		}
 		cfa = (kind == RULE_SP ? sp : bp) + ((rule >> 3) & RULE_OFF_MAX);
 		c = (const uintptr_t *)cfa;
 		if (unlikely(kind >= RULE_END)) {
-			if (kind == RULE_END)
+			s->depth = n;
+			if (kind == RULE_END || cfi_walk(from->ret, s))
 				return;		/* the top of the stack: whole */
-			if (cfi_walk(from->ret, s))
-				return;
 			break;
 		}
 		if (cfa <= sp || cfa > hi || (cfa & 7) || cfa - 8 * (bpn > 1 ? bpn : 1) < sp)
@@ -1000,9 +998,9 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 			bp = c[-(intptr_t)bpn];
 		sp = cfa;
 		s->ips[n++] = ip;
-		s->depth = n;
 		rule = rule_of(ip);
 	}
+	s->depth = n;
 	if (n < HEAP_REGION_SCAN_MIN && text_hi && !walked_out(s)) {
 		const uintptr_t *w = (const uintptr_t *)from->sp;
 
@@ -1024,19 +1022,32 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 	}
 }
 
+/*
+ * Two lanes, the even frames and the odd ones, mixed at the end: each
+ * frame's multiply waits for the one two frames back, not for the last
+ * (half the latency of one chain over a deep stack).
+ */
 uint64_t unwind__hash(const struct unwind_stack *s)
 {
-	uint64_t h = 14695981039346656037ULL;
+	const uint64_t k = 1099511628211ULL;
+	uint64_t a = 14695981039346656037ULL, b = 0x9e3779b97f4a7c15ULL ^ (uint64_t)s->depth;
+	int i;
 
-	for (int i = 0; i < s->depth; i++) {
-		h ^= s->ips[i];
-		h *= 1099511628211ULL;
-		h ^= h >> 29;
+	for (i = 0; i + 1 < s->depth; i += 2) {
+		a = (a ^ s->ips[i]) * k;
+		b = (b ^ s->ips[i + 1]) * k;
+		a ^= a >> 29;
+		b ^= b >> 29;
 	}
-	for (int i = 0; i < s->n_cand; i++) {
-		h ^= s->cand[i] + 1;
-		h *= 1099511628211ULL;
-		h ^= h >> 29;
+	if (i < s->depth) {
+		a = (a ^ s->ips[i]) * k;
+		a ^= a >> 29;
 	}
-	return h ? h : 1;
+	for (i = 0; i < s->n_cand; i++) {
+		b = (b ^ (s->cand[i] + 1)) * k;
+		b ^= b >> 29;
+	}
+	a = (a ^ (b << 32 | b >> 32)) * k;
+	a ^= a >> 29;
+	return a ? a : 1;
 }
