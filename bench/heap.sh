@@ -4,8 +4,8 @@
 # (malloc/free) and a Rust one (Vec through __rust_alloc/__rust_dealloc),
 # each built with frame pointers and without (issue 9: C -O2
 # -fomit-frame-pointer, Rust as cargo's release; the in-process tracker
-# unwinds those through the DWARF CFI with libunwind; rows "C nofp",
-# "Rust nofp", measured against heaptrack only).
+# unwinds those through the DWARF CFI, its rules cached per return
+# address; rows "C nofp", "Rust nofp", measured against heaptrack only).
 # The targets time their own allocation loop, so start-up, attach and the
 # writing of the file are not in the figures, both in wall-clock time and
 # in the CPU time of the allocating thread (user and kernel: traps
@@ -258,5 +258,5 @@ fi
 [ $root = 0 ] && echo "uprobe backend: skipped (needs root and kernel BTF)"
 [ -n "$memleak_note" ] && echo "bcc memleak: skipped: $memleak_note"
 echo "goal (issue 8): rsprof (preload) <= 150 ns added (cpu) and >= 5x cheaper than heaptrack"
-echo "nofp: no frame pointers, unwound through the DWARF CFI (libunwind's unw_backtrace, its per-thread cache)"
+echo "nofp: no frame pointers, unwound through the DWARF CFI (preload/unwind.c: its rules cached per return address)"
 exit 0

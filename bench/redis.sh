@@ -14,7 +14,10 @@
 # and against each server the same two redis-benchmark runs:
 #   -t set -d 256 -n N -r N               (SET)
 #   -t set,get,lpush -d 256 -n M -r N     (SET*, GET*, LPUSH*)
-# Prints req/s (medians) and the ratio to unprofiled, `uptime` before and
+# Prints req/s (medians) and the ratio to unprofiled, the server's
+# main-thread CPU time per request (/proc/PID/schedstat, medians: what a
+# loaded machine disturbs less than throughput; on a busy 2-vCPU machine a
+# server under rsprof was seen faster than alone), `uptime` before and
 # after; then, for the last round's recordings, rsprof's top heap sites
 # (`report --heap -n 10`, and one extra untimed recording with
 # `--heap-attribution caller`) next to heaptrack_print's top peak and
@@ -162,6 +165,16 @@ wait_checkpoint() {
 	done
 }
 
+# the CPU time of the server's main thread so far, ns (/proc/PID/schedstat:
+# the machine's load disturbs it less than the throughput)
+server_cpu() {
+	for i in 1 2 3 4 5 6 7 8 9 10; do
+		[ -s "$RUN/redis.pid" ] && break
+		sleep 0.1
+	done
+	cut -d' ' -f1 "/proc/$(cat "$RUN/redis.pid" 2>/dev/null)/schedstat" 2>/dev/null || true
+}
+
 # the benchmark: "test rps" lines appended to $RUN/rps
 benchmark() {
 	b=$W/fp/src/redis-benchmark
@@ -209,7 +222,9 @@ run() {
 		tool_pid=$! ;;
 	esac
 	wait_ready "$log"
+	c0=$(server_cpu)
 	benchmark
+	c1=$(server_cpu)
 	cli shutdown nosave >/dev/null 2>&1 || true
 	if ! wait $tool_pid; then
 		cat "$RUN/tool.log" >&2 2>/dev/null || true
@@ -222,6 +237,10 @@ run() {
 	while read -r t r; do
 		echo "$bld $cfg $t $r" >>"$W/results"
 	done <"$RUN/rps"
+	# the server's CPU per request, in microseconds (both benchmark runs)
+	[ -n "$c0" ] && [ -n "$c1" ] &&
+		echo "$bld $cfg $(awk -v a="$c0" -v b="$c1" -v n=$((N + 3 * M)) \
+			'BEGIN { printf "%.3f", (b - a) / n / 1000 }')" >>"$W/cpu"
 	case $cfg in
 	launch|attach|caller)
 		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
@@ -240,6 +259,7 @@ echo "rsprof: $("$RSPROF" --version 2>&1 | head -1); $(heaptrack --version 2>&1 
 echo "workload: redis-benchmark -t set -d 256 -n $N -r $N, then -t set,get,lpush -d 256 -n $M -r $N"
 echo "uptime before: $(uptime)"
 : >"$W/results"
+: >"$W/cpu"
 t_start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
 	for bld in $BUILDS; do
@@ -294,6 +314,18 @@ for bld in $BUILDS; do
 		done
 		echo "$line"
 	done
+done
+echo
+echo "the server's main-thread CPU per request (both runs), microseconds, medians (ratio: unprofiled's / this)"
+printf '%-5s %10s %17s %17s %17s\n' build unprofiled "rsprof launch" "rsprof attach" heaptrack
+for bld in $BUILDS; do
+	base=$(awk -v b="$bld" '$1 == b && $2 == "unprofiled" { print $3 }' "$W/cpu" | median)
+	line=$(printf '%-5s %10s' "$bld" "$base")
+	for cfg in launch attach heaptrack; do
+		v=$(awk -v b="$bld" -v c="$cfg" '$1 == b && $2 == c { print $3 }' "$W/cpu" | median)
+		line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { if (v + 0 > 0) printf "%9.2f (%4.2fx)", v, b / v; else printf "%17s", "-" }')"
+	done
+	echo "$line"
 done
 echo "every run:"
 sort -k1,1 -k3,3 -k2,2 "$W/results" | awk '

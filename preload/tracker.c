@@ -107,12 +107,7 @@ static void stale_gone(void *ctx, const struct live_entry *e);
 static __thread struct thread th __attribute__((tls_model("initial-exec")));
 
 /* The allocator's caller, read in the interposed function itself. */
-#define CALLER(c) do {							\
-		const uintptr_t *f_ = __builtin_frame_address(0);	\
-		(c).ret = f_[1];					\
-		(c).fp = f_[0];						\
-		(c).sp = (uintptr_t)(f_ + 2);				\
-	} while (0)
+#define CALLER(c) unwind__from_frame(&(c), __builtin_frame_address(0))
 
 /* --- start, fork, environment ------------------------------------------- */
 
@@ -802,9 +797,7 @@ sized(void *(*fn)(size_t), size_t n, const uintptr_t *frame)
 
 	if (!tracking(t))
 		return quiet(t, fn(n));
-	from.ret = frame[1];
-	from.fp = frame[0];
-	from.sp = (uintptr_t)(frame + 2);
+	unwind__from_frame(&from, frame);
 	t->busy = 1;
 	p = fn(n);
 	count_alloc(t, p, n, &from);

@@ -30,6 +30,20 @@ struct unwind_from {
 	uintptr_t ret, fp, sp;
 };
 
+/*
+ * The caller of the function whose frame (its saved %rbp) is at f. Two
+ * 8-byte loads, never the one 16-byte load a compiler merges them into:
+ * the call and the push of %rbp stored the two words just before, and a
+ * load spanning two stores cannot be forwarded from the store buffer (a
+ * stall of ~15 cycles on every allocation, measured with perf).
+ */
+static inline void unwind__from_frame(struct unwind_from *from, const uintptr_t *f)
+{
+	from->ret = __atomic_load_n(&f[1], __ATOMIC_RELAXED);
+	from->fp = __atomic_load_n(&f[0], __ATOMIC_RELAXED);
+	from->sp = (uintptr_t)(f + 2);
+}
+
 /* A captured stack, innermost first; cand: stack-scan candidates. */
 struct unwind_stack {
 	uint64_t ips[HEAP_REGION_MAX_DEPTH];
