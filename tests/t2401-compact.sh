@@ -108,4 +108,22 @@ test_expect_success 'a damaged series is an error (exit 6), not a wrong answer' 
 	grep -q "cpu_series is damaged" err.txt
 '
 
+if have_perf; then
+	test_expect_success 'record --compact-after: a real recording, compacted as it runs' '
+		"$RSPROF" record -q -i 20ms --compact-after 300ms -o rec.db -- \
+			"$TARGETS/cpu_split" 3.5 0 &&
+		test "$(sqlite3 rec.db "SELECT through FROM series_state")" -ge 60 &&
+		"$RSPROF" info rec.db | grep -q "^compacted: " &&
+		"$RSPROF" info --check rec.db &&
+		sqlite3 -bail rec.db <"$TOP/tests/seed000.sql" >/dev/null &&
+		test "$(sqlite3 rec.db "SELECT SUM(count) FROM cpu_samples")" = \
+		     "$(sqlite3 rec.db "SELECT SUM(cpu_total) FROM checkpoints")" &&
+		"$RSPROF" report --window 200ms..1s -n 0 --csv rec.db >/dev/null &&
+		"$RSPROF" record -q -i 20ms --compact-after 0 -o never.db -- "$TARGETS/cpu_split" 1.5 0 &&
+		test "$(sqlite3 never.db "SELECT through FROM series_state")" = 0
+	'
+else
+	test_skip 'record --compact-after' 'perf events not allowed here'
+fi
+
 test_done

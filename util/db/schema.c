@@ -10,13 +10,16 @@
 	"    data BLOB NOT NULL\n" \
 	");\n" \
 	"CREATE TABLE IF NOT EXISTS series_state (\n" \
+	"    since INTEGER NOT NULL,\n" \
 	"    through INTEGER NOT NULL\n" \
 	");\n" \
-	"INSERT INTO series_state (through) SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM series_state);\n"
+	"INSERT INTO series_state (since, through) SELECT IFNULL(MAX(through), 0), IFNULL(MAX(through), 0)" \
+	" FROM totals_state WHERE NOT EXISTS (SELECT 1 FROM series_state);\n"
 
 /*
  * v3: compacted checkpoints (util/db/series.h): the event rows of the
- * level-0 blocks of checkpoints (totals_state.folded0, series_state.through]
+ * level-0 blocks of checkpoints (max(totals_state.folded0, series_state.since),
+ * series_state.through] (since: where a file appended to began to be compacted)
  * packed per block (id: block * 4096 + part), their seed-000 rows folded
  * into one per key at the block's last checkpoint. Rowid tables: a blob of
  * a few hundred bytes spills out of a 1 KiB page of a WITHOUT ROWID table.

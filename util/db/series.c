@@ -535,7 +535,7 @@ int series__range(struct db *db, int64_t *lo, int64_t *hi)
 
 	*lo = *hi = 0;
 	if (db__version(db) < 3 ||
-	    sqlite3_prepare_v2(db__sqlite(db), "SELECT (SELECT folded0 FROM totals_state),"
+	    sqlite3_prepare_v2(db__sqlite(db), "SELECT max((SELECT folded0 FROM totals_state), since),"
 			       " through FROM series_state", -1, &st, NULL) != SQLITE_OK)
 		return 0;	/* no series */
 	rc = sqlite3_step(st);

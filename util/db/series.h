@@ -16,8 +16,9 @@
  * checkpoints inside the block from the series (exact at 1 s). The
  * checkpoints rows stay as they are.
  *
- * series_state.through: the blocks of checkpoints (totals_state.folded0,
- * through] are compacted. Compaction happens in the transaction of the
+ * series_state: the blocks of checkpoints (max(totals_state.folded0, since),
+ * through] are compacted (since: 0, or where a file written before
+ * compaction existed was appended to). Compaction happens in the transaction of the
  * checkpoint that writes a level-0 block: a recording killed at any
  * moment leaves every block either whole or compacted.
  */
