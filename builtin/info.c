@@ -14,6 +14,7 @@
 
 #include "util/db/db.h"
 #include "util/db/query.h"
+#include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -303,6 +304,9 @@ static int info_check(struct db *db)
 	/* the totals readers use instead of the event rows add up to them */
 	if (!err)
 		err = totals__check(db);
+	/* and so do the packed rows of compacted checkpoints */
+	if (!err)
+		err = series__check(db);
 
 	if (err) {
 		pr_hint("the file is damaged; its intact part may still be read with 'rsprof query'");

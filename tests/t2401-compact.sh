@@ -101,11 +101,18 @@ test_expect_success 'compacted, then folded by record --retain: as folded alone'
 	same rc.db r.db
 '
 
-test_expect_success 'a damaged series is an error (exit 6), not a wrong answer' '
+test_expect_success 'a damaged series is an error (exit 6), not a wrong answer; info --check finds it' '
 	cp c.db bad.db &&
 	sqlite3 bad.db "UPDATE cpu_series SET data = X'"'"'05ff'"'"' WHERE id = (SELECT MIN(id) FROM cpu_series)" &&
 	{ "$RSPROF" report --window 10s..20s bad.db 2>err.txt; test $? = 6; } &&
-	grep -q "cpu_series is damaged" err.txt
+	grep -q "cpu_series is damaged" err.txt &&
+	cp c.db swap.db &&
+	sqlite3 swap.db "UPDATE cpu_series SET id = -1 WHERE id = 4096;
+		UPDATE cpu_series SET id = 4096 WHERE id = 8192;
+		UPDATE cpu_series SET id = 8192 WHERE id = -1" &&
+	"$RSPROF" info --check c.db &&
+	{ "$RSPROF" info --check swap.db 2>err.txt; test $? = 6; } &&
+	grep -q "cpu series of checkpoints 61..120 do not add up" err.txt
 '
 
 if have_perf; then
@@ -121,6 +128,23 @@ if have_perf; then
 		"$RSPROF" report --window 200ms..1s -n 0 --csv rec.db >/dev/null &&
 		"$RSPROF" record -q -i 20ms --compact-after 0 -o never.db -- "$TARGETS/cpu_split" 1.5 0 &&
 		test "$(sqlite3 never.db "SELECT through FROM series_state")" = 0
+	'
+
+	# a block of 60 checkpoints every 0.6 s, each compacted 0.1 s after
+	test_expect_success 'SIGKILL while compacting: every block whole or compacted, the sums kept' '
+		for t in 1.3 1.9 2.6; do
+			rm -f k.db k.db-wal k.db-shm &&
+			{ "$RSPROF" record -q -i 10ms --compact-after 100ms -o k.db -- \
+				"$TARGETS/cpu_split" 4 0 & } &&
+			pid=$! &&
+			sleep $t && kill -9 $pid && { wait $pid; true; } &&
+			test "$(sqlite3 k.db "SELECT through FROM series_state")" -ge 60 &&
+			"$RSPROF" info --check k.db &&
+			test "$(sqlite3 k.db "SELECT SUM(count) FROM cpu_samples")" = \
+			     "$(sqlite3 k.db "SELECT SUM(cpu_total) FROM checkpoints")" &&
+			sqlite3 -bail k.db <"$TOP/tests/seed000.sql" >/dev/null &&
+			"$RSPROF" timeline --cpu --csv k.db >/dev/null || return 1
+		done
 	'
 else
 	test_skip 'record --compact-after' 'perf events not allowed here'

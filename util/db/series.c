@@ -749,3 +749,148 @@ int series__rows(struct db *db, bool heap, int64_t first, int64_t last,
 	free(rs.order);
 	return err;
 }
+
+/* ---- the check ---------------------------------------------------------- */
+
+/* A key's sums: cpu count, heap alloc/free bytes and counts, temp_count; 1 if counted. */
+struct ksum {
+	int64_t addr, stack_id, pid, kind;
+	int64_t v[7];
+};
+
+struct ksums {
+	struct ksum *v;
+	size_t n, cap;
+	int err;
+};
+
+static void ks_push(struct ksums *k, const struct ksum *s)
+{
+	if (k->err)
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 4096;
+		struct ksum *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v) {
+			k->err = -ENOMEM;
+			return;
+		}
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n++] = *s;
+}
+
+static void ks_row(void *ctx, const struct totals_row *r)
+{
+	struct ksum s = { r->addr, r->stack_id, r->pid, r->kind,
+			  { r->count, r->alloc_bytes, r->free_bytes, r->alloc_count, r->free_count,
+			    r->temp_count >= 0 ? r->temp_count : 0, r->temp_count >= 0 } };
+
+	ks_push(ctx, &s);
+}
+
+static int cmp_ks(const void *pa, const void *pb)
+{
+	const struct ksum *a = pa, *b = pb;
+
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(addr);
+	CMP(stack_id);
+	CMP(pid);
+	CMP(kind);
+#undef CMP
+	return 0;
+}
+
+/* Sort by key and add up the rows of one key. */
+static void ks_merge(struct ksums *k)
+{
+	size_t o = 0;
+
+	qsort(k->v, k->n, sizeof(*k->v), cmp_ks);
+	for (size_t i = 0; i < k->n; i++) {
+		if (o && !cmp_ks(&k->v[o - 1], &k->v[i])) {
+			for (int j = 0; j < 6; j++)
+				k->v[o - 1].v[j] = (int64_t)((uint64_t)k->v[o - 1].v[j] +
+							     (uint64_t)k->v[i].v[j]);
+			k->v[o - 1].v[6] |= k->v[i].v[6];
+			continue;
+		}
+		k->v[o++] = k->v[i];
+	}
+	k->n = o;
+}
+
+/* The totals of level-0 block b into k. */
+static int ks_totals(struct db *db, bool heap, int64_t b, struct ksums *k)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db__sqlite(db), heap ?
+			       "SELECT addr, stack_id, pid, kind, 0, alloc_bytes, free_bytes,"
+			       " alloc_count, free_count, temp_count FROM heap_totals"
+			       " WHERE level = 0 AND block = ?1" :
+			       "SELECT addr, -1, pid, 0, count, 0, 0, 0, 0, NULL FROM cpu_totals"
+			       " WHERE level = 0 AND block = ?1", -1, &st, NULL) != SQLITE_OK)
+		return -RSPROF_EDB;
+	sqlite3_bind_int64(st, 1, b);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ksum s = { 0 };
+
+		s.addr = sqlite3_column_int64(st, 0);
+		s.stack_id = sqlite3_column_int64(st, 1);
+		s.pid = sqlite3_column_int64(st, 2);
+		s.kind = sqlite3_column_int64(st, 3);
+		for (int j = 0; j < 5; j++)
+			s.v[j] = sqlite3_column_int64(st, 4 + j);
+		if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+			s.v[5] = sqlite3_column_int64(st, 9);
+			s.v[6] = 1;
+		}
+		ks_push(k, &s);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? k->err : -RSPROF_EDB;
+}
+
+int series__check(struct db *db)
+{
+	struct ksums a = { 0 }, t = { 0 };
+	int64_t lo, hi;
+	int err = series__range(db, &lo, &hi), bad = 0;
+
+	for (int64_t b = lo / TOTALS_SPAN; !err && b < hi / TOTALS_SPAN; b++) {
+		for (int heap = 0; heap < 2 && !err; heap++) {
+			a.n = t.n = 0;
+			err = series__rows(db, heap, b * TOTALS_SPAN + 1, (b + 1) * TOTALS_SPAN, NULL,
+					   ks_row, &a);
+			if (!err)
+				err = a.err;
+			if (!err)
+				err = ks_totals(db, heap, b, &t);
+			if (err == -RSPROF_EDB)
+				pr_err("%s: check the series: %s", db__path(db),
+				       sqlite3_errmsg(db__sqlite(db)));
+			if (err)
+				break;
+			ks_merge(&a);
+			ks_merge(&t);
+			if (a.n == t.n && (!a.n || !memcmp(a.v, t.v, a.n * sizeof(*a.v))))
+				continue;
+			if (bad++ < 3)
+				pr_err("%s: the %s series of checkpoints %lld..%lld do not add up to"
+				       " their totals (%zu keys packed, %zu in the totals)",
+				       db__path(db), heap ? "heap" : "cpu",
+				       (long long)(b * TOTALS_SPAN + 1),
+				       (long long)((b + 1) * TOTALS_SPAN), a.n, t.n);
+		}
+	}
+	free(a.v);
+	free(t.v);
+	if (!err && bad)
+		err = -RSPROF_EDB;
+	return err;
+}

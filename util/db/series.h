@@ -64,4 +64,11 @@ typedef void (*series_row_fn)(void *ctx, const struct totals_row *r);
 int series__rows(struct db *db, bool heap, int64_t first, int64_t last,
 		 bool (*want)(void *ctx, int64_t addr), series_row_fn fn, void *ctx);
 
+/*
+ * info --check: the packed rows of every compacted block add up, key by
+ * key, to the block's level-0 totals. 0 (also without series), or
+ * -RSPROF_EDB with what differs printed.
+ */
+int series__check(struct db *db);
+
 #endif
