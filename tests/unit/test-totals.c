@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
+#include "util/db/live.h"
 #include "util/db/query.h"
 #include "util/error.h"
 #include "util/symbols/symbol.h"
@@ -635,6 +636,42 @@ static void test_retain(int n_cp, uint64_t retain_ms, uint64_t seed)
 	ok(compare_all(p, s, n_cp, name), "retained: the same from the totals");
 }
 
+/* top's charts (db_live__series): the last n checkpoints of every location alike. */
+static bool same_live(const char *a, const char *b, int n)
+{
+	struct db *da = NULL, *dbb = NULL;
+	struct db_live *la = NULL, *lb = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t *va = calloc(n, sizeof(*va)), *vb = calloc(n, sizeof(*vb));
+	bool same = va && vb && !db__open(a, &da) && !db__open(b, &dbb) &&
+		    (la = db_live__new(da)) && (lb = db_live__new(dbb)) &&
+		    sqlite3_prepare_v2(db__sqlite(da), "SELECT DISTINCT file, IFNULL(line, 0),"
+				       " function FROM symbols", -1, &st, NULL) == SQLITE_OK;
+
+	while (same && sqlite3_step(st) == SQLITE_ROW) {
+		const char *file = (const char *)sqlite3_column_text(st, 0);
+		const char *fn = (const char *)sqlite3_column_text(st, 2);
+		int line = sqlite3_column_int(st, 1);
+
+		for (int k = SERIES_CPU; k <= SERIES_HEAP && same; k++) {
+			same = !db_live__series(la, k, file, line, fn, va, n) &&
+			       !db_live__series(lb, k, file, line, fn, vb, n) &&
+			       !memcmp(va, vb, n * sizeof(*va));
+			if (!same)
+				printf("# top's %s chart of %s:%d %s differs\n", k == SERIES_CPU ?
+				       "cpu" : "heap", file ? file : "-", line, fn ? fn : "-");
+		}
+	}
+	sqlite3_finalize(st);
+	db_live__delete(la);
+	db_live__delete(lb);
+	db__close(da);
+	db__close(dbb);
+	free(va);
+	free(vb);
+	return same;
+}
+
 /*
  * Compaction (util/db/series.h): blocks older than age_ms packed, their
  * seed-000 rows folded into one per key; every reader query gives what it
@@ -682,6 +719,8 @@ static void test_compact(int n_cp, uint64_t age_ms, uint64_t retain_ms, uint64_t
 	ok(same_sql(p, full, sql), "the last %llus as recorded", (unsigned long long)age_ms / 1000);
 	ok(totals_used(p), "the compacted file's totals are used");
 	ok(compare_all(p, full, n_cp, name), "compacted: every query the same as written whole");
+	ok(same_live(p, full, 250) && same_live(p, full, n_cp + 5),
+	   "compacted: top's charts the same as written whole");
 }
 
 /* Rows added by hand to a checkpoint the totals hold: readers scan. */
