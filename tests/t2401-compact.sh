@@ -96,7 +96,7 @@ test_expect_success 'compacted, then folded by record --retain: as folded alone'
 	test "$(sqlite3 rc.db "SELECT COUNT(*) FROM checkpoints WHERE merged = 60")" -gt 3 &&
 	test "$(sqlite3 rc.db "SELECT through FROM series_state")" -gt \
 	     "$(sqlite3 rc.db "SELECT folded0 FROM totals_state")" &&
-	test "$(sqlite3 rc.db "SELECT MIN(id) / 4096 * 60 FROM cpu_series")" -ge \
+	test "$(sqlite3 rc.db "SELECT MIN(id) / 1048576 * 60 FROM cpu_series")" -ge \
 	     "$(sqlite3 rc.db "SELECT folded0 FROM totals_state")" &&
 	same rc.db r.db
 '
@@ -107,9 +107,9 @@ test_expect_success 'a damaged series is an error (exit 6), not a wrong answer; 
 	{ "$RSPROF" report --window 10s..20s bad.db 2>err.txt; test $? = 6; } &&
 	grep -q "cpu_series is damaged" err.txt &&
 	cp c.db swap.db &&
-	sqlite3 swap.db "UPDATE cpu_series SET id = -1 WHERE id = 4096;
-		UPDATE cpu_series SET id = 4096 WHERE id = 8192;
-		UPDATE cpu_series SET id = 8192 WHERE id = -1" &&
+	sqlite3 swap.db "UPDATE cpu_series SET id = -1 WHERE id = 1048576;
+		UPDATE cpu_series SET id = 1048576 WHERE id = 2097152;
+		UPDATE cpu_series SET id = 2097152 WHERE id = -1" &&
 	"$RSPROF" info --check c.db &&
 	{ "$RSPROF" info --check swap.db 2>err.txt; test $? = 6; } &&
 	grep -q "cpu series of checkpoints 61..120 do not add up" err.txt

@@ -1,5 +1,6 @@
 #include "util/db/live.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,7 +9,6 @@
 #include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/error.h"
-#include "util/hashmap.h"
 
 enum {
 	ST_VERSION,
@@ -43,21 +43,31 @@ static const struct {
 		"GROUP BY h.checkpoint_id" },
 	[ST_ADDRS] = { "addresses",
 		"SELECT addr FROM symbols WHERE file IS ?1 AND COALESCE(line, 0) = ?2"
-		" AND function IS ?3" },
+		" AND function IS ?3 ORDER BY addr" },
 };
 
 /* The rows of compacted checkpoints, from their series (util/db/series.h). */
 struct packed {
-	struct hashmap addrs;	/* the location's */
+	int64_t *addrs;		/* the location's, sorted */
+	size_t n_addrs, cap_addrs;
 	bool heap;
 	int64_t first, last, *base, *vals;
 };
 
-static bool packed_want(void *ctx, int64_t addr)
+static int add_addr(struct packed *p, int64_t addr)
 {
-	struct packed *p = ctx;
+	if (p->n_addrs == p->cap_addrs) {
+		size_t cap = p->cap_addrs ? 2 * p->cap_addrs : 16;
+		int64_t *v = realloc(p->addrs, cap * sizeof(*v));
 
-	return hashmap__get(&p->addrs, (uint64_t)addr, NULL);
+		if (!v)
+			return -ENOMEM;
+		p->addrs = v;
+		p->cap_addrs = cap;
+	}
+	/* symbols.addr is its primary key: the query gives them sorted */
+	p->addrs[p->n_addrs++] = addr;
+	return 0;
 }
 
 static void packed_row(void *ctx, const struct totals_row *r)
@@ -227,12 +237,15 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 			      : sqlite3_bind_null(s, 3)) != SQLITE_OK)
 			return fail(l, ST_ADDRS);
 		rc = 0;
-		while (!rc && sqlite3_step(s) == SQLITE_ROW)
-			rc = hashmap__set(&p.addrs, (uint64_t)sqlite3_column_int64(s, 0), 1);
+		while (!rc && (rc = sqlite3_step(s)) == SQLITE_ROW)
+			rc = add_addr(&p, sqlite3_column_int64(s, 0));
 		sqlite3_reset(s);
-		if (!rc)
-			rc = series__rows(l->db, p.heap, from + 1, hi, packed_want, packed_row, &p);
-		hashmap__free(&p.addrs);
+		if (rc == SQLITE_DONE)
+			rc = series__rows(l->db, p.heap, from + 1, hi, p.addrs, p.n_addrs,
+					  packed_row, &p);
+		else if (rc > 0)
+			rc = fail(l, ST_ADDRS);
+		free(p.addrs);
 		if (rc)
 			return rc;
 	}

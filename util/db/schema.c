@@ -3,10 +3,12 @@
 #define DB_SERIES_SQL \
 	"CREATE TABLE IF NOT EXISTS cpu_series (\n" \
 	"    id INTEGER PRIMARY KEY,\n" \
+	"    addr INTEGER NOT NULL,\n" \
 	"    data BLOB NOT NULL\n" \
 	");\n" \
 	"CREATE TABLE IF NOT EXISTS heap_series (\n" \
 	"    id INTEGER PRIMARY KEY,\n" \
+	"    addr INTEGER NOT NULL,\n" \
 	"    data BLOB NOT NULL\n" \
 	");\n" \
 	"CREATE TABLE IF NOT EXISTS series_state (\n" \
@@ -20,7 +22,7 @@
  * v3: compacted checkpoints (util/db/series.h): the event rows of the
  * level-0 blocks of checkpoints (max(totals_state.folded0, series_state.since),
  * series_state.through] (since: where a file appended to began to be compacted)
- * packed per block (id: block * 4096 + part), their seed-000 rows folded
+ * packed per block (id: block * 2^20 + part; addr: the part's first key's), their seed-000 rows folded
  * into one per key at the block's last checkpoint. Rowid tables: a blob of
  * a few hundred bytes spills out of a 1 KiB page of a WITHOUT ROWID table.
  */

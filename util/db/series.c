@@ -26,10 +26,14 @@
 #include "util/db/totals.h"
 #include "util/error.h"
 
-/* a part: at most this many keys, or this many bytes of blob */
-#define PART_KEYS	4096
-#define PART_BYTES	(4 << 20)
-#define BLOCK_PARTS	4096	/* part ids of block b: b * BLOCK_PARTS + part */
+/*
+ * a part: at most this many keys, or this many bytes of blob; small, so
+ * that a reader of a few addresses (timeline's chosen sites, top's chart)
+ * fetches the few parts holding them (by the parts' first addresses)
+ */
+#define PART_KEYS	16
+#define PART_BYTES	(1 << 20)
+#define BLOCK_PARTS	(1 << 20)	/* part ids of block b: b * BLOCK_PARTS + part */
 
 enum sw_stmt {
 	SW_STATE,
@@ -64,9 +68,10 @@ static const struct {
 		"SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0), kind, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, temp_count, checkpoint_id FROM heap_events"
 		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
-	[SW_CPU_PUT] = { "write cpu series", "INSERT INTO cpu_series (id, data) VALUES (?1, ?2)" },
+	[SW_CPU_PUT] = { "write cpu series",
+		"INSERT INTO cpu_series (id, addr, data) VALUES (?1, ?2, ?3)" },
 	[SW_HEAP_PUT] = { "write heap series",
-		"INSERT INTO heap_series (id, data) VALUES (?1, ?2)" },
+		"INSERT INTO heap_series (id, addr, data) VALUES (?1, ?2, ?3)" },
 	[SW_CPU_DEL] = { "compact cpu samples",
 		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2" },
 	[SW_HEAP_DEL] = { "compact heap events",
@@ -296,13 +301,14 @@ static int pack_rows(struct buf *b, const struct ev *ev, size_t i, size_t j, boo
 	return err;
 }
 
-static int sw_put(struct series_writer *sw, bool heap, int64_t id, const struct buf *b)
+static int sw_put(struct series_writer *sw, bool heap, int64_t id, int64_t addr,
+		  const struct buf *b)
 {
 	sqlite3_stmt *st = sw->st[heap ? SW_HEAP_PUT : SW_CPU_PUT];
 
 	sqlite3_reset(st);
-	if (sqlite3_bind_int64(st, 1, id) ||
-	    sqlite3_bind_blob(st, 2, b->p, (int)b->n, SQLITE_STATIC) ||
+	if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, addr) ||
+	    sqlite3_bind_blob(st, 3, b->p, (int)b->n, SQLITE_STATIC) ||
 	    sqlite3_step(st) != SQLITE_DONE)
 		return sw_err(sw, heap ? SW_HEAP_PUT : SW_CPU_PUT);
 	sqlite3_reset(st);
@@ -319,7 +325,7 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 
 	while (i < sw->n_ev && !err) {
 		size_t nkeys = 0;
-		int64_t prev_addr = 0;
+		int64_t prev_addr = 0, addr = sw->ev[i].addr;
 
 		keys.n = 0;
 		while (i < sw->n_ev && nkeys < PART_KEYS && keys.n < PART_BYTES && !err) {
@@ -361,7 +367,7 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 		if (!err)
 			err = put_bytes(&sw->out, &keys);
 		if (!err)
-			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, &sw->out);
+			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, addr, &sw->out);
 	}
 	free(keys.p);
 	free(rows.p);
@@ -616,9 +622,25 @@ static int rows_push(struct rows *rs, const struct totals_row *r)
 	return 0;
 }
 
+/* Is one of the n sorted addresses in [lo, hi]? */
+static bool wanted(const int64_t *want, size_t n, int64_t lo, int64_t hi)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {		/* the first >= lo */
+		size_t m = a + (b - a) / 2;
+
+		if (want[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && want[a] <= hi;
+}
+
 /* One part's rows of checkpoints first..last into rs; false: the blob is damaged. */
 static int decode(struct rd *r, bool heap, int64_t base, int64_t first, int64_t last,
-		  bool (*want)(void *ctx, int64_t addr), void *ctx, struct rows *rs)
+		  const int64_t *want, size_t n_want, struct rows *rs)
 {
 	uint64_t nkeys = get_u(r);
 	int64_t addr = 0;
@@ -645,7 +667,7 @@ static int decode(struct rd *r, bool heap, int64_t base, int64_t first, int64_t 
 		}
 		rows = (struct rd){ r->p, r->p + nbytes, false };
 		r->p += nbytes;
-		if (want && !want(ctx, addr))
+		if (want && !wanted(want, n_want, addr, addr))
 			continue;
 		for (uint64_t i = 0; i < nrows && !rows.bad && !err; i++) {
 			uint64_t d = get_u(&rows);
@@ -682,48 +704,104 @@ static int decode(struct rd *r, bool heap, int64_t base, int64_t first, int64_t 
 	return err;
 }
 
-int series__rows(struct db *db, bool heap, int64_t first, int64_t last,
-		 bool (*want)(void *ctx, int64_t addr), series_row_fn fn, void *ctx)
+/*
+ * The parts of a block to read: all, or (want) those whose addresses, from
+ * their first to the next part's first, hold a wanted one. 0 or -ENOMEM.
+ */
+struct part {
+	int64_t id, addr;
+};
+
+static int parts_of(sqlite3_stmt *ids, const int64_t *want, size_t n_want, struct part **v,
+		    size_t *n, size_t *cap, int *rc)
+{
+	*n = 0;
+	while ((*rc = sqlite3_step(ids)) == SQLITE_ROW) {
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 256;
+			struct part *p = realloc(*v, c * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			*v = p;
+			*cap = c;
+		}
+		(*v)[(*n)++] = (struct part){ sqlite3_column_int64(ids, 0),
+					      sqlite3_column_int64(ids, 1) };
+	}
+	if (*rc != SQLITE_DONE || !want)
+		return 0;
+	{
+		size_t o = 0;
+
+		for (size_t i = 0; i < *n; i++)
+			if (wanted(want, n_want, (*v)[i].addr,
+				   i + 1 < *n ? (*v)[i + 1].addr : INT64_MAX))
+				(*v)[o++] = (*v)[i];
+		*n = o;
+	}
+	return 0;
+}
+
+int series__rows(struct db *db, bool heap, int64_t first, int64_t last, const int64_t *want,
+		 size_t n_want, series_row_fn fn, void *ctx)
 {
 	sqlite3 *sq = db__sqlite(db);
-	sqlite3_stmt *st;
+	sqlite3_stmt *st = NULL, *ids = NULL;
 	struct rows rs = { 0 };
+	struct part *parts = NULL;
+	size_t n_parts = 0, cap_parts = 0;
 	int rc = SQLITE_DONE, err = 0;
 
 	if (first < 1)
 		first = 1;
 	if (last < first)
 		return 0;
-	if (sqlite3_prepare_v2(sq, heap ? "SELECT id, data FROM heap_series WHERE id BETWEEN ?1 AND ?2"
-			       " ORDER BY id" : "SELECT id, data FROM cpu_series WHERE id BETWEEN"
-			       " ?1 AND ?2 ORDER BY id", -1, &st, NULL) != SQLITE_OK) {
+	if (sqlite3_prepare_v2(sq, heap ? "SELECT id, addr FROM heap_series WHERE id BETWEEN ?1"
+			       " AND ?2 ORDER BY id" : "SELECT id, addr FROM cpu_series WHERE id"
+			       " BETWEEN ?1 AND ?2 ORDER BY id", -1, &ids, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sq, heap ? "SELECT data FROM heap_series WHERE id = ?1" :
+			       "SELECT data FROM cpu_series WHERE id = ?1", -1, &st, NULL) !=
+	    SQLITE_OK) {
 		pr_err("%s: read series: %s", db__path(db), sqlite3_errmsg(sq));
+		sqlite3_finalize(ids);
 		return -RSPROF_EDB;
 	}
 	for (int64_t b = (first - 1) / TOTALS_SPAN; b <= (last - 1) / TOTALS_SPAN && !err; b++) {
 		rs.n = 0;
-		sqlite3_reset(st);
-		if (sqlite3_bind_int64(st, 1, b * BLOCK_PARTS) ||
-		    sqlite3_bind_int64(st, 2, b * BLOCK_PARTS + BLOCK_PARTS - 1)) {
+		sqlite3_reset(ids);
+		if (sqlite3_bind_int64(ids, 1, b * BLOCK_PARTS) ||
+		    sqlite3_bind_int64(ids, 2, b * BLOCK_PARTS + BLOCK_PARTS - 1)) {
 			rc = SQLITE_ERROR;
 			break;
 		}
-		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
-			const unsigned char *p = sqlite3_column_blob(st, 1);
-			int n = sqlite3_column_bytes(st, 1);
-			struct rd r = { p, p + (p ? n : 0), false };
+		err = parts_of(ids, want, n_want, &parts, &n_parts, &cap_parts, &rc);
+		if (err || rc != SQLITE_DONE)
+			break;
+		for (size_t i = 0; i < n_parts && !err; i++) {
+			const unsigned char *p;
+			struct rd r;
+			int n;
 
-			err = decode(&r, heap, b * TOTALS_SPAN, first, last, want, ctx, &rs);
+			sqlite3_reset(st);
+			if (sqlite3_bind_int64(st, 1, parts[i].id) ||
+			    (rc = sqlite3_step(st)) != SQLITE_ROW) {
+				rc = SQLITE_ERROR;
+				break;
+			}
+			p = sqlite3_column_blob(st, 0);
+			n = sqlite3_column_bytes(st, 0);
+			r = (struct rd){ p, p + (p ? n : 0), false };
+			err = decode(&r, heap, b * TOTALS_SPAN, first, last, want, n_want, &rs);
+			/* a part's keys start at its first address */
 			if (!err && (r.bad || r.p != r.end)) {
 				pr_err("%s: %s is damaged (part %lld)", db__path(db),
-				       heap ? "heap_series" : "cpu_series",
-				       (long long)sqlite3_column_int64(st, 0));
+				       heap ? "heap_series" : "cpu_series", (long long)parts[i].id);
 				err = -RSPROF_EDB;
 			}
+			rc = SQLITE_DONE;
 		}
-		if (err)
-			break;
-		if (rc != SQLITE_DONE)
+		if (err || rc != SQLITE_DONE)
 			break;
 		/* in checkpoint order (keys came in key order): a stable counting
 		 * sort on the checkpoint's place in the block */
@@ -749,6 +827,8 @@ int series__rows(struct db *db, bool heap, int64_t first, int64_t last,
 	if (err == -E2BIG)
 		err = db__too_many_rows(db, heap ? "heap_series" : "cpu_series");
 	sqlite3_finalize(st);
+	sqlite3_finalize(ids);
+	free(parts);
 	free(rs.v);
 	free(rs.order);
 	return err;
@@ -870,7 +950,7 @@ int series__check(struct db *db)
 		for (int heap = 0; heap < 2 && !err; heap++) {
 			a.n = t.n = 0;
 			err = series__rows(db, heap, b * TOTALS_SPAN + 1, (b + 1) * TOTALS_SPAN, NULL,
-					   ks_row, &a);
+					   0, ks_row, &a);
 			if (!err)
 				err = a.err;
 			if (!err)

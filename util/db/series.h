@@ -2,6 +2,7 @@
 #define RSPROF_UTIL_DB_SERIES_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /*
@@ -58,11 +59,12 @@ typedef void (*series_row_fn)(void *ctx, const struct totals_row *r);
 /*
  * The event rows of checkpoints first..last (all compacted), in checkpoint
  * order, as they were written (totals_row: pid 0 and stack_id -1 for NULL,
- * temp_count -1 for NULL, peak alloc - free). want: NULL, or a predicate
- * on addresses (rows of other addresses are skipped without decoding).
+ * temp_count -1 for NULL, peak alloc - free). want: NULL, or the n_want
+ * addresses wanted, sorted (only the parts holding them are read, and of
+ * those only their keys decoded).
  */
-int series__rows(struct db *db, bool heap, int64_t first, int64_t last,
-		 bool (*want)(void *ctx, int64_t addr), series_row_fn fn, void *ctx);
+int series__rows(struct db *db, bool heap, int64_t first, int64_t last, const int64_t *want,
+		 size_t n_want, series_row_fn fn, void *ctx);
 
 /*
  * info --check: the packed rows of every compacted block add up, key by

@@ -545,14 +545,13 @@ struct fill {
 	struct tl_ctx *c;
 	const struct timeline *tl;
 	bool heap;
-	struct hashmap addrs;	/* the chosen sites' addresses */
 };
 
-static bool fill_want(void *ctx, int64_t addr)
+static int cmp_i64(const void *a, const void *b)
 {
-	struct fill *f = ctx;
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
 
-	return hashmap__get(&f->addrs, (uint64_t)addr, NULL);
+	return (x > y) - (x < y);
 }
 
 static void fill_row(void *ctx, const struct totals_row *r)
@@ -586,20 +585,31 @@ static int series_fill(struct tl_ctx *c, const struct timeline *tl)
 	for (int heap = 0; heap < 2 && !err && c->series_hi > c->series_lo; heap++) {
 		struct fill f = { .c = c, .tl = tl, .heap = heap };
 		bool any = false, moved = heap && hashmap__size(&c->moved);
+		int64_t *want = NULL;
+		size_t n_want = 0;
 
-		for (size_t i = 0; i < c->n_chosen && !err; i++) {
+		for (size_t i = 0; i < c->n_chosen; i++)
+			if (c->chosen[i].heap == heap)
+				n_want += c->acc[c->chosen[i].s].n_addrs;
+		want = malloc((n_want + 1) * sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+		n_want = 0;
+		for (size_t i = 0; i < c->n_chosen; i++) {
 			const struct site_acc *a = &c->acc[c->chosen[i].s];
 
 			if (c->chosen[i].heap != heap)
 				continue;
 			any = true;
-			for (size_t j = 0; j < a->n_addrs && !err; j++)
-				err = hashmap__set(&f.addrs, (uint64_t)a->addrs[j], 1);
+			for (size_t j = 0; j < a->n_addrs; j++)
+				want[n_want++] = a->addrs[j];
 		}
-		if (!err && any)
+		qsort(want, n_want, sizeof(*want), cmp_i64);
+		/* a moved stack's rows are at other addresses: every key is read */
+		if (any)
 			err = series__rows(c->db, heap, c->series_lo + 1, c->series_hi,
-					   moved ? NULL : fill_want, fill_row, &f);
-		hashmap__free(&f.addrs);
+					   moved ? NULL : want, n_want, fill_row, &f);
+		free(want);
 	}
 	for (size_t i = 0; i < c->n_chosen && !err; i++)
 		if (c->chosen[i].heap)

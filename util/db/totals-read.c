@@ -424,7 +424,7 @@ static int tr_raw(struct totals *t, bool heap, int64_t first, int64_t last, tota
 		err = tr_run(t, i, first, lo, -1, fn, ctx);
 	if (!err)
 		err = series__rows(t->db, heap, first > lo ? first : lo + 1, last < hi ? last : hi,
-				   NULL, series_row, &c);
+				   NULL, 0, series_row, &c);
 	if (!err && last > hi)
 		err = tr_run(t, i, hi + 1, last, -1, fn, ctx);
 	return err;
