@@ -6,8 +6,9 @@
 #   bench/storage.sh [OUT]     OUT: the build directory (default ./out)
 # Goals (issue 15): every reader command under 100 ms and flat as the
 # recording grows, a checkpoint write under 20 ms at minute 60, the hour in
-# 100 MB (see rsprof-files(5), SIZES: not with every checkpoint kept as the
-# seed-000 tables want it; --retain 10m is shown too).
+# 100 MB (see rsprof-files(5), SIZES: checkpoints older than 5 minutes
+# compacted, the default; --retain 10m is shown too). The file's bytes per
+# table and index (SQLite's dbstat) follow its size.
 # BENCH_STORAGE_DAY=0 leaves out the 24-hour profile (about 2 minutes of CPU).
 set -u
 OUT=$(cd "${1:-out}" && pwd) || exit 1
@@ -50,6 +51,15 @@ best() {
 	echo "$b"
 }
 
+# sizes FILE: the tables and indexes of 1 MB or more (dbstat), largest first
+sizes() {
+	sqlite3 "$1" "SELECT 'dbstat (MB):' || GROUP_CONCAT(' ' || name || ' ' || mb, ',') FROM
+		(SELECT name, ROUND(SUM(pgsize) / 1048576.0, 1) AS mb FROM dbstat GROUP BY name
+		 HAVING mb >= 1 ORDER BY mb DESC)" 2>/dev/null &&
+	sqlite3 "$1" "SELECT 'free pages: ' || ROUND(freelist_count / 1048576.0 * page_size, 1)
+		|| ' MB' FROM pragma_freelist_count, pragma_page_size" 2>/dev/null
+}
+
 # heap_source FILE: where report --heap read the heap from (the fixture's rows
 # carry temp_count, as the in-process tracker writes them)
 heap_source() {
@@ -76,6 +86,7 @@ readers() {
 # minutes 1, 10 and 60 at one checkpoint a second, as a recorder writes them
 # (the WAL thread folds the WAL back between them); the rest back to back
 write big "$f" FIXTURE_PACE_MS=1000
+sizes "$f"
 readers "$f" "report --cpu" "report --heap" "report" "report --since 10m" \
 	"report -s function" "report --heap --at 30m" "report --heap --sort-by temporary" \
 	"report --json" "info" "timeline" "diff" "top --stdio"

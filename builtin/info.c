@@ -14,6 +14,7 @@
 
 #include "util/db/db.h"
 #include "util/db/query.h"
+#include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -158,6 +159,12 @@ static int print_text(const struct info *in)
 	else if (s->retain_ms)
 		LINE("folded", "nothing yet (record --retain %s)",
 		     duration__format(s->retain_ms, a, sizeof(a)));
+	if (s->compacted_checkpoints)
+		LINE("compacted", "%s checkpoints, %s..%s: packed (cpu_series, heap_series), read whole"
+		     " by rsprof; cpu_samples and heap_events hold one row per key for 60 of them",
+		     format__count(s->compacted_checkpoints, a, sizeof(a)),
+		     duration__format(s->compacted_from_ms, b, sizeof(b)),
+		     duration__format(s->compacted_until_ms, c, sizeof(c)));
 	LINE("samples", "%s", format__count(s->samples, a, sizeof(a)));
 	LINE("lost samples", "%s (%.1f%%)", format__count(s->lost_samples, a, sizeof(a)),
 	     lost_pct(s));
@@ -240,6 +247,11 @@ static int print_json(const struct info *in)
 	json__uint(&j, "min_ms", s->folded_min_ms);
 	json__uint(&j, "max_ms", s->folded_max_ms);
 	json__end_object(&j);
+	json__begin_object(&j, "compacted");
+	json__uint(&j, "checkpoints", s->compacted_checkpoints);
+	json__uint(&j, "from_ms", s->compacted_from_ms);
+	json__uint(&j, "until_ms", s->compacted_until_ms);
+	json__end_object(&j);
 	json__begin_object(&j, "heap");
 	json__bool(&j, "recorded", s->has_heap);
 	json__int(&j, "live_bytes", s->live_bytes);
@@ -292,6 +304,9 @@ static int info_check(struct db *db)
 	/* the totals readers use instead of the event rows add up to them */
 	if (!err)
 		err = totals__check(db);
+	/* and so do the packed rows of compacted checkpoints */
+	if (!err)
+		err = series__check(db);
 
 	if (err) {
 		pr_hint("the file is damaged; its intact part may still be read with 'rsprof query'");

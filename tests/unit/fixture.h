@@ -223,6 +223,9 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 		err = -1;
 	if (!err && retain_ms)
 		err = db__set_retain(db, retain_ms);
+	/* FIXTURE_COMPACT_MS: compaction age (0: none; unset: the writer's default) */
+	if (!err && getenv("FIXTURE_COMPACT_MS"))
+		err = db__set_compact(db, strtoull(getenv("FIXTURE_COMPACT_MS"), NULL, 10));
 	for (int i = 0; i < 2 * naddr && !err; i++) {
 		char file[64], fn[64];
 

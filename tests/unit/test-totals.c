@@ -7,7 +7,7 @@
  * file changed by hand.
  *
  *   test-totals                                   the TAP tests
- *   test-totals --fixture FILE N SEED [RETAIN_MS]  write a random profile of N checkpoints
+ *   test-totals --fixture FILE N SEED [RETAIN_MS [COMPACT_MS]]  write a random profile of N checkpoints
  */
 #include "util/db/totals.h"
 
@@ -24,6 +24,7 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
+#include "util/db/live.h"
 #include "util/db/query.h"
 #include "util/error.h"
 #include "util/symbols/symbol.h"
@@ -168,6 +169,9 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	return err;
 }
 
+/* the compaction age of the files written (0: none, the scans' baseline) */
+static uint64_t compact_ms;
+
 static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bool append,
 			   struct gen *g, uint64_t retain_ms)
 {
@@ -178,6 +182,8 @@ static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bo
 		return err;
 	if (retain_ms)
 		err = db__set_retain(db, retain_ms);
+	if (!err)
+		err = db__set_compact(db, compact_ms);
 	rng = seed;
 	for (int c = from; c <= to && !err; c++)
 		err = gen_checkpoint(db, g, c);
@@ -630,6 +636,93 @@ static void test_retain(int n_cp, uint64_t retain_ms, uint64_t seed)
 	ok(compare_all(p, s, n_cp, name), "retained: the same from the totals");
 }
 
+/* top's charts (db_live__series): the last n checkpoints of every location alike. */
+static bool same_live(const char *a, const char *b, int n)
+{
+	struct db *da = NULL, *dbb = NULL;
+	struct db_live *la = NULL, *lb = NULL;
+	sqlite3_stmt *st = NULL;
+	int64_t *va = calloc(n, sizeof(*va)), *vb = calloc(n, sizeof(*vb));
+	bool same = va && vb && !db__open(a, &da) && !db__open(b, &dbb) &&
+		    (la = db_live__new(da)) && (lb = db_live__new(dbb)) &&
+		    sqlite3_prepare_v2(db__sqlite(da), "SELECT DISTINCT file, IFNULL(line, 0),"
+				       " function FROM symbols", -1, &st, NULL) == SQLITE_OK;
+
+	while (same && sqlite3_step(st) == SQLITE_ROW) {
+		const char *file = (const char *)sqlite3_column_text(st, 0);
+		const char *fn = (const char *)sqlite3_column_text(st, 2);
+		int line = sqlite3_column_int(st, 1);
+
+		for (int k = SERIES_CPU; k <= SERIES_HEAP && same; k++) {
+			same = !db_live__series(la, k, file, line, fn, va, n) &&
+			       !db_live__series(lb, k, file, line, fn, vb, n) &&
+			       !memcmp(va, vb, n * sizeof(*va));
+			if (!same)
+				printf("# top's %s chart of %s:%d %s differs\n", k == SERIES_CPU ?
+				       "cpu" : "heap", file ? file : "-", line, fn ? fn : "-");
+		}
+	}
+	sqlite3_finalize(st);
+	db_live__delete(la);
+	db_live__delete(lb);
+	db__close(da);
+	db__close(dbb);
+	free(va);
+	free(vb);
+	return same;
+}
+
+/*
+ * Compaction (util/db/series.h): blocks older than age_ms packed, their
+ * seed-000 rows folded into one per key; every reader query gives what it
+ * gives on the same profile written whole, and so do the seed-000 sums.
+ */
+static void test_compact(int n_cp, uint64_t age_ms, uint64_t retain_ms, uint64_t seed)
+{
+	char name[64], full_name[64];
+	const char *p, *full;
+	struct gen g = { 0 }, g2 = { 0 };
+	long long cut = (long long)n_cp * 1000 - (long long)age_ms;
+	char sql[512];
+	int err;
+
+	snprintf(name, sizeof(name), "cmp%d-%llu.db", n_cp, (unsigned long long)retain_ms);
+	snprintf(full_name, sizeof(full_name), "cmpfull%d-%llu.db", n_cp,
+		 (unsigned long long)retain_ms);
+	p = tmp(name);
+	full = tmp(full_name);
+	compact_ms = age_ms;
+	err = gen_file_retain(p, seed, 1, n_cp, false, &g, retain_ms);
+	compact_ms = 0;
+	if (err || gen_file_retain(full, seed, 1, n_cp, false, &g2, retain_ms)) {
+		ok(0, "compacted profile of %d checkpoints", n_cp);
+		return;
+	}
+	ok(sql_int(p, "SELECT through FROM series_state") >= 60 &&
+	   sql_int(p, "SELECT COUNT(*) FROM cpu_series") > 0 &&
+	   sql_int(p, "SELECT COUNT(*) FROM heap_series") > 0,
+	   "%d checkpoints, compacted after %llus: blocks packed", n_cp,
+	   (unsigned long long)age_ms / 1000);
+	ok(sql_int(p, "SELECT COUNT(*) FROM cpu_samples") < sql_int(full, "SELECT COUNT(*) FROM"
+								    " cpu_samples"),
+	   "fewer rows in cpu_samples");
+	ok(same_sql(p, full, "SELECT addr, IFNULL(pid, 0), SUM(count) FROM cpu_samples GROUP BY 1, 2"),
+	   "cpu samples per address as written whole");
+	ok(same_sql(p, full, "SELECT addr, IFNULL(stack_id, -1), kind, SUM(alloc_bytes),"
+		    " SUM(free_bytes), SUM(alloc_count), SUM(free_count), SUM(temp_count),"
+		    " COUNT(temp_count) > 0 FROM heap_events GROUP BY 1, 2, 3"),
+	   "heap sums per key as written whole");
+	ok(same_sql(p, full, "SELECT * FROM checkpoints ORDER BY id"), "the checkpoints untouched");
+	snprintf(sql, sizeof(sql), "SELECT c.checkpoint_id, c.addr, c.count FROM cpu_samples c"
+		 " JOIN checkpoints cp ON cp.id = c.checkpoint_id WHERE cp.timestamp_ms > %lld"
+		 " ORDER BY 1, 2, 3", cut);
+	ok(same_sql(p, full, sql), "the last %llus as recorded", (unsigned long long)age_ms / 1000);
+	ok(totals_used(p), "the compacted file's totals are used");
+	ok(compare_all(p, full, n_cp, name), "compacted: every query the same as written whole");
+	ok(same_live(p, full, 250) && same_live(p, full, n_cp + 5),
+	   "compacted: top's charts the same as written whole");
+}
+
 /* Rows added by hand to a checkpoint the totals hold: readers scan. */
 static void test_changed(void)
 {
@@ -661,8 +754,11 @@ int main(int argc, char **argv)
 {
 	if (argc >= 5 && !strcmp(argv[1], "--fixture")) {
 		struct gen g = { 0 };
-		int err = gen_file_retain(argv[2], strtoull(argv[4], NULL, 10), 1, atoi(argv[3]),
-					  false, &g, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
+		int err;
+
+		compact_ms = argc > 6 ? strtoull(argv[6], NULL, 10) : 0;
+		err = gen_file_retain(argv[2], strtoull(argv[4], NULL, 10), 1, atoi(argv[3]), false,
+				      &g, argc > 5 ? strtoull(argv[5], NULL, 10) : 0);
 
 		if (err)
 			fprintf(stderr, "test-totals: cannot write %s: %d\n", argv[2], err);
@@ -680,6 +776,11 @@ int main(int argc, char **argv)
 	test_random(3725, 6);
 	test_retain(400, 100000, 11);
 	test_retain(4400, 10000, 12);
+	test_compact(400, 60000, 0, 13);
+	test_compact(737, 90000, 0, 14);
+	/* compacted, then folded by --retain: as folded alone */
+	test_compact(900, 60000, 300000, 15);
+	test_compact(4400, 30000, 120000, 16);
 	test_append();
 	test_early();
 	test_killed();

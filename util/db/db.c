@@ -18,6 +18,7 @@
 #include "util/db/fdopen.h"
 #include "util/db/schema.h"
 #include "util/db/retain.h"
+#include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/db/wal-checkpointer.h"
 #include "util/duration.h"
@@ -93,6 +94,7 @@ struct db {
 	sqlite3_stmt *st[ST_MAX];
 	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
 	struct retain *retain;		/* record --retain; NULL: keep everything */
+	struct series_writer *series;	/* compaction; NULL: every checkpoint kept whole */
 	struct wal_checkpointer *walck;	/* NULL: the writer checkpoints the WAL itself */
 	int64_t retain_through;		/* the totals' through when it last folded */
 	/*
@@ -167,6 +169,7 @@ int db__close(struct db *db)
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
 	retain__delete(db->retain);
+	series_writer__delete(db->series);
 	totals_writer__delete(db->totals);
 	wal_checkpointer__stop(db->walck);	/* before the writer's close checkpoints */
 	if (db->sq) {
@@ -960,6 +963,11 @@ int db__create(const char *path, bool append, struct db **out)
 	if (!append || (db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW &&
 			db__has_column(db, "heap_totals", "kind"))) {
 		err = totals_writer__new(db, &db->totals);
+		/* a file of before the compacted checkpoints gets their tables */
+		if (!err && append)
+			err = db_exec(db, "add the series tables", db_series_sql);
+		if (!err)
+			err = series_writer__new(db, SERIES_AGE_MS, &db->series);
 		if (err)
 			goto fail;
 	}
@@ -1281,6 +1289,10 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		if (!err)
 			db->retain_through = totals_writer__through(db->totals);
 	}
+	/* and older blocks compacted (after the fold: a folded block is not) */
+	if (!err && db->series)
+		err = series_writer__compact(db->series, totals_writer__through(db->totals),
+					     cp->timestamp_ms);
 	if (err)
 		goto fail;
 	err = db_commit(db);
@@ -1294,7 +1306,22 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 fail:
 	db_rollback(db);
 	totals_writer__reset(db->totals);
+	series_writer__reset(db->series);
 	return err;
+}
+
+int db__set_compact(struct db *db, uint64_t age_ms)
+{
+	if (!db->writer || !db->totals) {
+		if (!age_ms)
+			return 0;
+		pr_err("%s: compaction: the profile has no totals (it was written by an older"
+		       " rsprof)", db->path);
+		return -RSPROF_EDB;
+	}
+	series_writer__delete(db->series);
+	db->series = NULL;
+	return age_ms ? series_writer__new(db, age_ms, &db->series) : 0;
 }
 
 void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out)

@@ -138,6 +138,13 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 int db__set_retain(struct db *db, uint64_t retain_ms);
 
 /*
+ * Compaction (util/db/series.h): the blocks of checkpoints older than
+ * age_ms (SERIES_AGE_MS unless set) are packed and their seed-000 rows
+ * folded; 0: from now on none is. 0 or -RSPROF_EDB.
+ */
+int db__set_compact(struct db *db, uint64_t age_ms);
+
+/*
  * What the writer's WAL thread did so far (util/db/wal-checkpointer.h):
  * zeros for a reader, or a writer that copies the WAL itself.
  */

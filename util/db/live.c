@@ -1,10 +1,13 @@
 #include "util/db/live.h"
 
+#include <errno.h>
 #include <sqlite3.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/series.h"
+#include "util/db/totals.h"
 #include "util/error.h"
 
 enum {
@@ -12,6 +15,7 @@ enum {
 	ST_LAST,
 	ST_CPU_SERIES,
 	ST_HEAP_SERIES,
+	ST_ADDRS,
 	ST_COUNT
 };
 
@@ -37,7 +41,46 @@ static const struct {
 		"(SELECT addr FROM symbols WHERE file IS ?2 AND COALESCE(line, 0) = ?3 "
 		"AND function IS ?4) "
 		"GROUP BY h.checkpoint_id" },
+	[ST_ADDRS] = { "addresses",
+		"SELECT addr FROM symbols WHERE file IS ?1 AND COALESCE(line, 0) = ?2"
+		" AND function IS ?3 ORDER BY addr" },
 };
+
+/* The rows of compacted checkpoints, from their series (util/db/series.h). */
+struct packed {
+	int64_t *addrs;		/* the location's, sorted */
+	size_t n_addrs, cap_addrs;
+	bool heap;
+	int64_t first, last, *base, *vals;
+};
+
+static int add_addr(struct packed *p, int64_t addr)
+{
+	if (p->n_addrs == p->cap_addrs) {
+		size_t cap = p->cap_addrs ? 2 * p->cap_addrs : 16;
+		int64_t *v = realloc(p->addrs, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		p->addrs = v;
+		p->cap_addrs = cap;
+	}
+	/* symbols.addr is its primary key: the query gives them sorted */
+	p->addrs[p->n_addrs++] = addr;
+	return 0;
+}
+
+static void packed_row(void *ctx, const struct totals_row *r)
+{
+	struct packed *p = ctx;
+	int64_t v = p->heap ? (int64_t)((uint64_t)r->alloc_bytes - (uint64_t)r->free_bytes) :
+		    r->count;
+
+	if (r->checkpoint < p->first)
+		*p->base += p->heap ? v : 0;
+	else if (r->checkpoint <= p->last)
+		p->vals[r->checkpoint - p->first] += v;
+}
 
 struct db_live {
 	struct db *db;
@@ -134,7 +177,7 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 		    const char *function, int64_t *vals, int n)
 {
 	int i = kind == SERIES_CPU ? ST_CPU_SERIES : ST_HEAP_SERIES;
-	int64_t last, first;
+	int64_t last, first, lo = 0, hi = 0, from;
 	uint64_t ts;
 	int64_t base = 0;
 	sqlite3_stmt *s;
@@ -145,6 +188,19 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 	if (rc < 0)
 		return rc;
 	first = last - n + 1;		/* the id shown in vals[0] */
+	/*
+	 * Compacted checkpoints (lo, hi]: the blocks from the one holding
+	 * `first` on are read from their series, their folded rows skipped
+	 * (those of older blocks only add to the heap's base, whole).
+	 */
+	rc = series__range(l->db, &lo, &hi);
+	if (rc < 0)
+		return rc;
+	from = first > 1 ? (first - 1) / TOTALS_SPAN * TOTALS_SPAN : 0;
+	if (from < lo)
+		from = lo;
+	if (hi > last)
+		hi = last;
 	s = stmt(l, i);
 	if (!s)
 		return fail(l, i);
@@ -159,6 +215,8 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 		int64_t id = sqlite3_column_int64(s, 0);
 		int64_t v = sqlite3_column_int64(s, 1);
 
+		if (id > from && id <= hi)
+			continue;	/* folded: from the series below */
 		if (id < first)
 			base += v;	/* heap: what was live before the chart starts */
 		else if (id <= last)
@@ -167,6 +225,30 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 	if (rc != SQLITE_DONE)
 		return fail(l, i);
 	sqlite3_reset(s);
+	if (hi > from) {
+		struct packed p = { .heap = kind == SERIES_HEAP, .first = first, .last = last,
+				    .base = &base, .vals = vals };
+
+		s = stmt(l, ST_ADDRS);
+		if (!s || (file ? sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC)
+				: sqlite3_bind_null(s, 1)) != SQLITE_OK ||
+		    sqlite3_bind_int(s, 2, line) != SQLITE_OK ||
+		    (function ? sqlite3_bind_text(s, 3, function, -1, SQLITE_STATIC)
+			      : sqlite3_bind_null(s, 3)) != SQLITE_OK)
+			return fail(l, ST_ADDRS);
+		rc = 0;
+		while (!rc && (rc = sqlite3_step(s)) == SQLITE_ROW)
+			rc = add_addr(&p, sqlite3_column_int64(s, 0));
+		sqlite3_reset(s);
+		if (rc == SQLITE_DONE)
+			rc = series__rows(l->db, p.heap, from + 1, hi, p.addrs, p.n_addrs,
+					  packed_row, &p);
+		else if (rc > 0)
+			rc = fail(l, ST_ADDRS);
+		free(p.addrs);
+		if (rc)
+			return rc;
+	}
 	if (kind == SERIES_HEAP) {
 		for (int k = 0; k < n; k++) {
 			base += vals[k];

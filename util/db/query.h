@@ -204,6 +204,10 @@ struct prof_summary {
 	uint64_t folded_intervals;	/* the intervals they hold */
 	uint64_t folded_until_ms;	/* the end of the last of them */
 	uint64_t folded_min_ms, folded_max_ms;	/* the time one of them holds */
+	/* compacted checkpoints (v3, util/db/series.h): their rows packed, the
+	 * seed-000 tables holding one row per key and block of them */
+	uint64_t compacted_checkpoints;
+	uint64_t compacted_from_ms, compacted_until_ms;	/* the time they cover */
 };
 
 int db_query_summary(struct db *db, struct prof_summary *s);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/series.h"
 #include "util/db/stacks.h"
 #include "util/db/totals.h"
 #include "util/error.h"
@@ -296,6 +297,9 @@ static int fold_block(struct retain *r, int k, int64_t b)
 		err = rt_run(r, RT_HEAP_DEL, 3, (int64_t[]){ first, last, rows[1] }, NULL, 0, NULL);
 	if (!err)
 		err = db_stacks__fold(r->db, first, last);
+	/* a compacted block's checkpoints go with it */
+	if (!err && k == 0)
+		err = series__drop_block(r->db, b);
 	/* the totals: the block's peak is its net now, the blocks below it are one */
 	if (!err)
 		err = rt_run(r, RT_PEAK_NET, 2, (int64_t[]){ k, b }, NULL, 0, NULL);

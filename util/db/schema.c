@@ -1,5 +1,33 @@
 #include "util/db/schema.h"
 
+#define DB_SERIES_SQL \
+	"CREATE TABLE IF NOT EXISTS cpu_series (\n" \
+	"    id INTEGER PRIMARY KEY,\n" \
+	"    addr INTEGER NOT NULL,\n" \
+	"    data BLOB NOT NULL\n" \
+	");\n" \
+	"CREATE TABLE IF NOT EXISTS heap_series (\n" \
+	"    id INTEGER PRIMARY KEY,\n" \
+	"    addr INTEGER NOT NULL,\n" \
+	"    data BLOB NOT NULL\n" \
+	");\n" \
+	"CREATE TABLE IF NOT EXISTS series_state (\n" \
+	"    since INTEGER NOT NULL,\n" \
+	"    through INTEGER NOT NULL\n" \
+	");\n" \
+	"INSERT INTO series_state (since, through) SELECT IFNULL(MAX(through), 0), IFNULL(MAX(through), 0)" \
+	" FROM totals_state WHERE NOT EXISTS (SELECT 1 FROM series_state);\n"
+
+/*
+ * v3: compacted checkpoints (util/db/series.h): the event rows of the
+ * level-0 blocks of checkpoints (max(totals_state.folded0, series_state.since),
+ * series_state.through] (since: where a file appended to began to be compacted)
+ * packed per block (id: block * 2^20 + part; addr: the part's first key's), their seed-000 rows folded
+ * into one per key at the block's last checkpoint. Rowid tables: a blob of
+ * a few hundred bytes spills out of a 1 KiB page of a WITHOUT ROWID table.
+ */
+const char db_series_sql[] = DB_SERIES_SQL;
+
 const char db_schema_sql[] =
 	/* seed 000 §7.3.1 */
 	"CREATE TABLE meta (\n"
@@ -200,4 +228,5 @@ const char db_schema_sql[] =
 	"    folded0 INTEGER NOT NULL DEFAULT 0,\n"
 	"    folded1 INTEGER NOT NULL DEFAULT 0\n"
 	");\n"
-	"INSERT INTO totals_state (span, through, cpu_rowid, heap_rowid) VALUES (60, 0, 0, 0);\n";
+	"INSERT INTO totals_state (span, through, cpu_rowid, heap_rowid) VALUES (60, 0, 0, 0);\n"
+	DB_SERIES_SQL;

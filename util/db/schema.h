@@ -31,6 +31,9 @@
  *      + cpu_totals, heap_totals, totals_state (sums per block of checkpoints,
  *        kept by the writer: util/db/totals.h); checkpoints.merged (record
  *        --retain folded it from that many intervals)
+ *      + cpu_series, heap_series, series_state (compacted checkpoints: the
+ *        event rows of blocks older than a few minutes, packed; their
+ *        seed-000 rows folded into one per key: util/db/series.h)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
  * newer one (seed 000 §7.8).
  */
@@ -39,5 +42,7 @@
 
 /* CREATE statements, one string with several statements; run once. */
 extern const char db_schema_sql[];
+/* The compacted checkpoints' tables, IF NOT EXISTS: for a file appended to. */
+extern const char db_series_sql[];
 
 #endif

@@ -10,6 +10,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/series.h"
 #include "util/saturate.h"
 
 /* An integer meta value; 0 when absent or not a number. */
@@ -31,6 +32,32 @@ static uint64_t interval_ms(struct db *db)
 	if (meta_int(db, "checkpoint_interval_ms", &v) || v <= 0)
 		return 1000;
 	return (uint64_t)v;
+}
+
+/* What was compacted (util/db/series.h; nothing in older files). */
+static int summary_compacted(struct db *db, struct prof_summary *s)
+{
+	int64_t lo, hi;
+	sqlite3_stmt *st;
+	int rc, err = series__range(db, &lo, &hi);
+
+	if (err || hi <= lo)
+		return err;
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COUNT(*), IFNULL((SELECT timestamp_ms FROM"
+			       " checkpoints WHERE id <= ?1 ORDER BY id DESC LIMIT 1), 0),"
+			       " MAX(timestamp_ms) FROM checkpoints WHERE id > ?1 AND id <= ?2", -1,
+			       &st, NULL) != SQLITE_OK)
+		return q_err(db, "read checkpoints");
+	sqlite3_bind_int64(st, 1, lo);
+	sqlite3_bind_int64(st, 2, hi);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		s->compacted_checkpoints = (uint64_t)sqlite3_column_int64(st, 0);
+		s->compacted_from_ms = (uint64_t)sqlite3_column_int64(st, 1);
+		s->compacted_until_ms = (uint64_t)sqlite3_column_int64(st, 2);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
 }
 
 /* record --retain: what was folded (v3; nothing in older files). */
@@ -61,7 +88,9 @@ static int summary_folded(struct db *db, struct prof_summary *s)
 		s->folded_max_ms = (uint64_t)sqlite3_column_int64(st, 4) * iv;
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
+	if (rc != SQLITE_ROW)
+		return q_err(db, "read checkpoints");
+	return summary_compacted(db, s);
 }
 
 int db_query_summary(struct db *db, struct prof_summary *s)

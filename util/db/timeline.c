@@ -13,6 +13,7 @@
 #include "util/saturate.h"
 #include "util/error.h"
 #include "util/db/site.h"
+#include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/duration.h"
 #include "util/symbols/srcpath.h"
@@ -37,7 +38,22 @@ struct tl_ctx {
 	struct hashmap moved;
 	struct site_acc *acc;	/* one per site of sm */
 	int64_t *cp_ids;	/* checkpoint ids in order, tl->n of them */
+	/* compacted checkpoints (lo, hi]: a site's rows come from the series
+	 * (series_fill), not from the rows folded into their blocks' last */
+	int64_t series_lo, series_hi;
+	/* the chosen sites whose series are being filled */
+	struct chosen {
+		long s;
+		bool heap;
+		double *values;
+	} *chosen;
+	size_t n_chosen, cap_chosen;
 };
+
+static bool in_series(const struct tl_ctx *c, int64_t id)
+{
+	return id > c->series_lo && id <= c->series_hi;
+}
 
 static int db_fail(sqlite3 *conn, const char *what)
 {
@@ -462,7 +478,8 @@ static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		long k;
 
-		if (heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3)) != s)
+		if (in_series(c, sqlite3_column_int64(st, 0)) ||
+		    heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3)) != s)
 			continue;
 		k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
 		if (k >= 0)
@@ -471,14 +488,13 @@ static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return db_fail(c->conn, "cannot read a site's series");
-	for (size_t k = 1; k < tl->n; k++)
-		out[k] += out[k - 1];
 	return 0;
 }
 
 /*
  * The series of one site: its rows through idx_heap_addr (or idx_cpu_addr),
- * per checkpoint; heap deltas are summed into live bytes.
+ * per checkpoint (heap: deltas, summed into live bytes by series_fill()
+ * once the compacted checkpoints are in).
  */
 static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
 		       double *out)
@@ -487,6 +503,16 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	sqlite3_stmt *st = NULL;
 	int rc = SQLITE_DONE;
 
+	if (c->n_chosen == c->cap_chosen) {
+		size_t cap = c->cap_chosen ? 2 * c->cap_chosen : 32;
+		struct chosen *v = realloc(c->chosen, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		c->chosen = v;
+		c->cap_chosen = cap;
+	}
+	c->chosen[c->n_chosen++] = (struct chosen){ s, heap, out };
 	if (heap && hashmap__size(&c->moved))
 		return site_series_moved(c, tl, s, out);
 	if (prepare(c->conn, heap ?
@@ -500,7 +526,8 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 		if (rc != SQLITE_OK)
 			break;
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			long k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
+			int64_t id = sqlite3_column_int64(st, 0);
+			long k = in_series(c, id) ? -1 : cp_index(c, tl->n, id);
 
 			if (k >= 0)
 				out[k] += (double)sqlite3_column_int64(st, 1);
@@ -511,10 +538,84 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
 		return db_fail(c->conn, "cannot read a site's series");
-	if (heap)
-		for (size_t k = 1; k < tl->n; k++)
-			out[k] += out[k - 1];
 	return 0;
+}
+
+struct fill {
+	struct tl_ctx *c;
+	const struct timeline *tl;
+	bool heap;
+};
+
+static int cmp_i64(const void *a, const void *b)
+{
+	int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+
+	return (x > y) - (x < y);
+}
+
+static void fill_row(void *ctx, const struct totals_row *r)
+{
+	struct fill *f = ctx;
+	struct tl_ctx *c = f->c;
+	long s = f->heap ? heap_site(c, r->addr, r->stack_id) : sitemap__find_addr(c->sm, r->addr);
+	long k;
+
+	if (s < 0)
+		return;
+	k = cp_index(c, f->tl->n, r->checkpoint);
+	if (k < 0)
+		return;
+	for (size_t i = 0; i < c->n_chosen; i++)
+		if (c->chosen[i].s == s && c->chosen[i].heap == f->heap)
+			c->chosen[i].values[k] += f->heap ? (double)sat__sub(r->alloc_bytes,
+									      r->free_bytes) :
+							    (double)r->count;
+}
+
+/*
+ * The chosen sites' rows of the compacted checkpoints, one pass over the
+ * series for all of them (keys of other addresses skipped unread); then
+ * the heap deltas summed into live bytes.
+ */
+static int series_fill(struct tl_ctx *c, const struct timeline *tl)
+{
+	int err = 0;
+
+	for (int heap = 0; heap < 2 && !err && c->series_hi > c->series_lo; heap++) {
+		struct fill f = { .c = c, .tl = tl, .heap = heap };
+		bool any = false, moved = heap && hashmap__size(&c->moved);
+		int64_t *want = NULL;
+		size_t n_want = 0;
+
+		for (size_t i = 0; i < c->n_chosen; i++)
+			if (c->chosen[i].heap == heap)
+				n_want += c->acc[c->chosen[i].s].n_addrs;
+		want = malloc((n_want + 1) * sizeof(*want));
+		if (!want)
+			return -ENOMEM;
+		n_want = 0;
+		for (size_t i = 0; i < c->n_chosen; i++) {
+			const struct site_acc *a = &c->acc[c->chosen[i].s];
+
+			if (c->chosen[i].heap != heap)
+				continue;
+			any = true;
+			for (size_t j = 0; j < a->n_addrs; j++)
+				want[n_want++] = a->addrs[j];
+		}
+		qsort(want, n_want, sizeof(*want), cmp_i64);
+		/* a moved stack's rows are at other addresses: every key is read */
+		if (any)
+			err = series__rows(c->db, heap, c->series_lo + 1, c->series_hi,
+					   moved ? NULL : want, n_want, fill_row, &f);
+		free(want);
+	}
+	for (size_t i = 0; i < c->n_chosen && !err; i++)
+		if (c->chosen[i].heap)
+			for (size_t k = 1; k < tl->n; k++)
+				c->chosen[i].values[k] += c->chosen[i].values[k - 1];
+	return err;
 }
 
 static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
@@ -726,6 +827,9 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	err = load_sites(&c);
 	if (!err)
 		err = totals__open(db, &t);
+	/* the series only with the totals (a scan reads the folded rows) */
+	if (!err && t)
+		totals__series_range(t, &c.series_lo, &c.series_hi);
 	if (!err && tl->has_heap && (o->top > 0 || o->need_growth))
 		err = t ? heap_totals(&c, t, c.cp_ids[lo], c.cp_ids[hi]) :
 			  heap_pass(&c, c.cp_ids[lo], c.cp_ids[hi], false);
@@ -738,6 +842,8 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 		err = choose(&c, tl, o, false, o->cpu_top, &tl->cpu_sites, &tl->n_cpu_sites);
 	if (!err && tl->has_heap && o->need_growth)
 		err = grew_most(&c, tl, o, &tl->grew_most);
+	if (!err)
+		err = series_fill(&c, tl);
 out:
 	totals__delete(t);
 	if (!err && tl->n)
@@ -748,6 +854,7 @@ out:
 			free(c.acc[i].addrs);
 	free(c.acc);
 	free(c.cp_ids);
+	free(c.chosen);
 	sitemap__delete(c.sm);
 	hashmap__free(&c.moved);
 	if (err) {

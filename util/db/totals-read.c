@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/series.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
@@ -54,6 +55,7 @@ struct totals {
 	sqlite3_stmt *st[TR_MAX];
 	int64_t through;
 	int64_t n[TOTALS_LEVELS];	/* checkpoints per block of each level */
+	int64_t series_lo, series_hi;	/* checkpoints (lo, hi] are compacted */
 	/* the SQL function's target */
 	totals_row_fn fn;
 	void *ctx;
@@ -221,6 +223,13 @@ int totals__open(struct db *db, struct totals **out)
 		free(t);
 		return err;
 	}
+	err = series__range(db, &t->series_lo, &t->series_hi);
+	if (!err && t->series_hi > t->through)
+		t->series_lo = t->series_hi = 0;	/* not a state rsprof writes */
+	if (err) {
+		free(t);
+		return err;
+	}
 	/* one function for every handle, defined once per connection (defining
 	 * it again would make every prepared statement prepare again) */
 	if (!tr_has_function(t->sq) &&
@@ -382,11 +391,50 @@ static int tr_run(struct totals *t, enum tr_stmt i, int64_t b1, int64_t b2, int6
 	return 0;
 }
 
+struct counted {
+	struct totals *t;
+	totals_row_fn fn;
+	void *ctx;
+};
+
+static void series_row(void *ctx, const struct totals_row *r)
+{
+	struct counted *c = ctx;
+
+	c->t->rows++;
+	c->fn(c->ctx, r);
+}
+
+/*
+ * Raw checkpoints first..last: from the event tables, but those of
+ * compacted blocks (whose event rows are folded into the block's last
+ * checkpoint) from their series.
+ */
+static int tr_raw(struct totals *t, bool heap, int64_t first, int64_t last, totals_row_fn fn,
+		  void *ctx)
+{
+	enum tr_stmt i = heap ? TR_HEAP_RAW : TR_CPU_RAW;
+	int64_t lo = t->series_lo, hi = t->series_hi;
+	struct counted c = { t, fn, ctx };
+	int err = 0;
+
+	if (last <= lo || first > hi)
+		return tr_run(t, i, first, last, -1, fn, ctx);
+	if (first <= lo)
+		err = tr_run(t, i, first, lo, -1, fn, ctx);
+	if (!err)
+		err = series__rows(t->db, heap, first > lo ? first : lo + 1, last < hi ? last : hi,
+				   NULL, 0, series_row, &c);
+	if (!err && last > hi)
+		err = tr_run(t, i, hi + 1, last, -1, fn, ctx);
+	return err;
+}
+
 int totals__cpu_rows(struct totals *t, const struct totals_piece *p, totals_row_fn fn,
 		     void *ctx)
 {
 	if (p->level < 0)
-		return tr_run(t, TR_CPU_RAW, p->first, p->last, -1, fn, ctx);
+		return tr_raw(t, false, p->first, p->last, fn, ctx);
 	return tr_run(t, TR_CPU_BLOCK, p->level, p->block, p->last, fn, ctx);
 }
 
@@ -394,8 +442,14 @@ int totals__heap_rows(struct totals *t, const struct totals_piece *p, totals_row
 		      void *ctx)
 {
 	if (p->level < 0)
-		return tr_run(t, TR_HEAP_RAW, p->first, p->last, -1, fn, ctx);
+		return tr_raw(t, true, p->first, p->last, fn, ctx);
 	return tr_run(t, TR_HEAP_BLOCK, p->level, p->block, p->last, fn, ctx);
+}
+
+void totals__series_range(const struct totals *t, int64_t *lo, int64_t *hi)
+{
+	*lo = t->series_lo;
+	*hi = t->series_hi;
 }
 
 static int tr_range(struct totals *t, int64_t a, int64_t b, bool heap, totals_row_fn fn,

@@ -123,6 +123,13 @@ int totals__heap_rows(struct totals *t, const struct totals_piece *p, totals_row
 int totals__cpu_range(struct totals *t, int64_t a, int64_t b, totals_row_fn fn, void *ctx);
 int totals__heap_range(struct totals *t, int64_t a, int64_t b, totals_row_fn fn, void *ctx);
 
+/*
+ * The compacted checkpoints (lo, hi] (util/db/series.h; 0, 0: none): raw
+ * pieces read them from the series, exact; a scan of the event tables
+ * finds their rows folded into the last checkpoint of each block.
+ */
+void totals__series_range(const struct totals *t, int64_t *lo, int64_t *hi);
+
 /* The last checkpoint of the file (0: none). */
 int totals__last_checkpoint(struct totals *t, int64_t *id);
 

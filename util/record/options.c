@@ -27,6 +27,9 @@ struct poptOption options_record[] = {
 	{ "retain", 0, POPT_ARG_STRING, &record_args.retain, 0,
 	  "keep the last DUR as recorded, fold older checkpoints 60 into one "
 	  "(1s into 1m; 3,600 into one past 60 x DUR)", "DUR" },
+	{ "compact-after", 0, POPT_ARG_STRING, &record_args.compact_after, 0,
+	  "pack checkpoints older than DUR, the seed-000 tables keeping one row per "
+	  "address for 60 of them (default 5m; 0: never)", "DUR" },
 	{ "quiet", 'q', POPT_ARG_NONE, &record_args.quiet, 0,
 	  "no status line and no summary", NULL },
 	{ "no-heap", 0, POPT_ARG_NONE, &record_args.no_heap, 0,
@@ -298,6 +301,12 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 			pr_hint("leave --retain out to keep every checkpoint");
 			return -RSPROF_EUSAGE;
 		}
+	}
+	if (record_args.compact_after) {
+		err = get_duration("--compact-after", record_args.compact_after, &o->compact_ms);
+		if (err)
+			return err;
+		o->compact_set = true;
 	}
 	if (record_args.no_cpu && record_args.no_heap) {
 		pr_err("--no-cpu and --no-heap leave nothing to record");

@@ -17,6 +17,7 @@ struct record_args {
 	const char *interval;
 	const char *duration;
 	const char *retain;
+	const char *compact_after;
 	int quiet;
 	int no_heap;
 	int no_cpu;

@@ -266,6 +266,11 @@ static int open_output(struct recorder *r)
 		if (err)
 			return err;
 	}
+	if (r->o.compact_set) {
+		err = db__set_compact(r->db, r->o.compact_ms);
+		if (err)
+			return err;
+	}
 	return record_meta__start(r->db, &r->o, &r->t, r->heap, r->heap_why, &r->ts_base);
 }
 

@@ -33,6 +33,8 @@ struct record_opts {
 	uint64_t interval_ms;
 	uint64_t duration_ms;		/* 0: until stopped or the target exits */
 	uint64_t retain_ms;		/* fold checkpoints older than this; 0: keep all */
+	bool compact_set;		/* --compact-after given: */
+	uint64_t compact_ms;		/* pack checkpoints older than this; 0: never */
 	bool cpu, heap;			/* what to record */
 	bool heap_required;		/* --no-cpu: heap failure is fatal */
 	bool call_graph;

@@ -1,0 +1,980 @@
+/*
+ * Compacted checkpoints (util/db/series.h): a block's event rows packed into
+ * cpu_series/heap_series, its seed-000 rows folded into one per key.
+ *
+ * A part's blob (varints: unsigned LEB128; zz: zigzag-signed), keys sorted:
+ *   nkeys, then per key:
+ *     cpu:  zz(addr - previous key's addr), zz(pid), nrows, nbytes, rows
+ *     heap: zz(addr - previous), zz(stack_id), zz(pid), zz(kind), nrows, nbytes, rows
+ *   nbytes: the size of the key's rows, so that a reader skips a key it does
+ *   not want; rows in checkpoint order, each:
+ *     cpu:  checkpoint - previous row's (the first: less block * 60), zz(count)
+ *     heap: the same delta, zz(alloc_bytes), zz(alloc_bytes - free_bytes),
+ *           zz(alloc_count), zz(alloc_count - free_count), temp_count (0 NULL, else zz + 1)
+ * Differences wrap (uint64) and unwrap exactly. Hand-written: SQLite has no
+ * integer-array type, and zlib's general compression costs more CPU per
+ * checkpoint than these few lines for a third of the size.
+ */
+#include "util/db/series.h"
+
+#include <errno.h>
+#include <sqlite3.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/db/db.h"
+#include "util/db/totals.h"
+#include "util/error.h"
+
+/*
+ * a part: at most this many keys, or this many bytes of blob; small, so
+ * that a reader of a few addresses (timeline's chosen sites, top's chart)
+ * fetches the few parts holding them (by the parts' first addresses)
+ */
+#define PART_KEYS	16
+#define PART_BYTES	(1 << 20)
+#define BLOCK_PARTS	(1 << 20)	/* part ids of block b: b * BLOCK_PARTS + part */
+
+enum sw_stmt {
+	SW_STATE,
+	SW_FOLDED,
+	SW_LAST,
+	SW_CPU_READ,
+	SW_HEAP_READ,
+	SW_CPU_PUT,
+	SW_HEAP_PUT,
+	SW_CPU_DEL,
+	SW_HEAP_DEL,
+	SW_CPU_FOLD,
+	SW_HEAP_FOLD,
+	SW_SAVE,
+	SW_ROWIDS,
+	SW_MAX,
+};
+
+static const struct {
+	const char *name;
+	const char *sql;
+} sw_sql[SW_MAX] = {
+	[SW_STATE] = { "read series state", "SELECT through FROM series_state" },
+	[SW_FOLDED] = { "read fold state", "SELECT folded0 FROM totals_state" },
+	[SW_LAST] = { "read checkpoints to compact",
+		"SELECT id, timestamp_ms FROM checkpoints WHERE id BETWEEN ?1 AND ?2"
+		" ORDER BY id DESC LIMIT 1" },
+	[SW_CPU_READ] = { "read cpu samples to compact",
+		"SELECT addr, IFNULL(pid, 0), count, checkpoint_id FROM cpu_samples"
+		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+	[SW_HEAP_READ] = { "read heap events to compact",
+		"SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0), kind, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, temp_count, checkpoint_id FROM heap_events"
+		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+	[SW_CPU_PUT] = { "write cpu series",
+		"INSERT INTO cpu_series (id, addr, data) VALUES (?1, ?2, ?3)" },
+	[SW_HEAP_PUT] = { "write heap series",
+		"INSERT INTO heap_series (id, addr, data) VALUES (?1, ?2, ?3)" },
+	[SW_CPU_DEL] = { "compact cpu samples",
+		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+	[SW_HEAP_DEL] = { "compact heap events",
+		"DELETE FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+	[SW_CPU_FOLD] = { "compact cpu samples",
+		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) SELECT ?2, addr, count,"
+		" NULLIF(pid, 0) FROM cpu_totals WHERE level = 0 AND block = ?1" },
+	[SW_HEAP_FOLD] = { "compact heap events",
+		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
+		" free_count, stack_id, pid, temp_count, kind) SELECT ?2, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
+		" FROM heap_totals WHERE level = 0 AND block = ?1" },
+	[SW_SAVE] = { "write series state", "UPDATE series_state SET through = ?1" },
+	/* the folded rows are the writer's own: readers still trust the totals */
+	[SW_ROWIDS] = { "write totals state",
+		"UPDATE totals_state SET cpu_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM cpu_samples),"
+		" heap_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM heap_events)" },
+};
+
+/* One event row of a block being compacted (cpu: count in a[0]). */
+struct ev {
+	int64_t addr, stack_id, pid, kind;
+	int64_t off;		/* checkpoint - the block's first + 1 (1..60) */
+	int64_t a[5];		/* alloc_bytes, free_bytes, alloc_count, free_count, temp_count */
+	bool temp_null;
+	size_t seq;		/* order read (equal keys and checkpoints keep it) */
+};
+
+struct buf {
+	unsigned char *p;
+	size_t n, cap;
+};
+
+struct series_writer {
+	struct db *db;
+	sqlite3 *sq;
+	sqlite3_stmt *st[SW_MAX];
+	uint64_t age_ms;
+	int64_t through;	/* series_state.through */
+	struct ev *ev;
+	size_t n_ev, cap_ev;
+	struct buf out;
+};
+
+static int sw_err(struct series_writer *sw, enum sw_stmt i)
+{
+	pr_err("%s: %s: %s", db__path(sw->db), sw_sql[i].name, sqlite3_errmsg(sw->sq));
+	sqlite3_reset(sw->st[i]);
+	return -RSPROF_EDB;
+}
+
+/* Bind n integers to statement i and step it to the end; its last row's columns in out. */
+static int sw_run(struct series_writer *sw, enum sw_stmt i, int n, const int64_t *args,
+		  int64_t *out, int n_out, bool *got_row)
+{
+	sqlite3_stmt *st = sw->st[i];
+	int rc;
+
+	if (got_row)
+		*got_row = false;
+	sqlite3_reset(st);
+	for (int a = 0; a < n; a++)
+		if (sqlite3_bind_int64(st, a + 1, args[a]) != SQLITE_OK)
+			return sw_err(sw, i);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		for (int c = 0; c < n_out; c++)
+			out[c] = sqlite3_column_int64(st, c);
+		if (got_row)
+			*got_row = true;
+	}
+	if (rc != SQLITE_DONE)
+		return sw_err(sw, i);
+	sqlite3_reset(st);
+	return 0;
+}
+
+void series_writer__delete(struct series_writer *sw)
+{
+	if (!sw)
+		return;
+	for (int i = 0; i < SW_MAX; i++)
+		sqlite3_finalize(sw->st[i]);
+	free(sw->ev);
+	free(sw->out.p);
+	free(sw);
+}
+
+int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **out)
+{
+	struct series_writer *sw = calloc(1, sizeof(*sw));
+	int64_t v = 0;
+	bool row;
+	int err = 0;
+
+	*out = NULL;
+	if (!sw)
+		return -ENOMEM;
+	sw->db = db;
+	sw->sq = db__sqlite(db);
+	sw->age_ms = age_ms;
+	for (int i = 0; i < SW_MAX && !err; i++)
+		if (sqlite3_prepare_v3(sw->sq, sw_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
+				       &sw->st[i], NULL) != SQLITE_OK)
+			err = sw_err(sw, i);
+	if (!err)
+		err = sw_run(sw, SW_STATE, 0, NULL, &v, 1, &row);
+	if (!err && (!row || v < 0 || v % TOTALS_SPAN)) {
+		pr_err("%s: series_state is damaged", db__path(db));
+		err = -RSPROF_EDB;
+	}
+	if (err) {
+		series_writer__delete(sw);
+		return err;
+	}
+	sw->through = v;
+	*out = sw;
+	return 0;
+}
+
+/* ---- packing ------------------------------------------------------------ */
+
+/* Room for n more bytes in b. */
+static int reserve(struct buf *b, size_t n)
+{
+	while (b->cap - b->n < n) {
+		size_t cap = b->cap ? 2 * b->cap : 65536;
+		unsigned char *p = realloc(b->p, cap);
+
+		if (!p)
+			return -ENOMEM;
+		b->p = p;
+		b->cap = cap;
+	}
+	return 0;
+}
+
+static int put_bytes(struct buf *b, const struct buf *from)
+{
+	int err = reserve(b, from->n);
+
+	if (!err) {
+		memcpy(b->p + b->n, from->p, from->n);
+		b->n += from->n;
+	}
+	return err;
+}
+
+static int put_u(struct buf *b, uint64_t v)
+{
+	if (reserve(b, 10))
+		return -ENOMEM;
+	while (v >= 0x80) {
+		b->p[b->n++] = (unsigned char)(v | 0x80);
+		v >>= 7;
+	}
+	b->p[b->n++] = (unsigned char)v;
+	return 0;
+}
+
+static uint64_t zz(int64_t v)
+{
+	return ((uint64_t)v << 1) ^ (uint64_t)(v >> 63);
+}
+
+static int64_t unzz(uint64_t u)
+{
+	return (int64_t)((u >> 1) ^ (0 - (u & 1)));
+}
+
+static int put_z(struct buf *b, int64_t v)
+{
+	return put_u(b, zz(v));
+}
+
+static int64_t wrap_sub(int64_t a, int64_t b)
+{
+	return (int64_t)((uint64_t)a - (uint64_t)b);
+}
+
+static int cmp_ev(const void *pa, const void *pb)
+{
+	const struct ev *a = pa, *b = pb;
+
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(addr);
+	CMP(stack_id);
+	CMP(pid);
+	CMP(kind);
+	CMP(off);
+	CMP(seq);
+#undef CMP
+	return 0;
+}
+
+static bool same_key(const struct ev *a, const struct ev *b)
+{
+	return a->addr == b->addr && a->stack_id == b->stack_id && a->pid == b->pid &&
+	       a->kind == b->kind;
+}
+
+/* The rows of one key (ev[i..j)) into b. */
+static int pack_rows(struct buf *b, const struct ev *ev, size_t i, size_t j, bool heap)
+{
+	int64_t prev = 0;
+	int err = 0;
+
+	for (size_t r = i; r < j && !err; r++) {
+		const struct ev *e = &ev[r];
+
+		err = put_u(b, (uint64_t)(e->off - prev));
+		prev = e->off;
+		if (!err && !heap) {
+			err = put_z(b, e->a[0]);
+			continue;
+		}
+		if (!err)
+			err = put_z(b, e->a[0]);
+		if (!err)
+			err = put_z(b, wrap_sub(e->a[0], e->a[1]));
+		if (!err)
+			err = put_z(b, e->a[2]);
+		if (!err)
+			err = put_z(b, wrap_sub(e->a[2], e->a[3]));
+		if (!err)
+			err = put_u(b, e->temp_null ? 0 : zz(e->a[4]) + 1);
+	}
+	return err;
+}
+
+static int sw_put(struct series_writer *sw, bool heap, int64_t id, int64_t addr,
+		  const struct buf *b)
+{
+	sqlite3_stmt *st = sw->st[heap ? SW_HEAP_PUT : SW_CPU_PUT];
+
+	sqlite3_reset(st);
+	if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, addr) ||
+	    sqlite3_bind_blob(st, 3, b->p, (int)b->n, SQLITE_STATIC) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		return sw_err(sw, heap ? SW_HEAP_PUT : SW_CPU_PUT);
+	sqlite3_reset(st);
+	return 0;
+}
+
+/* Pack sw->ev (sorted) into parts of block b and write them. */
+static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
+{
+	struct buf keys = { 0 }, rows = { 0 };
+	int64_t part = 0;
+	size_t i = 0;
+	int err = 0;
+
+	while (i < sw->n_ev && !err) {
+		size_t nkeys = 0;
+		int64_t prev_addr = 0, addr = sw->ev[i].addr;
+
+		keys.n = 0;
+		while (i < sw->n_ev && nkeys < PART_KEYS && keys.n < PART_BYTES && !err) {
+			size_t j = i + 1;
+
+			while (j < sw->n_ev && same_key(&sw->ev[i], &sw->ev[j]))
+				j++;
+			rows.n = 0;
+			err = pack_rows(&rows, sw->ev, i, j, heap);
+			if (!err)
+				err = put_z(&keys, wrap_sub(sw->ev[i].addr, prev_addr));
+			if (!err && heap)
+				err = put_z(&keys, sw->ev[i].stack_id);
+			if (!err)
+				err = put_z(&keys, sw->ev[i].pid);
+			if (!err && heap)
+				err = put_z(&keys, sw->ev[i].kind);
+			if (!err)
+				err = put_u(&keys, j - i);
+			if (!err)
+				err = put_u(&keys, rows.n);
+			if (!err)
+				err = put_bytes(&keys, &rows);
+			prev_addr = sw->ev[i].addr;
+			nkeys++;
+			i = j;
+		}
+		if (err)
+			break;
+		if (part >= BLOCK_PARTS) {
+			pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
+			       (long long)b);
+			err = -RSPROF_EDB;
+			break;
+		}
+		/* the key count first */
+		sw->out.n = 0;
+		err = put_u(&sw->out, nkeys);
+		if (!err)
+			err = put_bytes(&sw->out, &keys);
+		if (!err)
+			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, addr, &sw->out);
+	}
+	free(keys.p);
+	free(rows.p);
+	return err;
+}
+
+static int sw_push(struct series_writer *sw, struct ev **e)
+{
+	if (sw->n_ev == sw->cap_ev) {
+		size_t cap = sw->cap_ev ? 2 * sw->cap_ev : 65536;
+		struct ev *v = realloc(sw->ev, cap * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		sw->ev = v;
+		sw->cap_ev = cap;
+	}
+	*e = &sw->ev[sw->n_ev];
+	memset(*e, 0, sizeof(**e));
+	(*e)->seq = sw->n_ev++;
+	return 0;
+}
+
+/* Read the block's rows of one table into sw->ev, sorted. */
+static int sw_read(struct series_writer *sw, bool heap, int64_t first, int64_t last)
+{
+	enum sw_stmt i = heap ? SW_HEAP_READ : SW_CPU_READ;
+	sqlite3_stmt *st = sw->st[i];
+	int rc, err = 0;
+
+	sw->n_ev = 0;
+	sqlite3_reset(st);
+	if (sqlite3_bind_int64(st, 1, first) || sqlite3_bind_int64(st, 2, last))
+		return sw_err(sw, i);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ev *e;
+
+		err = sw_push(sw, &e);
+		if (err)
+			break;
+		e->addr = sqlite3_column_int64(st, 0);
+		if (!heap) {
+			e->stack_id = -1;
+			e->pid = sqlite3_column_int64(st, 1);
+			e->a[0] = sqlite3_column_int64(st, 2);
+			e->off = sqlite3_column_int64(st, 3) - (first - 1);
+			continue;
+		}
+		e->stack_id = sqlite3_column_int64(st, 1);
+		e->pid = sqlite3_column_int64(st, 2);
+		e->kind = sqlite3_column_int64(st, 3);
+		for (int c = 0; c < 5; c++)
+			e->a[c] = sqlite3_column_int64(st, 4 + c);
+		e->temp_null = sqlite3_column_type(st, 8) == SQLITE_NULL;
+		e->off = sqlite3_column_int64(st, 9) - (first - 1);
+	}
+	sqlite3_reset(st);
+	if (err)
+		return err;
+	if (rc != SQLITE_DONE)
+		return sw_err(sw, i);
+	qsort(sw->ev, sw->n_ev, sizeof(*sw->ev), cmp_ev);
+	return 0;
+}
+
+/* Compact block b (checkpoints first..last, all in the totals). */
+static int sw_block(struct series_writer *sw, int64_t b, int64_t first, int64_t last)
+{
+	int64_t v[2] = { 0 };
+	bool row;
+	int err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
+
+	if (err || !row)
+		return err;	/* no checkpoint in it */
+	for (int heap = 0; heap < 2 && !err; heap++) {
+		err = sw_read(sw, heap, first, last);
+		if (!err)
+			err = sw_pack(sw, heap, b);
+		if (!err)
+			err = sw_run(sw, heap ? SW_HEAP_DEL : SW_CPU_DEL, 2,
+				     (int64_t[]){ first, last }, NULL, 0, NULL);
+		/* the block's rows, one per key, at its last checkpoint */
+		if (!err)
+			err = sw_run(sw, heap ? SW_HEAP_FOLD : SW_CPU_FOLD, 2,
+				     (int64_t[]){ b, v[0] }, NULL, 0, NULL);
+	}
+	return err;
+}
+
+int series_writer__compact(struct series_writer *sw, int64_t through, uint64_t now_ms)
+{
+	int64_t folded0 = 0, at = sw->through;
+	bool row, any = false;
+	int err;
+
+	/* no block past the compacted ones is in the totals yet (most checkpoints) */
+	if (at + TOTALS_SPAN > through)
+		return 0;
+	err = sw_run(sw, SW_FOLDED, 0, NULL, &folded0, 1, &row);
+	if (err)
+		return err;
+	if (at < folded0)
+		at = folded0;	/* record --retain folded them first */
+	/* normally one block has aged since the last one was written; a few more
+	 * at a time after an append to an old file */
+	for (int n = 0; n < 4 && !err; n++) {
+		int64_t b = at / TOTALS_SPAN, first = at + 1, last = at + TOTALS_SPAN;
+		int64_t v[2] = { 0 };
+
+		if (last > through)
+			break;
+		err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
+		if (err)
+			break;
+		if (row && ((uint64_t)v[1] > now_ms || now_ms - (uint64_t)v[1] < sw->age_ms))
+			break;	/* not old enough yet */
+		err = sw_block(sw, b, first, last);
+		at = last;
+		any = true;
+	}
+	if (!err && (any || at != sw->through))
+		err = sw_run(sw, SW_SAVE, 1, &at, NULL, 0, NULL);
+	if (!err && any)
+		err = sw_run(sw, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
+	if (!err)
+		sw->through = at;
+	return err;
+}
+
+void series_writer__reset(struct series_writer *sw)
+{
+	sqlite3_stmt *st;
+
+	if (!sw)
+		return;
+	/* the transaction failed: what the file says again */
+	if (sqlite3_prepare_v2(sw->sq, "SELECT through FROM series_state", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return;
+	if (sqlite3_step(st) == SQLITE_ROW)
+		sw->through = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+}
+
+int series__drop_block(struct db *db, int64_t block)
+{
+	sqlite3 *sq = db__sqlite(db);
+	sqlite3_stmt *st;
+	int err = 0;
+
+	for (int heap = 0; heap < 2 && !err; heap++) {
+		if (sqlite3_prepare_v2(sq, heap ? "DELETE FROM heap_series WHERE id BETWEEN ?1 AND ?2" :
+				       "DELETE FROM cpu_series WHERE id BETWEEN ?1 AND ?2", -1, &st,
+				       NULL) != SQLITE_OK) {
+			/* a file of before the series (appended to) has none */
+			return 0;
+		}
+		if (sqlite3_bind_int64(st, 1, block * BLOCK_PARTS) ||
+		    sqlite3_bind_int64(st, 2, block * BLOCK_PARTS + BLOCK_PARTS - 1) ||
+		    sqlite3_step(st) != SQLITE_DONE) {
+			pr_err("%s: fold series: %s", db__path(db), sqlite3_errmsg(sq));
+			err = -RSPROF_EDB;
+		}
+		sqlite3_finalize(st);
+	}
+	return err;
+}
+
+/* ---- reader ------------------------------------------------------------- */
+
+int series__range(struct db *db, int64_t *lo, int64_t *hi)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*lo = *hi = 0;
+	if (db__version(db) < 3 ||
+	    sqlite3_prepare_v2(db__sqlite(db), "SELECT max((SELECT folded0 FROM totals_state), since),"
+			       " through FROM series_state", -1, &st, NULL) != SQLITE_OK)
+		return 0;	/* no series */
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*lo = sqlite3_column_int64(st, 0);
+		*hi = sqlite3_column_int64(st, 1);
+	}
+	sqlite3_finalize(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
+		pr_err("%s: read series state: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
+		return -RSPROF_EDB;
+	}
+	/* nothing past the folded blocks, or a state rsprof cannot have written */
+	if (*hi <= *lo || *lo < 0 || *hi > TOTALS_MAX_ID || *hi % TOTALS_SPAN || *lo % TOTALS_SPAN)
+		*lo = *hi = 0;
+	return 0;
+}
+
+struct rd {
+	const unsigned char *p, *end;
+	bool bad;
+};
+
+static uint64_t get_u(struct rd *r)
+{
+	uint64_t v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7) {
+		unsigned char c;
+
+		if (r->p >= r->end)
+			break;
+		c = *r->p++;
+		v |= (uint64_t)(c & 0x7f) << shift;
+		if (!(c & 0x80))
+			return v;
+	}
+	r->bad = true;
+	return 0;
+}
+
+static int64_t get_z(struct rd *r)
+{
+	return unzz(get_u(r));
+}
+
+/* the decoded rows of a block, bucketed by checkpoint */
+struct rows {
+	struct totals_row *v;
+	size_t *order;		/* indexes of v in checkpoint order */
+	size_t n, cap;
+};
+
+static int rows_push(struct rows *rs, const struct totals_row *r)
+{
+	if (rs->n == rs->cap) {
+		size_t cap = rs->cap ? 2 * rs->cap : 4096;
+		struct totals_row *v;
+		size_t *o;
+
+		if (cap > DB_MAX_ROWS)
+			return -E2BIG;
+		v = realloc(rs->v, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		rs->v = v;
+		o = realloc(rs->order, cap * sizeof(*o));
+		if (!o)
+			return -ENOMEM;
+		rs->order = o;
+		rs->cap = cap;
+	}
+	rs->v[rs->n++] = *r;
+	return 0;
+}
+
+/* Is one of the n sorted addresses in [lo, hi]? */
+static bool wanted(const int64_t *want, size_t n, int64_t lo, int64_t hi)
+{
+	size_t a = 0, b = n;
+
+	while (a < b) {		/* the first >= lo */
+		size_t m = a + (b - a) / 2;
+
+		if (want[m] < lo)
+			a = m + 1;
+		else
+			b = m;
+	}
+	return a < n && want[a] <= hi;
+}
+
+/* One part's rows of checkpoints first..last into rs; false: the blob is damaged. */
+static int decode(struct rd *r, bool heap, int64_t base, int64_t first, int64_t last,
+		  const int64_t *want, size_t n_want, struct rows *rs)
+{
+	uint64_t nkeys = get_u(r);
+	int64_t addr = 0;
+	int err = 0;
+
+	for (uint64_t k = 0; k < nkeys && !r->bad && !err; k++) {
+		struct totals_row t = { .stack_id = -1, .temp_count = -1 };
+		uint64_t nrows, nbytes;
+		int64_t cp = base;
+		struct rd rows;
+
+		addr = (int64_t)((uint64_t)addr + (uint64_t)get_z(r));
+		t.addr = addr;
+		if (heap)
+			t.stack_id = get_z(r);
+		t.pid = get_z(r);
+		if (heap)
+			t.kind = get_z(r);
+		nrows = get_u(r);
+		nbytes = get_u(r);
+		if (r->bad || nbytes > (uint64_t)(r->end - r->p) || nrows > nbytes) {
+			r->bad = true;
+			break;
+		}
+		rows = (struct rd){ r->p, r->p + nbytes, false };
+		r->p += nbytes;
+		if (want && !wanted(want, n_want, addr, addr))
+			continue;
+		for (uint64_t i = 0; i < nrows && !rows.bad && !err; i++) {
+			uint64_t d = get_u(&rows);
+
+			if (d > TOTALS_SPAN) {
+				rows.bad = true;
+				break;
+			}
+			cp += (int64_t)d;
+			if (cp > base + TOTALS_SPAN) {
+				rows.bad = true;
+				break;
+			}
+			if (!heap) {
+				t.count = get_z(&rows);
+			} else {
+				uint64_t tc;
+
+				t.alloc_bytes = get_z(&rows);
+				t.free_bytes = wrap_sub(t.alloc_bytes, get_z(&rows));
+				t.alloc_count = get_z(&rows);
+				t.free_count = wrap_sub(t.alloc_count, get_z(&rows));
+				tc = get_u(&rows);
+				t.temp_count = tc ? unzz(tc - 1) : -1;
+				t.peak = wrap_sub(t.alloc_bytes, t.free_bytes);
+			}
+			t.checkpoint = cp;
+			if (cp >= first && cp <= last)
+				err = rows_push(rs, &t);
+		}
+		if (rows.bad || rows.p != rows.end)
+			r->bad = true;
+	}
+	return err;
+}
+
+/*
+ * The parts of a block to read: all, or (want) those whose addresses, from
+ * their first to the next part's first, hold a wanted one. 0 or -ENOMEM.
+ */
+struct part {
+	int64_t id, addr;
+};
+
+static int parts_of(sqlite3_stmt *ids, const int64_t *want, size_t n_want, struct part **v,
+		    size_t *n, size_t *cap, int *rc)
+{
+	*n = 0;
+	while ((*rc = sqlite3_step(ids)) == SQLITE_ROW) {
+		if (*n == *cap) {
+			size_t c = *cap ? 2 * *cap : 256;
+			struct part *p = realloc(*v, c * sizeof(*p));
+
+			if (!p)
+				return -ENOMEM;
+			*v = p;
+			*cap = c;
+		}
+		(*v)[(*n)++] = (struct part){ sqlite3_column_int64(ids, 0),
+					      sqlite3_column_int64(ids, 1) };
+	}
+	if (*rc != SQLITE_DONE || !want)
+		return 0;
+	{
+		size_t o = 0;
+
+		for (size_t i = 0; i < *n; i++)
+			if (wanted(want, n_want, (*v)[i].addr,
+				   i + 1 < *n ? (*v)[i + 1].addr : INT64_MAX))
+				(*v)[o++] = (*v)[i];
+		*n = o;
+	}
+	return 0;
+}
+
+int series__rows(struct db *db, bool heap, int64_t first, int64_t last, const int64_t *want,
+		 size_t n_want, series_row_fn fn, void *ctx)
+{
+	sqlite3 *sq = db__sqlite(db);
+	sqlite3_stmt *st = NULL, *ids = NULL;
+	struct rows rs = { 0 };
+	struct part *parts = NULL;
+	size_t n_parts = 0, cap_parts = 0;
+	int rc = SQLITE_DONE, err = 0;
+
+	if (first < 1)
+		first = 1;
+	if (last < first)
+		return 0;
+	if (sqlite3_prepare_v2(sq, heap ? "SELECT id, addr FROM heap_series WHERE id BETWEEN ?1"
+			       " AND ?2 ORDER BY id" : "SELECT id, addr FROM cpu_series WHERE id"
+			       " BETWEEN ?1 AND ?2 ORDER BY id", -1, &ids, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(sq, heap ? "SELECT data FROM heap_series WHERE id = ?1" :
+			       "SELECT data FROM cpu_series WHERE id = ?1", -1, &st, NULL) !=
+	    SQLITE_OK) {
+		pr_err("%s: read series: %s", db__path(db), sqlite3_errmsg(sq));
+		sqlite3_finalize(ids);
+		return -RSPROF_EDB;
+	}
+	for (int64_t b = (first - 1) / TOTALS_SPAN; b <= (last - 1) / TOTALS_SPAN && !err; b++) {
+		rs.n = 0;
+		sqlite3_reset(ids);
+		if (sqlite3_bind_int64(ids, 1, b * BLOCK_PARTS) ||
+		    sqlite3_bind_int64(ids, 2, b * BLOCK_PARTS + BLOCK_PARTS - 1)) {
+			rc = SQLITE_ERROR;
+			break;
+		}
+		err = parts_of(ids, want, n_want, &parts, &n_parts, &cap_parts, &rc);
+		if (err || rc != SQLITE_DONE)
+			break;
+		for (size_t i = 0; i < n_parts && !err; i++) {
+			const unsigned char *p;
+			struct rd r;
+			int n;
+
+			sqlite3_reset(st);
+			if (sqlite3_bind_int64(st, 1, parts[i].id) ||
+			    (rc = sqlite3_step(st)) != SQLITE_ROW) {
+				rc = SQLITE_ERROR;
+				break;
+			}
+			p = sqlite3_column_blob(st, 0);
+			n = sqlite3_column_bytes(st, 0);
+			r = (struct rd){ p, p + (p ? n : 0), false };
+			err = decode(&r, heap, b * TOTALS_SPAN, first, last, want, n_want, &rs);
+			/* a part's keys start at its first address */
+			if (!err && (r.bad || r.p != r.end)) {
+				pr_err("%s: %s is damaged (part %lld)", db__path(db),
+				       heap ? "heap_series" : "cpu_series", (long long)parts[i].id);
+				err = -RSPROF_EDB;
+			}
+			rc = SQLITE_DONE;
+		}
+		if (err || rc != SQLITE_DONE)
+			break;
+		/* in checkpoint order (keys came in key order): a stable counting
+		 * sort on the checkpoint's place in the block */
+		{
+			size_t at[TOTALS_SPAN + 2] = { 0 };
+			int64_t base = b * TOTALS_SPAN;
+
+			/* at[k]: the rows before place k (decode() keeps 0..TOTALS_SPAN) */
+			for (size_t i = 0; i < rs.n; i++)
+				at[rs.v[i].checkpoint - base + 1]++;
+			for (int k = 1; k <= TOTALS_SPAN + 1; k++)
+				at[k] += at[k - 1];
+			for (size_t i = 0; i < rs.n; i++)
+				rs.order[at[rs.v[i].checkpoint - base]++] = i;
+			for (size_t i = 0; i < rs.n; i++)
+				fn(ctx, &rs.v[rs.order[i]]);
+		}
+	}
+	if (!err && rc != SQLITE_DONE) {
+		pr_err("%s: read series: %s", db__path(db), sqlite3_errmsg(sq));
+		err = -RSPROF_EDB;
+	}
+	if (err == -E2BIG)
+		err = db__too_many_rows(db, heap ? "heap_series" : "cpu_series");
+	sqlite3_finalize(st);
+	sqlite3_finalize(ids);
+	free(parts);
+	free(rs.v);
+	free(rs.order);
+	return err;
+}
+
+/* ---- the check ---------------------------------------------------------- */
+
+/* A key's sums: cpu count, heap alloc/free bytes and counts, temp_count; 1 if counted. */
+struct ksum {
+	int64_t addr, stack_id, pid, kind;
+	int64_t v[7];
+};
+
+struct ksums {
+	struct ksum *v;
+	size_t n, cap;
+	int err;
+};
+
+static void ks_push(struct ksums *k, const struct ksum *s)
+{
+	if (k->err)
+		return;
+	if (k->n == k->cap) {
+		size_t cap = k->cap ? 2 * k->cap : 4096;
+		struct ksum *v = realloc(k->v, cap * sizeof(*v));
+
+		if (!v) {
+			k->err = -ENOMEM;
+			return;
+		}
+		k->v = v;
+		k->cap = cap;
+	}
+	k->v[k->n++] = *s;
+}
+
+static void ks_row(void *ctx, const struct totals_row *r)
+{
+	struct ksum s = { r->addr, r->stack_id, r->pid, r->kind,
+			  { r->count, r->alloc_bytes, r->free_bytes, r->alloc_count, r->free_count,
+			    r->temp_count >= 0 ? r->temp_count : 0, r->temp_count >= 0 } };
+
+	ks_push(ctx, &s);
+}
+
+static int cmp_ks(const void *pa, const void *pb)
+{
+	const struct ksum *a = pa, *b = pb;
+
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(addr);
+	CMP(stack_id);
+	CMP(pid);
+	CMP(kind);
+#undef CMP
+	return 0;
+}
+
+/* Sort by key and add up the rows of one key. */
+static void ks_merge(struct ksums *k)
+{
+	size_t o = 0;
+
+	qsort(k->v, k->n, sizeof(*k->v), cmp_ks);
+	for (size_t i = 0; i < k->n; i++) {
+		if (o && !cmp_ks(&k->v[o - 1], &k->v[i])) {
+			for (int j = 0; j < 6; j++)
+				k->v[o - 1].v[j] = (int64_t)((uint64_t)k->v[o - 1].v[j] +
+							     (uint64_t)k->v[i].v[j]);
+			k->v[o - 1].v[6] |= k->v[i].v[6];
+			continue;
+		}
+		k->v[o++] = k->v[i];
+	}
+	k->n = o;
+}
+
+/* The totals of level-0 block b into k. */
+static int ks_totals(struct db *db, bool heap, int64_t b, struct ksums *k)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	if (sqlite3_prepare_v2(db__sqlite(db), heap ?
+			       "SELECT addr, stack_id, pid, kind, 0, alloc_bytes, free_bytes,"
+			       " alloc_count, free_count, temp_count FROM heap_totals"
+			       " WHERE level = 0 AND block = ?1" :
+			       "SELECT addr, -1, pid, 0, count, 0, 0, 0, 0, NULL FROM cpu_totals"
+			       " WHERE level = 0 AND block = ?1", -1, &st, NULL) != SQLITE_OK)
+		return -RSPROF_EDB;
+	sqlite3_bind_int64(st, 1, b);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct ksum s = { 0 };
+
+		s.addr = sqlite3_column_int64(st, 0);
+		s.stack_id = sqlite3_column_int64(st, 1);
+		s.pid = sqlite3_column_int64(st, 2);
+		s.kind = sqlite3_column_int64(st, 3);
+		for (int j = 0; j < 5; j++)
+			s.v[j] = sqlite3_column_int64(st, 4 + j);
+		if (sqlite3_column_type(st, 9) != SQLITE_NULL) {
+			s.v[5] = sqlite3_column_int64(st, 9);
+			s.v[6] = 1;
+		}
+		ks_push(k, &s);
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? k->err : -RSPROF_EDB;
+}
+
+int series__check(struct db *db)
+{
+	struct ksums a = { 0 }, t = { 0 };
+	int64_t lo, hi;
+	int err = series__range(db, &lo, &hi), bad = 0;
+
+	for (int64_t b = lo / TOTALS_SPAN; !err && b < hi / TOTALS_SPAN; b++) {
+		for (int heap = 0; heap < 2 && !err; heap++) {
+			a.n = t.n = 0;
+			err = series__rows(db, heap, b * TOTALS_SPAN + 1, (b + 1) * TOTALS_SPAN, NULL,
+					   0, ks_row, &a);
+			if (!err)
+				err = a.err;
+			if (!err)
+				err = ks_totals(db, heap, b, &t);
+			if (err == -RSPROF_EDB)
+				pr_err("%s: check the series: %s", db__path(db),
+				       sqlite3_errmsg(db__sqlite(db)));
+			if (err)
+				break;
+			ks_merge(&a);
+			ks_merge(&t);
+			if (a.n == t.n && (!a.n || !memcmp(a.v, t.v, a.n * sizeof(*a.v))))
+				continue;
+			if (bad++ < 3)
+				pr_err("%s: the %s series of checkpoints %lld..%lld do not add up to"
+				       " their totals (%zu keys packed, %zu in the totals)",
+				       db__path(db), heap ? "heap" : "cpu",
+				       (long long)(b * TOTALS_SPAN + 1),
+				       (long long)((b + 1) * TOTALS_SPAN), a.n, t.n);
+		}
+	}
+	free(a.v);
+	free(t.v);
+	if (!err && bad)
+		err = -RSPROF_EDB;
+	return err;
+}
