@@ -429,7 +429,8 @@ static int sw_read(struct series_writer *sw, bool heap, int64_t first, int64_t l
 		return err;
 	if (rc != SQLITE_DONE)
 		return sw_err(sw, i);
-	qsort(sw->ev, sw->n_ev, sizeof(*sw->ev), cmp_ev);
+	if (sw->n_ev)		/* qsort(NULL, 0, ...) is undefined */
+		qsort(sw->ev, sw->n_ev, sizeof(*sw->ev), cmp_ev);
 	return 0;
 }
 
@@ -893,7 +894,8 @@ static void ks_merge(struct ksums *k)
 {
 	size_t o = 0;
 
-	qsort(k->v, k->n, sizeof(*k->v), cmp_ks);
+	if (k->n)
+		qsort(k->v, k->n, sizeof(*k->v), cmp_ks);
 	for (size_t i = 0; i < k->n; i++) {
 		if (o && !cmp_ks(&k->v[o - 1], &k->v[i])) {
 			for (int j = 0; j < 6; j++)

@@ -331,8 +331,10 @@ static int tw_flush(struct totals_writer *tw)
 	if (tw->block < 0)
 		return 0;
 	/* the index maps point into the arrays: sorting is their last use */
-	qsort(tw->cpu, tw->n_cpu, sizeof(*tw->cpu), cmp_cpu);
-	qsort(tw->heap, tw->n_heap, sizeof(*tw->heap), cmp_heap);
+	if (tw->n_cpu)		/* qsort(NULL, 0, ...) is undefined */
+		qsort(tw->cpu, tw->n_cpu, sizeof(*tw->cpu), cmp_cpu);
+	if (tw->n_heap)
+		qsort(tw->heap, tw->n_heap, sizeof(*tw->heap), cmp_heap);
 	for (int level = 0; level < TOTALS_LEVELS && !err; level++) {
 		sqlite3_stmt *st = tw->st[TW_CPU];
 		int64_t block = tw->block / div;
