@@ -217,20 +217,34 @@ static inline struct live_entry *young_slot(struct young *y, uint64_t ptr)
 
 struct young *live__young(void)
 {
-	unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE), i;
+	for (;;) {
+		unsigned int n = __atomic_load_n(&n_youngs, __ATOMIC_ACQUIRE), i;
 
-	for (i = 0; i < n && i < YOUNG_TABLES; i++) {
-		int unused = 0;
+		for (i = 0; i < n && i < YOUNG_TABLES; i++) {
+			int unused = 0;
 
-		if (__atomic_compare_exchange_n(&youngs[i].used, &unused, 1, false,
-						__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-			return &youngs[i];
+			if (__atomic_compare_exchange_n(&youngs[i].used, &unused, 1, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return &youngs[i];
+		}
+		if (n >= YOUNG_TABLES)
+			return NULL;
+		/*
+		 * One table more. It is claimed like the others, by its used
+		 * flag: once n_youngs counts it, a thread scanning above may
+		 * take it first (then look again). A plain store here let two
+		 * threads share one table, and lose each other's entries
+		 * (t1524: two frees of 480,127 missed, 80 threads starting).
+		 */
+		if (__atomic_compare_exchange_n(&n_youngs, &n, n + 1, false, __ATOMIC_ACQ_REL,
+						__ATOMIC_RELAXED)) {
+			int unused = 0;
+
+			if (__atomic_compare_exchange_n(&youngs[n].used, &unused, 1, false,
+							__ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+				return &youngs[n];
+		}
 	}
-	i = __atomic_fetch_add(&n_youngs, 1, __ATOMIC_ACQ_REL);
-	if (i >= YOUNG_TABLES)
-		return NULL;
-	__atomic_store_n(&youngs[i].used, 1, __ATOMIC_RELEASE);
-	return &youngs[i];
 }
 
 /*
