@@ -26,6 +26,19 @@ trace_has() {	# FILE FUNCTION-REGEX LINE
 	grep -E "^ +([0-9.]+[a-z]*s +)?$2 [^ ]*:$3( |$)" "$1" >/dev/null
 }
 
+# pprof -traces: CALLER on LINE right below a frame of CALLEE, i.e. as the
+# caller of CALLEE (a sample taken in CALLER's own code after the call is
+# CALLER on that line too, legitimately, but as the leaf)
+trace_calls() {	# FILE CALLEE CALLER LINE
+	awk -v callee="$2" -v caller="$3" -v line="$4" "
+		{ f = \$1; l = \$2 }
+		\$1 ~ /^[0-9.]+[a-z]*s\$/ { f = \$2; l = \$3 }
+		{ sub(/.*:/, \"\", l) }
+		prev == callee && f == caller && l == line { found = 1 }
+		{ prev = f }
+		END { exit !found }" "$1"
+}
+
 test_expect_success 'C: record -g callgraph' '
 	"$RSPROF" record -q -g --no-heap -F 499 -o c.db -- "$TARGETS/callgraph" 2 >/dev/null &&
 	"$RSPROF" report --format pprof -o c.pb.gz c.db &&
@@ -37,8 +50,9 @@ test_expect_success 'C: each caller on its call line (go tool pprof -traces -lin
 	trace_has c.traces crunch '"$(line_of "$C_SRC" HOT:crunch)"' &&
 	trace_has c.traces outer '"$(line_of "$C_SRC" CALL:crunch)"' &&
 	trace_has c.traces main '"$(line_of "$C_SRC" CALL:outer)"' &&
-	! trace_has c.traces outer '"$(( $(line_of "$C_SRC" CALL:crunch) + 1 ))"' &&
-	! trace_has c.traces main '"$(( $(line_of "$C_SRC" CALL:outer) + 1 ))"'
+	! trace_calls c.traces crunch outer '"$(( $(line_of "$C_SRC" CALL:crunch) + 1 ))"' &&
+	! trace_calls c.traces outer main '"$(( $(line_of "$C_SRC" CALL:outer) + 1 ))"' &&
+	trace_calls c.traces crunch outer '"$(line_of "$C_SRC" CALL:crunch)"'
 '
 
 test_expect_success 'C: library frames have names, not [unknown]' '
