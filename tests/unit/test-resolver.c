@@ -284,10 +284,18 @@ static bool line_has(const char *file, int line, const char *marker)
 	return found;
 }
 
+/* Is the out-of-line function of s the target's hot work()? */
+static bool in_work(const struct symbol *s)
+{
+	const char *fn = s->frames[s->n_frames - 1].function;
+
+	return fn && (!strcmp(fn, "work") || strstr(fn, "::work"));
+}
+
 /*
  * Sample the program counter of a running target with ptrace (as perf
  * would with cpu-clock) and resolve each sample: most must land on the
- * source line marked HOT LINE, none in toolchain source, few on the line
+ * source line marked HOT LINE, none of work() in toolchain source, few on the line
  * marked CALLER LINE. rust_inline: Rust -g -O, the inlined core arithmetic
  * of issue 2 test 2. clang_inline: C by clang -O2 (no .debug_aranges).
  */
@@ -345,15 +353,21 @@ static void test_sampled(const char *name, const char *src)
 				if (line_has(f->file, f->line, "CALLER LINE"))
 					caller++;
 			}
-			if (f && srcpath__is_toolchain(f->file))
-				toolchain++;
+			/* only the hot function counts: a sample that lands in
+			 * an out-of-line std function (Instant::elapsed in the
+			 * loop condition) has no user frame to report */
+			if (f && srcpath__is_toolchain(f->file)) {
+				toolchain += in_work(s);
+				printf("# toolchain: %s:%d in %s\n", f->file, f->line,
+				       s->frames[s->n_frames - 1].function);
+			}
 		}
 		ptrace(PTRACE_CONT, pid, 0, 0);
 		usleep(2000);
 	}
 	ok(samples >= 100, "%s: %d samples", name, samples);
 	ok(hot * 100 >= samples * 70, "%s: %d of %d samples on the HOT LINE", name, hot, samples);
-	is_int(toolchain, 0, "%s: no sample reported in toolchain source", name);
+	is_int(toolchain, 0, "%s: no sample of work() reported in toolchain source", name);
 	ok(caller * 100 <= samples * 5, "%s: %d samples on the caller's line", name, caller);
 out:
 	kill(pid, SIGKILL);
