@@ -5,7 +5,11 @@
 # each built with frame pointers and without (issue 9: C -O2
 # -fomit-frame-pointer, Rust as cargo's release; the in-process tracker
 # unwinds those through the DWARF CFI, its rules cached per return
-# address; rows "C nofp", "Rust nofp", measured against heaptrack only).
+# address; rows "C nofp", "Rust nofp", measured against heaptrack only),
+# and on a large heap (row "C live", heap_bench_live.c: 500,000 blocks
+# kept, each pair frees a random one, as a server's heap behaves: every
+# free is of an old block, whose entry in the tracker's shared table is a
+# cache miss, where heap_bench's 16 blocks stay in the cache).
 # The targets time their own allocation loop, so start-up, attach and the
 # writing of the file are not in the figures, both in wall-clock time and
 # in the CPU time of the allocating thread (user and kernel: traps
@@ -45,8 +49,9 @@ ATTACH_WAIT_MS=${ATTACH_WAIT_MS:-3000}
 W=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-bench-heap.XXXXXX")
 trap 'rm -rf "$W"' EXIT
 
-TGTS="heap_bench heap_bench_rs heap_bench_nofp heap_bench_rs_nofp"
-for f in "$RSPROF" "$T/heap_bench" "$T/heap_bench_rs" "$T/heap_bench_nofp" "$T/heap_bench_rs_nofp"; do
+TGTS="heap_bench heap_bench_rs heap_bench_nofp heap_bench_rs_nofp heap_bench_live"
+for f in "$RSPROF" "$T/heap_bench" "$T/heap_bench_rs" "$T/heap_bench_nofp" "$T/heap_bench_rs_nofp" \
+	 "$T/heap_bench_live"; do
 	[ -x "$f" ] || { echo "bench/heap.sh: $f missing: run make all targets" >&2; exit 1; }
 done
 root=0
@@ -152,10 +157,11 @@ configs="preload preload10 preloadhist"
 
 echo "heap tracking: cost per allocation+free ($N pairs a run, $REPS rounds, medians)"
 echo "load before: $(uptime)"
-# configs_of TARGET: the no-frame-pointer builds against heaptrack only
+# configs_of TARGET: the no-frame-pointer builds and the large heap
+# against heaptrack only
 configs_of() {
 	case $1 in
-	*_nofp) echo "preload $(echo "$configs" | grep -o heaptrack)" ;;
+	*_nofp|*_live) echo "preload $(echo "$configs" | grep -o heaptrack)" ;;
 	*) echo "$configs" ;;
 	esac
 }
@@ -195,6 +201,7 @@ name_of() {
 	heap_bench_rs) echo Rust ;;
 	heap_bench_nofp) echo "C nofp" ;;
 	heap_bench_rs_nofp) echo "Rust nofp" ;;
+	heap_bench_live) echo "C live" ;;
 	esac
 }
 

@@ -305,6 +305,20 @@ void live__prefetch(struct young *y, uint64_t ptr)
 		__builtin_prefetch(&sh->v[slot_of(h, sh->mask)], 1);
 }
 
+void live__prefetch_shared(uint64_t ptr)
+{
+	uint64_t h = mix(ptr);
+	struct shard *sh = &shards[h >> (64 - SHARD_BITS)];
+	uint64_t mask = __atomic_load_n(&sh->mask, __ATOMIC_RELAXED);
+	struct shared_entry *v = __atomic_load_n(&sh->v, __ATOMIC_RELAXED);
+
+	/* unlocked: a hint only (a table being replaced is still mapped
+	 * until the grow that replaces it unmaps it; a stale v may point at
+	 * an unmapped page, which a prefetch ignores) */
+	if (mask && v)
+		__builtin_prefetch(&v[slot_of(h, mask)], 1);
+}
+
 int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx)
 {
 	struct live_entry *s, prev;

@@ -822,6 +822,10 @@ EXPORT void free(void *p)
 		return;
 	}
 	t->busy = 1;
+	/* the two cache misses of a free of an old block, side by side: its
+	 * entry in the shared table and glibc's chunk header */
+	live__prefetch_shared((uintptr_t)p);
+	__builtin_prefetch((const char *)p - 16, 1);
 	/* out of the table first: once freed, another thread may get p back */
 	release(t, p);
 	__libc_free(p);

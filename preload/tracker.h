@@ -110,6 +110,8 @@ void live__young_release(struct young *y, live_stale_fn stale, void *ctx);
 int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx);
 /* A new block ptr is coming: start fetching what live__add() will touch. */
 void live__prefetch(struct young *y, uint64_t ptr);
+/* Before a free: the shared table slot of ptr, into the cache (a hint). */
+void live__prefetch_shared(uint64_t ptr);
 /* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
 bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
