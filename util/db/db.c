@@ -160,12 +160,39 @@ bool db__has_column(struct db *db, const char *table, const char *column)
 	return found;
 }
 
+static int db_begin(struct db *db);
+static int db_commit(struct db *db);
+static void db_rollback(struct db *db);
+
+/*
+ * The end of a recording: the compaction spread over the checkpoints
+ * (util/db/series.h) finished, what has aged compacted whole, in a
+ * transaction of its own; the file stays as it is when it fails.
+ */
+static void db_finish(struct db *db)
+{
+	int err;
+
+	if (!db->writer || !db->series || db->gone || !db->sq)
+		return;
+	err = db_begin(db);
+	if (!err)
+		err = series_writer__finish(db->series);
+	if (!err)
+		err = db_commit(db);
+	if (err) {
+		db_rollback(db);
+		pr_debug(1, "%s: the compaction was left as it was", db->path);
+	}
+}
+
 int db__close(struct db *db)
 {
 	int rc = SQLITE_OK;
 
 	if (!db)
 		return 0;
+	db_finish(db);
 	for (int i = 0; i < ST_MAX; i++)
 		sqlite3_finalize(db->st[i]);
 	retain__delete(db->retain);
@@ -963,9 +990,15 @@ int db__create(const char *path, bool append, struct db **out)
 	if (!append || (db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW &&
 			db__has_column(db, "heap_totals", "kind"))) {
 		err = totals_writer__new(db, &db->totals);
-		/* a file of before the compacted checkpoints gets their tables */
+		/* a file of before the compacted checkpoints gets their tables, one
+		 * of before the spread compaction the state of its slices */
 		if (!err && append)
 			err = db_exec(db, "add the series tables", db_series_sql);
+		if (!err && append && !db__has_column(db, "series_state", "dropped"))
+			err = db_exec(db, "add the series slices",
+				      "ALTER TABLE series_state ADD COLUMN pack_addr INTEGER DEFAULT NULL;"
+				      "ALTER TABLE series_state ADD COLUMN dropped INTEGER DEFAULT NULL;"
+				      "ALTER TABLE series_state ADD COLUMN drop_addr INTEGER DEFAULT NULL");
 		if (!err)
 			err = series_writer__new(db, SERIES_AGE_MS, &db->series);
 		if (err)
