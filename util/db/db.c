@@ -20,6 +20,7 @@
 #include "util/db/retain.h"
 #include "util/db/series.h"
 #include "util/db/totals.h"
+#include "util/db/wal-buffer.h"
 #include "util/db/wal-checkpointer.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -938,7 +939,7 @@ int db__create(const char *path, bool append, struct db **out)
 
 	/* the file and its -wal/-shm exist and are ours: SQLite opens them, never a link */
 	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
+			    wal_buffer__vfs()) != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", path,
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
 		err = -RSPROF_EDB;
