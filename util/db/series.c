@@ -584,6 +584,9 @@ static void sw_slice(const struct sw_job *j, bool set, int64_t after, bool all, 
 			b = m;
 	}
 	k = (j->n + SLICES - 1) / SLICES;
+	/* whole parts: a slice's last part is as full as the others */
+	if (k > PART_KEYS)
+		k = (k + PART_KEYS - 1) / PART_KEYS * PART_KEYS;
 	*i0 = a;
 	*i1 = all || j->n - a <= k ? j->n : a + k;
 }
