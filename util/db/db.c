@@ -87,6 +87,8 @@ static const struct {
 	[ST_ROLLBACK] = { "rollback", "ROLLBACK" },
 };
 
+struct row_order;
+
 struct db {
 	sqlite3 *sq;
 	char *path;
@@ -98,6 +100,8 @@ struct db {
 	struct series_writer *series;	/* compaction; NULL: every checkpoint kept whole */
 	struct wal_checkpointer *walck;	/* NULL: the writer checkpoints the WAL itself */
 	int64_t retain_through;		/* the totals' through when it last folded */
+	struct row_order *order;	/* a checkpoint's rows in address order */
+	size_t cap_order;
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -209,6 +213,7 @@ int db__close(struct db *db)
 		close(db->check_fd);
 	if (db->lock_fd >= 0)
 		close(db->lock_fd);	/* after sqlite3_close(): it drops the flock */
+	free(db->order);
 	free(db->path);
 	free(db);
 	return rc == SQLITE_OK ? 0 : -RSPROF_EDB;
@@ -1180,13 +1185,60 @@ static int db_write_stack(struct db *db, const struct stack_rec *s)
 	return 0;
 }
 
+struct row_order {
+	int64_t addr;
+	size_t i;
+};
+
+static int cmp_row_order(const void *pa, const void *pb)
+{
+	const struct row_order *a = pa, *b = pb;
+
+	if (a->addr != b->addr)
+		return a->addr < b->addr ? -1 : 1;
+	return (a->i > b->i) - (a->i < b->i);
+}
+
+/*
+ * The n rows of a checkpoint in address order (as the seed's addr indexes
+ * hold them), into db->order: the rows of neighbouring addresses are then
+ * neighbours in the table and its checkpoint index too, so that the
+ * compaction's slices of addresses (util/db/series.h) dirty a few pages of
+ * each checkpoint instead of every page of the block. heap: cp->heap, else
+ * cp->cpu.
+ */
+static int db_order_rows(struct db *db, const struct checkpoint *cp, bool heap)
+{
+	size_t n = heap ? cp->n_heap : cp->n_cpu;
+
+	if (n > db->cap_order) {
+		struct row_order *o = realloc(db->order, n * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		db->order = o;
+		db->cap_order = n;
+	}
+	for (size_t i = 0; i < n; i++)
+		db->order[i] = (struct row_order){
+			(int64_t)(heap ? cp->heap[i].addr : cp->cpu[i].addr), i };
+	if (n)			/* qsort(NULL, 0, ...) is undefined */
+		qsort(db->order, n, sizeof(*db->order), cmp_row_order);
+	return 0;
+}
+
 static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 {
 	sqlite3_stmt *st;
 	int err;
 
 	st = db->st[ST_CPU];
-	for (size_t i = 0; i < cp->n_cpu; i++) {
+	err = db_order_rows(db, cp, false);
+	if (err)
+		return err;
+	for (size_t k = 0; k < cp->n_cpu; k++) {
+		size_t i = db->order[k].i;
+
 		if (sqlite3_bind_int64(st, 1, id) ||
 		    sqlite3_bind_int64(st, 2, (int64_t)cp->cpu[i].addr) ||
 		    sqlite3_bind_int64(st, 3, (int64_t)cp->cpu[i].count) ||
@@ -1200,8 +1252,11 @@ static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 			return err;
 	}
 	st = db->st[ST_HEAP];
-	for (size_t i = 0; i < cp->n_heap; i++) {
-		const struct heap_count *h = &cp->heap[i];
+	err = db_order_rows(db, cp, true);
+	if (err)
+		return err;
+	for (size_t k = 0; k < cp->n_heap; k++) {
+		const struct heap_count *h = &cp->heap[db->order[k].i];
 
 		if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, (int64_t)h->addr) ||
 		    sqlite3_bind_int64(st, 3, h->alloc_bytes) ||
