@@ -785,6 +785,12 @@ int main(int argc, char **argv)
 	/* compacted, then folded by --retain: as folded alone */
 	test_compact(900, 60000, 300000, 15);
 	test_compact(4400, 30000, 120000, 16);
+	/* --retain folds blocks while their compaction is under way (spread over
+	 * the next ~70 checkpoints): in the middle of packing each (the block
+	 * that has aged at the end is compacted when the file is closed), of
+	 * folding their event rows */
+	test_compact(890, 30000, 60000, 17);
+	test_compact(900, 20000, 85000, 18);
 	test_append();
 	test_early();
 	test_killed();

@@ -58,6 +58,8 @@ enum sw_stmt {
 };
 
 /*
+ * The rowids of a block's rows: the first and the last of each checkpoint
+ * in the checkpoint index (60 seeks, not a scan of the block's entries).
  * A block's rows are read and deleted one address at a time through the
  * seed's addr indexes, within the rowids of the block's rows (the index
  * holds the rowid: the rows of older blocks at the address are skipped
@@ -77,11 +79,15 @@ static const struct {
 		"SELECT addr FROM cpu_totals WHERE level = 0 AND block = ?1 UNION"
 		" SELECT addr FROM heap_totals WHERE level = 0 AND block = ?1 ORDER BY 1" },
 	[SW_CPU_SPAN] = { "read cpu samples to compact",
-		"SELECT IFNULL(MIN(rowid), 0), IFNULL(MAX(rowid), -1) FROM cpu_samples"
-		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		"WITH RECURSIVE c(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2)"
+		" SELECT IFNULL(MIN((SELECT rowid FROM cpu_samples WHERE checkpoint_id = i"
+		" ORDER BY rowid LIMIT 1)), 0), IFNULL(MAX((SELECT rowid FROM cpu_samples"
+		" WHERE checkpoint_id = i ORDER BY rowid DESC LIMIT 1)), -1) FROM c" },
 	[SW_HEAP_SPAN] = { "read heap events to compact",
-		"SELECT IFNULL(MIN(rowid), 0), IFNULL(MAX(rowid), -1) FROM heap_events"
-		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		"WITH RECURSIVE c(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2)"
+		" SELECT IFNULL(MIN((SELECT rowid FROM heap_events WHERE checkpoint_id = i"
+		" ORDER BY rowid LIMIT 1)), 0), IFNULL(MAX((SELECT rowid FROM heap_events"
+		" WHERE checkpoint_id = i ORDER BY rowid DESC LIMIT 1)), -1) FROM c" },
 	[SW_CPU_READ] = { "read cpu samples to compact",
 		"SELECT addr, IFNULL(pid, 0), count, checkpoint_id FROM cpu_samples"
 		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
@@ -144,7 +150,6 @@ enum { SW_PACK, SW_DROP };
 struct sw_job {
 	int64_t block;		/* -1: nothing read */
 	int64_t last;		/* its last checkpoint (0: it has none) */
-	uint64_t last_ms;
 	int64_t *addrs;		/* the addresses of its totals, cpu and heap, sorted */
 	size_t n, cap;
 	int64_t rows[2][2];	/* cpu, heap: the lowest and highest rowid of its rows */
@@ -537,7 +542,6 @@ static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
 	if (err || !row)
 		goto out;	/* no checkpoint in it */
 	j->last = v[0];
-	j->last_ms = (uint64_t)v[1];
 	for (int heap = 0; heap < 2 && !err; heap++)
 		err = sw_run(sw, heap ? SW_HEAP_SPAN : SW_CPU_SPAN, 2, (int64_t[]){ first, last },
 			     j->rows[heap], 2, NULL);
@@ -712,12 +716,18 @@ static int sw_step(struct series_writer *sw, bool all)
 			changed = more = true;
 		}
 		if (!err && sw->through + TOTALS_SPAN <= sw->totals_through) {
-			struct sw_job *j = &sw->job[SW_PACK];
+			int64_t v[2] = { 0 };
 
-			err = sw_job_load(sw, j, sw->through / TOTALS_SPAN);
-			if (!err && (!j->last || (j->last_ms <= sw->now_ms &&
-						   sw->now_ms - j->last_ms >= sw->age_ms))) {
-				err = sw_pack_slice(sw, all);
+			/* older than the age: not at the checkpoint that makes it so,
+			 * which (at an age of whole minutes) also writes a block of
+			 * the totals */
+			err = sw_run(sw, SW_LAST, 2, (int64_t[]){ sw->through + 1,
+				     sw->through + TOTALS_SPAN }, v, 2, &row);
+			if (!err && (!row || ((uint64_t)v[1] <= sw->now_ms &&
+					       sw->now_ms - (uint64_t)v[1] > sw->age_ms))) {
+				err = sw_job_load(sw, &sw->job[SW_PACK], sw->through / TOTALS_SPAN);
+				if (!err)
+					err = sw_pack_slice(sw, all);
 				changed = more = true;
 			}
 		}
