@@ -211,9 +211,9 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 	struct cpu_count *cpu = calloc(naddr, sizeof(*cpu));
 	struct heap_count *hc = calloc(naddr, sizeof(*hc));
 	double *wall = calloc(ncp + 1, sizeof(double)), *cpus = calloc(ncp + 1, sizeof(double));
-	double max_ms = 0;
+	double max_ms = 0, cpu_max = 0;
 	int64_t live = 0, temps = 0;
-	int max_at = 0;
+	int max_at = 0, cpu_max_at = 0;
 	int pace_ms = getenv("FIXTURE_PACE_MS") ? atoi(getenv("FIXTURE_PACE_MS")) : 0;
 	struct timespec pace_next = { 0 };
 	struct wal_checkpointer_stats ws[3][2] = { 0 };
@@ -303,6 +303,10 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 			max_ms = wall[c];
 			max_at = c;
 		}
+		if (cpus[c] > cpu_max) {
+			cpu_max = cpus[c];
+			cpu_max_at = c;
+		}
 	}
 	if (!err) {
 		double w[3], u[3];
@@ -313,23 +317,27 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 			w[m] = to <= ncp + 1 ? fixture_median(wall, from, to) : 0;
 			u[m] = to <= ncp + 1 ? fixture_median(cpus, from, to) : 0;
 		}
-		double p99, paced_max = 0;
+		double p99, cpu_p99, paced_max = 0;
 
 		/* the medians sorted each minute in place: its maximum stays */
 		for (int c = 1; c <= ncp; c++)
 			if (fixture_paced(c) && wall[c] > paced_max)
 				paced_max = wall[c];
-		/* the 99th percentile of the whole run (wall[] is sorted from here on) */
+		/* the 99th percentiles of the whole run (sorted from here on) */
 		qsort(wall + 1, ncp, sizeof(double), cmp_double);
 		p99 = wall[1 + (int)(0.99 * (ncp - 1))];
+		qsort(cpus + 1, ncp, sizeof(double), cmp_double);
+		cpu_p99 = cpus[1 + (int)(0.99 * (ncp - 1))];
 		fprintf(stderr, "checkpoint write (median of the minute, wall / writer CPU):"
 			" minute 1: %.1f / %.1f ms, minute 10: %.1f / %.1f ms, minute 60: %.1f / %.1f ms",
 			w[0], u[0], w[1], u[1], w[2], u[2]);
 		if (pace_ms)
 			fprintf(stderr, " (these minutes one every %d ms, max %.1f ms)", pace_ms,
 				paced_max);
-		fprintf(stderr, "; all checkpoints: 99th percentile %.1f ms, max %.1f ms"
-			" (checkpoint %d)\n", p99, max_ms, max_at);
+		fprintf(stderr, "\ncheckpoint write over all %d checkpoints (wall / writer CPU):"
+			" 99th percentile %.1f / %.1f ms, max %.1f ms (checkpoint %d) /"
+			" %.1f ms (checkpoint %d)\n", ncp, p99, cpu_p99, max_ms, max_at, cpu_max,
+			cpu_max_at);
 		fprintf(stderr, "WAL copied into the file by its thread (mean of the minute,"
 			" its CPU / wall, the writer's wait):");
 		for (int m = 0; m < 3; m++) {

@@ -8,6 +8,8 @@
  *
  *   test-totals                                   the TAP tests
  *   test-totals --fixture FILE N SEED [RETAIN_MS [COMPACT_MS]]  write a random profile of N checkpoints
+ *   (FIXTURE_KILL set: the writer ends after the last checkpoint's commit as if killed,
+ *   without closing the file: a compaction in the middle of a block stays so)
  */
 #include "util/db/totals.h"
 
@@ -187,6 +189,8 @@ static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bo
 	rng = seed;
 	for (int c = from; c <= to && !err; c++)
 		err = gen_checkpoint(db, g, c);
+	if (getenv("FIXTURE_KILL"))
+		_exit(err ? 1 : 0);	/* every checkpoint committed, nothing finished */
 	if (!err)
 		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
 	if (db__close(db) && !err)
@@ -781,6 +785,12 @@ int main(int argc, char **argv)
 	/* compacted, then folded by --retain: as folded alone */
 	test_compact(900, 60000, 300000, 15);
 	test_compact(4400, 30000, 120000, 16);
+	/* --retain folds blocks while their compaction is under way (spread over
+	 * the next ~70 checkpoints): in the middle of packing each (the block
+	 * that has aged at the end is compacted when the file is closed), of
+	 * folding their event rows */
+	test_compact(890, 30000, 60000, 17);
+	test_compact(900, 20000, 85000, 18);
 	test_append();
 	test_early();
 	test_killed();

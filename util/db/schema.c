@@ -13,7 +13,10 @@
 	");\n" \
 	"CREATE TABLE IF NOT EXISTS series_state (\n" \
 	"    since INTEGER NOT NULL,\n" \
-	"    through INTEGER NOT NULL\n" \
+	"    through INTEGER NOT NULL,\n" \
+	"    pack_addr INTEGER DEFAULT NULL,\n" \
+	"    dropped INTEGER DEFAULT NULL,\n" \
+	"    drop_addr INTEGER DEFAULT NULL\n" \
 	");\n" \
 	"INSERT INTO series_state (since, through) SELECT IFNULL(MAX(through), 0), IFNULL(MAX(through), 0)" \
 	" FROM totals_state WHERE NOT EXISTS (SELECT 1 FROM series_state);\n"

@@ -39,8 +39,13 @@ enum sw_stmt {
 	SW_STATE,
 	SW_FOLDED,
 	SW_LAST,
+	SW_ADDRS,
+	SW_CPU_SPAN,
+	SW_HEAP_SPAN,
 	SW_CPU_READ,
 	SW_HEAP_READ,
+	SW_CPU_NEXT,
+	SW_HEAP_NEXT,
 	SW_CPU_PUT,
 	SW_HEAP_PUT,
 	SW_CPU_DEL,
@@ -52,39 +57,69 @@ enum sw_stmt {
 	SW_MAX,
 };
 
+/*
+ * The rowids of a block's rows: the first and the last of each checkpoint
+ * in the checkpoint index (60 seeks, not a scan of the block's entries).
+ * A block's rows are read and deleted one address at a time through the
+ * seed's addr indexes, within the rowids of the block's rows (the index
+ * holds the rowid: the rows of older blocks at the address are skipped
+ * without reading the table); +checkpoint_id keeps SQLite on that index.
+ */
 static const struct {
 	const char *name;
 	const char *sql;
 } sw_sql[SW_MAX] = {
-	[SW_STATE] = { "read series state", "SELECT through FROM series_state" },
+	[SW_STATE] = { "read series state",
+		"SELECT through, pack_addr, IFNULL(dropped, through), drop_addr FROM series_state" },
 	[SW_FOLDED] = { "read fold state", "SELECT folded0 FROM totals_state" },
 	[SW_LAST] = { "read checkpoints to compact",
 		"SELECT id, timestamp_ms FROM checkpoints WHERE id BETWEEN ?1 AND ?2"
 		" ORDER BY id DESC LIMIT 1" },
+	[SW_ADDRS] = { "read the keys to compact",
+		"SELECT addr FROM cpu_totals WHERE level = 0 AND block = ?1 UNION"
+		" SELECT addr FROM heap_totals WHERE level = 0 AND block = ?1 ORDER BY 1" },
+	[SW_CPU_SPAN] = { "read cpu samples to compact",
+		"WITH RECURSIVE c(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2)"
+		" SELECT IFNULL(MIN((SELECT rowid FROM cpu_samples WHERE checkpoint_id = i"
+		" ORDER BY rowid LIMIT 1)), 0), IFNULL(MAX((SELECT rowid FROM cpu_samples"
+		" WHERE checkpoint_id = i ORDER BY rowid DESC LIMIT 1)), -1) FROM c" },
+	[SW_HEAP_SPAN] = { "read heap events to compact",
+		"WITH RECURSIVE c(i) AS (SELECT ?1 UNION ALL SELECT i + 1 FROM c WHERE i < ?2)"
+		" SELECT IFNULL(MIN((SELECT rowid FROM heap_events WHERE checkpoint_id = i"
+		" ORDER BY rowid LIMIT 1)), 0), IFNULL(MAX((SELECT rowid FROM heap_events"
+		" WHERE checkpoint_id = i ORDER BY rowid DESC LIMIT 1)), -1) FROM c" },
 	[SW_CPU_READ] = { "read cpu samples to compact",
 		"SELECT addr, IFNULL(pid, 0), count, checkpoint_id FROM cpu_samples"
-		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
 	[SW_HEAP_READ] = { "read heap events to compact",
 		"SELECT addr, IFNULL(stack_id, -1), IFNULL(pid, 0), kind, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, temp_count, checkpoint_id FROM heap_events"
-		" WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
+	[SW_CPU_NEXT] = { "read cpu series",
+		"SELECT IFNULL(MAX(id) + 1, ?1) FROM cpu_series WHERE id BETWEEN ?1 AND ?2" },
+	[SW_HEAP_NEXT] = { "read heap series",
+		"SELECT IFNULL(MAX(id) + 1, ?1) FROM heap_series WHERE id BETWEEN ?1 AND ?2" },
 	[SW_CPU_PUT] = { "write cpu series",
 		"INSERT INTO cpu_series (id, addr, data) VALUES (?1, ?2, ?3)" },
 	[SW_HEAP_PUT] = { "write heap series",
 		"INSERT INTO heap_series (id, addr, data) VALUES (?1, ?2, ?3)" },
 	[SW_CPU_DEL] = { "compact cpu samples",
-		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		"DELETE FROM cpu_samples"
+		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
 	[SW_HEAP_DEL] = { "compact heap events",
-		"DELETE FROM heap_events WHERE checkpoint_id BETWEEN ?1 AND ?2" },
+		"DELETE FROM heap_events"
+		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
 	[SW_CPU_FOLD] = { "compact cpu samples",
 		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) SELECT ?2, addr, count,"
-		" NULLIF(pid, 0) FROM cpu_totals WHERE level = 0 AND block = ?1" },
+		" NULLIF(pid, 0) FROM cpu_totals WHERE level = 0 AND block = ?1"
+		" AND addr BETWEEN ?3 AND ?4" },
 	[SW_HEAP_FOLD] = { "compact heap events",
 		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
 		" free_count, stack_id, pid, temp_count, kind) SELECT ?2, addr, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
-		" FROM heap_totals WHERE level = 0 AND block = ?1" },
-	[SW_SAVE] = { "write series state", "UPDATE series_state SET through = ?1" },
+		" FROM heap_totals WHERE level = 0 AND block = ?1 AND addr BETWEEN ?3 AND ?4" },
+	[SW_SAVE] = { "write series state",
+		"UPDATE series_state SET through = ?1, pack_addr = ?2, dropped = ?3, drop_addr = ?4" },
 	/* the folded rows are the writer's own: readers still trust the totals */
 	[SW_ROWIDS] = { "write totals state",
 		"UPDATE totals_state SET cpu_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM cpu_samples),"
@@ -105,12 +140,40 @@ struct buf {
 	size_t n, cap;
 };
 
+/*
+ * A block being packed (SW_PACK) or having its event rows folded (SW_DROP),
+ * a slice of its addresses per checkpoint written: what the file says of
+ * it, read once.
+ */
+enum { SW_PACK, SW_DROP };
+
+struct sw_job {
+	int64_t block;		/* -1: nothing read */
+	int64_t last;		/* its last checkpoint (0: it has none) */
+	int64_t *addrs;		/* the addresses of its totals, cpu and heap, sorted */
+	size_t n, cap;
+	int64_t rows[2][2];	/* cpu, heap: the lowest and highest rowid of its rows */
+};
+
+/* a block's addresses in at least this many slices: each write pays a 50th of a block */
+#define SLICES	50
+
 struct series_writer {
 	struct db *db;
 	sqlite3 *sq;
 	sqlite3_stmt *st[SW_MAX];
 	uint64_t age_ms;
-	int64_t through;	/* series_state.through */
+	/* series_state */
+	int64_t through;	/* the blocks up to it are compacted (readers read the series) */
+	bool pack_set;		/* block through / 60 is packed up to pack_addr (its parts written) */
+	int64_t pack_addr;
+	int64_t dropped;	/* the compacted blocks up to it have their event rows folded */
+	bool drop_set;		/* block dropped / 60 is folded up to drop_addr */
+	int64_t drop_addr;
+	/* the last checkpoint written: what finish() compacts by */
+	int64_t totals_through;
+	uint64_t now_ms;
+	struct sw_job job[2];
 	struct ev *ev;
 	size_t n_ev, cap_ev;
 	struct buf out;
@@ -154,16 +217,46 @@ void series_writer__delete(struct series_writer *sw)
 		return;
 	for (int i = 0; i < SW_MAX; i++)
 		sqlite3_finalize(sw->st[i]);
+	for (int j = 0; j < 2; j++)
+		free(sw->job[j].addrs);
 	free(sw->ev);
 	free(sw->out.p);
 	free(sw);
 }
 
+/* series_state as the file has it. */
+static int sw_load(struct series_writer *sw)
+{
+	sqlite3_stmt *st = sw->st[SW_STATE];
+	int rc;
+
+	for (int j = 0; j < 2; j++)
+		sw->job[j].block = -1;
+	sqlite3_reset(st);
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		sw->through = sqlite3_column_int64(st, 0);
+		sw->pack_set = sqlite3_column_type(st, 1) != SQLITE_NULL;
+		sw->pack_addr = sqlite3_column_int64(st, 1);
+		sw->dropped = sqlite3_column_int64(st, 2);
+		sw->drop_set = sqlite3_column_type(st, 3) != SQLITE_NULL;
+		sw->drop_addr = sqlite3_column_int64(st, 3);
+	}
+	sqlite3_reset(st);
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return sw_err(sw, SW_STATE);
+	if (rc != SQLITE_ROW || sw->through < 0 || sw->through % TOTALS_SPAN ||
+	    sw->dropped < 0 || sw->dropped % TOTALS_SPAN || sw->dropped > sw->through ||
+	    (sw->drop_set && sw->dropped == sw->through)) {
+		pr_err("%s: series_state is damaged", db__path(sw->db));
+		return -RSPROF_EDB;
+	}
+	return 0;
+}
+
 int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **out)
 {
 	struct series_writer *sw = calloc(1, sizeof(*sw));
-	int64_t v = 0;
-	bool row;
 	int err = 0;
 
 	*out = NULL;
@@ -177,16 +270,11 @@ int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **ou
 				       &sw->st[i], NULL) != SQLITE_OK)
 			err = sw_err(sw, i);
 	if (!err)
-		err = sw_run(sw, SW_STATE, 0, NULL, &v, 1, &row);
-	if (!err && (!row || v < 0 || v % TOTALS_SPAN)) {
-		pr_err("%s: series_state is damaged", db__path(db));
-		err = -RSPROF_EDB;
-	}
+		err = sw_load(sw);
 	if (err) {
 		series_writer__delete(sw);
 		return err;
 	}
-	sw->through = v;
 	*out = sw;
 	return 0;
 }
@@ -315,7 +403,7 @@ static int sw_put(struct series_writer *sw, bool heap, int64_t id, int64_t addr,
 	return 0;
 }
 
-/* Pack sw->ev (sorted) into parts of block b and write them. */
+/* Pack sw->ev (sorted) into parts of block b, after those written before, and write them. */
 static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 {
 	struct buf keys = { 0 }, rows = { 0 };
@@ -323,6 +411,11 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 	size_t i = 0;
 	int err = 0;
 
+	if (sw->n_ev)
+		err = sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
+			     (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &part,
+			     1, NULL);
+	part -= b * BLOCK_PARTS;
 	while (i < sw->n_ev && !err) {
 		size_t nkeys = 0;
 		int64_t prev_addr = 0, addr = sw->ev[i].addr;
@@ -355,7 +448,7 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 		}
 		if (err)
 			break;
-		if (part >= BLOCK_PARTS) {
+		if (part < 0 || part >= BLOCK_PARTS) {
 			pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
 			       (long long)b);
 			err = -RSPROF_EDB;
@@ -377,7 +470,7 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 static int sw_push(struct series_writer *sw, struct ev **e)
 {
 	if (sw->n_ev == sw->cap_ev) {
-		size_t cap = sw->cap_ev ? 2 * sw->cap_ev : 65536;
+		size_t cap = sw->cap_ev ? 2 * sw->cap_ev : 4096;
 		struct ev *v = realloc(sw->ev, cap * sizeof(*v));
 
 		if (!v)
@@ -391,16 +484,18 @@ static int sw_push(struct series_writer *sw, struct ev **e)
 	return 0;
 }
 
-/* Read the block's rows of one table into sw->ev, sorted. */
-static int sw_read(struct series_writer *sw, bool heap, int64_t first, int64_t last)
+/* The block's rows at address addr of one table, added to sw->ev. */
+static int sw_read(struct series_writer *sw, bool heap, const struct sw_job *j, int64_t addr)
 {
 	enum sw_stmt i = heap ? SW_HEAP_READ : SW_CPU_READ;
 	sqlite3_stmt *st = sw->st[i];
+	int64_t first = j->block * TOTALS_SPAN + 1;
 	int rc, err = 0;
 
-	sw->n_ev = 0;
 	sqlite3_reset(st);
-	if (sqlite3_bind_int64(st, 1, first) || sqlite3_bind_int64(st, 2, last))
+	if (sqlite3_bind_int64(st, 1, addr) || sqlite3_bind_int64(st, 2, j->rows[heap][0]) ||
+	    sqlite3_bind_int64(st, 3, j->rows[heap][1]) || sqlite3_bind_int64(st, 4, first) ||
+	    sqlite3_bind_int64(st, 5, first + TOTALS_SPAN - 1))
 		return sw_err(sw, i);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ev *e;
@@ -427,90 +522,241 @@ static int sw_read(struct series_writer *sw, bool heap, int64_t first, int64_t l
 	sqlite3_reset(st);
 	if (err)
 		return err;
+	return rc == SQLITE_DONE ? 0 : sw_err(sw, i);
+}
+
+/* What the file says of block b (once for each block a job takes). */
+static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
+{
+	sqlite3_stmt *st = sw->st[SW_ADDRS];
+	int64_t first = b * TOTALS_SPAN + 1, last = first + TOTALS_SPAN - 1, v[2] = { 0 };
+	bool row;
+	int rc, err;
+
+	if (j->block == b)
+		return 0;
+	j->block = -1;
+	j->n = 0;
+	j->last = 0;
+	err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
+	if (err || !row)
+		goto out;	/* no checkpoint in it */
+	j->last = v[0];
+	for (int heap = 0; heap < 2 && !err; heap++)
+		err = sw_run(sw, heap ? SW_HEAP_SPAN : SW_CPU_SPAN, 2, (int64_t[]){ first, last },
+			     j->rows[heap], 2, NULL);
+	if (err)
+		return err;
+	sqlite3_reset(st);
+	if (sqlite3_bind_int64(st, 1, b))
+		return sw_err(sw, SW_ADDRS);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (j->n == j->cap) {
+			size_t cap = j->cap ? 2 * j->cap : 1024;
+			int64_t *a = realloc(j->addrs, cap * sizeof(*a));
+
+			if (!a) {
+				sqlite3_reset(st);
+				return -ENOMEM;
+			}
+			j->addrs = a;
+			j->cap = cap;
+		}
+		j->addrs[j->n++] = sqlite3_column_int64(st, 0);
+	}
+	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return sw_err(sw, i);
-	if (sw->n_ev)		/* qsort(NULL, 0, ...) is undefined */
-		qsort(sw->ev, sw->n_ev, sizeof(*sw->ev), cmp_ev);
+		return sw_err(sw, SW_ADDRS);
+out:
+	if (!err)
+		j->block = b;
+	return err;
+}
+
+/* The addresses of job j's next slice: [*i0, *i1), after `after` when set. */
+static void sw_slice(const struct sw_job *j, bool set, int64_t after, bool all, size_t *i0,
+		     size_t *i1)
+{
+	size_t a = 0, b = j->n, k;
+
+	while (set && a < b) {		/* the first address past `after` */
+		size_t m = a + (b - a) / 2;
+
+		if (j->addrs[m] <= after)
+			a = m + 1;
+		else
+			b = m;
+	}
+	k = (j->n + SLICES - 1) / SLICES;
+	/* whole parts: a slice's last part is as full as the others */
+	if (k > PART_KEYS)
+		k = (k + PART_KEYS - 1) / PART_KEYS * PART_KEYS;
+	*i0 = a;
+	*i1 = all || j->n - a <= k ? j->n : a + k;
+}
+
+/*
+ * Pack the next slice of block through / 60 into its series; the block is
+ * compacted (readers read its series) once every slice is.
+ */
+static int sw_pack_slice(struct series_writer *sw, bool all)
+{
+	struct sw_job *j = &sw->job[SW_PACK];
+	int64_t b = sw->through / TOTALS_SPAN;
+	size_t i0, i1;
+	int err = 0;
+
+	sw_slice(j, sw->pack_set, sw->pack_addr, all, &i0, &i1);
+	for (int heap = 0; heap < 2 && !err; heap++) {
+		sw->n_ev = 0;
+		for (size_t i = i0; i < i1 && !err; i++)
+			err = sw_read(sw, heap, j, j->addrs[i]);
+		if (!err && sw->n_ev)	/* qsort(NULL, 0, ...) is undefined */
+			qsort(sw->ev, sw->n_ev, sizeof(*sw->ev), cmp_ev);
+		if (!err)
+			err = sw_pack(sw, heap, b);
+	}
+	if (err)
+		return err;
+	if (i1 < j->n) {
+		sw->pack_set = true;
+		sw->pack_addr = j->addrs[i1 - 1];
+	} else {
+		sw->through += TOTALS_SPAN;
+		sw->pack_set = false;
+	}
 	return 0;
 }
 
-/* Compact block b (checkpoints first..last, all in the totals). */
-static int sw_block(struct series_writer *sw, int64_t b, int64_t first, int64_t last)
+/*
+ * Fold the next slice of block dropped / 60 (compacted) in the event
+ * tables: its rows at those addresses replaced by one per key at its last
+ * checkpoint, so that every address adds up as before at every commit.
+ */
+static int sw_drop_slice(struct series_writer *sw, bool all)
 {
-	int64_t v[2] = { 0 };
-	bool row;
-	int err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
+	struct sw_job *j = &sw->job[SW_DROP];
+	int64_t b = sw->dropped / TOTALS_SPAN, first = b * TOTALS_SPAN + 1;
+	size_t i0, i1;
+	int err = 0;
 
-	if (err || !row)
-		return err;	/* no checkpoint in it */
-	for (int heap = 0; heap < 2 && !err; heap++) {
-		err = sw_read(sw, heap, first, last);
-		if (!err)
-			err = sw_pack(sw, heap, b);
-		if (!err)
-			err = sw_run(sw, heap ? SW_HEAP_DEL : SW_CPU_DEL, 2,
-				     (int64_t[]){ first, last }, NULL, 0, NULL);
-		/* the block's rows, one per key, at its last checkpoint */
-		if (!err)
-			err = sw_run(sw, heap ? SW_HEAP_FOLD : SW_CPU_FOLD, 2,
-				     (int64_t[]){ b, v[0] }, NULL, 0, NULL);
+	sw_slice(j, sw->drop_set, sw->drop_addr, all, &i0, &i1);
+	for (size_t i = i0; i < i1 && !err; i++)
+		for (int heap = 0; heap < 2 && !err; heap++)
+			err = sw_run(sw, heap ? SW_HEAP_DEL : SW_CPU_DEL, 5,
+				     (int64_t[]){ j->addrs[i], j->rows[heap][0], j->rows[heap][1],
+						  first, first + TOTALS_SPAN - 1 }, NULL, 0, NULL);
+	for (int heap = 0; heap < 2 && !err && i1 > i0; heap++)
+		err = sw_run(sw, heap ? SW_HEAP_FOLD : SW_CPU_FOLD, 4,
+			     (int64_t[]){ b, j->last, j->addrs[i0], j->addrs[i1 - 1] }, NULL, 0,
+			     NULL);
+	if (!err && i1 > i0)
+		err = sw_run(sw, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
+	if (err)
+		return err;
+	if (i1 < j->n) {
+		sw->drop_set = true;
+		sw->drop_addr = j->addrs[i1 - 1];
+	} else {
+		sw->dropped += TOTALS_SPAN;
+		sw->drop_set = false;
 	}
+	return 0;
+}
+
+static int sw_save(struct series_writer *sw)
+{
+	sqlite3_stmt *st = sw->st[SW_SAVE];
+
+	sqlite3_reset(st);
+	if (sqlite3_bind_int64(st, 1, sw->through) ||
+	    (sw->pack_set ? sqlite3_bind_int64(st, 2, sw->pack_addr) : sqlite3_bind_null(st, 2)) ||
+	    sqlite3_bind_int64(st, 3, sw->dropped) ||
+	    (sw->drop_set ? sqlite3_bind_int64(st, 4, sw->drop_addr) : sqlite3_bind_null(st, 4)) ||
+	    sqlite3_step(st) != SQLITE_DONE)
+		return sw_err(sw, SW_SAVE);
+	sqlite3_reset(st);
+	return 0;
+}
+
+/*
+ * One slice of each job (all: every block that has aged, whole). The fold
+ * of the block compacted last first, then the packing of the next block
+ * that has aged.
+ */
+static int sw_step(struct series_writer *sw, bool all)
+{
+	int64_t folded0 = 0;
+	bool row, changed = false;
+	int err;
+
+	/* nothing compacted to fold, no block past the compacted ones in the totals */
+	if (sw->dropped >= sw->through && sw->through + TOTALS_SPAN > sw->totals_through)
+		return 0;
+	err = sw_run(sw, SW_FOLDED, 0, NULL, &folded0, 1, &row);
+	if (err)
+		return err;
+	/* record --retain folded them first (and dropped their series) */
+	if (sw->through < folded0) {
+		sw->through = folded0;
+		sw->pack_set = false;
+		changed = true;
+	}
+	if (sw->dropped < folded0) {
+		sw->dropped = folded0;
+		sw->drop_set = false;
+		changed = true;
+	}
+	for (bool more = true; more && !err;) {
+		more = false;
+		if (sw->dropped < sw->through) {
+			err = sw_job_load(sw, &sw->job[SW_DROP], sw->dropped / TOTALS_SPAN);
+			if (!err)
+				err = sw_drop_slice(sw, all);
+			changed = more = true;
+		}
+		if (!err && sw->through + TOTALS_SPAN <= sw->totals_through) {
+			int64_t v[2] = { 0 };
+
+			/* older than the age: not at the checkpoint that makes it so,
+			 * which (at an age of whole minutes) also writes a block of
+			 * the totals */
+			err = sw_run(sw, SW_LAST, 2, (int64_t[]){ sw->through + 1,
+				     sw->through + TOTALS_SPAN }, v, 2, &row);
+			if (!err && (!row || ((uint64_t)v[1] <= sw->now_ms &&
+					       sw->now_ms - (uint64_t)v[1] > sw->age_ms))) {
+				err = sw_job_load(sw, &sw->job[SW_PACK], sw->through / TOTALS_SPAN);
+				if (!err)
+					err = sw_pack_slice(sw, all);
+				changed = more = true;
+			}
+		}
+		more = more && all;
+	}
+	if (!err && changed)
+		err = sw_save(sw);
 	return err;
 }
 
 int series_writer__compact(struct series_writer *sw, int64_t through, uint64_t now_ms)
 {
-	int64_t folded0 = 0, at = sw->through;
-	bool row, any = false;
-	int err;
+	sw->totals_through = through;
+	sw->now_ms = now_ms;
+	return sw_step(sw, false);
+}
 
-	/* no block past the compacted ones is in the totals yet (most checkpoints) */
-	if (at + TOTALS_SPAN > through)
-		return 0;
-	err = sw_run(sw, SW_FOLDED, 0, NULL, &folded0, 1, &row);
-	if (err)
-		return err;
-	if (at < folded0)
-		at = folded0;	/* record --retain folded them first */
-	/* normally one block has aged since the last one was written; a few more
-	 * at a time after an append to an old file */
-	for (int n = 0; n < 4 && !err; n++) {
-		int64_t b = at / TOTALS_SPAN, first = at + 1, last = at + TOTALS_SPAN;
-		int64_t v[2] = { 0 };
-
-		if (last > through)
-			break;
-		err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
-		if (err)
-			break;
-		if (row && ((uint64_t)v[1] > now_ms || now_ms - (uint64_t)v[1] < sw->age_ms))
-			break;	/* not old enough yet */
-		err = sw_block(sw, b, first, last);
-		at = last;
-		any = true;
-	}
-	if (!err && (any || at != sw->through))
-		err = sw_run(sw, SW_SAVE, 1, &at, NULL, 0, NULL);
-	if (!err && any)
-		err = sw_run(sw, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
-	if (!err)
-		sw->through = at;
-	return err;
+int series_writer__finish(struct series_writer *sw)
+{
+	return sw_step(sw, true);
 }
 
 void series_writer__reset(struct series_writer *sw)
 {
-	sqlite3_stmt *st;
-
 	if (!sw)
 		return;
 	/* the transaction failed: what the file says again */
-	if (sqlite3_prepare_v2(sw->sq, "SELECT through FROM series_state", -1, &st, NULL) !=
-	    SQLITE_OK)
-		return;
-	if (sqlite3_step(st) == SQLITE_ROW)
-		sw->through = sqlite3_column_int64(st, 0);
-	sqlite3_finalize(st);
+	if (sw_load(sw))
+		pr_debug(1, "%s: series state unreadable", db__path(sw->db));
 }
 
 int series__drop_block(struct db *db, int64_t block)

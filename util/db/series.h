@@ -19,9 +19,16 @@
  *
  * series_state: the blocks of checkpoints (max(totals_state.folded0, since),
  * through] are compacted (since: 0, or where a file written before
- * compaction existed was appended to). Compaction happens in the transaction of the
- * checkpoint that writes a level-0 block: a recording killed at any
- * moment leaves every block either whole or compacted.
+ * compaction existed was appended to). The work is spread over the
+ * checkpoints' transactions, a slice of a block's addresses in each, so
+ * that no write pays for a whole block: the next block that has aged is
+ * packed into its series slice by slice (pack_addr: its keys up to that
+ * address are; readers do not read its parts before through covers it),
+ * then the compacted blocks (dropped, through] have their event rows
+ * folded slice by slice (drop_addr: those of block dropped / 60 up to that
+ * address are), every address adding up as before at every commit. A
+ * recording killed at any moment leaves every block whole or compacted
+ * for rsprof's readers, and the sums of the event tables as written.
  */
 struct db;
 struct totals_row;
@@ -36,10 +43,15 @@ void series_writer__delete(struct series_writer *sw);	/* NULL ok */
 /*
  * In the transaction of the checkpoint stamped now_ms, after the totals
  * were written through checkpoint `through` and record --retain folded
- * what it folds: compact the blocks that have aged. 0, -ENOMEM or
- * -RSPROF_EDB.
+ * what it folds: a slice of the compaction of the blocks that have aged.
+ * 0, -ENOMEM or -RSPROF_EDB.
  */
 int series_writer__compact(struct series_writer *sw, int64_t through, uint64_t now_ms);
+/*
+ * In a transaction of its own at the end of a recording: what has aged by
+ * the last checkpoint compacted, every slice of it. 0 or an error.
+ */
+int series_writer__finish(struct series_writer *sw);
 /* The transaction failed: read the state back from the file. */
 void series_writer__reset(struct series_writer *sw);
 
