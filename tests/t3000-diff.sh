@@ -108,7 +108,8 @@ test_expect_success 'build A, B (slower changed(), 2x retained) and B moved down
 
 # --user-only: the shares compared are of the program's own code; kernel
 # samples of a loaded machine (page faults, preemption) vary from run to
-# run and once outranked changed() (t3000 #10, #13 beside a benchmark)
+# run (#10 and #13 failed once beside a benchmark; the output was not
+# kept, this is the likely cause, as in t1000 and t1010)
 HEAP=
 NOHEAP=--no-heap
 if have_bpf; then
