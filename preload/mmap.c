@@ -150,6 +150,13 @@ static size_t map_find(uint64_t a)
 	return lo;
 }
 
+/* Is this call to be tracked? Not when the tracker itself maps (its tables)
+ * or its thread is inside it. Then inside the tracker until tracker__end(). */
+static bool enter(struct thread *t)
+{
+	return !t->busy && tracker__begin(t) == TRACK_ON;
+}
+
 static void count_free(uint32_t site, uint64_t bytes, bool whole)
 {
 	struct heap_region_site *s = sites__at(site);
@@ -157,7 +164,7 @@ static void count_free(uint32_t site, uint64_t bytes, bool whole)
 	__atomic_fetch_add(&s->free_bytes, bytes, __ATOMIC_RELAXED);
 	if (whole)
 		__atomic_fetch_add(&s->free_count, 1, __ATOMIC_RELAXED);
-	tracker__add_live(-(int64_t)bytes);
+	count__add_live(&th, -(int64_t)bytes);
 }
 
 /*
@@ -236,11 +243,11 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	struct heap_region_site *s;
 	void *p;
 
-	if (!tracker__enter())
+	if (!enter(&th))
 		return sys_mmap(addr, len, prot, flags, fd, off);
 	p = sys_mmap(addr, len, prot, flags, fd, off);
 	if (p == MAP_FAILED || !len) {
-		tracker__leave();
+		tracker__end(&th);
 		return p;
 	}
 	if (!(flags & MAP_ANONYMOUS) || prot == PROT_NONE) {
@@ -250,24 +257,24 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 			map_cut((uintptr_t)p, (uintptr_t)p + page_up(len), true);
 			unlock();
 		}
-		tracker__leave();
+		tracker__end(&th);
 		return p;
 	}
 	from.ret = frame[1];
 	from.fp = frame[0];
 	from.sp = (uintptr_t)(frame + 2);
-	s = tracker__site(&from, HEAP_SITE_MMAP);
+	s = count__site(&th, &from, HEAP_SITE_MMAP);
 	if (s) {
 		uint64_t bytes = page_up(len);
 
 		__atomic_fetch_add(&s->alloc_bytes, bytes, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->alloc_count, 1, __ATOMIC_RELAXED);
-		tracker__add_live((int64_t)bytes);
+		count__add_live(&th, (int64_t)bytes);
 		map_lock();
 		map_add((uintptr_t)p, (uintptr_t)p + bytes, sites__index(s));
 		unlock();
 	}
-	tracker__leave();
+	tracker__end(&th);
 	return p;
 }
 
@@ -285,7 +292,7 @@ EXPORT int munmap(void *addr, size_t len)
 {
 	int rc;
 
-	if (!tracker__enter())
+	if (!enter(&th))
 		return sys_munmap(addr, len);
 	rc = sys_munmap(addr, len);
 	if (!rc && len) {
@@ -293,7 +300,7 @@ EXPORT int munmap(void *addr, size_t len)
 		map_cut((uintptr_t)addr, (uintptr_t)addr + page_up(len), true);
 		unlock();
 	}
-	tracker__leave();
+	tracker__end(&th);
 	return rc;
 }
 
@@ -318,11 +325,11 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
-	if (!tracker__enter())
+	if (!enter(&th))
 		return sys_mremap(old, old_size, new_size, flags, new_addr);
 	p = sys_mremap(old, old_size, new_size, flags, new_addr);
 	if (p == MAP_FAILED) {
-		tracker__leave();
+		tracker__end(&th);
 		return p;
 	}
 #ifndef MREMAP_DONTUNMAP
@@ -352,7 +359,7 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 			__atomic_fetch_add(&s->alloc_bytes, ns - got, __ATOMIC_RELAXED);
 			if (keep_old)
 				__atomic_fetch_add(&s->alloc_count, 1, __ATOMIC_RELAXED);
-			tracker__add_live((int64_t)(ns - got));
+			count__add_live(&th, (int64_t)(ns - got));
 		} else if (got > ns) {
 			count_free(site, got - ns, false);
 		}
@@ -362,6 +369,6 @@ EXPORT void *mremap(void *old, size_t old_size, size_t new_size, int flags, ...)
 		map_cut((uintptr_t)p, (uintptr_t)p + ns, true);
 	}
 	unlock();
-	tracker__leave();
+	tracker__end(&th);
 	return p;
 }

@@ -1,14 +1,14 @@
 /*
  * librsprof-heap.so: rsprof's in-process heap tracker (issue 8), handed to
- * the programs rsprof launches through LD_PRELOAD.
+ * the programs rsprof launches through LD_PRELOAD. This file: its start,
+ * its threads, fork and exec.
  *
- * It interposes the malloc family and forwards every call to glibc's own
- * implementation (__libc_malloc & co.: no dlsym, so nothing allocates
- * while the tracker starts). For each allocation it walks the caller's
- * frame pointers (preload/unwind.c), finds the stack's record in the
- * shared region (preload/sites.c) and adds to its counters; the pointer is
- * kept with its size and record (preload/live.c) until its free. No
- * syscall, no lock shared by all threads, nothing sent per call: rsprof
+ * The malloc family is interposed (preload/malloc.c) and forwarded to
+ * glibc's own implementation, each block with a header that names its
+ * site (preload/block.h). For each allocation the caller's frame pointers
+ * are walked (preload/unwind.c), the stack's record found in the shared
+ * region (preload/sites.c) and its counters added to (preload/count.c).
+ * No syscall, no lock shared by all threads, nothing sent per call: rsprof
  * reads the counters at each checkpoint (util/heap/preload.c).
  *
  * Which process is tracked: the one whose region file rsprof made
@@ -16,22 +16,22 @@
  * tree file is there), every process that loads the library with the
  * directory in its environment: each makes its own region.
  * fork(): the child never writes into its parent's counters. With the
- * tree it starts an account of its own: at its first allocation it makes
- * its region (lazily, so a child that only execs costs nothing; nothing
- * is allocated and no lock is taken in the fork handler: the live table is
- * dropped with munmap and its locks reset). Blocks it inherited are not
- * in its account: their frees are its unknown frees, as for memory
- * allocated before the tracker started. Without the tree the child stops
- * tracking and takes the library out of its environment.
+ * tree it starts an account of its own (a new epoch in its blocks'
+ * headers): at its first allocation it makes its region (lazily, so a
+ * child that only execs costs nothing; nothing is allocated and no lock is
+ * taken in the fork handler: the live table is dropped with munmap and its
+ * locks reset). Blocks it inherited are not in its account: their frees
+ * are its unknown frees, as for memory allocated before the tracker
+ * started. Without the tree the child stops tracking (its frees still take
+ * the headers off) and takes the library out of its environment.
  * exec(): the new image makes the next generation's region (a program of
  * the tree exec'd by a child: a region of its own). preload/exec.c puts
  * the library back into an environment that lost it (env -i).
  *
  * Re-entry: a thread inside the tracker is marked busy (initial-exec TLS);
  * calls it makes meanwhile (a signal handler that allocates, glibc
- * allocating inside pthread_getattr_np) pass straight through, untracked.
- * A block freed that way and handed out again is found still in the
- * table: counted freed then (HEAP_RSTAT_STALE).
+ * allocating inside pthread_getattr_np, libunwind) are not counted; a
+ * counted block freed meanwhile is taken off its site with atomic adds.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -49,65 +49,21 @@
 
 #include "preload/tracker.h"
 
-#define EXPORT __attribute__((visibility("default")))
-
-extern void *__libc_malloc(size_t n);
-extern void *__libc_calloc(size_t n, size_t size);
-extern void *__libc_realloc(void *p, size_t n);
-extern void __libc_free(void *p);
-extern void *__libc_memalign(size_t align, size_t n);
-extern void *__libc_valloc(size_t n);
-extern void *__libc_pvalloc(size_t n);
-extern size_t malloc_usable_size(void *p);
 extern void *__libc_stack_end;
 extern char **environ;
 
-enum mode { M_UNINIT, M_INIT, M_OFF, M_ON };
-
-static int mode = M_UNINIT;
-static unsigned long early;		/* calls before the tracker could start */
+int tracker_mode = M_UNINIT;
+unsigned long tracker_early;
 struct heap_region *tracker_region;
-static uint32_t sample_every = 1;
+uint32_t sample_every = 1;
+uint16_t tracker_epoch;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
 static bool started_once;		/* this image registered its handlers */
 
-#define CACHE 256
-
-/* A thread's private index of its block: site -> counter (mmap'd). */
-struct tindex {
-	uint32_t site_plus1;
-	uint32_t count;
-};
-
-struct thread {
-	uint8_t busy;		/* inside the tracker: calls pass through */
-	uint8_t ready;		/* stack bounds known */
-	uint32_t seq;		/* tracked allocations and frees of this thread */
-	uint32_t salt;
-	uintptr_t lo, hi;	/* the thread's stack */
-	int64_t live;		/* bytes not yet added to the region's live total */
-	uint64_t rng;
-	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
-	struct heap_region_block *block;	/* NULL: count into the records */
-	struct young *young;		/* its young blocks (preload/live.c); NULL: none */
-	struct tindex *index;		/* 2 * count_cap entries */
-	struct {
-		uint64_t key;
-		struct heap_region_site *site;
-		struct heap_region_count *count;	/* NULL: the record's counters */
-	} cache[CACHE];
-};
-
 static pthread_key_t thread_key;
 
-static void flush_live(struct thread *t);
-static void stale_gone(void *ctx, const struct live_entry *e);
-
-static __thread struct thread th __attribute__((tls_model("initial-exec")));
-
-/* The allocator's caller, read in the interposed function itself. */
-#define CALLER(c) unwind__from_frame(&(c), __builtin_frame_address(0))
+__thread struct thread th __attribute__((tls_model("initial-exec")));
 
 /* --- start, fork, environment ------------------------------------------- */
 
@@ -168,11 +124,7 @@ static void thread_exit(void *p)
 	if (t != &th || !tracker_region)
 		return;
 	t->busy = 1;
-	live__young_release(t->young, stale_gone, t);
-	t->young = NULL;
-	if (t->live)
-		flush_live(t);
-	memset(t->cache, 0, sizeof(t->cache));
+	count__thread_exit(t);
 	t->ready = 2;	/* what it still allocates counts into the records */
 	if (b) {
 		t->block = NULL;
@@ -183,7 +135,7 @@ static void thread_exit(void *p)
 	t->busy = 0;
 }
 
-static void thread_init(struct thread *t)
+void tracker__thread_init(struct thread *t)
 {
 	if (t->ready == 2)
 		return;		/* exiting: no block any more */
@@ -213,7 +165,6 @@ static void thread_init(struct thread *t)
 		}
 	}
 	tracker_stat(HEAP_RSTAT_THREADS, 1);
-	t->young = live__young();
 	block_take(t);
 	pthread_setspecific(thread_key, t);	/* thread_exit() when it ends */
 }
@@ -253,7 +204,7 @@ static void env_scrub(void)
 
 /*
  * The fork child: never again a write into the parent's region. With the
- * tree, its own account from its first allocation on (tracker_init()):
+ * tree, its own account from its first allocation on (tracker__init()):
  * only syscalls and stores here, the forking thread is the only one.
  */
 static void after_fork_child(void)
@@ -261,7 +212,7 @@ static void after_fork_child(void)
 	struct heap_region *old = tracker_region;
 	struct thread *t = &th;
 
-	__atomic_store_n(&mode, M_OFF, __ATOMIC_RELEASE);
+	__atomic_store_n(&tracker_mode, M_OFF, __ATOMIC_RELEASE);
 	tracker_region = NULL;
 	if (!tree || !old) {
 		env_scrub();
@@ -274,13 +225,13 @@ static void after_fork_child(void)
 	memset(t->cache, 0, sizeof(t->cache));
 	t->index = NULL;
 	t->block = NULL;
-	t->young = NULL;
 	t->live = 0;
 	t->new_from.ret = 0;
 	if (t->ready == 1)
-		t->ready = 0;	/* a block and a young table in the new region */
+		t->ready = 0;	/* a block in the new region */
 	forked = true;
-	__atomic_store_n(&mode, M_UNINIT, __ATOMIC_RELEASE);
+	tracker_epoch++;	/* what it inherited is not in its account */
+	__atomic_store_n(&tracker_mode, M_UNINIT, __ATOMIC_RELEASE);
 }
 
 static void after_fork_parent(void)
@@ -466,14 +417,14 @@ static struct heap_region *region_claim(void)
  * (ld.so allocating at start-up) nothing can be decided: those calls pass
  * through and the next one tries again.
  */
-static void tracker_init(void)
+void tracker__init(void)
 {
 	int expect = M_UNINIT;
 	struct heap_region *r;
 
 	if (!environ)
 		return;
-	if (!__atomic_compare_exchange_n(&mode, &expect, M_INIT, false, __ATOMIC_ACQ_REL,
+	if (!__atomic_compare_exchange_n(&tracker_mode, &expect, M_INIT, false, __ATOMIC_ACQ_REL,
 					 __ATOMIC_ACQUIRE))
 		return;
 	th.busy = 1;
@@ -482,13 +433,13 @@ static void tracker_init(void)
 	if (!r) {
 		env_scrub();
 		exec__unfollow();
-		__atomic_store_n(&mode, M_OFF, __ATOMIC_RELEASE);
+		__atomic_store_n(&tracker_mode, M_OFF, __ATOMIC_RELEASE);
 		th.busy = 0;
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
-	r->stats[HEAP_RSTAT_EARLY] = early;
-	early = 0;
+	r->stats[HEAP_RSTAT_EARLY] = tracker_early;
+	tracker_early = 0;
 	sites__init(r);
 	history__init(r);
 	tracker_region = r;
@@ -501,514 +452,12 @@ static void tracker_init(void)
 		pthread_key_create(&thread_key, thread_exit);
 	}
 	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
-	__atomic_store_n(&mode, M_ON, __ATOMIC_RELEASE);
+	__atomic_store_n(&tracker_mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
 
 __attribute__((constructor)) static void tracker_ctor(void)
 {
-	if (__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_UNINIT)
-		tracker_init();
+	if (__atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE) == M_UNINIT)
+		tracker__init();
 }
-
-/* --- counting ------------------------------------------------------------ */
-
-/* Should calls of this thread be tracked now? Starts the tracker if need be. */
-static inline bool tracking(struct thread *t)
-{
-	int m = __atomic_load_n(&mode, __ATOMIC_RELAXED);
-
-	if (likely(m == M_ON && !t->busy))
-		return true;
-	if (m == M_UNINIT) {
-		tracker_init();
-		if (__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_ON && !t->busy)
-			return true;
-		if (__atomic_load_n(&mode, __ATOMIC_ACQUIRE) == M_UNINIT)
-			early++;	/* before libc set the environment up */
-		return false;
-	}
-	if (m == M_ON && t->busy)
-		tracker_stat(HEAP_RSTAT_REENTERED, 1);
-	return false;
-}
-
-static inline uint64_t next_rand(struct thread *t)
-{
-	uint64_t x = t->rng;
-
-	x ^= x << 13;
-	x ^= x >> 7;
-	x ^= x << 17;
-	t->rng = x;
-	return x;
-}
-
-static inline uint64_t weight_of(uint64_t size)
-{
-	return sample_every > 1 && size < HEAP_REGION_SAMPLE_ALWAYS ? sample_every : 1;
-}
-
-static void flush_live(struct thread *t)
-{
-	struct heap_region *r = tracker_region;
-	int64_t now = __atomic_add_fetch(&r->live_bytes, t->live, __ATOMIC_RELAXED);
-	int64_t peak = __atomic_load_n(&r->peak_bytes, __ATOMIC_RELAXED);
-
-	t->live = 0;
-	while (now > peak && !__atomic_compare_exchange_n(&r->peak_bytes, &peak, now, true,
-							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-}
-
-static inline void add_live(struct thread *t, int64_t d)
-{
-	t->live += d;
-	if (unlikely(t->live >= HEAP_REGION_FLUSH || t->live <= -HEAP_REGION_FLUSH))
-		flush_live(t);
-}
-
-/* The owner's add to its block: a plain store, never torn (8-byte aligned). */
-static inline void cadd(uint64_t *p, uint64_t v)
-{
-	__atomic_store_n(p, *p + v, __ATOMIC_RELAXED);
-}
-
-/* This thread's counter of site i; NULL: none (count into the record). */
-static struct heap_region_count *counter_of(struct thread *t, uint32_t i)
-{
-	struct heap_region_block *b = t->block;
-	uint32_t cap = tracker_region->count_cap, mask = 2 * cap - 1, n, j;
-	struct heap_region_count *c;
-
-	if (!b)
-		return NULL;
-	for (j = (i * 2654435761u) & mask; t->index[j].site_plus1; j = (j + 1) & mask)
-		if (t->index[j].site_plus1 == i + 1)
-			return &b->counts[t->index[j].count];
-	n = b->n_used;
-	if (n >= cap)
-		return NULL;
-	c = &b->counts[n];
-	__atomic_store_n(&c->site_plus1, i + 1, __ATOMIC_RELEASE);
-	__atomic_store_n(&b->n_used, n + 1, __ATOMIC_RELEASE);
-	t->index[j].site_plus1 = i + 1;
-	t->index[j].count = n;
-	return c;
-}
-
-/* A live entry goes: its free, or the old block of a realloc. */
-static inline void count_free(struct thread *t, const struct live_entry *e)
-{
-	uint64_t w = weight_of(e->size), bytes = e->size * w;
-	bool temp = e->tick == (t->seq ^ t->salt) && e->tick != LIVE_NO_TICK;
-	struct heap_region_count *c = counter_of(t, e->site);
-
-	/* heaptrack's "temporary": the free directly follows its allocation, no
-	 * other allocation or free of the thread in between */
-	t->seq++;
-	if (unlikely(history_on))
-		history__event(e->ptr, e->size, e->site, HEAP_EVENT_FREE);
-
-	if (likely(c)) {
-		cadd(&c->free_bytes, bytes);
-		cadd(&c->free_count, w);
-		if (temp)
-			cadd(&c->temp_count, w);
-	} else {
-		struct heap_region_site *s = sites__at(e->site);
-
-		__atomic_fetch_add(&s->free_bytes, bytes, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->free_count, w, __ATOMIC_RELAXED);
-		if (temp)
-			__atomic_fetch_add(&s->temp_count, w, __ATOMIC_RELAXED);
-	}
-	add_live(t, -(int64_t)bytes);
-}
-
-/* A block found still live when its pointer came back: its free went by unseen. */
-static void stale_gone(void *ctx, const struct live_entry *e)
-{
-	tracker_stat(HEAP_RSTAT_STALE, 1);
-	count_free(ctx, e);
-}
-
-/* The site of the allocation made from `from`: its cache slot. NULL: dropped. */
-static unsigned int site_of(struct thread *t, const struct unwind_from *from)
-{
-	struct unwind_stack st;
-	struct unwind_from nf;
-	struct heap_region_site *s;
-	uint64_t key;
-	unsigned int c;
-
-	if (unlikely(t->ready != 1))
-		thread_init(t);
-	if (t->new_from.ret) {
-		/* malloc inside operator new: the stack of new's caller */
-		nf = t->new_from;
-		from = &nf;
-		t->new_from.ret = 0;
-	}
-	unwind__stack(from, t->lo, t->hi, &st);
-	key = unwind__hash(&st);
-	c = key & (CACHE - 1);
-	if (likely(t->cache[c].key == key))
-		return c;
-	s = sites__get(key, &st, HEAP_SITE_MALLOC);
-	if (!s)
-		return CACHE;
-	t->cache[c].key = key;
-	t->cache[c].site = s;
-	t->cache[c].count = counter_of(t, sites__index(s));
-	return c;
-}
-
-/* A new block p of size bytes, allocated from `from`. */
-static void count_alloc(struct thread *t, void *p, uint64_t size, const struct unwind_from *from)
-{
-	struct heap_region_count *cnt;
-	struct live_entry e;
-	uint64_t w = 1;
-	unsigned int c;
-
-	if (!p) {
-		tracker_stat(HEAP_RSTAT_NULL_RETURNS, 1);
-		return;
-	}
-	if (sample_every > 1 && size < HEAP_REGION_SAMPLE_ALWAYS) {
-		if (next_rand(t) % sample_every) {
-			t->new_from.ret = 0;
-			return;
-		}
-		w = sample_every;
-	}
-	live__prefetch(t->young, (uintptr_t)p);
-	c = site_of(t, from);
-	if (c == CACHE)
-		return;
-	t->seq++;
-	e.ptr = (uintptr_t)p;
-	e.size = size;
-	e.site = sites__index(t->cache[c].site);
-	e.tick = t->seq ^ t->salt;
-	if (live__add(t->young, &e, stale_gone, t) < 0) {
-		tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
-		return;
-	}
-	if (unlikely(history_on))
-		history__event(e.ptr, size, e.site, HEAP_EVENT_ALLOC);
-	cnt = t->cache[c].count;
-	if (likely(cnt)) {
-		cadd(&cnt->alloc_bytes, size * w);
-		cadd(&cnt->alloc_count, w);
-	} else {
-		struct heap_region_site *s = t->cache[c].site;
-
-		__atomic_fetch_add(&s->alloc_bytes, size * w, __ATOMIC_RELAXED);
-		__atomic_fetch_add(&s->alloc_count, w, __ATOMIC_RELAXED);
-	}
-	add_live(t, (int64_t)(size * w));
-}
-
-/* p goes (free, or realloc's old block): counted against its site. */
-static void release(struct thread *t, void *p)
-{
-	struct live_entry e;
-
-	if (live__remove(t->young, (uintptr_t)p, &e)) {
-		count_free(t, &e);
-	} else if (sample_every == 1 && !unwind__quiet_take(p)) {
-		/* (a block of libunwind's own is not unknown: preload/unwind.c) */
-		tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
-		tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, malloc_usable_size(p));
-	}
-}
-
-/* --- for preload/mmap.c ------------------------------------------------- */
-
-bool tracker__enter(void)
-{
-	struct thread *t = &th;
-	int m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
-
-	if (m == M_UNINIT) {
-		tracker_init();
-		m = __atomic_load_n(&mode, __ATOMIC_ACQUIRE);
-	}
-	/* busy: the tracker's own tables, or a signal handler inside it */
-	if (m != M_ON || t->busy)
-		return false;
-	t->busy = 1;
-	return true;
-}
-
-void tracker__leave(void)
-{
-	th.busy = 0;
-}
-
-struct heap_region_site *tracker__site(const struct unwind_from *from, unsigned int kind)
-{
-	struct thread *t = &th;
-	struct unwind_stack st;
-	uint64_t key;
-
-	if (unlikely(t->ready != 1))
-		thread_init(t);
-	unwind__stack(from, t->lo, t->hi, &st);
-	key = unwind__hash(&st) ^ ((uint64_t)kind * 0x9e3779b97f4a7c15ULL);
-	return sites__get(key ? key : 1, &st, (uint8_t)kind);
-}
-
-void tracker__add_live(int64_t bytes)
-{
-	add_live(&th, bytes);
-}
-
-/* --- the interposed functions -------------------------------------------- */
-
-/* An untracked block p: one libunwind allocated (inside the tracker) is
- * noted, so that its free does not count as unknown (preload/unwind.c). */
-static inline void *quiet(const struct thread *t, void *p)
-{
-	if (unlikely(t->busy) && p && unwind__inside())
-		unwind__quiet_add(p);
-	return p;
-}
-
-/* An untracked free or realloc of p: a block libunwind allocated is forgotten. */
-static inline void unquiet(const struct thread *t, void *p)
-{
-	if (unlikely(t->busy) && p && unwind__inside())
-		unwind__quiet_take(p);
-}
-
-/*
- * An allocation of n bytes by fn (__libc_malloc, __libc_valloc...), made
- * for the caller of the interposed function whose frame is `frame`.
- */
-static inline __attribute__((always_inline)) void *
-sized(void *(*fn)(size_t), size_t n, const uintptr_t *frame)
-{
-	struct thread *t = &th;
-	struct unwind_from from;
-	void *p;
-
-	if (!tracking(t))
-		return quiet(t, fn(n));
-	unwind__from_frame(&from, frame);
-	t->busy = 1;
-	p = fn(n);
-	count_alloc(t, p, n, &from);
-	t->busy = 0;
-	return p;
-}
-
-EXPORT void *malloc(size_t n)
-{
-	return sized(__libc_malloc, n, __builtin_frame_address(0));
-}
-
-EXPORT void free(void *p)
-{
-	struct thread *t = &th;
-
-	if (!p)
-		return;
-	if (!tracking(t)) {
-		unquiet(t, p);
-		__libc_free(p);
-		return;
-	}
-	t->busy = 1;
-	/* the two cache misses of a free of an old block, side by side: its
-	 * entry in the shared table and glibc's chunk header */
-	live__prefetch_shared((uintptr_t)p);
-	__builtin_prefetch((const char *)p - 16, 1);
-	/* out of the table first: once freed, another thread may get p back */
-	release(t, p);
-	__libc_free(p);
-	t->busy = 0;
-}
-
-EXPORT void *calloc(size_t n, size_t size)
-{
-	struct thread *t = &th;
-	struct unwind_from from;
-	size_t bytes;
-	void *p;
-
-	if (!tracking(t))
-		return quiet(t, __libc_calloc(n, size));
-	CALLER(from);
-	t->busy = 1;
-	p = __libc_calloc(n, size);
-	if (p || !__builtin_mul_overflow(n, size, &bytes))
-		count_alloc(t, p, (uint64_t)n * size, &from);
-	t->busy = 0;
-	return p;
-}
-
-static void *do_realloc(struct thread *t, void *old, size_t n, const struct unwind_from *from)
-{
-	struct live_entry e;
-	bool had = false;
-	size_t old_usable = 0;
-	void *p;
-
-	t->busy = 1;
-	if (old) {
-		had = live__remove(t->young, (uintptr_t)old, &e);
-		if (!had)
-			old_usable = malloc_usable_size(old);
-	}
-	p = __libc_realloc(old, n);
-	if (!p && (n || !old)) {
-		/* failed: the old block stays */
-		if (had && live__add(t->young, &e, stale_gone, t) < 0)
-			tracker_stat(HEAP_RSTAT_DROP_LIVE, 1);
-		tracker_stat(HEAP_RSTAT_NULL_RETURNS, 1);
-	} else {
-		/* moved or not, the old block goes and the new one comes (realloc(p, 0): freed) */
-		if (had) {
-			count_free(t, &e);
-		} else if (old && sample_every == 1 && !unwind__quiet_take(old)) {
-			tracker_stat(HEAP_RSTAT_UNKNOWN_FREES, 1);
-			tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, old_usable);
-		}
-		if (p)
-			count_alloc(t, p, n, from);
-	}
-	t->busy = 0;
-	return p;
-}
-
-EXPORT void *realloc(void *old, size_t n)
-{
-	struct thread *t = &th;
-	struct unwind_from from;
-
-	if (!tracking(t)) {
-		unquiet(t, old);
-		return quiet(t, __libc_realloc(old, n));
-	}
-	CALLER(from);
-	return do_realloc(t, old, n, &from);
-}
-
-EXPORT void *reallocarray(void *old, size_t n, size_t size)
-{
-	struct thread *t = &th;
-	struct unwind_from from;
-	size_t bytes;
-
-	if (__builtin_mul_overflow(n, size, &bytes)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (!tracking(t)) {
-		unquiet(t, old);
-		return quiet(t, __libc_realloc(old, bytes));
-	}
-	CALLER(from);
-	return do_realloc(t, old, bytes, &from);
-}
-
-static void *aligned(size_t align, size_t n, const struct unwind_from *from)
-{
-	struct thread *t = &th;
-	void *p;
-
-	if (!tracking(t))
-		return quiet(t, __libc_memalign(align, n));
-	t->busy = 1;
-	p = __libc_memalign(align, n);
-	count_alloc(t, p, n, from);
-	t->busy = 0;
-	return p;
-}
-
-EXPORT void *memalign(size_t align, size_t n)
-{
-	struct unwind_from from;
-
-	CALLER(from);
-	return aligned(align, n, &from);
-}
-
-EXPORT void *aligned_alloc(size_t align, size_t n)
-{
-	struct unwind_from from;
-
-	CALLER(from);
-	return aligned(align, n, &from);
-}
-
-EXPORT int posix_memalign(void **out, size_t align, size_t n)
-{
-	struct unwind_from from;
-	void *p;
-
-	if (align % sizeof(void *) || (align & (align - 1)) || !align)
-		return EINVAL;
-	CALLER(from);
-	p = aligned(align, n, &from);
-	if (!p)
-		return ENOMEM;
-	*out = p;
-	return 0;
-}
-
-EXPORT void *valloc(size_t n)
-{
-	return sized(__libc_valloc, n, __builtin_frame_address(0));
-}
-
-EXPORT void *pvalloc(size_t n)
-{
-	return sized(__libc_pvalloc, n, __builtin_frame_address(0));
-}
-
-/*
- * C++ operator new: Debian's libstdc++ keeps no frame pointers, so at the
- * malloc inside new the line that called new is not in the chain. Each
- * variant notes its caller for the malloc (or aligned_alloc) it makes, and
- * forwards to the real one (found once with dlsym; it throws as it would).
- * operator new[] calling operator new keeps the outer caller.
- */
-#define NEW_WRAPPER(name, params, args)					\
-	EXPORT void *name params					\
-	{								\
-		static void *(*real) params;				\
-		void *(*fn) params = __atomic_load_n(&real, __ATOMIC_ACQUIRE); \
-		struct thread *t = &th;					\
-		bool mark;						\
-		void *p;						\
-									\
-		if (!fn) {						\
-			fn = (void *(*) params)dlsym(RTLD_NEXT, #name);	\
-			if (!fn)					\
-				abort();				\
-			__atomic_store_n(&real, fn, __ATOMIC_RELEASE);	\
-		}							\
-		mark = !t->new_from.ret;				\
-		if (mark)						\
-			CALLER(t->new_from);				\
-		p = fn args;						\
-		if (mark)						\
-			t->new_from.ret = 0;				\
-		return p;						\
-	}
-
-struct nothrow_t;
-NEW_WRAPPER(_Znwm, (size_t n), (n))
-NEW_WRAPPER(_Znam, (size_t n), (n))
-NEW_WRAPPER(_ZnwmRKSt9nothrow_t, (size_t n, const struct nothrow_t *nt), (n, nt))
-NEW_WRAPPER(_ZnamRKSt9nothrow_t, (size_t n, const struct nothrow_t *nt), (n, nt))
-NEW_WRAPPER(_ZnwmSt11align_val_t, (size_t n, size_t al), (n, al))
-NEW_WRAPPER(_ZnamSt11align_val_t, (size_t n, size_t al), (n, al))
-NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t,
-	    (size_t n, size_t al, const struct nothrow_t *nt), (n, al, nt))
-NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t,
-	    (size_t n, size_t al, const struct nothrow_t *nt), (n, al, nt))

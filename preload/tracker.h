@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "preload/block.h"
 #include "preload/heap-region.h"
 
 #define likely(x)	__builtin_expect(!!(x), 1)
@@ -56,12 +57,6 @@ struct unwind_stack {
 void unwind__init(void);
 /* Is libunwind there (CFI unwinding for code without frame pointers)? */
 bool unwind__cfi(void);
-/* Is this thread inside libunwind? Its allocations there are untracked:
- * quiet_add() notes them, quiet_take() finds one at its free (true: not an
- * unknown free, not counted). */
-bool unwind__inside(void);
-void unwind__quiet_add(const void *p);
-bool unwind__quiet_take(const void *p);
 /* Capture the stack; lo..hi: the thread's stack (0, 0: unknown, no walk). */
 void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 		   struct unwind_stack *s);
@@ -77,17 +72,18 @@ struct heap_region_site *sites__get(uint64_t key, const struct unwind_stack *s, 
 struct heap_region_site *sites__at(uint32_t idx);
 uint32_t sites__index(const struct heap_region_site *s);
 
-/* --- the live pointers (preload/live.c) ----------------------------------- */
+/* --- blocks without a header (preload/live.c) ---------------------------- */
 
+/*
+ * The blocks the tracker counts but could give no header (preload/block.h:
+ * alignments above BLOCK_ALIGN_MAX, sizes of BLOCK_SIZE_MAX or more):
+ * pointer -> {size, site}, in a sharded table.
+ */
 struct live_entry {
 	uint64_t ptr;
 	uint64_t size;		/* as asked for (not the usable size) */
 	uint32_t site;		/* index of the site record */
-	uint32_t tick;		/* the allocating thread's count, for temporaries */
 };
-
-/* The tick of an entry that cannot be a temporary (it left its young table). */
-#define LIVE_NO_TICK	UINT32_MAX
 
 /*
  * Insert e (keyed by e->ptr). 1 when a stale entry for the same pointer was
@@ -95,27 +91,116 @@ struct live_entry {
  * 0 inserted; -1 no memory for the table (not inserted).
  */
 int live__put(const struct live_entry *e, struct live_entry *stale);
-/* Remove ptr's entry into *e; false when it is not there. */
+/* Remove ptr's entry into *e; false when it is not there (or the table is empty). */
 bool live__take(uint64_t ptr, struct live_entry *e);
-
-/* A thread's young table (NULL: none left, the shared table only). */
-struct young;
-typedef void (*live_stale_fn)(void *ctx, const struct live_entry *stale);
-
-struct young *live__young(void);
-/* The thread exits: its young entries move to the shared table. */
-void live__young_release(struct young *y, live_stale_fn stale, void *ctx);
-/* A new block, into y (moving what had its slot); stale: an entry of the
- * same pointer found (its free went by unseen). 0, -1: no memory. */
-int live__add(struct young *y, const struct live_entry *e, live_stale_fn stale, void *ctx);
-/* A new block ptr is coming: start fetching what live__add() will touch. */
-void live__prefetch(struct young *y, uint64_t ptr);
-/* Before a free: the shared table slot of ptr, into the cache (a hint). */
-void live__prefetch_shared(uint64_t ptr);
-/* Take ptr's entry, wherever it is: y, the shared table, another thread's young. */
-bool live__remove(struct young *y, uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
 void live__reset(void);
+
+/* --- the tracker's state and its counting (preload/tracker.c, count.c) ---- */
+
+enum tracker_mode { M_UNINIT, M_INIT, M_OFF, M_ON };
+
+extern int tracker_mode;
+extern uint32_t sample_every;
+/* The account this process counts into (preload/block.h): a fork child's
+ * is its parent's + 1. */
+extern uint16_t tracker_epoch;
+/* Calls before the tracker could start (ld.so's, before libc set the
+ * environment up). */
+extern unsigned long tracker_early;
+
+#define TCACHE 256
+
+/* A thread's private index of its block: site -> counter (mmap'd). */
+struct tindex {
+	uint32_t site_plus1;
+	uint32_t count;
+};
+
+struct thread {
+	uint8_t busy;		/* inside the tracker: calls pass through */
+	uint8_t ready;		/* stack bounds known (2: exiting) */
+	uint32_t seq;		/* tracked allocations and frees of this thread */
+	uint32_t salt;
+	uintptr_t lo, hi;	/* the thread's stack */
+	int64_t live;		/* bytes not yet added to the region's live total */
+	uint64_t rng;
+	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
+	struct heap_region_block *block;	/* NULL: count into the records */
+	struct tindex *index;		/* 2 * count_cap entries */
+	struct {
+		uint64_t key;
+		struct heap_region_site *site;
+		struct heap_region_count *count;	/* NULL: the record's counters */
+	} cache[TCACHE];
+};
+
+extern __thread struct thread th __attribute__((tls_model("initial-exec")));
+
+/* The first call: find the region, or stay out of the way (tracker.c). */
+void tracker__init(void);
+/* The thread's stack bounds and counter block, at its first tracked call. */
+void tracker__thread_init(struct thread *t);
+
+/* How a call is to be handled (tracker__begin()). */
+enum track {
+	TRACK_OFF,	/* no tracker in this process (yet): glibc's, as it is */
+	TRACK_QUIET,	/* the tracker runs, this call is not counted (the thread
+			 * is inside the tracker: a signal handler, libunwind) */
+	TRACK_ON,	/* counted: the thread is marked busy until it returns */
+};
+
+static inline enum track tracker__begin(struct thread *t)
+{
+	int m = __atomic_load_n(&tracker_mode, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(m == M_ON && !t->busy, 1)) {
+		t->busy = 1;
+		return TRACK_ON;
+	}
+	if (m == M_UNINIT) {
+		tracker__init();
+		m = __atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE);
+		if (m == M_ON && !t->busy) {
+			t->busy = 1;
+			return TRACK_ON;
+		}
+		if (m == M_UNINIT)
+			tracker_early++;	/* before libc set the environment up */
+	}
+	if (m == M_ON) {
+		tracker_stat(HEAP_RSTAT_REENTERED, 1);
+		return TRACK_QUIET;
+	}
+	return TRACK_OFF;
+}
+
+static inline void tracker__end(struct thread *t)
+{
+	t->busy = 0;
+}
+
+/*
+ * A new block at p of size bytes, allocated from `from` (its caller's
+ * frame): counted, its site returned (BLOCK_UNTRACKED: sampled out, or
+ * dropped) and *tick set for its header. Inside tracker__begin/end.
+ */
+uint32_t count__alloc(struct thread *t, uint64_t p, uint64_t size,
+		      const struct unwind_from *from, uint32_t *tick);
+/* A counted block goes (its free, or the old block of a realloc): size and
+ * site as counted, tick from its header (BLOCK_NO_TICK: none). */
+void count__free(struct thread *t, uint64_t p, uint64_t size, uint32_t site, uint32_t tick);
+/* The same from a thread inside the tracker (a signal handler): atomic adds
+ * to the site's record only. */
+void count__free_quiet(uint64_t p, uint64_t size, uint32_t site);
+/* A free of memory the tracker never counted (allocated before it started). */
+void count__unknown_free(uint64_t usable);
+/* Add to the region's live bytes (in steps). */
+void count__add_live(struct thread *t, int64_t bytes);
+/* The thread exits: what it holds goes to the region. */
+void count__thread_exit(struct thread *t);
+
+#define BLOCK_NO_TICK	UINT32_MAX
 
 /* --- exec (preload/exec.c): the tree keeps the tracker ------------------- */
 
@@ -141,18 +226,11 @@ void history__init(struct heap_region *r);
 /* An allocation or a free into the thread's ring (dropped, counted, when full). */
 void history__event(uint64_t ptr, uint64_t size, uint32_t site, enum heap_event_kind kind);
 
-/* --- for preload/mmap.c (preload/tracker.c) ------------------------------ */
+/* --- for preload/mmap.c (preload/count.c) -------------------------------- */
 
-/*
- * For preload/mmap.c: tracker__enter() is true when this thread's call
- * is to be tracked (it is then inside the tracker until tracker__leave());
- * tracker__site() the record of an allocation of `kind` made from `from`
- * (its key mixes the kind in: never the record of a malloc stack), NULL
- * when dropped; tracker__add_live() adds to the region's live bytes.
- */
-bool tracker__enter(void);
-void tracker__leave(void);
-struct heap_region_site *tracker__site(const struct unwind_from *from, unsigned int kind);
-void tracker__add_live(int64_t bytes);
+/* The record of an allocation of `kind` made from `from` (its key mixes the
+ * kind in: never the record of a malloc stack); NULL when dropped. */
+struct heap_region_site *count__site(struct thread *t, const struct unwind_from *from,
+				     unsigned int kind);
 
 #endif

@@ -46,10 +46,10 @@
  * or off as a whole, HEAP_RSTAT_CFI). Debian ships libunwind.a without
  * -fPIC, so it cannot be linked into this library. libunwind allocates (its thread-local
  * cache, dl_iterate_phdr()) and reads the loader's list: it runs with the
- * thread marked busy (preload/tracker.c), so allocations it makes pass
- * through untracked (and are noted, quiet[]: glibc frees its thread-local
- * block later, which must not count as an unknown free), and a signal
- * handler that allocates meanwhile passes through too. Its per-thread
+ * thread marked busy (preload/tracker.c), so allocations it makes are not
+ * counted (their headers say so: glibc frees its thread-local block later,
+ * which is then no unknown free), and a signal handler that allocates
+ * meanwhile is not counted either. Its per-thread
  * cache takes no lock. A module unloaded (dlclose) flushes its cache and
  * the rules at the next module lookup that misses (until then a return
  * address of a module loaded at the same place may step by a stale rule:
@@ -106,17 +106,6 @@ static __typeof__(unw_flush_cache) *unw_flush;
 static unw_addr_space_t unw_as;
 /* The most frames of the tracker's own seen below the allocator's caller. */
 static int cfi_skip;
-
-/* Inside libunwind (this thread). */
-static __thread uint8_t in_cfi __attribute__((tls_model("initial-exec")));
-
-/* Blocks allocated inside libunwind, untracked (the thread's block of its
- * thread-local variables, which glibc allocates at the first use and frees
- * when the thread's stack is reused): their frees are not unknown frees. */
-#define QUIET_SLOTS	4096
-#define QUIET_PROBE	16
-static uint64_t quiet[QUIET_SLOTS];
-static unsigned int n_quiet;		/* entries in quiet[] */
 
 static int phdr_cb(struct dl_phdr_info *info, size_t size, void *data)
 {
@@ -836,56 +825,6 @@ bool unwind__cfi(void)
 	return unw_bt != NULL;
 }
 
-bool unwind__inside(void)
-{
-	return in_cfi;
-}
-
-static inline unsigned int quiet_slot(uint64_t p)
-{
-	return (unsigned int)((p >> 4) * 0x9e3779b97f4a7c15ULL >> 52);	/* 12 bits */
-}
-
-void unwind__quiet_add(const void *p)
-{
-	uint64_t v = (uintptr_t)p;
-	unsigned int h = quiet_slot(v);
-
-	for (unsigned int i = 0; i < QUIET_PROBE; i++) {
-		uint64_t zero = 0;
-
-		if (__atomic_compare_exchange_n(&quiet[(h + i) % QUIET_SLOTS], &zero, v, false,
-						__ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
-			__atomic_fetch_add(&n_quiet, 1, __ATOMIC_RELEASE);
-			return;
-		}
-	}
-	/* full: its free will count as an unknown free */
-}
-
-/* On every free the tracker does not know (with --heap-sample, most of
- * them): nothing noted, no work; else plain loads, a CAS on the match. */
-bool unwind__quiet_take(const void *p)
-{
-	uint64_t v = (uintptr_t)p;
-	unsigned int h;
-
-	if (!__atomic_load_n(&n_quiet, __ATOMIC_ACQUIRE))
-		return false;
-	h = quiet_slot(v);
-	for (unsigned int i = 0; i < QUIET_PROBE; i++) {
-		uint64_t *slot = &quiet[(h + i) % QUIET_SLOTS], want = v;
-
-		if (__atomic_load_n(slot, __ATOMIC_RELAXED) == v &&
-		    __atomic_compare_exchange_n(slot, &want, 0, false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED)) {
-			__atomic_fetch_sub(&n_quiet, 1, __ATOMIC_RELAXED);
-			return true;
-		}
-	}
-	return false;
-}
-
 /* --- the walks ------------------------------------------------------------ */
 
 static inline bool in_text(uint64_t a)
@@ -921,9 +860,7 @@ static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 	/* no deeper than needed: the tracker's frames, then the stack kept */
 	int n;
 
-	in_cfi = 1;
 	n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
-	in_cfi = 0;
 
 	for (int i = 0; i < n && i < CFI_SKIP_MAX; i++) {
 		if ((uintptr_t)buf[i] != ret)
