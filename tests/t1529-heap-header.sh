@@ -1,0 +1,56 @@
+#!/bin/sh
+# The in-process tracker's block header (issue 8, preload/block.h): blocks
+# aligned by memalign & co. (a header at the alignment's offset, or none
+# above 64 bytes: the live table), realloc of an aligned block (moved, its
+# contents kept), a block written up to malloc_usable_size() and grown,
+# realloc(p, 0), calloc on a recycled dirty block; and a SIGALRM handler
+# that frees counted blocks while the thread may be inside the tracker:
+# every one of those frees is counted (atomically, when the signal lands
+# inside it), nothing stays live that the program freed.
+. "$(dirname "$0")/lib.sh"
+. "$TEST_SRC/heap-lib.sh"
+
+SRC=$TEST_SRC/targets/heap_header.c
+
+test_expect_success 'record -- heap_header: its own checks pass under the tracker' '
+	"$RSPROF" record -q --no-cpu --heap-backend preload -o hh.db -- "$TARGETS/heap_header" &&
+	sql hh.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			  SUM(h.free_count)
+		   FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		   WHERE s.file LIKE '\''%heap_header.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
+	cat got
+'
+
+expect() {	# MARKER LIVE ALLOCS FREES
+	l=$(line_of "$1" "$SRC") &&
+	grep -qx "$l|$2|$3|$4" got || { echo "$1 (line $l): want $2|$3|$4" >&2; return 1; }
+}
+
+test_expect_success 'aligned blocks, with a header and without, counted as asked' '
+	expect HH_A32 1000 1 0 && expect HH_A64 2048 1 0 && expect HH_A24 500 1 0 &&
+	expect HH_A256 3000 1 0
+'
+
+test_expect_success 'realloc of an aligned block, of a block used to its usable size' '
+	expect HH_GROW_FROM 0 1 1 && expect HH_GROWN 5000 1 0 &&
+	expect HH_USABLE_FROM 0 1 1 && expect HH_USABLE_GROWN 400 1 0
+'
+
+test_expect_success 'realloc(p, 0) frees, calloc counts once' '
+	expect HH_ZERO_FROM 0 1 1 && expect HH_DIRTY 0 1 1 && expect HH_CALLOC 8000 1 0
+'
+
+test_expect_success 'frees from a signal handler: each counted, none lost' '
+	n=$(sql hh.db "SELECT SUM(h.alloc_count) FROM heap_events h JOIN symbols s
+		       ON h.addr = s.addr WHERE s.line = $(line_of HH_LOOP "$SRC")") &&
+	test "$n" = 2000000 && expect HH_LOOP 0 2000000 2000000 &&
+	no_negative_site hh.db && test "$(meta hh.db unknown_frees)" = 0
+'
+
+test_expect_success 'the same with --heap-sample 10: nothing below zero, no unknown frees' '
+	"$RSPROF" record -q --no-cpu --heap-backend preload --heap-sample 10 -o hh10.db -- \
+		"$TARGETS/heap_header" &&
+	no_negative_site hh10.db && test "$(meta hh10.db unknown_frees)" = 0
+'
+
+test_done
