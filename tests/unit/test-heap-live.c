@@ -2,7 +2,8 @@
  * preload/live.c, the in-process tracker's live-pointer table, against a
  * reference (util/hashmap): random inserts and removals of clustered
  * pointers (as malloc hands them out), tables grown from empty, deletion
- * by backward shift, stale entries replaced.
+ * by backward shift, stale entries replaced, sizes of a terabyte and more
+ * (the blocks too large for a header) kept whole.
  */
 #include "preload/live.c"
 
@@ -44,7 +45,7 @@ int main(void)
 			hashmap__remove(&ref, ptr);
 			live--;
 		} else {
-			e = (struct live_entry){ .ptr = ptr, .size = (ptr >> 4) & 0xffffff, .site = i, .tick = 0 };
+			e = (struct live_entry){ .ptr = ptr, .size = (ptr >> 4) & 0xffffff, .site = i };
 			put = live__put(&e, &stale);
 			if (put != 0)
 				mismatches++;
@@ -76,6 +77,9 @@ int main(void)
 	ok(stale_ok, "a pointer handed out again while live: the old entry is returned as stale");
 	ok(live__take(base, &got) && got.size == 20 && !live__take(base, &got),
 	   "and the new one replaced it");
+	e = (struct live_entry){ .ptr = base, .size = (5ULL << 40) + 3, .site = 7 };
+	ok(live__put(&e, &stale) == 0 && live__take(base, &got) && got.size == e.size &&
+	   got.site == 7, "a size of 5 TiB comes back whole");
 	hashmap__free(&ref);
 	return done_testing();
 }
