@@ -8,8 +8,9 @@
 # address; rows "C nofp", "Rust nofp", measured against heaptrack only),
 # and on a large heap (row "C live", heap_bench_live.c: 500,000 blocks
 # kept, each pair frees a random one, as a server's heap behaves: every
-# free is of an old block, whose entry in the tracker's shared table is a
-# cache miss, where heap_bench's 16 blocks stay in the cache).
+# free is of an old block, a cache miss for glibc and for the tracker's
+# header beside its chunk header, where heap_bench's 16 blocks stay in
+# the cache).
 # The targets time their own allocation loop, so start-up, attach and the
 # writing of the file are not in the figures, both in wall-clock time and
 # in the CPU time of the allocating thread (user and kernel: traps

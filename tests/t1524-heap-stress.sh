@@ -43,7 +43,7 @@ test_expect_success 'in-process: the profile agrees with the target, line by lin
 	test "$(meta preload.db unknown_frees)" = 0
 '
 
-# more threads than have young tables (preload/live.c): the shared table only for some
+# 80 threads at once, handing blocks to each other: a free counted by a thread other than the allocating one
 test_expect_success 'in-process, 80 threads: the same' '
 	stress many 80 5000 --heap-backend preload && test "$(meta many.db unknown_frees)" = 0
 '
