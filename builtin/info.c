@@ -204,6 +204,10 @@ static int print_text(const struct info *in)
 			     format__bytes(s->rss_bytes, b, sizeof(b)),
 			     s->rss_bytes > 0 ? 100.0 * (double)s->live_bytes / (double)s->rss_bytes :
 			     0.0);
+		if (s->header_bytes > 0)
+			LINE("block headers", "~%s of the resident memory, the in-process "
+			     "tracker's (16 B before each live block)",
+			     format__bytes(s->header_bytes, a, sizeof(a)));
 	}
 	LINE("symbols", "%s", format__count(s->symbols, a, sizeof(a)));
 	LINE("call stacks", "%s", format__count(s->stacks, a, sizeof(a)));
@@ -285,6 +289,7 @@ static int print_json(const struct info *in)
 		json__int(&j, "rss_bytes", s->rss_bytes);
 		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);
 		json__int(&j, "rss_peak_bytes", s->rss_peak_bytes);
+		json__int(&j, "header_bytes", s->header_bytes);
 		json__end_object(&j);
 	} else {
 		json__null(&j, "memory");

@@ -279,15 +279,20 @@ static void print_header(const struct report *rp)
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
 	/* issue 9: what the tracked heap is of the process's memory */
-	if (s->has_rss && s->has_heap)
-		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s)\n",
+	if (s->has_rss && s->has_heap) {
+		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",
 		       format__bytes(s->live_bytes, a, sizeof(a)),
 		       /* more than resident: allocated pages count before they are touched */
 		       s->live_bytes <= s->rss_bytes ? " of " : ", ",
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
-	else if (s->has_rss)
+		/* what the in-process tracker's block headers add to it */
+		if (s->header_bytes > 0)
+			printf("; the tracker's block headers ~%s",
+			       format__bytes(s->header_bytes, a, sizeof(a)));
+		puts(")");
+	} else if (s->has_rss)
 		printf("# memory:   %s resident (anonymous %s, peak %s)\n",
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),

@@ -6,7 +6,9 @@
 # realloc(p, 0), calloc on a recycled dirty block; and a SIGALRM handler
 # that frees counted blocks while the thread may be inside the tracker:
 # every one of those frees is counted (atomically, when the signal lands
-# inside it), nothing stays live that the program freed.
+# inside it), nothing stays live that the program freed. And the headers'
+# share of the resident memory, in report and info (500,002 blocks live:
+# 7.63 MiB).
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -51,6 +53,22 @@ test_expect_success 'the same with --heap-sample 10: nothing below zero, no unkn
 	"$RSPROF" record -q --no-cpu --heap-backend preload --heap-sample 10 -o hh10.db -- \
 		"$TARGETS/heap_header" &&
 	no_negative_site hh10.db && test "$(meta hh10.db unknown_frees)" = 0
+'
+
+test_expect_success 'the headers in the resident memory: report and info say how much' '
+	"$RSPROF" record -q --no-cpu -i 200ms --heap-backend preload -o live.db -- \
+		"$TARGETS/heap_bench_live" 3000000 >/dev/null &&
+	test "$(meta live.db heap_block_header_bytes)" = 16 &&
+	blocks=$(sql live.db "SELECT SUM(heap_alloc_count) - SUM(heap_free_count) FROM checkpoints") &&
+	echo "$blocks blocks live" && test "$blocks" -ge 500000 &&
+	"$RSPROF" report --heap -n 1 live.db | grep "^# memory:" >mem && cat mem &&
+	grep -q "; the tracker.s block headers ~7\.6[0-9] MiB)$" mem &&
+	"$RSPROF" info live.db | grep -q "^block headers: *~7\.6[0-9] MiB of the resident memory" &&
+	"$RSPROF" info --json live.db | python3 -c "
+import json, sys
+m = json.load(sys.stdin)[\"memory\"]
+assert m[\"header_bytes\"] == 16 * $blocks, m
+"
 '
 
 test_done

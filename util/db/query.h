@@ -198,6 +198,10 @@ struct prof_summary {
 	int64_t rss_bytes, rss_anon_bytes;	/* at the last checkpoint that read it */
 	int64_t rss_peak_bytes;			/* the kernel's VmHWM (meta.rss_peak_bytes),
 						 * else the highest at a checkpoint */
+	/* the in-process tracker's headers in the resident memory at the end:
+	 * meta.heap_block_header_bytes for each block live (an estimate: mmap
+	 * regions count as blocks, sampled counts are scaled); 0: none */
+	int64_t header_bytes;
 	/* record --retain (v3): checkpoints folded into coarser ones */
 	uint64_t retain_ms;		/* meta.retain_ms; 0: none */
 	uint64_t folded_checkpoints;	/* checkpoints holding more than one interval */

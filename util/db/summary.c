@@ -241,6 +241,11 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 	if (err)
 		return err;
 	s->heap_sample = v[0] > 1 && v[0] < UINT32_MAX ? (unsigned int)v[0] : 0;
+	err = meta_int(db, "heap_block_header_bytes", &v[0]);
+	if (err)
+		return err;
+	if (v[0] > 0 && v[0] <= 4096 && s->alloc_count > s->free_count)
+		s->header_bytes = sat__mul(v[0], s->alloc_count - s->free_count);
 	err = db__meta_get(db, "end_time", &val);
 	if (err)
 		return err;

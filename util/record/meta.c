@@ -3,9 +3,11 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <sys/wait.h>
 #include <time.h>
 
+#include "preload/block.h"
 #include "util/db/query.h"
 #include "util/db/db.h"
 #include "util/error.h"
@@ -102,6 +104,9 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	if (!err && heap_on) {
 		heap__stats(heap, &hs);
 		err = db__meta_set(db, "heap_backend", hs.backend);
+		/* what the in-process tracker adds before each block (preload/block.h) */
+		if (!err && !strcmp(hs.backend, "preload"))
+			err = db__meta_set_int(db, "heap_block_header_bytes", BLOCK_HDR);
 		if (!err && heap_why && t->launched)
 			err = db__meta_set(db, "heap_backend_reason", heap_why);
 	}
