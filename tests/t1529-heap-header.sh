@@ -55,6 +55,18 @@ test_expect_success 'the same with --heap-sample 10: nothing below zero, no unkn
 	no_negative_site hh10.db && test "$(meta hh10.db unknown_frees)" = 0
 '
 
+# the tracker cannot run under ASan (it replaces the allocator ASan would):
+# its UBSan build (aborting at the first undefined behaviour) runs instead
+UBSAN_TRACKER=${UBSAN_TRACKER:-$(dirname "$RSPROF")/preload/ubsan/librsprof-heap.so}
+test_expect_success 'the tracker built with UBSan: the same checks, the same counts' '
+	test -r "$UBSAN_TRACKER" &&
+	RSPROF_HEAP_TRACKER=$UBSAN_TRACKER "$RSPROF" record -q --no-cpu --heap-backend preload \
+		-o ub.db -- "$TARGETS/heap_header" 300000 &&
+	no_negative_site ub.db && test "$(meta ub.db unknown_frees)" = 0 &&
+	test "$(sql ub.db "SELECT SUM(h.alloc_bytes) - SUM(h.free_bytes) FROM heap_events h
+		JOIN symbols s ON h.addr = s.addr WHERE s.line = $(line_of HH_LOOP "$SRC")")" = 0
+'
+
 test_expect_success 'the headers in the resident memory: report and info say how much' '
 	"$RSPROF" record -q --no-cpu -i 200ms --heap-backend preload -o live.db -- \
 		"$TARGETS/heap_bench_live" 3000000 >/dev/null &&
