@@ -199,7 +199,8 @@ static void uncount_plain(struct thread *t, enum track how, void *p)
 		count__unknown_free(glibc_usable(p));
 }
 
-/* free(p) as `how` says; p not NULL. */
+/* free(p) as `how` says; p not NULL. Counted before glibc has the block
+ * back: then another thread may get it. */
 static void put(struct thread *t, enum track how, void *p)
 {
 	struct block_info b;
@@ -241,28 +242,14 @@ EXPORT void *malloc(size_t n)
 EXPORT void free(void *p)
 {
 	struct thread *t = &th;
-	struct block_info b;
 	enum track how;
 
 	if (!p)
 		return;
-	if (likely(block_ours(p))) {
-		block_read(p, &b);
-		if (b.site != BLOCK_UNTRACKED) {
-			/* counted before glibc has it: then another thread may get it */
-			how = tracker__begin(t);
-			uncount(t, how, p, &b);
-			if (how == TRACK_ON)
-				tracker__end(t);
-		}
-		__libc_free(block_raw(p, &b));
-		return;
-	}
 	how = tracker__begin(t);
-	uncount_plain(t, how, p);
+	put(t, how, p);
 	if (how == TRACK_ON)
 		tracker__end(t);
-	__libc_free(p);
 }
 
 EXPORT void *calloc(size_t n, size_t size)

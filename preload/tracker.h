@@ -118,7 +118,7 @@ struct tindex {
 };
 
 struct thread {
-	uint8_t busy;		/* inside the tracker: calls pass through */
+	uint8_t busy;		/* inside the tracker: its calls are not counted */
 	uint8_t ready;		/* stack bounds known (2: exiting) */
 	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
