@@ -942,9 +942,16 @@ int db__create(const char *path, bool append, struct db **out)
 	if (err)
 		goto fail;
 
-	/* the file and its -wal/-shm exist and are ours: SQLite opens them, never a link */
-	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
-			    wal_buffer__vfs()) != SQLITE_OK) {
+	/*
+	 * The file and its -wal/-shm exist and are ours: SQLite opens them, never
+	 * a link. NOMUTEX: the writer's connection is used by one thread at a
+	 * time (the recorder's; top's sampler thread between the main thread's
+	 * create and close), so SQLite's lock around every call of the API
+	 * (four to eleven calls a row) is not needed; the WAL thread has a
+	 * connection of its own.
+	 */
+	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
+			    SQLITE_OPEN_NOMUTEX, wal_buffer__vfs()) != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", path,
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
 		err = -RSPROF_EDB;
