@@ -57,14 +57,18 @@ static const struct {
 	[RT_MAX_ROWIDS] = { "fold event rows",
 		"SELECT (SELECT IFNULL(MAX(rowid), 0) FROM cpu_samples),"
 		" (SELECT IFNULL(MAX(rowid), 0) FROM heap_events)" },
+	/* OR FAIL: no statement journal of the pages a multi-row insert changes
+	 * (the transaction is rolled back whole on an error) */
 	[RT_CPU_INS] = { "fold cpu samples",
-		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) SELECT ?3, addr, count,"
-		" NULLIF(pid, 0) FROM cpu_totals WHERE level = ?1 AND block = ?2" },
+		"INSERT OR FAIL INTO cpu_samples (checkpoint_id, addr, count, pid)"
+		" SELECT ?3, addr, count, NULLIF(pid, 0) FROM cpu_totals"
+		" WHERE level = ?1 AND block = ?2" },
 	[RT_CPU_DEL] = { "fold cpu samples",
 		"DELETE FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3" },
 	[RT_HEAP_INS] = { "fold heap events",
-		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, stack_id, pid, temp_count, kind) SELECT ?3, addr, alloc_bytes, free_bytes,"
+		"INSERT OR FAIL INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
+		" SELECT ?3, addr, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
 		" FROM heap_totals"
 		" WHERE level = ?1 AND block = ?2" },
@@ -77,10 +81,11 @@ static const struct {
 	[RT_HEAP0_DEL] = { "fold heap totals",
 		"DELETE FROM heap_totals WHERE level = 0 AND block BETWEEN ?1 AND ?2" },
 	[RT_CPU0_INS] = { "fold cpu totals",
-		"INSERT INTO cpu_totals (level, block, addr, pid, count) SELECT 0, ?2, addr, pid,"
-		" count FROM cpu_totals WHERE level = 1 AND block = ?1" },
+		"INSERT OR FAIL INTO cpu_totals (level, block, addr, pid, count)"
+		" SELECT 0, ?2, addr, pid, count FROM cpu_totals WHERE level = 1 AND block = ?1" },
 	[RT_HEAP0_INS] = { "fold heap totals",
-		"INSERT INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes, free_bytes,"
+		"INSERT OR FAIL INTO heap_totals (level, block, addr, stack_id, pid, alloc_bytes,"
+		" free_bytes,"
 		" alloc_count, free_count, peak, temp_count, kind) SELECT 0, ?2, addr, stack_id, pid,"
 		" alloc_bytes, free_bytes, alloc_count, free_count, alloc_bytes - free_bytes,"
 		" temp_count, kind FROM heap_totals"

@@ -109,13 +109,17 @@ static const struct {
 	[SW_HEAP_DEL] = { "compact heap events",
 		"DELETE FROM heap_events"
 		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
+	/* OR FAIL: no statement journal of the pages a multi-row insert changes
+	 * (the transaction is rolled back whole on an error) */
 	[SW_CPU_FOLD] = { "compact cpu samples",
-		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) SELECT ?2, addr, count,"
-		" NULLIF(pid, 0) FROM cpu_totals WHERE level = 0 AND block = ?1"
+		"INSERT OR FAIL INTO cpu_samples (checkpoint_id, addr, count, pid)"
+		" SELECT ?2, addr, count, NULLIF(pid, 0) FROM cpu_totals"
+		" WHERE level = 0 AND block = ?1"
 		" AND addr BETWEEN ?3 AND ?4" },
 	[SW_HEAP_FOLD] = { "compact heap events",
-		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, stack_id, pid, temp_count, kind) SELECT ?2, addr, alloc_bytes, free_bytes,"
+		"INSERT OR FAIL INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
+		" SELECT ?2, addr, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
 		" FROM heap_totals WHERE level = 0 AND block = ?1 AND addr BETWEEN ?3 AND ?4" },
 	[SW_SAVE] = { "write series state",
