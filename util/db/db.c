@@ -1403,6 +1403,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	cid = sqlite3_last_insert_rowid(db->sq);
 	err = db_write_rows(db, cp, cid);
+	if (!err && db->series)
+		err = series_writer__stage(db->series, cid, cp);
 	if (!err && db->totals)
 		err = totals_writer__checkpoint(db->totals, cid, cp);
 	/* a block was written: another may have aged past --retain */
