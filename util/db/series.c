@@ -785,6 +785,13 @@ static int stage_row(struct stage *g, const struct ev *e, bool heap)
 
 	if (!k)
 		return -ENOMEM;
+	/* a key's rows are a few hundred bytes: not reserve()'s first 64 KiB */
+	if (!k->rows.cap) {
+		k->rows.p = malloc(256);
+		if (!k->rows.p)
+			return -ENOMEM;
+		k->rows.cap = 256;
+	}
 	d.off = e->off - k->prev;	/* pack_rows() writes the first place less 0 */
 	err = pack_rows(&k->rows, &d, 0, 1, heap);
 	if (err)
