@@ -170,6 +170,10 @@ if have_perf; then
 	wait_compacted() {
 		_i=0
 		while :; do
+			# not before the recorder made its -wal and -shm (it refuses
+			# companions that another process made first)
+			_n=0
+			[ -e "$1-wal" ] && [ -e "$1-shm" ] &&
 			_n=$(sqlite3 -readonly -batch -noheader "$1" \
 				"SELECT through FROM series_state" 2>/dev/null)
 			case $_n in ''|*[!0-9]*) _n=0 ;; esac
