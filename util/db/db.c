@@ -18,6 +18,7 @@
 #include "util/db/fdopen.h"
 #include "util/db/schema.h"
 #include "util/db/retain.h"
+#include "util/db/rows-vtab.h"
 #include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/db/wal-buffer.h"
@@ -57,12 +58,14 @@ static const struct {
 		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
 		" heap_live_bytes, rss_bytes, rss_anon_bytes)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
-	[ST_CPU] = { "insert cpu sample",
-		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) VALUES (?, ?, ?, ?)" },
-	[ST_HEAP] = { "insert heap event",
-		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
+	/* a checkpoint's rows in one run each (util/db/rows-vtab.h) */
+	[ST_CPU] = { "insert cpu samples",
+		"INSERT OR FAIL INTO cpu_samples (checkpoint_id, addr, count, pid)"
+		" SELECT ?1, c0, c1, c2 FROM rsprof_rows(?2)" },
+	[ST_HEAP] = { "insert heap events",
+		"INSERT OR FAIL INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
+		" SELECT ?1, c0, c1, c2, c3, c4, c5, c6, c7, c8 FROM rsprof_rows(?2)" },
 	[ST_SYMBOL] = { "insert symbol",
 		"INSERT OR IGNORE INTO symbols (addr, file, line, function, module, mangled)"
 		" VALUES (?, ?, ?, ?, ?, ?)" },
@@ -102,6 +105,8 @@ struct db {
 	int64_t retain_through;		/* the totals' through when it last folded */
 	struct row_order *order;	/* a checkpoint's rows in address order */
 	size_t cap_order;
+	struct rows_vtab_row *rows;	/* the same, as ST_CPU/ST_HEAP read them */
+	size_t cap_rows;
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -214,6 +219,7 @@ int db__close(struct db *db)
 	if (db->lock_fd >= 0)
 		close(db->lock_fd);	/* after sqlite3_close(): it drops the flock */
 	free(db->order);
+	free(db->rows);
 	free(db->path);
 	free(db);
 	return rc == SQLITE_OK ? 0 : -RSPROF_EDB;
@@ -942,9 +948,16 @@ int db__create(const char *path, bool append, struct db **out)
 	if (err)
 		goto fail;
 
-	/* the file and its -wal/-shm exist and are ours: SQLite opens them, never a link */
-	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW,
-			    wal_buffer__vfs()) != SQLITE_OK) {
+	/*
+	 * The file and its -wal/-shm exist and are ours: SQLite opens them, never
+	 * a link. NOMUTEX: the writer's connection is used by one thread at a
+	 * time (the recorder's; top's sampler thread between the main thread's
+	 * create and close), so SQLite's lock around every call of the API
+	 * (four to eleven calls a row) is not needed; the WAL thread has a
+	 * connection of its own.
+	 */
+	if (sqlite3_open_v2(path, &db->sq, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW |
+			    SQLITE_OPEN_NOMUTEX, wal_buffer__vfs()) != SQLITE_OK) {
 		pr_err("cannot open '%s': %s", path,
 		       db->sq ? sqlite3_errmsg(db->sq) : "out of memory");
 		err = -RSPROF_EDB;
@@ -978,6 +991,8 @@ int db__create(const char *path, bool append, struct db **out)
 	if (!err && append && !db__has_column(db, "heap_events", "kind"))
 		err = db_exec(db, "add heap_events.kind",
 			      "ALTER TABLE heap_events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
+	if (!err && rows_vtab__register(db->sq) != SQLITE_OK)
+		err = db_err(db, "register rsprof_rows");
 	if (!err)
 		err = db_prepare_writer(db);
 	if (!err)
@@ -1228,55 +1243,72 @@ static int db_order_rows(struct db *db, const struct checkpoint *cp, bool heap)
 	return 0;
 }
 
+/* Run ST_CPU or ST_HEAP over the n rows in db->rows. */
+static int db_insert_rows(struct db *db, enum db_stmt i, int64_t id, size_t n)
+{
+	struct rows_vtab rows = { db->rows, n };
+	sqlite3_stmt *st = db->st[i];
+
+	if (!n)
+		return 0;
+	if (sqlite3_bind_int64(st, 1, id) || rows_vtab__bind(st, 2, &rows)) {
+		sqlite3_reset(st);
+		return db_err(db, db_stmts[i].name);
+	}
+	return db_step(db, i);
+}
+
+/* Room for n rows in db->rows. */
+static int db_rows_reserve(struct db *db, size_t n)
+{
+	struct rows_vtab_row *r;
+
+	if (n <= db->cap_rows)
+		return 0;
+	r = realloc(db->rows, n * sizeof(*r));
+	if (!r)
+		return -ENOMEM;
+	db->rows = r;
+	db->cap_rows = n;
+	return 0;
+}
+
 static int db_write_rows(struct db *db, const struct checkpoint *cp, int64_t id)
 {
 	sqlite3_stmt *st;
 	int err;
 
-	st = db->st[ST_CPU];
 	err = db_order_rows(db, cp, false);
+	if (!err)
+		err = db_rows_reserve(db, cp->n_cpu > cp->n_heap ? cp->n_cpu : cp->n_heap);
 	if (err)
 		return err;
 	for (size_t k = 0; k < cp->n_cpu; k++) {
-		size_t i = db->order[k].i;
+		const struct cpu_count *c = &cp->cpu[db->order[k].i];
 
-		if (sqlite3_bind_int64(st, 1, id) ||
-		    sqlite3_bind_int64(st, 2, (int64_t)cp->cpu[i].addr) ||
-		    sqlite3_bind_int64(st, 3, (int64_t)cp->cpu[i].count) ||
-		    (cp->cpu[i].pid > 0 ? sqlite3_bind_int(st, 4, cp->cpu[i].pid) :
-					  sqlite3_bind_null(st, 4))) {
-			sqlite3_reset(st);
-			return db_err(db, db_stmts[ST_CPU].name);
-		}
-		err = db_step(db, ST_CPU);
-		if (err)
-			return err;
+		db->rows[k] = (struct rows_vtab_row){
+			.v = { (int64_t)c->addr, (int64_t)c->count, c->pid },
+			.null = c->pid > 0 ? 0 : 1u << 2,
+		};
 	}
-	st = db->st[ST_HEAP];
-	err = db_order_rows(db, cp, true);
+	err = db_insert_rows(db, ST_CPU, id, cp->n_cpu);
+	if (!err)
+		err = db_order_rows(db, cp, true);
 	if (err)
 		return err;
 	for (size_t k = 0; k < cp->n_heap; k++) {
 		const struct heap_count *h = &cp->heap[db->order[k].i];
 
-		if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, (int64_t)h->addr) ||
-		    sqlite3_bind_int64(st, 3, h->alloc_bytes) ||
-		    sqlite3_bind_int64(st, 4, h->free_bytes) ||
-		    sqlite3_bind_int64(st, 5, h->alloc_count) ||
-		    sqlite3_bind_int64(st, 6, h->free_count) ||
-		    (h->stack_id >= 0 ? sqlite3_bind_int64(st, 7, h->stack_id) :
-					sqlite3_bind_null(st, 7)) ||
-		    (h->pid > 0 ? sqlite3_bind_int(st, 8, h->pid) : sqlite3_bind_null(st, 8)) ||
-		    (h->temp_count >= 0 ? sqlite3_bind_int64(st, 9, h->temp_count) :
-					  sqlite3_bind_null(st, 9)) ||
-		    sqlite3_bind_int(st, 10, h->kind)) {
-			sqlite3_reset(st);
-			return db_err(db, db_stmts[ST_HEAP].name);
-		}
-		err = db_step(db, ST_HEAP);
-		if (err)
-			return err;
+		db->rows[k] = (struct rows_vtab_row){
+			.v = { (int64_t)h->addr, h->alloc_bytes, h->free_bytes, h->alloc_count,
+			       h->free_count, h->stack_id, h->pid, h->temp_count, h->kind },
+			.null = (h->stack_id >= 0 ? 0 : 1u << 5) | (h->pid > 0 ? 0 : 1u << 6) |
+				(h->temp_count >= 0 ? 0 : 1u << 7),
+		};
 	}
+	err = db_insert_rows(db, ST_HEAP, id, cp->n_heap);
+	if (err)
+		return err;
 	st = db->st[ST_PROCESS];
 	for (size_t i = 0; i < cp->n_processes; i++) {
 		const struct process_row *p = &cp->processes[i];
@@ -1371,6 +1403,8 @@ int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id
 		goto fail;
 	cid = sqlite3_last_insert_rowid(db->sq);
 	err = db_write_rows(db, cp, cid);
+	if (!err && db->series)
+		err = series_writer__stage(db->series, cid, cp);
 	if (!err && db->totals)
 		err = totals_writer__checkpoint(db->totals, cid, cp);
 	/* a block was written: another may have aged past --retain */

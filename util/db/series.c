@@ -25,6 +25,7 @@
 #include "util/db/db.h"
 #include "util/db/totals.h"
 #include "util/error.h"
+#include "util/hashmap.h"
 
 /*
  * a part: at most this many keys, or this many bytes of blob; small, so
@@ -54,6 +55,8 @@ enum sw_stmt {
 	SW_HEAP_FOLD,
 	SW_SAVE,
 	SW_ROWIDS,
+	SW_CPU_CUT,
+	SW_HEAP_CUT,
 	SW_MAX,
 };
 
@@ -109,13 +112,17 @@ static const struct {
 	[SW_HEAP_DEL] = { "compact heap events",
 		"DELETE FROM heap_events"
 		" WHERE addr = ?1 AND rowid BETWEEN ?2 AND ?3 AND +checkpoint_id BETWEEN ?4 AND ?5" },
+	/* OR FAIL: no statement journal of the pages a multi-row insert changes
+	 * (the transaction is rolled back whole on an error) */
 	[SW_CPU_FOLD] = { "compact cpu samples",
-		"INSERT INTO cpu_samples (checkpoint_id, addr, count, pid) SELECT ?2, addr, count,"
-		" NULLIF(pid, 0) FROM cpu_totals WHERE level = 0 AND block = ?1"
+		"INSERT OR FAIL INTO cpu_samples (checkpoint_id, addr, count, pid)"
+		" SELECT ?2, addr, count, NULLIF(pid, 0) FROM cpu_totals"
+		" WHERE level = 0 AND block = ?1"
 		" AND addr BETWEEN ?3 AND ?4" },
 	[SW_HEAP_FOLD] = { "compact heap events",
-		"INSERT INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes, alloc_count,"
-		" free_count, stack_id, pid, temp_count, kind) SELECT ?2, addr, alloc_bytes, free_bytes,"
+		"INSERT OR FAIL INTO heap_events (checkpoint_id, addr, alloc_bytes, free_bytes,"
+		" alloc_count, free_count, stack_id, pid, temp_count, kind)"
+		" SELECT ?2, addr, alloc_bytes, free_bytes,"
 		" alloc_count, free_count, NULLIF(stack_id, -1), NULLIF(pid, 0), temp_count, kind"
 		" FROM heap_totals WHERE level = 0 AND block = ?1 AND addr BETWEEN ?3 AND ?4" },
 	[SW_SAVE] = { "write series state",
@@ -124,6 +131,11 @@ static const struct {
 	[SW_ROWIDS] = { "write totals state",
 		"UPDATE totals_state SET cpu_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM cpu_samples),"
 		" heap_rowid = (SELECT IFNULL(MAX(rowid), 0) FROM heap_events)" },
+	/* parts of blocks that are not compacted: packed ahead (see struct stage) */
+	[SW_CPU_CUT] = { "drop cpu series packed ahead",
+		"DELETE FROM cpu_series WHERE id BETWEEN ?1 AND ?2" },
+	[SW_HEAP_CUT] = { "drop heap series packed ahead",
+		"DELETE FROM heap_series WHERE id BETWEEN ?1 AND ?2" },
 };
 
 /* One event row of a block being compacted (cpu: count in a[0]). */
@@ -158,6 +170,35 @@ struct sw_job {
 /* a block's addresses in at least this many slices: each write pays a 50th of a block */
 #define SLICES	50
 
+/*
+ * Packing ahead: the rows of the block being written, packed by key as the
+ * writer hands them over (series_writer__stage()), and written into the
+ * block's parts in the transaction of its last checkpoint, long before the
+ * block has aged; readers do not read them until series_state.through
+ * covers the block. When it has aged, the block is compacted in one write
+ * without reading its rows back (reading them through the addr indexes
+ * and the table was nearly all of the packing's cost, 1.5-2.8 ms a write
+ * at 2,000 keys; packing them as they come costs 0.2-1 ms, measured side
+ * by side: 0.3-0.7 ms a write less in all). Only the blocks this
+ * writer packed ahead, from their first checkpoint on, are trusted: any
+ * other block (a file appended to, a failed transaction) is packed from
+ * its rows as before, after its parts from elsewhere are dropped.
+ */
+struct stage_key {
+	int64_t addr, stack_id, pid, kind;
+	int64_t prev;		/* the place in the block of the key's last row */
+	size_t nrows;
+	struct buf rows;
+};
+
+struct stage {
+	struct hashmap index;	/* key -> index in keys */
+	struct stage_key *keys;
+	size_t n, cap;
+	size_t *order;		/* keys in key order, to pack */
+	size_t cap_order;
+};
+
 struct series_writer {
 	struct db *db;
 	sqlite3 *sq;
@@ -177,6 +218,11 @@ struct series_writer {
 	struct ev *ev;
 	size_t n_ev, cap_ev;
 	struct buf out;
+	/* packing ahead: cpu, heap */
+	struct stage stage[2];
+	int64_t stage_block;	/* the block staged; -1: none */
+	bool stage_ok;		/* staged from its first checkpoint on */
+	int64_t ahead_lo, ahead_hi;	/* blocks [lo, hi) packed ahead by this writer */
 };
 
 static int sw_err(struct series_writer *sw, enum sw_stmt i)
@@ -211,10 +257,24 @@ static int sw_run(struct series_writer *sw, enum sw_stmt i, int n, const int64_t
 	return 0;
 }
 
+static void stage_clear(struct stage *g)
+{
+	for (size_t i = 0; i < g->n; i++)
+		free(g->keys[i].rows.p);
+	g->n = 0;
+	hashmap__clear(&g->index);
+}
+
 void series_writer__delete(struct series_writer *sw)
 {
 	if (!sw)
 		return;
+	for (int j = 0; j < 2; j++) {
+		stage_clear(&sw->stage[j]);
+		hashmap__free(&sw->stage[j].index);
+		free(sw->stage[j].keys);
+		free(sw->stage[j].order);
+	}
 	for (int i = 0; i < SW_MAX; i++)
 		sqlite3_finalize(sw->st[i]);
 	for (int j = 0; j < 2; j++)
@@ -265,6 +325,7 @@ int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **ou
 	sw->db = db;
 	sw->sq = db__sqlite(db);
 	sw->age_ms = age_ms;
+	sw->stage_block = -1;
 	for (int i = 0; i < SW_MAX && !err; i++)
 		if (sqlite3_prepare_v3(sw->sq, sw_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
 				       &sw->st[i], NULL) != SQLITE_OK)
@@ -679,6 +740,222 @@ static int sw_save(struct series_writer *sw)
 	return 0;
 }
 
+/* ---- packing ahead ----------------------------------------------------- */
+
+static bool stage_key_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct stage *g = ctx;
+	const int64_t *k = key;
+	const struct stage_key *e = &g->keys[val];
+
+	return e->addr == k[0] && e->stack_id == k[1] && e->pid == k[2] && e->kind == k[3];
+}
+
+/* The key's entry in g (made when new), or NULL (-ENOMEM). */
+static struct stage_key *stage_key(struct stage *g, int64_t addr, int64_t stack_id, int64_t pid,
+				   int64_t kind)
+{
+	int64_t k[4] = { addr, stack_id, pid, kind };
+	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
+				       hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
+	uint64_t idx = g->n;
+	bool fresh;
+
+	if (g->n == g->cap) {
+		size_t cap = g->cap ? 2 * g->cap : 1024;
+		struct stage_key *v = realloc(g->keys, cap * sizeof(*v));
+
+		if (!v)
+			return NULL;
+		g->keys = v;
+		g->cap = cap;
+	}
+	if (hashmap__intern(&g->index, h, stage_key_eq, k, g, &idx, &fresh))
+		return NULL;
+	if (fresh)
+		g->keys[g->n++] = (struct stage_key){ .addr = addr, .stack_id = stack_id,
+						      .pid = pid, .kind = kind };
+	return &g->keys[idx];
+}
+
+/* A row at place e->off (1..60) of the block, packed as pack_rows() packs it. */
+static int stage_row(struct stage *g, const struct ev *e, bool heap)
+{
+	struct stage_key *k = stage_key(g, e->addr, e->stack_id, e->pid, e->kind);
+	struct ev d = *e;
+	int err;
+
+	if (!k)
+		return -ENOMEM;
+	/* a key's rows are a few hundred bytes: not reserve()'s first 64 KiB */
+	if (!k->rows.cap) {
+		k->rows.p = malloc(256);
+		if (!k->rows.p)
+			return -ENOMEM;
+		k->rows.cap = 256;
+	}
+	d.off = e->off - k->prev;	/* pack_rows() writes the first place less 0 */
+	err = pack_rows(&k->rows, &d, 0, 1, heap);
+	if (err)
+		return err;
+	k->prev = e->off;
+	k->nrows++;
+	return 0;
+}
+
+static int cmp_stage_key(const struct stage_key *a, const struct stage_key *b)
+{
+#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
+	CMP(addr);
+	CMP(stack_id);
+	CMP(pid);
+	CMP(kind);
+#undef CMP
+	return 0;
+}
+
+/* qsort() has no context: the stage being sorted (the writer's thread only) */
+static const struct stage *sort_stage;
+
+static int cmp_order(const void *pa, const void *pb)
+{
+	return cmp_stage_key(&sort_stage->keys[*(const size_t *)pa],
+			     &sort_stage->keys[*(const size_t *)pb]);
+}
+
+/* The staged keys of block b into its parts, as sw_pack() writes them. */
+static int stage_write(struct series_writer *sw, bool heap, int64_t b)
+{
+	struct stage *g = &sw->stage[heap];
+	struct buf keys = { 0 };
+	int64_t part = 0;
+	size_t i = 0;
+	int err = 0;
+
+	if (!g->n)
+		return 0;
+	if (g->n > g->cap_order) {
+		size_t *o = realloc(g->order, g->n * sizeof(*o));
+
+		if (!o)
+			return -ENOMEM;
+		g->order = o;
+		g->cap_order = g->n;
+	}
+	for (size_t k = 0; k < g->n; k++)
+		g->order[k] = k;
+	sort_stage = g;
+	qsort(g->order, g->n, sizeof(*g->order), cmp_order);
+	err = sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
+		     (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &part, 1,
+		     NULL);
+	part -= b * BLOCK_PARTS;
+	while (i < g->n && !err) {
+		size_t nkeys = 0;
+		int64_t prev_addr = 0, addr = g->keys[g->order[i]].addr;
+
+		keys.n = 0;
+		while (i < g->n && nkeys < PART_KEYS && keys.n < PART_BYTES && !err) {
+			const struct stage_key *k = &g->keys[g->order[i]];
+
+			err = put_z(&keys, wrap_sub(k->addr, prev_addr));
+			if (!err && heap)
+				err = put_z(&keys, k->stack_id);
+			if (!err)
+				err = put_z(&keys, k->pid);
+			if (!err && heap)
+				err = put_z(&keys, k->kind);
+			if (!err)
+				err = put_u(&keys, k->nrows);
+			if (!err)
+				err = put_u(&keys, k->rows.n);
+			if (!err)
+				err = put_bytes(&keys, &k->rows);
+			prev_addr = k->addr;
+			nkeys++;
+			i++;
+		}
+		if (err)
+			break;
+		if (part < 0 || part >= BLOCK_PARTS) {
+			pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
+			       (long long)b);
+			err = -RSPROF_EDB;
+			break;
+		}
+		sw->out.n = 0;
+		err = put_u(&sw->out, nkeys);
+		if (!err)
+			err = put_bytes(&sw->out, &keys);
+		if (!err)
+			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, addr, &sw->out);
+	}
+	free(keys.p);
+	return err;
+}
+
+int series_writer__stage(struct series_writer *sw, int64_t id, const struct checkpoint *cp)
+{
+	int64_t b = (id - 1) / TOTALS_SPAN, off = id - b * TOTALS_SPAN;
+	int err = 0;
+
+	if (b != sw->stage_block) {
+		for (int j = 0; j < 2; j++)
+			stage_clear(&sw->stage[j]);
+		sw->stage_block = b;
+		sw->stage_ok = off == 1;
+	}
+	if (!sw->stage_ok)
+		return 0;
+	for (size_t i = 0; i < cp->n_cpu && !err; i++) {
+		const struct cpu_count *c = &cp->cpu[i];
+		struct ev e = { .addr = (int64_t)c->addr, .stack_id = -1,
+				.pid = c->pid > 0 ? c->pid : 0, .off = off,
+				.a = { (int64_t)c->count } };
+
+		err = stage_row(&sw->stage[0], &e, false);
+	}
+	for (size_t i = 0; i < cp->n_heap && !err; i++) {
+		const struct heap_count *h = &cp->heap[i];
+		struct ev e = { .addr = (int64_t)h->addr,
+				.stack_id = h->stack_id >= 0 ? h->stack_id : -1,
+				.pid = h->pid > 0 ? h->pid : 0, .kind = h->kind, .off = off,
+				.a = { h->alloc_bytes, h->free_bytes, h->alloc_count, h->free_count,
+				       h->temp_count },
+				.temp_null = h->temp_count < 0 };
+
+		err = stage_row(&sw->stage[1], &e, true);
+	}
+	/* the block's last checkpoint: its parts, ahead of its compaction */
+	if (!err && off == TOTALS_SPAN) {
+		for (int heap = 0; heap < 2 && !err; heap++)
+			err = stage_write(sw, heap, b);
+		if (!err) {
+			if (sw->ahead_hi != b)
+				sw->ahead_lo = b;
+			sw->ahead_hi = b + 1;
+		}
+		for (int j = 0; j < 2; j++)
+			stage_clear(&sw->stage[j]);
+		sw->stage_block = -1;
+	}
+	if (err)
+		sw->stage_ok = false;
+	return err;
+}
+
+/* Drop the parts of blocks b..last (packed ahead, or by another writer). */
+static int sw_cut(struct series_writer *sw, int64_t b, int64_t last)
+{
+	int err = 0;
+
+	for (int heap = 0; heap < 2 && !err; heap++)
+		err = sw_run(sw, heap ? SW_HEAP_CUT : SW_CPU_CUT, 2,
+			     (int64_t[]){ b * BLOCK_PARTS, last * BLOCK_PARTS + BLOCK_PARTS - 1 },
+			     NULL, 0, NULL);
+	return err;
+}
+
 /*
  * One slice of each job (all: every block that has aged, whole). The fold
  * of the block compacted last first, then the packing of the next block
@@ -725,9 +1002,20 @@ static int sw_step(struct series_writer *sw, bool all)
 				     sw->through + TOTALS_SPAN }, v, 2, &row);
 			if (!err && (!row || ((uint64_t)v[1] <= sw->now_ms &&
 					       sw->now_ms - (uint64_t)v[1] > sw->age_ms))) {
-				err = sw_job_load(sw, &sw->job[SW_PACK], sw->through / TOTALS_SPAN);
-				if (!err)
-					err = sw_pack_slice(sw, all);
+				int64_t b = sw->through / TOTALS_SPAN;
+
+				if (!sw->pack_set && b >= sw->ahead_lo && b < sw->ahead_hi) {
+					/* packed when it ended: compacted at once */
+					sw->through += TOTALS_SPAN;
+				} else {
+					/* parts not packed by this writer, from the start */
+					if (!sw->pack_set)
+						err = sw_cut(sw, b, b);
+					if (!err)
+						err = sw_job_load(sw, &sw->job[SW_PACK], b);
+					if (!err)
+						err = sw_pack_slice(sw, all);
+				}
 				changed = more = true;
 			}
 		}
@@ -747,14 +1035,21 @@ int series_writer__compact(struct series_writer *sw, int64_t through, uint64_t n
 
 int series_writer__finish(struct series_writer *sw)
 {
-	return sw_step(sw, true);
+	int err = sw_step(sw, true);
+
+	/* what was packed ahead of blocks that did not age goes (readers never see it) */
+	if (!err)
+		err = sw_cut(sw, sw->through / TOTALS_SPAN, INT64_MAX / BLOCK_PARTS - 1);
+	return err;
 }
 
 void series_writer__reset(struct series_writer *sw)
 {
 	if (!sw)
 		return;
-	/* the transaction failed: what the file says again */
+	/* the transaction failed: what the file says again, and nothing packed ahead trusted */
+	sw->stage_ok = false;
+	sw->ahead_lo = sw->ahead_hi = 0;
 	if (sw_load(sw))
 		pr_debug(1, "%s: series state unreadable", db__path(sw->db));
 }

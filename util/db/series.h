@@ -31,6 +31,7 @@
  * for rsprof's readers, and the sums of the event tables as written.
  */
 struct db;
+struct checkpoint;
 struct totals_row;
 struct series_writer;
 
@@ -40,6 +41,13 @@ struct series_writer;
 int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **out);
 void series_writer__delete(struct series_writer *sw);	/* NULL ok */
 
+/*
+ * In the transaction of checkpoint id, after its rows: its rows packed in
+ * memory, and when id ends a block of the totals, the block's parts
+ * written (packed ahead: readers read them once the block is compacted,
+ * which then needs no reading of its rows). 0, -ENOMEM or -RSPROF_EDB.
+ */
+int series_writer__stage(struct series_writer *sw, int64_t id, const struct checkpoint *cp);
 /*
  * In the transaction of the checkpoint stamped now_ms, after the totals
  * were written through checkpoint `through` and record --retain folded

@@ -88,8 +88,9 @@ int db_stacks__fold(struct db *db, int64_t first, int64_t last)
 {
 	static const char *const sql[] = {
 		"SELECT IFNULL(MAX(rowid), 0) FROM cpu_stacks",
-		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) SELECT ?2, stack_id,"
-		" SUM(count) FROM cpu_stacks WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id",
+		"INSERT OR FAIL INTO cpu_stacks (checkpoint_id, stack_id, count)"
+		" SELECT ?2, stack_id, SUM(count) FROM cpu_stacks"
+		" WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id",
 		"DELETE FROM cpu_stacks WHERE checkpoint_id BETWEEN ?1 AND ?2 AND rowid <= ?3",
 	};
 	sqlite3 *sq = db__sqlite(db);
