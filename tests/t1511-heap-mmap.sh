@@ -94,7 +94,7 @@ time.sleep(1.5)
 	hwm=$(meta p.db rss_peak_bytes) && cpmax=$(sql p.db "SELECT MAX(rss_bytes) FROM checkpoints") &&
 	echo "VmHWM $hwm, highest checkpoint $cpmax" &&
 	test "$hwm" -ge $((100 * MiB)) && test "$cpmax" -lt $((60 * MiB)) &&
-	"$RSPROF" report p.db | grep -q "^# memory: .*peak 1[0-9][0-9].* MiB)$" &&
+	"$RSPROF" report p.db | grep -q "^# memory: .*peak 1[0-9][0-9][0-9.]* MiB[;)]" &&
 	"$RSPROF" info --json p.db | python3 -c "
 import json, sys
 m = json.load(sys.stdin)[\"memory\"]
