@@ -83,16 +83,29 @@ test_expect_success 'record --append to such a file adds the columns' '
 '
 
 test_expect_success 'peak resident memory is the kernel high-water mark (VmHWM)' '
-	# 100 MiB touched and given back at once, then 1.5 s of rest: the
-	# checkpoints (every second) see the rest, the kernel saw the peak
-	"$RSPROF" record -q -i 1s -o p.db -- /usr/bin/python3 -c "
+	# 100 MiB touched and given back at once, then rest: the checkpoint at
+	# 5 s sees the rest, the kernel saw the peak. Touching 100 MiB takes
+	# this virtual machine 0.5-1 s of page faults (a checkpoint every
+	# second saw it live in most runs); one may still fall in it on a
+	# loaded machine: then it saw the peak itself, and the run says
+	# nothing of VmHWM; up to three runs for one whose checkpoints missed it.
+	i=0 &&
+	while :; do
+		rm -f p.db* &&
+		"$RSPROF" record -q -i 5s -o p.db -- /usr/bin/python3 -c "
 import time
+t0 = time.monotonic()
 b = bytearray(100 << 20)
 del b
-time.sleep(1.5)
+time.sleep(max(0.5, 6 - (time.monotonic() - t0)))
 " &&
-	hwm=$(meta p.db rss_peak_bytes) && cpmax=$(sql p.db "SELECT MAX(rss_bytes) FROM checkpoints") &&
-	echo "VmHWM $hwm, highest checkpoint $cpmax" &&
+		hwm=$(meta p.db rss_peak_bytes) &&
+		cpmax=$(sql p.db "SELECT MAX(rss_bytes) FROM checkpoints") &&
+		echo "VmHWM $hwm, highest checkpoint $cpmax" || return 1
+		i=$((i + 1))
+		test "$cpmax" -lt $((60 * MiB)) || test $i -ge 3 || continue
+		break
+	done &&
 	test "$hwm" -ge $((100 * MiB)) && test "$cpmax" -lt $((60 * MiB)) &&
 	"$RSPROF" report p.db | grep -q "^# memory: .*peak 1[0-9][0-9][0-9.]* MiB[;)]" &&
 	"$RSPROF" info --json p.db | python3 -c "
