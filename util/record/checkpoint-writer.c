@@ -196,7 +196,7 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 {
 	uint64_t key;
 	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth;
-	int err = process_tree__key(w->pt, ev->pid, ev->ip, true, &key);
+	int err = process_tree__key(w->pt, ev->pid, ev->ip, KEY_SAMPLE, &key);
 
 	if (!err)
 		err = count_sample(w, ev->pid, key);
@@ -204,7 +204,7 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 		return err;
 	for (unsigned int i = 0; i < depth && !err; i++)
 		err = i == 0 && ev->chain[0] == ev->ip ? (w->chain[0] = key, 0) :
-		      process_tree__key(w->pt, ev->pid, ev->chain[i], false, &w->chain[i]);
+		      process_tree__key(w->pt, ev->pid, ev->chain[i], KEY_FRAME, &w->chain[i]);
 	return err ? err : count_stack(w, w->chain, depth);
 }
 
@@ -282,7 +282,8 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			h->addr = key;
 			continue;
 		}
-		err = process_tree__key(w->pt, h->code_pid, cp->heap[i].addr, false, &h->addr);
+		err = process_tree__key(w->pt, h->code_pid, cp->heap[i].addr, KEY_HEAP_SITE,
+					&h->addr);
 		if (!err && h->stack_id >= 0)
 			err = hashmap__set(&w->heap_site_keys, (uint64_t)h->stack_id, h->addr);
 	}
@@ -303,7 +304,7 @@ static int heap_keys(struct checkpoint_writer *w, struct checkpoint *cp, struct 
 			return -ENOMEM;
 		*s = cp->stacks[i];
 		for (int d = 0; d < s->depth && !err; d++)
-			err = process_tree__key(w->pt, s->pid, s->addrs[d], false, &keys[d]);
+			err = process_tree__key(w->pt, s->pid, s->addrs[d], KEY_FRAME, &keys[d]);
 		s->addrs = keys;
 		at += s->depth;
 	}
@@ -333,7 +334,7 @@ static int history_event(void *ctx, const struct heap_hist_rec *e)
 	if (e->stack_id >= 0 && hashmap__get(&w->heap_site_keys, (uint64_t)e->stack_id, &key))
 		;
 	else if (e->site)
-		err = process_tree__key(w->pt, w->heap_pid, e->site, false, &key);
+		err = process_tree__key(w->pt, w->heap_pid, e->site, KEY_FRAME, &key);
 	return err ? err : history_writer__alloc(w->hw, t, e->ptr, e->size, key, e->stack_id);
 }
 

@@ -32,10 +32,21 @@ struct space {
 	int refs;		/* processes running in it */
 	unsigned int keynum;	/* 0: none yet (see process-tree.h, keys) */
 	uint64_t samples;	/* user samples */
+	bool heap;		/* a heap row's site is in it */
 	bool program;		/* made by an exec or an attach, not a placeholder */
 	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
 	int verdict;
 };
+
+/*
+ * Data of the program's own: a sample or a heap site. Its debug information
+ * is what process_tree__debuginfo() judges (a wrapper that only ran before
+ * the exec of what was recorded is not).
+ */
+static bool has_data(const struct space *sp)
+{
+	return sp->samples || sp->heap;
+}
 
 /* One row of the processes table. */
 struct image {
@@ -588,7 +599,7 @@ static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64
 	return 0;
 }
 
-int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sample,
+int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum key_use use,
 		      uint64_t *key)
 {
 	struct process *p;
@@ -600,7 +611,8 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sa
 
 	*key = addr;
 	if (kernel_syms__is_kernel(addr)) {
-		if (sample && (p = proc_find(pt, pid)) && !pt->images[p->image].hidden) {
+		if (use == KEY_SAMPLE && (p = proc_find(pt, pid)) &&
+		    !pt->images[p->image].hidden) {
 			pt->images[p->image].row.samples++;
 			pt->images[p->image].dirty = true;
 		}
@@ -613,7 +625,12 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sa
 	if (!p)
 		return -ENOMEM;
 	sp = p->sp;
-	if (sample) {
+	if (use == KEY_HEAP_SITE && !sp->heap) {
+		sp->heap = true;
+		if (!sp->samples && !sp->res)
+			space_resolver(sp);
+	}
+	if (use == KEY_SAMPLE) {
 		/*
 		 * The files are opened at the first sample, while the process
 		 * most likely still runs: a short-lived process in a container
@@ -865,7 +882,7 @@ static void space_drop_resolver(struct space *sp)
 {
 	if (!sp->res)
 		return;
-	if (sp->samples && sp->exe && !sp->has_verdict) {
+	if (has_data(sp) && sp->exe && !sp->has_verdict) {
 		sp->verdict = resolver__check_debuginfo(sp->res);
 		sp->has_verdict = true;
 	}
@@ -920,7 +937,7 @@ static void gc_images(struct process_tree *pt)
 
 /*
  * Address spaces no process uses any more, their maps written: the maps go.
- * A space with samples keeps its verdict on debug info; one without keeps
+ * A space with data keeps its verdict on debug info; one without keeps
  * its maps only if it is the first of its executable (what
  * process_tree__debuginfo() looks at when nothing had samples).
  */
@@ -939,14 +956,14 @@ static void gc_spaces(struct process_tree *pt)
 
 		if (used[i] || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
 			continue;
-		if (!sp->samples && sp->exe && sp->program &&
+		if (!has_data(sp) && sp->exe && sp->program &&
 		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
 			continue;	/* the first of its program (or no memory to tell) */
-		if (sp->samples && !sp->has_verdict)
+		if (has_data(sp) && !sp->has_verdict)
 			continue;	/* no resolver was made: nothing to say about it */
 		maps__delete(sp->maps);
 		sp->maps = NULL;
-		if (!sp->samples) {
+		if (!has_data(sp)) {
 			free(sp->exe);
 			sp->exe = NULL;
 		}
@@ -975,7 +992,7 @@ int process_tree__debuginfo(struct process_tree *pt,
 	bool any = false;
 
 	for (size_t i = 0; i < pt->n_spaces; i++)
-		any |= pt->spaces[i]->samples > 0 && pt->spaces[i]->exe;
+		any |= has_data(pt->spaces[i]) && pt->spaces[i]->exe;
 	/* one line per executable: spaces of one program add up */
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
@@ -983,12 +1000,12 @@ int process_tree__debuginfo(struct process_tree *pt,
 		struct resolver *res;
 		bool first = true;
 
-		if (!sp->exe || (any ? !sp->samples : !sp->program))
+		if (!sp->exe || (any ? !has_data(sp) : !sp->program))
 			continue;
 		for (size_t j = 0; j < pt->n_spaces; j++) {
 			struct space *o = pt->spaces[j];
 
-			if (!o->exe || strcmp(o->exe, sp->exe) || (any ? !o->samples : !o->program))
+			if (!o->exe || strcmp(o->exe, sp->exe) || (any ? !has_data(o) : !o->program))
 				continue;
 			if (j < i) {
 				first = false;

@@ -68,13 +68,20 @@ int process_tree__learn(struct process_tree *pt, pid_t pid, pid_t ppid, bool for
 /* A fork, exec, exit or mmap record. 0 or -ENOMEM. */
 int process_tree__event(struct process_tree *pt, const struct sampler_event *ev);
 
+/* What an address given to process_tree__key() is. */
+enum key_use {
+	KEY_FRAME,		/* a frame of a call stack */
+	KEY_SAMPLE,		/* a CPU sample's instruction: counted */
+	KEY_HEAP_SITE,		/* a heap row's site: the program has data */
+};
+
 /*
  * The key of addr in pid's address space at the time of the last record
- * (see above); new keys are queued for process_tree__new_symbols(). With
- * sample, counts a sample of pid at addr (for process_tree__debuginfo()).
+ * (see above); new keys are queued for process_tree__new_symbols(). A
+ * sample is counted, a heap site noted, for process_tree__debuginfo().
  * 0 or -ENOMEM.
  */
-int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, bool sample,
+int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum key_use use,
 		      uint64_t *key);
 
 /*
@@ -121,9 +128,9 @@ void process_tree__gc(struct process_tree *pt);
 
 /*
  * Debug information of the programs that ran: for each executable with
- * user samples (or, when none had any, each executable exec'd or
- * attached), cb gets its path, its samples and the resolver's verdict (0
- * DWARF lines, 1 symbol table only, -RSPROF_ENODEBUG neither).
+ * data, user samples or heap sites (or, when none had any, each executable
+ * exec'd or attached), cb gets its path, its samples and the resolver's
+ * verdict (0 DWARF lines, 1 symbol table only, -RSPROF_ENODEBUG neither).
  */
 int process_tree__debuginfo(struct process_tree *pt,
 			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),

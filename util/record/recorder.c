@@ -503,9 +503,10 @@ static void debug_cb(void *ctx, const char *exe, uint64_t samples, int verdict)
 }
 
 /*
- * Debug information is judged on the programs that got samples (a stripped
- * wrapper that execs or forks the real program is not an error): exit 5
- * when none of them (or, without samples, none of the programs that ran)
+ * Debug information is judged on the programs that got samples or heap
+ * rows (a stripped wrapper that execs or forks the real program is not an
+ * error, even when it took the only samples): exit 5 when none of them (or,
+ * without either, none of the programs that ran)
  * has DWARF or a symbol table; a warning for each one with a tenth of the
  * samples or more that has symbols only, or nothing.
  */
