@@ -15,6 +15,28 @@ line_of() {
 	grep -n -E "(//|/\*) $1([: ]|\$)" "$2" | head -n 1 | cut -d: -f1
 }
 
+# source_lines FILE SOURCE: "line|live|allocs|frees" of each line of
+# SOURCE (matched by its file name) that counted anything, by line.
+source_lines() {
+	sql "$1" "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
+			 SUM(h.free_count)
+		  FROM heap_events h JOIN symbols s ON h.addr = s.addr
+		  WHERE s.file LIKE '%$(basename "$2")' GROUP BY s.line ORDER BY s.line"
+}
+
+# want_line LINES MARKER LIVE ALLOCS FREES: the line of $SRC with MARKER
+# has that row in LINES (source_lines' output).
+want_line() {
+	_l=$(line_of "$2" "$SRC") &&
+	grep -qx "$_l|$3|$4|$5" "$1" || { echo "$2 (line $_l): want $3|$4|$5" >&2; return 1; }
+}
+
+# no_line LINES MARKER: the line of $SRC with MARKER counted nothing.
+no_line() {
+	_l=$(line_of "$2" "$SRC") &&
+	! grep -q "^$_l|" "$1" || { echo "$2 (line $_l) should count nothing" >&2; return 1; }
+}
+
 # within VALUE WANT PCT: |VALUE - WANT| <= WANT * PCT / 100
 within() {
 	_d=$(( $1 - $2 ))

@@ -14,47 +14,33 @@ backend_ok $B || continue
 test_expect_success "[$B] record -- heap_edge" '
 	"$RSPROF" record --heap-backend $B -q --no-cpu -o edge-$B.db -- "$TARGETS/heap_edge" 100 &&
 	backend_meta edge-$B.db $B &&
-	sql edge-$B.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			    SUM(h.free_count)
-		     FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		     WHERE s.file LIKE '\''%heap_edge.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
+	source_lines edge-$B.db "$SRC" >got &&
 	cat got
 '
 
-# expect MARKER LIVE ALLOCS FREES
-expect() {
-	l=$(line_of "$1" "$SRC") &&
-	grep -qx "$l|$2|$3|$4" got || { echo "$1 (line $l): want $2|$3|$4" >&2; return 1; }
-}
-
-# absent MARKER: no row (nothing counted)
-absent() {
-	l=$(line_of "$1" "$SRC") &&
-	! grep -q "^$l|" got || { echo "$1 (line $l) should count nothing" >&2; return 1; }
-}
-
 test_expect_success "[$B] realloc(NULL, n) is one allocation, not two" '
-	expect EDGE_REALLOC_NULL 3000 1 0
+	want_line got EDGE_REALLOC_NULL 3000 1 0
 '
 
 test_expect_success "[$B] realloc shrinking and growing: old block freed, new one counted" '
-	expect EDGE_SHRINK_FROM 0 1 1 && expect EDGE_SHRINK 50000 1 0 &&
-	expect EDGE_GROW_FROM 0 1 1 && expect EDGE_GROW_MOVE 300000 1 0
+	want_line got EDGE_SHRINK_FROM 0 1 1 && want_line got EDGE_SHRINK 50000 1 0 &&
+	want_line got EDGE_GROW_FROM 0 1 1 && want_line got EDGE_GROW_MOVE 300000 1 0
 '
 
 test_expect_success "[$B] posix_memalign, aligned_alloc, calloc" '
-	expect EDGE_MEMALIGN 4096 1 0 && expect EDGE_ALIGNED 8192 1 0 &&
-	expect EDGE_CALLOC 6000 1 0
+	want_line got EDGE_MEMALIGN 4096 1 0 && want_line got EDGE_ALIGNED 8192 1 0 &&
+	want_line got EDGE_CALLOC 6000 1 0
 '
 
 test_expect_success "[$B] realloc(p, 0) and free free" '
-	expect EDGE_REALLOC_ZERO_FROM 0 1 1 && absent EDGE_REALLOC_ZERO &&
-	expect EDGE_FREED 0 1 1
+	want_line got EDGE_REALLOC_ZERO_FROM 0 1 1 && no_line got EDGE_REALLOC_ZERO &&
+	want_line got EDGE_FREED 0 1 1
 '
 
 test_expect_success "[$B] failed allocations count nothing; a failed realloc keeps the old block" '
-	absent EDGE_FAIL_MALLOC && absent EDGE_FAIL_CALLOC && absent EDGE_FAIL_REALLOC &&
-	expect EDGE_KEEP_OLD 1000 1 0
+	no_line got EDGE_FAIL_MALLOC && no_line got EDGE_FAIL_CALLOC &&
+	no_line got EDGE_FAIL_REALLOC &&
+	want_line got EDGE_KEEP_OLD 1000 1 0
 '
 
 test_expect_success "[$B] nothing unknown, nothing below zero" '

@@ -13,19 +13,6 @@
 
 SRC=$TEST_SRC/targets/heap_fork.c
 
-# lines FILE: "line|live|allocs|frees" of heap_fork.c, by line
-fork_lines() {
-	sql "$1" "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			 SUM(h.free_count)
-		  FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		  WHERE s.file LIKE '%heap_fork.c' GROUP BY s.line ORDER BY s.line"
-}
-
-expect() {	# FILE MARKER LIVE ALLOCS FREES
-	l=$(line_of "$2" "$SRC") &&
-	grep -qx "$l|$3|$4|$5" "$1" || { echo "$2 (line $l): want $3|$4|$5" >&2; return 1; }
-}
-
 for B in $HEAP_BACKENDS; do
 backend_ok $B || continue
 
@@ -34,12 +21,12 @@ test_expect_success "[$B] record -- heap_fork" '
 	"$RSPROF" record -q --no-cpu --no-inherit --heap-backend $B -o fork-$B.db -- \
 		"$TARGETS/heap_fork" "$PWD/$B" &&
 	backend_meta fork-$B.db $B &&
-	fork_lines fork-$B.db >lines-$B && cat lines-$B
+	source_lines fork-$B.db "$SRC" >lines-$B && cat lines-$B
 '
 
 test_expect_success "[$B] the parent's lines are exact" '
-	expect lines-$B FORK_BEFORE $((32 * 4096)) 64 32 &&
-	expect lines-$B FORK_AFTER $((128 * 4096)) 128 0
+	want_line lines-$B FORK_BEFORE $((32 * 4096)) 64 32 &&
+	want_line lines-$B FORK_AFTER $((128 * 4096)) 128 0
 '
 
 test_expect_success "[$B] nothing of the child: no churn, no 2 MiB, no frees of what it inherited" '

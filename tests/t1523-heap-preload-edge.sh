@@ -12,42 +12,30 @@ SRC=$TEST_SRC/targets/heap_preload_edge.c
 
 test_expect_success 'record -- heap_preload_edge' '
 	"$RSPROF" record -q --no-cpu --heap-backend preload -o pe.db -- "$TARGETS/heap_preload_edge" &&
-	sql pe.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			  SUM(h.free_count)
-		   FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		   WHERE s.file LIKE '\''%heap_preload_edge.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
+	source_lines pe.db "$SRC" >got &&
 	cat got
 '
 
-expect() {	# MARKER LIVE ALLOCS FREES
-	l=$(line_of "$1" "$SRC") &&
-	grep -qx "$l|$2|$3|$4" got || { echo "$1 (line $l): want $2|$3|$4" >&2; return 1; }
-}
-
-absent() {	# MARKER: nothing counted
-	l=$(line_of "$1" "$SRC") &&
-	! grep -q "^$l|" got || { echo "$1 (line $l) should count nothing" >&2; return 1; }
-}
-
 test_expect_success 'reallocarray moves its block; its overflow counts nothing' '
-	expect PE_RA_FROM 0 1 1 && expect PE_REALLOCARRAY 4000 1 0 && absent PE_RA_OVERFLOW
+	want_line got PE_RA_FROM 0 1 1 && want_line got PE_REALLOCARRAY 4000 1 0 &&
+	no_line got PE_RA_OVERFLOW
 '
 
 test_expect_success 'valloc, pvalloc, memalign, malloc(0): counted as asked' '
-	expect PE_VALLOC 5000 1 0 && expect PE_PVALLOC 3000 1 0 &&
-	expect PE_MEMALIGN 7000 1 0 && expect PE_ZERO 0 1 0
+	want_line got PE_VALLOC 5000 1 0 && want_line got PE_PVALLOC 3000 1 0 &&
+	want_line got PE_MEMALIGN 7000 1 0 && want_line got PE_ZERO 0 1 0
 '
 
 test_expect_success 'posix_memalign EINVAL and calloc overflow count nothing' '
-	absent PE_EINVAL && absent PE_CALLOC_OVERFLOW
+	no_line got PE_EINVAL && no_line got PE_CALLOC_OVERFLOW
 '
 
 test_expect_success 'malloc_usable_size on a tracked block, and its free' '
-	expect PE_USABLE 0 1 1
+	want_line got PE_USABLE 0 1 1
 '
 
 test_expect_success 'frees of memory the tracker never saw: 10 unknown frees, with their size' '
-	absent PE_BEFORE &&
+	no_line got PE_BEFORE &&
 	n=$(meta pe.db unknown_frees) && b=$(meta pe.db unknown_free_bytes) && echo "$n frees, $b bytes" &&
 	test "$n" = 10 && test "$b" -ge 20000 && test "$b" -le 21000 &&
 	no_negative_site pe.db

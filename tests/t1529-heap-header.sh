@@ -16,36 +16,29 @@ SRC=$TEST_SRC/targets/heap_header.c
 
 test_expect_success 'record -- heap_header: its own checks pass under the tracker' '
 	"$RSPROF" record -q --no-cpu --heap-backend preload -o hh.db -- "$TARGETS/heap_header" &&
-	sql hh.db "SELECT s.line, SUM(h.alloc_bytes) - SUM(h.free_bytes), SUM(h.alloc_count),
-			  SUM(h.free_count)
-		   FROM heap_events h JOIN symbols s ON h.addr = s.addr
-		   WHERE s.file LIKE '\''%heap_header.c'\'' GROUP BY s.line ORDER BY s.line" >got &&
+	source_lines hh.db "$SRC" >got &&
 	cat got
 '
 
-expect() {	# MARKER LIVE ALLOCS FREES
-	l=$(line_of "$1" "$SRC") &&
-	grep -qx "$l|$2|$3|$4" got || { echo "$1 (line $l): want $2|$3|$4" >&2; return 1; }
-}
-
 test_expect_success 'aligned blocks, with a header and without, counted as asked' '
-	expect HH_A32 1000 1 0 && expect HH_A64 2048 1 0 && expect HH_A24 500 1 0 &&
-	expect HH_A256 3000 1 0
+	want_line got HH_A32 1000 1 0 && want_line got HH_A64 2048 1 0 &&
+	want_line got HH_A24 500 1 0 && want_line got HH_A256 3000 1 0
 '
 
 test_expect_success 'realloc of an aligned block, of a block used to its usable size' '
-	expect HH_GROW_FROM 0 1 1 && expect HH_GROWN 5000 1 0 &&
-	expect HH_USABLE_FROM 0 1 1 && expect HH_USABLE_GROWN 400 1 0
+	want_line got HH_GROW_FROM 0 1 1 && want_line got HH_GROWN 5000 1 0 &&
+	want_line got HH_USABLE_FROM 0 1 1 && want_line got HH_USABLE_GROWN 400 1 0
 '
 
 test_expect_success 'realloc(p, 0) frees, calloc counts once' '
-	expect HH_ZERO_FROM 0 1 1 && expect HH_DIRTY 0 1 1 && expect HH_CALLOC 8000 1 0
+	want_line got HH_ZERO_FROM 0 1 1 && want_line got HH_DIRTY 0 1 1 &&
+	want_line got HH_CALLOC 8000 1 0
 '
 
 test_expect_success 'frees from a signal handler: each counted, none lost' '
 	n=$(sql hh.db "SELECT SUM(h.alloc_count) FROM heap_events h JOIN symbols s
 		       ON h.addr = s.addr WHERE s.line = $(line_of HH_LOOP "$SRC")") &&
-	test "$n" = 2000000 && expect HH_LOOP 0 2000000 2000000 &&
+	test "$n" = 2000000 && want_line got HH_LOOP 0 2000000 2000000 &&
 	no_negative_site hh.db && test "$(meta hh.db unknown_frees)" = 0
 '
 
