@@ -15,6 +15,7 @@
 #include "util/hashmap.h"
 #include "util/record/caps.h"
 #include "util/record/proc.h"
+#include "util/symbols/kernel.h"
 
 /*
  * Ring sizes in pages (a power of two, plus the header page). A per-thread
@@ -746,6 +747,14 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				memcpy(&a, p + 8 * i, 8);
 				if (a >= (uint64_t)-4095)	/* PERF_CONTEXT_MAX */
 					continue;	/* context marker */
+				/*
+				 * The chain holds user frames: a kernel address
+				 * there is a frame-pointer walk gone wrong (code
+				 * without them, the dynamic loader at start-up),
+				 * and so is all that follows it.
+				 */
+				if (kernel_syms__is_kernel(a))
+					break;
 				/*
 				 * The first user entry is where the thread was (the
 				 * sampled IP, or where it entered the kernel); the
