@@ -831,17 +831,96 @@ void totals_heap_walk__free(struct totals_heap_walk *w)
 	w->had_row = NULL;
 }
 
-/* The start of the peak window: every group's peak starts at its live bytes. */
-static void peak_reset(struct totals_heap_walk *w)
+/*
+ * The start of the peak window: every group's peak starts at its live bytes
+ * (before, the live bytes at the end of the checkpoint the walk starts at).
+ */
+static void peak_reset(struct totals_heap_walk *w, const int64_t *before)
 {
 	for (int g = 0; g < w->n_groups; g++)
-		w->first[g] = w->peak[g] = w->live[g];
+		w->first[g] = w->peak[g] = before ? before[g] : w->live[g];
+}
+
+struct sum_ctx {
+	struct totals_heap_walk *w;
+	int64_t *live;
+};
+
+static void sum_row(void *ctx, const struct totals_row *r)
+{
+	struct sum_ctx *c = ctx;
+	int g = c->w->group_of(c->w->ctx, r);
+
+	if (g >= 0 && g < c->w->n_groups)
+		c->live[g] = sat__add(c->live[g], sat__sub(r->alloc_bytes, r->free_bytes));
+}
+
+/* The last checkpoint before id (0: none). */
+static int checkpoint_before(struct totals *t, int64_t id, int64_t *prev)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*prev = 0;
+	if (sqlite3_prepare_v2(t->sq, "SELECT IFNULL(MAX(id), 0) FROM checkpoints WHERE id < ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return tr_err(t, "read checkpoints");
+	rc = sqlite3_bind_int64(st, 1, id);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*prev = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : tr_err(t, "read checkpoints");
+}
+
+/*
+ * Where the peaks are tracked from. A peak from peak_from on starts at the
+ * live bytes at the end of checkpoint at = peak_from - 1, which are no
+ * higher than that start: tracking from any checkpoint id after the
+ * checkpoint before `at` (no checkpoint ends in between but `at`) gives the
+ * same peaks, once they start at the live bytes of `at`. When that range
+ * holds the start of a block, the widest such, the walk is cut there and
+ * reads blocks instead of the checkpoints of one (timeline's window, from
+ * its first checkpoint on: a compacted block's series read twice, or a
+ * folded hour's 60 level-0 blocks instead of its level-1 block); the live
+ * bytes of `at` are added up first into *before (NULL: no such cut), which
+ * the peaks start at. Returns the checkpoint the peaks are tracked from.
+ */
+static int64_t track_from(struct totals *t, struct totals_heap_walk *w, int64_t **before,
+			  int *err)
+{
+	int64_t at = w->peak_from - 1, prev, from = 0;
+	struct sum_ctx c = { w, NULL };
+
+	*before = NULL;
+	if (at < 1 || at > w->hi || at > t->through)
+		return w->peak_from;
+	*err = checkpoint_before(t, at, &prev);
+	if (*err)
+		return w->peak_from;
+	for (int k = TOTALS_LEVELS - 1; k >= 0 && !from; k--) {
+		int64_t start = (at - 1) / t->n[k] * t->n[k] + 1;
+
+		if (start > prev)
+			from = start;
+	}
+	if (!from)
+		return w->peak_from;
+	c.live = calloc(w->n_groups > 0 ? (size_t)w->n_groups : 1, sizeof(int64_t));
+	if (!c.live) {
+		*err = -ENOMEM;
+		return w->peak_from;
+	}
+	*err = totals__heap_range(t, 1, at, sum_row, &c);
+	*before = c.live;
+	return from;
 }
 
 int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 {
 	struct walk k = { .t = t, .w = w };
-	int64_t cut[2], segs[4][2];
+	int64_t cut[2], segs[4][2], from, *before = NULL;
 	int n_segs = 0, err = 0;
 	size_t ng = w->n_groups > 0 ? (size_t)w->n_groups : 1;
 	bool reset = false;
@@ -872,9 +951,12 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 	for (size_t g = 0; g < ng; g++)
 		w->temp_count[g] = -1;
 	k.live = w->live;
+	from = track_from(t, w, &before, &err);
+	if (err)
+		goto out;
 	/* segments of 1..hi cut where peaks start and where allocations count */
-	cut[0] = w->peak_from < w->win_lo ? w->peak_from : w->win_lo;
-	cut[1] = w->peak_from < w->win_lo ? w->win_lo : w->peak_from;
+	cut[0] = from < w->win_lo ? from : w->win_lo;
+	cut[1] = from < w->win_lo ? w->win_lo : from;
 	{
 		int64_t at = 1;
 
@@ -894,8 +976,8 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 		struct totals_piece *v;
 		size_t n;
 
-		if (!reset && segs[s][0] >= w->peak_from) {
-			peak_reset(w);
+		if (!reset && segs[s][0] >= from) {
+			peak_reset(w, before);
 			reset = true;
 		}
 		k.track = reset;
@@ -906,10 +988,11 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 		free(v);
 	}
 	if (!err && !reset)
-		peak_reset(w);
+		peak_reset(w, NULL);
 	if (!err)
 		err = refine_all(&k);
 out:
+	free(before);
 	free(k.start);
 	free(k.ub);
 	free(k.single);
