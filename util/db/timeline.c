@@ -618,8 +618,9 @@ static int series_fill(struct tl_ctx *c, const struct timeline *tl)
 	return err;
 }
 
+/* A site's numbers, and with series its values (else NULL). */
 static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
-		     struct timeline_site *out)
+		     bool series, struct timeline_site *out)
 {
 	const struct site_acc *a = &c->acc[s];
 	const char *file, *function, *module;
@@ -633,9 +634,12 @@ static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool h
 	out->final = heap ? a->live : a->cpu_total;
 	out->peak = heap ? a->peak : 0;
 	out->growth = heap ? a->live - a->first : 0;
+	if ((file && !out->file) || (function && !out->function) || (module && !out->module))
+		return -ENOMEM;
+	if (!series)
+		return 0;
 	out->values = calloc(tl->n + 1, sizeof(*out->values));
-	if ((file && !out->file) || (function && !out->function) || (module && !out->module) ||
-	    !out->values)
+	if (!out->values)
 		return -ENOMEM;
 	return site_series(c, tl, s, heap, out->values);
 }
@@ -681,7 +685,7 @@ static int choose(struct tl_ctx *c, const struct timeline *tl, const struct time
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		err = site_fill(c, tl, idx[i], heap, &(*out)[i]);
+		err = site_fill(c, tl, idx[i], heap, true, &(*out)[i]);
 		*n_out = i + 1;
 	}
 	free(idx);
@@ -707,7 +711,8 @@ static int grew_most(struct tl_ctx *c, const struct timeline *tl, const struct t
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	return site_fill(c, tl, best, true, *out);
+	/* its numbers only: the growth line prints no series */
+	return site_fill(c, tl, best, true, false, *out);
 }
 
 static void site_free(struct timeline_site *s)
@@ -766,8 +771,6 @@ static void slice(struct timeline *tl, size_t lo, size_t hi)
 		memmove(tl->sites[i].values, tl->sites[i].values + lo, n * sizeof(double));
 	for (size_t i = 0; i < tl->n_cpu_sites; i++)
 		memmove(tl->cpu_sites[i].values, tl->cpu_sites[i].values + lo, n * sizeof(double));
-	if (tl->grew_most)
-		memmove(tl->grew_most->values, tl->grew_most->values + lo, n * sizeof(double));
 	tl->n = n;
 }
 
