@@ -284,8 +284,8 @@ static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
  * One pass over heap_events: per site the live bytes at the end of the
  * window (checkpoint last_id), the peak at a checkpoint's end within the
  * window, and the live bytes at the end of its first checkpoint (first_id).
- * Rows come in insertion (= checkpoint) order; if they do not, the pass is
- * redone sorted.
+ * Rows come in insertion (= checkpoint) order; if they do not (anywhere,
+ * past the window too), the pass is redone sorted.
  */
 static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool sorted)
 {
@@ -317,12 +317,19 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 				window_start(c);
 				started = true;
 			}
-			if (id > last_id) {
-				rc = SQLITE_DONE;	/* past the window */
+			/*
+			 * Past the window: the end, once sorted; before, the
+			 * rest is read for its order only (record --retain
+			 * puts a folded checkpoint's rows after later ones).
+			 */
+			if (id > last_id && sorted) {
+				rc = SQLITE_DONE;
 				break;
 			}
 			cur = id;
 		}
+		if (id > last_id)
+			continue;
 		s = heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3));
 		if (s < 0)
 			continue;
