@@ -528,9 +528,11 @@ static void test_killed(void)
 				_exit(1);
 		_exit(0);
 	}
-	/* long enough for a few blocks; not opened before the writer made its
-	 * -wal and -shm (it refuses companions someone else made) */
-	for (int i = 0; i < 200; i++) {
+	/* long enough for a few blocks (up to a minute: the sanitizer build at
+	 * load 7 made no checkpoint in the 4 s this waited before); not opened
+	 * before the writer made its -wal and -shm (it refuses companions
+	 * someone else made) */
+	for (int i = 0; i < 3000; i++) {
 		char wal[4096], shm[4096];
 
 		usleep(20000);
