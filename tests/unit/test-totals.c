@@ -513,7 +513,7 @@ static void test_killed(void)
 	const char *p = tmp("killed.db"), *s = tmp("killed-scan.db");
 	long long n_cp;
 	pid_t pid;
-	int status;
+	int status, i;
 
 	pid = fork();
 	if (pid == 0) {
@@ -532,7 +532,7 @@ static void test_killed(void)
 	 * load 7 made no checkpoint in the 4 s this waited before); not opened
 	 * before the writer made its -wal and -shm (it refuses companions
 	 * someone else made) */
-	for (int i = 0; i < 3000; i++) {
+	for (i = 0; i < 3000; i++) {
 		char wal[4096], shm[4096];
 
 		usleep(20000);
@@ -543,6 +543,7 @@ static void test_killed(void)
 		if (sql_int(p, "SELECT through FROM totals_state") >= 3 * TOTALS_SPAN)
 			break;
 	}
+	printf("# the writer killed after %d ms of polls\n", i * 20);
 	usleep(rnd() % 50000);
 	kill(pid, SIGKILL);
 	waitpid(pid, &status, 0);
