@@ -45,6 +45,8 @@ same() {
 	timeline --json --since 2m
 	timeline --rank peak --csv -n 9
 	timeline --rank growth --json --window 1m..4m
+	timeline --rank peak --json -n 9 --window 2m..
+	timeline --rank peak --json -n 9 --window 59s..6m
 	timeline --cpu --csv
 	top --stdio
 	info

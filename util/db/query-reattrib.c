@@ -195,8 +195,16 @@ static int setup(struct ra_build *b)
 			err = -ENOMEM;
 	free(meta);
 	free(mode);
-	if (err)
-		return err;
+	return err;
+}
+
+/*
+ * What the stacks' frames are read with: per address its symbol, built on
+ * first use, and the inline chains. Only once a heap stack is there: a
+ * profile without any reads no symbol_frames.
+ */
+static int setup_frames(struct ra_build *b)
+{
 	b->sv = calloc(b->q->n_addr_syms + 1, sizeof(*b->sv));
 	b->single = calloc(b->q->n_addr_syms + 1, sizeof(*b->single));
 	b->built = calloc(b->q->n_addr_syms + 1, sizeof(*b->built));
@@ -248,6 +256,8 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 			if (err)
 				break;
 		}
+		if (!b.sv && (err = setup_frames(&b)))
+			break;
 		cur = id;
 		err = push_frame(&b, sqlite3_column_int64(st, 2));
 		if (err)
@@ -273,14 +283,39 @@ out:
 	return err;
 }
 
+/* Does the file hold a call stack? Without one no heap row can move. */
+static int any_stack(struct db *db, bool *any)
+{
+	sqlite3_stmt *st;
+	int rc, err;
+
+	*any = false;
+	if (db__version(db) < 2)
+		return 0;	/* no stacks before version 2 */
+	err = q_prepare(db, "read heap stacks", "SELECT EXISTS (SELECT 1 FROM stack_frames)", &st);
+	if (err)
+		return err;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*any = sqlite3_column_int(st, 0);
+	else
+		err = q_err(db, "read heap stacks");
+	sqlite3_finalize(st);
+	return err;
+}
+
 int db_query_heap_moved(struct db *db, const char *const *alloc_fn, heap_moved_cb cb,
 			void *ctx)
 {
 	struct query_filter f;
 	struct reattrib ra = { 0 };
 	struct qctx q;
-	int err;
+	bool any;
+	int err = any_stack(db, &any);
 
+	/* the symbols are loaded for the stacks' frames only */
+	if (err || !any)
+		return err;
 	query_filter__init(&f);
 	f.alloc_fn = alloc_fn;
 	err = qctx_load_syms(&q, db, &f);

@@ -5,6 +5,7 @@
 #include "util/db/query-priv.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -93,6 +94,43 @@ static int summary_folded(struct db *db, struct prof_summary *s)
 	return summary_compacted(db, s);
 }
 
+/*
+ * The highest running sum of heap_alloc_bytes - heap_free_bytes over the
+ * checkpoints in id order, and the earliest time it is reached (0, 0: none),
+ * in one pass (two SQL window functions sorted the checkpoints twice, the
+ * most costly query of report's header on an hour). Sums saturate.
+ */
+static int running_peak(struct db *db, int64_t v[2])
+{
+	sqlite3_stmt *st;
+	int64_t live = 0;
+	bool seen = false, any = false;
+	int rc, err;
+
+	v[0] = v[1] = 0;
+	err = q_prepare(db, "read heap peak", "SELECT timestamp_ms, heap_alloc_bytes -"
+			" heap_free_bytes FROM checkpoints ORDER BY id", &st);
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		int64_t t = sqlite3_column_int64(st, 0);
+
+		if (sqlite3_column_type(st, 1) != SQLITE_NULL) {
+			live = sat__add(live, sqlite3_column_int64(st, 1));
+			seen = true;
+		}
+		if (!seen)
+			continue;	/* no sum yet (NULL): not a candidate */
+		if (!any || live > v[0] || (live == v[0] && t < v[1])) {
+			v[0] = live;
+			v[1] = t;
+			any = true;
+		}
+	}
+	sqlite3_finalize(st);
+	return rc == SQLITE_DONE ? 0 : q_err(db, "read heap peak");
+}
+
 int db_query_summary(struct db *db, struct prof_summary *s)
 {
 	int64_t v[8] = { 0 };
@@ -123,13 +161,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->heap_dropped = v[6];
 		s->peak_bytes = v[7];
 		/* the peak of the running sum too, whatever heap_live_bytes holds */
-		err = int_query(db, "read heap peak",
-				"SELECT COALESCE(MAX(l), 0), COALESCE((SELECT t FROM (SELECT"
-				" timestamp_ms AS t, SUM(heap_alloc_bytes - heap_free_bytes) OVER"
-				" (ORDER BY id ROWS UNBOUNDED PRECEDING) AS l2 FROM checkpoints)"
-				" ORDER BY l2 DESC, t LIMIT 1), 0) FROM (SELECT SUM(heap_alloc_bytes -"
-				" heap_free_bytes) OVER (ORDER BY id ROWS UNBOUNDED PRECEDING) AS l"
-				" FROM checkpoints)", v, 2);
+		err = running_peak(db, v);
 		if (err)
 			return err;
 		s->peak_cp_bytes = v[0];

@@ -284,8 +284,8 @@ static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
  * One pass over heap_events: per site the live bytes at the end of the
  * window (checkpoint last_id), the peak at a checkpoint's end within the
  * window, and the live bytes at the end of its first checkpoint (first_id).
- * Rows come in insertion (= checkpoint) order; if they do not, the pass is
- * redone sorted.
+ * Rows come in insertion (= checkpoint) order; if they do not (anywhere,
+ * past the window too), the pass is redone sorted.
  */
 static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool sorted)
 {
@@ -317,12 +317,19 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 				window_start(c);
 				started = true;
 			}
-			if (id > last_id) {
-				rc = SQLITE_DONE;	/* past the window */
+			/*
+			 * Past the window: the end, once sorted; before, the
+			 * rest is read for its order only (record --retain
+			 * puts a folded checkpoint's rows after later ones).
+			 */
+			if (id > last_id && sorted) {
+				rc = SQLITE_DONE;
 				break;
 			}
 			cur = id;
 		}
+		if (id > last_id)
+			continue;
 		s = heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3));
 		if (s < 0)
 			continue;
@@ -618,8 +625,9 @@ static int series_fill(struct tl_ctx *c, const struct timeline *tl)
 	return err;
 }
 
+/* A site's numbers, and with series its values (else NULL). */
 static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
-		     struct timeline_site *out)
+		     bool series, struct timeline_site *out)
 {
 	const struct site_acc *a = &c->acc[s];
 	const char *file, *function, *module;
@@ -633,9 +641,12 @@ static int site_fill(struct tl_ctx *c, const struct timeline *tl, long s, bool h
 	out->final = heap ? a->live : a->cpu_total;
 	out->peak = heap ? a->peak : 0;
 	out->growth = heap ? a->live - a->first : 0;
+	if ((file && !out->file) || (function && !out->function) || (module && !out->module))
+		return -ENOMEM;
+	if (!series)
+		return 0;
 	out->values = calloc(tl->n + 1, sizeof(*out->values));
-	if ((file && !out->file) || (function && !out->function) || (module && !out->module) ||
-	    !out->values)
+	if (!out->values)
 		return -ENOMEM;
 	return site_series(c, tl, s, heap, out->values);
 }
@@ -681,7 +692,7 @@ static int choose(struct tl_ctx *c, const struct timeline *tl, const struct time
 		return -ENOMEM;
 	}
 	for (size_t i = 0; i < n && !err; i++) {
-		err = site_fill(c, tl, idx[i], heap, &(*out)[i]);
+		err = site_fill(c, tl, idx[i], heap, true, &(*out)[i]);
 		*n_out = i + 1;
 	}
 	free(idx);
@@ -707,7 +718,8 @@ static int grew_most(struct tl_ctx *c, const struct timeline *tl, const struct t
 	*out = calloc(1, sizeof(**out));
 	if (!*out)
 		return -ENOMEM;
-	return site_fill(c, tl, best, true, *out);
+	/* its numbers only: the growth line prints no series */
+	return site_fill(c, tl, best, true, false, *out);
 }
 
 static void site_free(struct timeline_site *s)
@@ -766,8 +778,6 @@ static void slice(struct timeline *tl, size_t lo, size_t hi)
 		memmove(tl->sites[i].values, tl->sites[i].values + lo, n * sizeof(double));
 	for (size_t i = 0; i < tl->n_cpu_sites; i++)
 		memmove(tl->cpu_sites[i].values, tl->cpu_sites[i].values + lo, n * sizeof(double));
-	if (tl->grew_most)
-		memmove(tl->grew_most->values, tl->grew_most->values + lo, n * sizeof(double));
 	tl->n = n;
 }
 

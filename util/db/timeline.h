@@ -72,7 +72,8 @@ struct timeline {
 	size_t n_sites;
 	struct timeline_site *cpu_sites;	/* CPU sites, most samples first */
 	size_t n_cpu_sites;
-	struct timeline_site *grew_most;	/* NULL when need_growth was false or no site grew */
+	/* NULL when need_growth was false or no site grew; its values are NULL */
+	struct timeline_site *grew_most;
 };
 
 /*

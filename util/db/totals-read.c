@@ -452,13 +452,61 @@ void totals__series_range(const struct totals *t, int64_t *lo, int64_t *hi)
 	*hi = t->series_hi;
 }
 
+/* The last checkpoint before id (0: none). */
+static int checkpoint_before(struct totals *t, int64_t id, int64_t *prev)
+{
+	sqlite3_stmt *st;
+	int rc;
+
+	*prev = 0;
+	if (sqlite3_prepare_v2(t->sq, "SELECT IFNULL(MAX(id), 0) FROM checkpoints WHERE id < ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return tr_err(t, "read checkpoints");
+	rc = sqlite3_bind_int64(st, 1, id);
+	if (rc == SQLITE_OK)
+		rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW)
+		*prev = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return rc == SQLITE_ROW ? 0 : tr_err(t, "read checkpoints");
+}
+
+/*
+ * Where a read from checkpoint id on may start instead: at the widest block
+ * whose start s has no checkpoint in s..id-1, as the rows are those of
+ * existing checkpoints (a window whose first checkpoint is a folded one of
+ * record --retain, 60 in a file of id 60, 120, ...: its block, its hour's
+ * block), so the read takes fewer pieces; else id itself.
+ */
+static int wide_start(struct totals *t, int64_t id, int64_t *start)
+{
+	int64_t prev;
+	int err;
+
+	*start = id;
+	if (id <= 1 || id > t->through)
+		return 0;
+	err = checkpoint_before(t, id, &prev);
+	for (int k = TOTALS_LEVELS - 1; k >= 0 && !err; k--) {
+		int64_t s = (id - 1) / t->n[k] * t->n[k] + 1;
+
+		if (s > prev) {
+			*start = s;
+			break;
+		}
+	}
+	return err;
+}
+
 static int tr_range(struct totals *t, int64_t a, int64_t b, bool heap, totals_row_fn fn,
 		    void *ctx)
 {
-	struct totals_piece *v;
-	size_t n;
-	int err = totals__pieces(t, a, b, &v, &n);
+	struct totals_piece *v = NULL;
+	size_t n = 0;
+	int err = wide_start(t, a, &a);
 
+	if (!err)
+		err = totals__pieces(t, a, b, &v, &n);
 	for (size_t i = 0; i < n && !err; i++)
 		err = heap ? totals__heap_rows(t, &v[i], fn, ctx) : totals__cpu_rows(t, &v[i], fn, ctx);
 	free(v);
@@ -831,20 +879,164 @@ void totals_heap_walk__free(struct totals_heap_walk *w)
 	w->had_row = NULL;
 }
 
-/* The start of the peak window: every group's peak starts at its live bytes. */
-static void peak_reset(struct totals_heap_walk *w)
+/*
+ * The start of the peak window: every group's peak starts at its live bytes
+ * (before, the live bytes at the end of the checkpoint the walk starts at).
+ */
+static void peak_reset(struct totals_heap_walk *w, const int64_t *before)
 {
 	for (int g = 0; g < w->n_groups; g++)
-		w->first[g] = w->peak[g] = w->live[g];
+		w->first[g] = w->peak[g] = before ? before[g] : w->live[g];
+}
+
+struct sum_ctx {
+	struct totals_heap_walk *w;
+	int64_t *live;
+};
+
+static void sum_row(void *ctx, const struct totals_row *r)
+{
+	struct sum_ctx *c = ctx;
+	int g = c->w->group_of(c->w->ctx, r);
+
+	if (g >= 0 && g < c->w->n_groups)
+		c->live[g] = sat__add(c->live[g], sat__sub(r->alloc_bytes, r->free_bytes));
+}
+
+/*
+ * Where the peaks are tracked from. A peak from peak_from on starts at the
+ * live bytes at the end of checkpoint at = peak_from - 1, which are no
+ * higher than that start: tracking from any checkpoint id after the
+ * checkpoint before `at` (no checkpoint ends in between but `at`) gives the
+ * same peaks, once they start at the live bytes of `at`. When that range
+ * holds the start of a block, the widest such, the walk is cut there and
+ * reads blocks instead of the checkpoints of one (timeline's window, from
+ * its first checkpoint on: a compacted block's series read twice, or a
+ * folded hour's 60 level-0 blocks instead of its level-1 block); the live
+ * bytes of `at` are added up first into *before (NULL: no such cut), which
+ * the peaks start at. Returns the checkpoint the peaks are tracked from.
+ */
+static int64_t track_from(struct totals *t, struct totals_heap_walk *w, int64_t **before,
+			  int *err)
+{
+	int64_t at = w->peak_from - 1, from;
+	struct sum_ctx c = { w, NULL };
+
+	*before = NULL;
+	if (at < 1 || at > w->hi || at > t->through)
+		return w->peak_from;
+	*err = wide_start(t, at, &from);
+	if (*err || (from == at && (at - 1) % t->n[0]))
+		return w->peak_from;
+	c.live = calloc(w->n_groups > 0 ? (size_t)w->n_groups : 1, sizeof(int64_t));
+	if (!c.live) {
+		*err = -ENOMEM;
+		return w->peak_from;
+	}
+	*err = totals__heap_range(t, 1, at, sum_row, &c);
+	*before = c.live;
+	return from;
+}
+
+/* The window's sums of a row read apart from the walk. */
+static void window_row(void *ctx, const struct totals_row *r)
+{
+	struct totals_heap_walk *w = ctx;
+	int g = w->group_of(w->ctx, r);
+
+	if (g < 0 || g >= w->n_groups)
+		return;
+	w->alloc_bytes[g] = sat__add(w->alloc_bytes[g], r->alloc_bytes);
+	w->free_bytes[g] = sat__add(w->free_bytes[g], r->free_bytes);
+	w->alloc_count[g] = sat__add(w->alloc_count[g], r->alloc_count);
+	w->free_count[g] = sat__add(w->free_count[g], r->free_count);
+	add_temp(w, g, r->temp_count);
+}
+
+/* 1..hi cut at the cuts (in order) into *segs; returns how many. */
+static int cut_segments(const int64_t *cut, int n_cut, int64_t hi, int64_t segs[][2])
+{
+	int64_t at = 1;
+	int n = 0;
+
+	for (int i = 0; i < n_cut; i++) {
+		if (cut[i] > at && cut[i] <= hi) {
+			segs[n][0] = at;
+			segs[n++][1] = cut[i] - 1;
+			at = cut[i];
+		}
+	}
+	if (at <= hi) {
+		segs[n][0] = at;
+		segs[n++][1] = hi;
+	}
+	return n;
+}
+
+/*
+ * What reading checkpoints a..b costs, in reads of a checkpoint's rows: a
+ * block's rows (one per key) are about those of one checkpoint.
+ */
+static int pieces_cost(const struct totals *t, int64_t a, int64_t b, int64_t *cost)
+{
+	struct totals_piece *v;
+	size_t n;
+	int err = totals__pieces(t, a, b, &v, &n);
+
+	for (size_t i = 0; i < n && !err; i++)
+		*cost += v[i].level >= 0 ? 1 : v[i].last - v[i].first + 1;
+	free(v);
+	return err;
+}
+
+static int segments_cost(const struct totals *t, int64_t segs[][2], int n, int64_t *cost)
+{
+	int err = 0;
+
+	for (int i = 0; i < n && !err; i++)
+		err = pieces_cost(t, segs[i][0], segs[i][1], cost);
+	return err;
+}
+
+/*
+ * The walk's segments: 1..hi cut where the peaks are tracked from, and
+ * where the window's allocations start, unless reading those apart costs
+ * less (*apart): the walk then reads 1..hi in wider blocks (report --since
+ * 10m of an hour: its level-1 block and the window's 10 level-0 blocks,
+ * not 60 level-0 blocks).
+ */
+static int walk_segments(const struct totals *t, const struct totals_heap_walk *w,
+			 int64_t from, int64_t win_lo, int64_t segs[][2], int *n, bool *apart)
+{
+	int64_t cut[2] = { from < win_lo ? from : win_lo, from < win_lo ? win_lo : from };
+	int64_t other[4][2], with = 0, without = 0;
+	int n_other, err;
+
+	*apart = false;
+	*n = cut_segments(cut, 2, w->hi, segs);
+	if (win_lo <= 1 || win_lo > w->hi || win_lo == from)
+		return 0;
+	n_other = cut_segments(&from, 1, w->hi, other);
+	err = segments_cost(t, segs, *n, &with);
+	if (!err)
+		err = segments_cost(t, other, n_other, &without);
+	if (!err)
+		err = pieces_cost(t, win_lo, w->hi, &without);
+	if (err || without >= with)
+		return err;
+	memcpy(segs, other, sizeof(other));
+	*n = n_other;
+	*apart = true;
+	return 0;
 }
 
 int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 {
 	struct walk k = { .t = t, .w = w };
-	int64_t cut[2], segs[4][2];
+	int64_t segs[4][2], from, win_lo = w->win_lo, *before = NULL;
 	int n_segs = 0, err = 0;
 	size_t ng = w->n_groups > 0 ? (size_t)w->n_groups : 1;
-	bool reset = false;
+	bool reset = false, apart = false;
 
 	w->total_live = 0;
 	w->rows_read = w->refined = 0;
@@ -872,44 +1064,40 @@ int totals__heap_walk(struct totals *t, struct totals_heap_walk *w)
 	for (size_t g = 0; g < ng; g++)
 		w->temp_count[g] = -1;
 	k.live = w->live;
-	/* segments of 1..hi cut where peaks start and where allocations count */
-	cut[0] = w->peak_from < w->win_lo ? w->peak_from : w->win_lo;
-	cut[1] = w->peak_from < w->win_lo ? w->win_lo : w->peak_from;
-	{
-		int64_t at = 1;
+	from = track_from(t, w, &before, &err);
+	/* the allocations of the window: from its widest block (no rows before it) */
+	if (!err && w->win_lo <= w->hi)
+		err = wide_start(t, w->win_lo, &win_lo);
+	if (err)
+		goto out;
+	err = walk_segments(t, w, from, win_lo, segs, &n_segs, &apart);
+	if (!err && apart) {
+		size_t before_rows = t->rows;
 
-		for (int i = 0; i < 2; i++) {
-			if (cut[i] > at && cut[i] <= w->hi) {
-				segs[n_segs][0] = at;
-				segs[n_segs++][1] = cut[i] - 1;
-				at = cut[i];
-			}
-		}
-		if (at <= w->hi) {
-			segs[n_segs][0] = at;
-			segs[n_segs++][1] = w->hi;
-		}
+		err = totals__heap_range(t, win_lo, w->hi, window_row, w);
+		w->rows_read += t->rows - before_rows;
 	}
 	for (int s = 0; s < n_segs && !err; s++) {
 		struct totals_piece *v;
 		size_t n;
 
-		if (!reset && segs[s][0] >= w->peak_from) {
-			peak_reset(w);
+		if (!reset && segs[s][0] >= from) {
+			peak_reset(w, before);
 			reset = true;
 		}
 		k.track = reset;
-		k.window = segs[s][0] >= w->win_lo;
+		k.window = !apart && segs[s][0] >= win_lo;
 		err = totals__pieces(t, segs[s][0], segs[s][1], &v, &n);
 		for (size_t i = 0; i < n && !err; i++)
 			err = walk_piece(&k, &v[i]);
 		free(v);
 	}
 	if (!err && !reset)
-		peak_reset(w);
+		peak_reset(w, NULL);
 	if (!err)
 		err = refine_all(&k);
 out:
+	free(before);
 	free(k.start);
 	free(k.ub);
 	free(k.single);

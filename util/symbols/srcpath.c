@@ -5,6 +5,7 @@
 #include "util/symbols/srcpath.h"
 
 #include <limits.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,15 +95,27 @@ static const char *basename_with_parent(const char *file)
 	return p;
 }
 
+/*
+ * The working directory, read once: rsprof never changes it, and a getcwd()
+ * per path was a system call per site shown (diff shows thousands).
+ */
+static char cwd[PATH_MAX];
+static size_t cwd_len;		/* 0: unknown, or / */
+static pthread_once_t cwd_once = PTHREAD_ONCE_INIT;
+
+static void cwd_read(void)
+{
+	if (getcwd(cwd, sizeof(cwd)) && strcmp(cwd, "/"))
+		cwd_len = strlen(cwd);
+}
+
 static const char *under_cwd(const char *file)
 {
-	char cwd[PATH_MAX];
 	size_t n;
 
-	if (!getcwd(cwd, sizeof(cwd)) || !strcmp(cwd, "/"))
-		return NULL;
-	n = strlen(cwd);
-	if (strncmp(file, cwd, n) || file[n] != '/' || !file[n + 1])
+	pthread_once(&cwd_once, cwd_read);
+	n = cwd_len;
+	if (!n || strncmp(file, cwd, n) || file[n] != '/' || !file[n + 1])
 		return NULL;
 	return file + n + 1;
 }
