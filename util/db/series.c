@@ -464,68 +464,116 @@ static int sw_put(struct series_writer *sw, bool heap, int64_t id, int64_t addr,
 	return 0;
 }
 
+/*
+ * The parts of block b being written, key by key in address order, after
+ * those written before: PART_KEYS keys, or PART_BYTES of them, a part.
+ */
+struct parts_out {
+	struct buf keys;
+	int64_t b, part, addr;	/* addr: the part's first key's */
+	size_t nkeys;
+	int64_t prev_addr;
+	bool heap;
+};
+
+static int parts_begin(struct series_writer *sw, bool heap, int64_t b, struct parts_out *po)
+{
+	*po = (struct parts_out){ .b = b, .heap = heap };
+	return sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
+		      (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &po->part,
+		      1, NULL);
+}
+
+/* The keys gathered into a part of their own, the key count first. */
+static int parts_flush(struct series_writer *sw, struct parts_out *po)
+{
+	int64_t part = po->part - po->b * BLOCK_PARTS;
+	int err;
+
+	if (!po->nkeys)
+		return 0;
+	if (part < 0 || part >= BLOCK_PARTS) {
+		pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
+		       (long long)po->b);
+		return -RSPROF_EDB;
+	}
+	sw->out.n = 0;
+	err = put_u(&sw->out, po->nkeys);
+	if (!err)
+		err = put_bytes(&sw->out, &po->keys);
+	if (!err)
+		err = sw_put(sw, po->heap, po->part++, po->addr, &sw->out);
+	po->keys.n = 0;
+	po->nkeys = 0;
+	po->prev_addr = 0;
+	return err;
+}
+
+/* One key and its nrows packed rows, into the part under way or a new one. */
+static int parts_key(struct series_writer *sw, struct parts_out *po, int64_t addr,
+		     int64_t stack_id, int64_t pid, int64_t kind, size_t nrows,
+		     const struct buf *rows)
+{
+	int err = 0;
+
+	if (po->nkeys >= PART_KEYS || po->keys.n >= PART_BYTES)
+		err = parts_flush(sw, po);
+	if (err)
+		return err;
+	if (!po->nkeys)
+		po->addr = addr;
+	err = put_z(&po->keys, wrap_sub(addr, po->prev_addr));
+	if (!err && po->heap)
+		err = put_z(&po->keys, stack_id);
+	if (!err)
+		err = put_z(&po->keys, pid);
+	if (!err && po->heap)
+		err = put_z(&po->keys, kind);
+	if (!err)
+		err = put_u(&po->keys, nrows);
+	if (!err)
+		err = put_u(&po->keys, rows->n);
+	if (!err)
+		err = put_bytes(&po->keys, rows);
+	po->prev_addr = addr;
+	po->nkeys++;
+	return err;
+}
+
+/* The last part written; what was gathered freed (also after an error). */
+static int parts_end(struct series_writer *sw, struct parts_out *po, int err)
+{
+	if (!err)
+		err = parts_flush(sw, po);
+	free(po->keys.p);
+	return err;
+}
+
 /* Pack sw->ev (sorted) into parts of block b, after those written before, and write them. */
 static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 {
-	struct buf keys = { 0 }, rows = { 0 };
-	int64_t part = 0;
+	struct parts_out po;
+	struct buf rows = { 0 };
 	size_t i = 0;
 	int err = 0;
 
-	if (sw->n_ev)
-		err = sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
-			     (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &part,
-			     1, NULL);
-	part -= b * BLOCK_PARTS;
+	if (!sw->n_ev)
+		return 0;
+	err = parts_begin(sw, heap, b, &po);
 	while (i < sw->n_ev && !err) {
-		size_t nkeys = 0;
-		int64_t prev_addr = 0, addr = sw->ev[i].addr;
+		size_t j = i + 1;
 
-		keys.n = 0;
-		while (i < sw->n_ev && nkeys < PART_KEYS && keys.n < PART_BYTES && !err) {
-			size_t j = i + 1;
-
-			while (j < sw->n_ev && same_key(&sw->ev[i], &sw->ev[j]))
-				j++;
-			rows.n = 0;
-			err = pack_rows(&rows, sw->ev, i, j, heap);
-			if (!err)
-				err = put_z(&keys, wrap_sub(sw->ev[i].addr, prev_addr));
-			if (!err && heap)
-				err = put_z(&keys, sw->ev[i].stack_id);
-			if (!err)
-				err = put_z(&keys, sw->ev[i].pid);
-			if (!err && heap)
-				err = put_z(&keys, sw->ev[i].kind);
-			if (!err)
-				err = put_u(&keys, j - i);
-			if (!err)
-				err = put_u(&keys, rows.n);
-			if (!err)
-				err = put_bytes(&keys, &rows);
-			prev_addr = sw->ev[i].addr;
-			nkeys++;
-			i = j;
-		}
-		if (err)
-			break;
-		if (part < 0 || part >= BLOCK_PARTS) {
-			pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
-			       (long long)b);
-			err = -RSPROF_EDB;
-			break;
-		}
-		/* the key count first */
-		sw->out.n = 0;
-		err = put_u(&sw->out, nkeys);
+		while (j < sw->n_ev && same_key(&sw->ev[i], &sw->ev[j]))
+			j++;
+		rows.n = 0;
+		err = pack_rows(&rows, sw->ev, i, j, heap);
 		if (!err)
-			err = put_bytes(&sw->out, &keys);
-		if (!err)
-			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, addr, &sw->out);
+			err = parts_key(sw, &po, sw->ev[i].addr, sw->ev[i].stack_id, sw->ev[i].pid,
+					sw->ev[i].kind, j - i, &rows);
+		i = j;
 	}
-	free(keys.p);
 	free(rows.p);
-	return err;
+	return parts_end(sw, &po, err);
 }
 
 static int sw_push(struct series_writer *sw, struct ev **e)
@@ -657,6 +705,22 @@ static void sw_slice(const struct sw_job *j, bool set, int64_t after, bool all, 
 }
 
 /*
+ * Job j's slice up to i1 done: the next starts past its last address (*set,
+ * *after), or the block is (*blocks, the blocks done, one further).
+ */
+static void sw_slice_done(const struct sw_job *j, size_t i1, bool *set, int64_t *after,
+			  int64_t *blocks)
+{
+	if (i1 < j->n) {
+		*set = true;
+		*after = j->addrs[i1 - 1];
+	} else {
+		*blocks += TOTALS_SPAN;
+		*set = false;
+	}
+}
+
+/*
  * Pack the next slice of block through / 60 into its series; the block is
  * compacted (readers read its series) once every slice is.
  */
@@ -677,16 +741,9 @@ static int sw_pack_slice(struct series_writer *sw, bool all)
 		if (!err)
 			err = sw_pack(sw, heap, b);
 	}
-	if (err)
-		return err;
-	if (i1 < j->n) {
-		sw->pack_set = true;
-		sw->pack_addr = j->addrs[i1 - 1];
-	} else {
-		sw->through += TOTALS_SPAN;
-		sw->pack_set = false;
-	}
-	return 0;
+	if (!err)
+		sw_slice_done(j, i1, &sw->pack_set, &sw->pack_addr, &sw->through);
+	return err;
 }
 
 /*
@@ -713,16 +770,9 @@ static int sw_drop_slice(struct series_writer *sw, bool all)
 			     NULL);
 	if (!err && i1 > i0)
 		err = sw_run(sw, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
-	if (err)
-		return err;
-	if (i1 < j->n) {
-		sw->drop_set = true;
-		sw->drop_addr = j->addrs[i1 - 1];
-	} else {
-		sw->dropped += TOTALS_SPAN;
-		sw->drop_set = false;
-	}
-	return 0;
+	if (!err)
+		sw_slice_done(j, i1, &sw->drop_set, &sw->drop_addr, &sw->dropped);
+	return err;
 }
 
 static int sw_save(struct series_writer *sw)
@@ -827,10 +877,8 @@ static int cmp_order(const void *pa, const void *pb)
 static int stage_write(struct series_writer *sw, bool heap, int64_t b)
 {
 	struct stage *g = &sw->stage[heap];
-	struct buf keys = { 0 };
-	int64_t part = 0;
-	size_t i = 0;
-	int err = 0;
+	struct parts_out po;
+	int err;
 
 	if (!g->n)
 		return 0;
@@ -846,52 +894,13 @@ static int stage_write(struct series_writer *sw, bool heap, int64_t b)
 		g->order[k] = k;
 	sort_stage = g;
 	qsort(g->order, g->n, sizeof(*g->order), cmp_order);
-	err = sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
-		     (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &part, 1,
-		     NULL);
-	part -= b * BLOCK_PARTS;
-	while (i < g->n && !err) {
-		size_t nkeys = 0;
-		int64_t prev_addr = 0, addr = g->keys[g->order[i]].addr;
+	err = parts_begin(sw, heap, b, &po);
+	for (size_t i = 0; i < g->n && !err; i++) {
+		const struct stage_key *k = &g->keys[g->order[i]];
 
-		keys.n = 0;
-		while (i < g->n && nkeys < PART_KEYS && keys.n < PART_BYTES && !err) {
-			const struct stage_key *k = &g->keys[g->order[i]];
-
-			err = put_z(&keys, wrap_sub(k->addr, prev_addr));
-			if (!err && heap)
-				err = put_z(&keys, k->stack_id);
-			if (!err)
-				err = put_z(&keys, k->pid);
-			if (!err && heap)
-				err = put_z(&keys, k->kind);
-			if (!err)
-				err = put_u(&keys, k->nrows);
-			if (!err)
-				err = put_u(&keys, k->rows.n);
-			if (!err)
-				err = put_bytes(&keys, &k->rows);
-			prev_addr = k->addr;
-			nkeys++;
-			i++;
-		}
-		if (err)
-			break;
-		if (part < 0 || part >= BLOCK_PARTS) {
-			pr_err("%s: block %lld has too many keys to compact", db__path(sw->db),
-			       (long long)b);
-			err = -RSPROF_EDB;
-			break;
-		}
-		sw->out.n = 0;
-		err = put_u(&sw->out, nkeys);
-		if (!err)
-			err = put_bytes(&sw->out, &keys);
-		if (!err)
-			err = sw_put(sw, heap, b * BLOCK_PARTS + part++, addr, &sw->out);
+		err = parts_key(sw, &po, k->addr, k->stack_id, k->pid, k->kind, k->nrows, &k->rows);
 	}
-	free(keys.p);
-	return err;
+	return parts_end(sw, &po, err);
 }
 
 int series_writer__stage(struct series_writer *sw, int64_t id, const struct checkpoint *cp)
