@@ -155,14 +155,17 @@ static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* Learn the modules loaded since the last look (a miss: dlopen). */
+/* Learn the modules loaded since the last look (at the start; later on a
+ * miss where glibc has no _dl_find_object). */
 static void mods_refresh(void)
 {
 	unsigned long long g[2] = { 0, 0 };
 	bool first = n_mods == 0;
+	int slot;
 
 	if (__atomic_exchange_n(&mods_lock, 1, __ATOMIC_ACQUIRE))
 		return;		/* another thread is at it: this stack goes without */
+	slot = callout__begin(HEAP_CALLOUT_MODULES);
 	dl_iterate_phdr(gen_cb, g);
 	if (g[0] != mods_adds) {
 		dl_iterate_phdr(phdr_cb, &first);
@@ -175,7 +178,82 @@ static void mods_refresh(void)
 		mods_adds = g[0];
 		mods_subs = g[1];
 	}
+	callout__end(slot);
 	__atomic_store_n(&mods_lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * glibc's _dl_find_object() (2.35 and later): the object containing an
+ * address, without the loader's lock (dl_iterate_phdr() takes it, and a
+ * program's own dl_iterate_phdr() callback may be waiting on a lock the
+ * allocating thread holds). Looked up at the start: a target with an
+ * older glibc refreshes through dl_iterate_phdr().
+ */
+#ifdef DLFO_EH_SEGMENT_TYPE
+static int (*find_object)(void *pc, struct dl_find_object *o);
+#else
+static int (*find_object)(void *pc, void *o);	/* built with glibc < 2.35: never set */
+#endif
+
+/*
+ * The module of ip, a return address in no module known: the executable
+ * segment holding it, read from the object's program headers (at the start
+ * of its first mapping), without the loader's lock. NULL: ip is in no
+ * object (generated code), or the object cannot be read that way.
+ */
+static struct module *mod_found(uintptr_t ip)
+{
+#ifdef DLFO_EH_SEGMENT_TYPE
+	struct dl_find_object o;
+	const ElfW(Ehdr) *e;
+	const ElfW(Phdr) *ph;
+	uintptr_t start, end, lo = 0, hi = 0;
+	struct module *m = NULL;
+
+	if (find_object((void *)ip, &o))
+		return NULL;
+	start = (uintptr_t)o.dlfo_map_start;
+	end = (uintptr_t)o.dlfo_map_end;
+	e = o.dlfo_map_start;
+	if (end - start < sizeof(*e) || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+	    e->e_phentsize != sizeof(*ph) || e->e_phoff > end - start ||
+	    (end - start - e->e_phoff) / sizeof(*ph) < e->e_phnum || !o.dlfo_link_map)
+		return NULL;
+	ph = (const ElfW(Phdr) *)(start + e->e_phoff);
+	for (unsigned int i = 0; i < e->e_phnum; i++) {
+		uintptr_t a = o.dlfo_link_map->l_addr + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ip - a < ph[i].p_memsz) {
+			lo = a;
+			hi = a + ph[i].p_memsz;
+			break;
+		}
+	}
+	if (!lo || __atomic_exchange_n(&mods_lock, 1, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (unsigned int i = 0; i < n_mods; i++) {
+		if (mods[i].lo < hi && lo < mods[i].hi) {
+			/* over a module's range: that one was unloaded */
+			if (unw_flush)
+				unw_flush(unw_as, 0, 0);
+			rules_flush();
+			__atomic_store_n(&mods_subs, mods_subs + 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	if (n_mods < MOD_MAX) {
+		m = &mods[n_mods];
+		m->lo = lo;
+		m->hi = hi;
+		m->eh_hdr = (uintptr_t)o.dlfo_eh_frame;
+		m->fp = FP_UNJUDGED;
+		__atomic_store_n(&n_mods, n_mods + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&mods_lock, 0, __ATOMIC_RELEASE);
+	return m;
+#else
+	return NULL;
+#endif
 }
 
 static struct module *mod_of(uintptr_t ip)
@@ -333,8 +411,12 @@ static int fp_at(uintptr_t ip, struct module **mp)
 	struct module *m = mod_of(ip);
 
 	if (unlikely(!m)) {
-		mods_refresh();
-		m = mod_of(ip);
+		if (find_object) {
+			m = mod_found(ip);
+		} else {
+			mods_refresh();
+			m = mod_of(ip);
+		}
 		if (!m)
 			return -1;
 	}
@@ -807,6 +889,7 @@ void unwind__init(void)
 	void *h;
 
 	mods_refresh();
+	find_object = (__typeof__(find_object))dlsym(RTLD_DEFAULT, "_dl_find_object");
 	/* RTLD_NOW: nothing bound lazily later, inside malloc */
 	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -858,9 +941,11 @@ static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 	void *buf[HEAP_REGION_MAX_DEPTH + CFI_SKIP_MAX];
 	int skip = __atomic_load_n(&cfi_skip, __ATOMIC_RELAXED);
 	/* no deeper than needed: the tracker's frames, then the stack kept */
-	int n;
+	int n, slot;
 
+	slot = callout__begin(HEAP_CALLOUT_LIBUNWIND);
 	n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
+	callout__end(slot);
 
 	for (int i = 0; i < n && i < CFI_SKIP_MAX; i++) {
 		if ((uintptr_t)buf[i] != ret)
