@@ -11,7 +11,7 @@
  * already (the process called exec) makes "heap.PID.GEN" with the next
  * generation: addresses of one image mean nothing in the next.
  *
- * Process trees (issue 10): when rsprof follows the children (record
+ * Process trees: when rsprof follows the children (record
  * without --no-inherit) it also writes HEAP_REGION_TREE, a header that
  * gives the geometry. Any other process that loads the tracker with the
  * directory in its environment (a fork child at its first allocation, a

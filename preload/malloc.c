@@ -1,5 +1,5 @@
 /*
- * The malloc family, interposed (issue 8): malloc, calloc, realloc,
+ * The malloc family, interposed: malloc, calloc, realloc,
  * reallocarray, free, memalign, aligned_alloc, posix_memalign, valloc,
  * pvalloc, malloc_usable_size, and C++'s operator new (for its caller).
  *

@@ -1,5 +1,5 @@
 /*
- * Memory that never passes through malloc (issue 9): anonymous mappings
+ * Memory that never passes through malloc: anonymous mappings
  * made by the program itself, counted as allocations of their own kind
  * (HEAP_SITE_MMAP) at the line that called mmap. CPython keeps its small
  * objects in pymalloc arenas obtained this way, as do many runtimes and

@@ -1,5 +1,5 @@
 /*
- * librsprof-heap.so: rsprof's in-process heap tracker (issue 8), handed to
+ * librsprof-heap.so: rsprof's in-process heap tracker, handed to
  * the programs rsprof launches through LD_PRELOAD. This file: its start,
  * its threads, fork and exec.
  *

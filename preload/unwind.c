@@ -1,7 +1,7 @@
 /*
  * The allocation's call stack: through frame pointers where the code keeps
  * them, through the DWARF call frame information (libunwind) where it does
- * not (issue 9: Rust release builds, Debian's packaged C programs).
+ * not (Rust release builds, Debian's packaged C programs).
  *
  * The frame-pointer walk starts at the allocator's caller: the return
  * address into the caller, then each frame's saved return address up the
