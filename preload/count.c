@@ -18,14 +18,17 @@
 
 #include "preload/tracker.h"
 
-static inline uint64_t next_rand(struct thread *t)
+static inline uint64_t next_rand(struct thread_mem *m)
 {
-	uint64_t x = t->rng;
+	static uint64_t shared = 0x9e3779b97f4a7c15ULL;
+	uint64_t x = m ? m->rng : __atomic_add_fetch(&shared, 0x9e3779b97f4a7c15ULL,
+						      __ATOMIC_RELAXED);
 
 	x ^= x << 13;
 	x ^= x >> 7;
 	x ^= x << 17;
-	t->rng = x;
+	if (m)
+		m->rng = x;
 	return x;
 }
 
@@ -34,23 +37,37 @@ static inline uint64_t weight_of(uint64_t size)
 	return sample_every > 1 && size < HEAP_REGION_SAMPLE_ALWAYS ? sample_every : 1;
 }
 
-static void flush_live(struct thread *t)
+/* Add d to the region's live bytes, and to its peak. */
+static void flush_live(int64_t d)
 {
 	struct heap_region *r = tracker_region;
-	int64_t now = __atomic_add_fetch(&r->live_bytes, t->live, __ATOMIC_RELAXED);
+	int64_t now = __atomic_add_fetch(&r->live_bytes, d, __ATOMIC_RELAXED);
 	int64_t peak = __atomic_load_n(&r->peak_bytes, __ATOMIC_RELAXED);
 
-	t->live = 0;
 	while (now > peak && !__atomic_compare_exchange_n(&r->peak_bytes, &peak, now, true,
 							  __ATOMIC_RELAXED, __ATOMIC_RELAXED))
 		;
 }
 
+/* Add d to the live bytes of the thread whose memory is m (NULL: none). */
+static inline void add_live(struct thread_mem *m, int64_t d)
+{
+	if (unlikely(!m)) {
+		flush_live(d);
+		return;
+	}
+	m->live += d;
+	if (unlikely(m->live >= HEAP_REGION_FLUSH || m->live <= -HEAP_REGION_FLUSH)) {
+		flush_live(m->live);
+		m->live = 0;
+	}
+}
+
 void count__add_live(struct thread *t, int64_t d)
 {
-	t->live += d;
-	if (unlikely(t->live >= HEAP_REGION_FLUSH || t->live <= -HEAP_REGION_FLUSH))
-		flush_live(t);
+	struct thread_mem *m = t->ready == T_READY || t->ready == T_NO_STACK ? t->mem : NULL;
+
+	add_live(m && m->gen == tracker_gen ? m : NULL, d);
 }
 
 /* The owner's add to its block: a plain store, never torn (8-byte aligned). */
@@ -60,40 +77,43 @@ static inline void cadd(uint64_t *p, uint64_t v)
 }
 
 /* This thread's counter of site i; NULL: none (count into the record). */
-static struct heap_region_count *counter_of(struct thread *t, uint32_t i)
+static struct heap_region_count *counter_of(struct thread_mem *m, uint32_t i)
 {
-	struct heap_region_block *b = t->block;
+	struct heap_region_block *b = m->block;
 	uint32_t cap = tracker_region->count_cap, mask = 2 * cap - 1, n, j;
 	struct heap_region_count *c;
 
 	if (!b)
 		return NULL;
-	for (j = (i * 2654435761u) & mask; t->index[j].site_plus1; j = (j + 1) & mask)
-		if (t->index[j].site_plus1 == i + 1)
-			return &b->counts[t->index[j].count];
+	for (j = (i * 2654435761u) & mask; m->index[j].site_plus1; j = (j + 1) & mask)
+		if (m->index[j].site_plus1 == i + 1)
+			return &b->counts[m->index[j].count];
 	n = b->n_used;
 	if (n >= cap)
 		return NULL;
 	c = &b->counts[n];
 	__atomic_store_n(&c->site_plus1, i + 1, __ATOMIC_RELEASE);
 	__atomic_store_n(&b->n_used, n + 1, __ATOMIC_RELEASE);
-	t->index[j].site_plus1 = i + 1;
-	t->index[j].count = n;
+	m->index[j].site_plus1 = i + 1;
+	m->index[j].count = n;
 	return c;
 }
 
 void count__free(struct thread *t, uint64_t p, uint64_t size, uint32_t site, uint32_t tick)
 {
+	struct thread_mem *m = tracker__mem(t);
 	uint64_t w = weight_of(size), bytes = size * w;
 	/* heaptrack's "temporary": the free directly follows its allocation, no
 	 * other allocation or free of the thread in between */
-	bool temp = tick == ((t->seq ^ t->salt) & BLOCK_TICK_MASK);
-	struct heap_region_count *c;
+	bool temp = m && tick == ((m->seq ^ m->salt) & BLOCK_TICK_MASK);
+	struct heap_region_count *c = NULL;
 
-	t->seq++;
 	if (unlikely(history_on))
 		history__event(p, size, site, HEAP_EVENT_FREE);
-	c = counter_of(t, site);
+	if (likely(m)) {
+		m->seq++;
+		c = counter_of(m, site);
+	}
 	if (likely(c)) {
 		cadd(&c->free_bytes, bytes);
 		cadd(&c->free_count, w);
@@ -107,7 +127,7 @@ void count__free(struct thread *t, uint64_t p, uint64_t size, uint32_t site, uin
 		if (temp)
 			__atomic_fetch_add(&s->temp_count, w, __ATOMIC_RELAXED);
 	}
-	count__add_live(t, -(int64_t)bytes);
+	add_live(m, -(int64_t)bytes);
 }
 
 void count__free_quiet(uint64_t p, uint64_t size, uint32_t site)
@@ -127,8 +147,10 @@ void count__unknown_free(uint64_t usable)
 	tracker_stat(HEAP_RSTAT_UNKNOWN_FREE_BYTES, usable);
 }
 
-/* The site of the allocation made from `from`: its cache slot. TCACHE: dropped. */
-static unsigned int site_of(struct thread *t, const struct unwind_from *from)
+/* The site of the allocation made from `from` by the thread whose memory
+ * is m: its cache slot. TCACHE: dropped. */
+static unsigned int site_of(struct thread *t, struct thread_mem *m,
+			    const struct unwind_from *from)
 {
 	struct unwind_stack st;
 	struct unwind_from nf;
@@ -136,81 +158,101 @@ static unsigned int site_of(struct thread *t, const struct unwind_from *from)
 	uint64_t key;
 	unsigned int c;
 
-	if (unlikely(t->ready != 1))
-		tracker__thread_init(t);
 	if (t->new_from.ret) {
 		/* malloc inside operator new: the stack of new's caller */
 		nf = t->new_from;
 		from = &nf;
 		t->new_from.ret = 0;
 	}
-	unwind__stack(from, t->lo, t->hi, &st);
+	unwind__stack(from, m->lo, m->hi, &st);
 	key = unwind__hash(&st);
 	c = key & (TCACHE - 1);
-	if (likely(t->cache[c].key == key))
+	if (likely(m->cache[c].key == key))
 		return c;
 	s = sites__get(key, &st, HEAP_SITE_MALLOC);
 	if (!s)
 		return TCACHE;
-	t->cache[c].key = key;
-	t->cache[c].site = s;
-	t->cache[c].count = counter_of(t, sites__index(s));
+	m->cache[c].key = key;
+	m->cache[c].site = s;
+	m->cache[c].count = counter_of(m, sites__index(s));
 	return c;
+}
+
+/* The same for a thread without memory of its own: no cache, the record. */
+static struct heap_region_site *site_uncached(struct thread *t, const struct unwind_from *from)
+{
+	struct unwind_stack st;
+	struct unwind_from nf;
+
+	if (t->new_from.ret) {
+		nf = t->new_from;
+		from = &nf;
+		t->new_from.ret = 0;
+	}
+	unwind__stack(from, 0, 0, &st);
+	return sites__get(unwind__hash(&st), &st, HEAP_SITE_MALLOC);
 }
 
 uint32_t count__alloc(struct thread *t, uint64_t p, uint64_t size,
 		      const struct unwind_from *from, uint32_t *tick)
 {
-	struct heap_region_count *cnt;
+	struct thread_mem *m = tracker__mem(t);
+	struct heap_region_count *cnt = NULL;
+	struct heap_region_site *s;
 	uint64_t w = 1;
 	uint32_t site;
 	unsigned int c;
 
 	if (sample_every > 1 && size < HEAP_REGION_SAMPLE_ALWAYS) {
-		if (next_rand(t) % sample_every) {
+		if (next_rand(m) % sample_every) {
 			t->new_from.ret = 0;
 			return BLOCK_UNTRACKED;
 		}
 		w = sample_every;
 	}
-	c = site_of(t, from);
-	if (c == TCACHE)
-		return BLOCK_UNTRACKED;
-	t->seq++;
-	*tick = t->seq ^ t->salt;
-	site = sites__index(t->cache[c].site);
+	if (likely(m)) {
+		c = site_of(t, m, from);
+		if (c == TCACHE)
+			return BLOCK_UNTRACKED;
+		m->seq++;
+		*tick = m->seq ^ m->salt;
+		s = m->cache[c].site;
+		cnt = m->cache[c].count;
+	} else {
+		s = site_uncached(t, from);
+		if (!s)
+			return BLOCK_UNTRACKED;
+		*tick = BLOCK_NO_TICK;
+	}
+	site = sites__index(s);
 	if (unlikely(history_on))
 		history__event(p, size, site, HEAP_EVENT_ALLOC);
-	cnt = t->cache[c].count;
 	if (likely(cnt)) {
 		cadd(&cnt->alloc_bytes, size * w);
 		cadd(&cnt->alloc_count, w);
 	} else {
-		struct heap_region_site *s = t->cache[c].site;
-
 		__atomic_fetch_add(&s->alloc_bytes, size * w, __ATOMIC_RELAXED);
 		__atomic_fetch_add(&s->alloc_count, w, __ATOMIC_RELAXED);
 	}
-	count__add_live(t, (int64_t)(size * w));
+	add_live(m, (int64_t)(size * w));
 	return site;
 }
 
 struct heap_region_site *count__site(struct thread *t, const struct unwind_from *from,
 				     unsigned int kind)
 {
+	struct thread_mem *m = tracker__mem(t);
 	struct unwind_stack st;
 	uint64_t key;
 
-	if (unlikely(t->ready != 1))
-		tracker__thread_init(t);
-	unwind__stack(from, t->lo, t->hi, &st);
+	unwind__stack(from, m ? m->lo : 0, m ? m->hi : 0, &st);
 	key = unwind__hash(&st) ^ ((uint64_t)kind * 0x9e3779b97f4a7c15ULL);
 	return sites__get(key ? key : 1, &st, (uint8_t)kind);
 }
 
-void count__thread_exit(struct thread *t)
+void count__thread_exit(struct thread *t, struct thread_mem *m)
 {
-	if (t->live)
-		flush_live(t);
-	memset(t->cache, 0, sizeof(t->cache));
+	if (m->live)
+		flush_live(m->live);
+	m->live = 0;
 }

@@ -67,6 +67,7 @@ unsigned long tracker_early;
 struct heap_region *tracker_region;
 uint32_t sample_every = 1;
 uint16_t tracker_epoch;
+uint32_t tracker_gen;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
 static bool started_once;		/* this image registered its handlers */
@@ -85,22 +86,16 @@ static struct heap_region_block *block_at(uint64_t i)
 }
 
 /*
- * A block of counters for this thread: one freed by a thread that exited,
- * else a new one; none left: the thread counts into the records.
+ * A block of counters for the thread whose memory is m: one freed by a
+ * thread that exited, else a new one; none left: the thread counts into
+ * the records.
  */
-static void block_take(struct thread *t)
+static void block_take(struct thread_mem *m, uint32_t tid)
 {
 	struct heap_region *r = tracker_region;
 	uint64_t n = __atomic_load_n(&r->n_blocks, __ATOMIC_ACQUIRE), i;
-	size_t isize = 2 * (size_t)r->count_cap * sizeof(struct tindex);
 	struct heap_region_block *b = NULL;
-	void *idx;
 
-	idx = mmap(NULL, isize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (idx == MAP_FAILED) {
-		tracker_stat(HEAP_RSTAT_NO_BLOCK, 1);
-		return;
-	}
 	for (i = 0; i < n && i < r->block_cap && !b; i++) {
 		uint32_t st = HEAP_BLOCK_FREE;
 
@@ -113,35 +108,61 @@ static void block_take(struct thread *t)
 	if (!b) {
 		i = __atomic_fetch_add(&r->n_blocks, 1, __ATOMIC_ACQ_REL);
 		if (i >= r->block_cap) {
-			munmap(idx, isize);
 			tracker_stat(HEAP_RSTAT_NO_BLOCK, 1);
 			return;
 		}
 		b = block_at(i);
 		__atomic_store_n(&b->state, HEAP_BLOCK_OWNED, __ATOMIC_RELEASE);
 	}
-	b->tid = t->tid;
-	t->index = idx;
-	t->block = b;
+	b->tid = tid;
+	m->block = b;
+}
+
+/* The thread's memory for the region now: its cache, then its index (both
+ * zero). NULL: no memory. */
+static struct thread_mem *mem_new(void)
+{
+	size_t head = (sizeof(struct thread_mem) + 63) & ~(size_t)63;
+	size_t size = head + 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex);
+	struct thread_mem *m;
+
+	size = (size + 4095) & ~(size_t)4095;
+	m = sys_mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return NULL;
+	m->size = size;
+	m->gen = tracker_gen;
+	m->index = (struct tindex *)((char *)m + head);
+	return m;
+}
+
+/* The thread's memory goes (its block given back first, when it has one). */
+static void mem_drop(struct thread *t)
+{
+	struct thread_mem *m = t->mem;
+
+	if (!m)
+		return;
+	t->mem = NULL;
+	sys_munmap(m, m->size);
 }
 
 /* A thread exits (pthread key destructor): its block goes to the next thread. */
 static void thread_exit(void *p)
 {
 	struct thread *t = p;
-	struct heap_region_block *b = t->block;
+	struct thread_mem *m = t->mem;
 
 	if (t != &th || !tracker_region)
 		return;
 	t->busy = 1;
-	count__thread_exit(t);
 	t->ready = T_EXITING;	/* what it still allocates counts into the records */
-	if (b) {
-		t->block = NULL;
-		munmap(t->index, 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex));
-		t->index = NULL;
-		__atomic_store_n(&b->state, HEAP_BLOCK_FREE, __ATOMIC_RELEASE);
+	if (m && m->gen == tracker_gen) {
+		count__thread_exit(t, m);
+		if (m->block)
+			__atomic_store_n(&m->block->state, HEAP_BLOCK_FREE, __ATOMIC_RELEASE);
 	}
+	mem_drop(t);
 	t->busy = 0;
 }
 
@@ -175,34 +196,51 @@ void callout__end(int slot)
 
 /*
  * The thread's first tracked call (and, while it was on another stack,
- * the next ones): its stack bounds, its block of counters, its exit
- * handler. Nothing here calls into glibc but pthread_setspecific(), which
- * takes no lock (and allocates, untracked, only for keys past the first 32).
+ * the next ones; and the first after the tracker started on a new region):
+ * its memory, its stack bounds, its block of counters, its exit handler.
+ * Nothing here calls into glibc but pthread_setspecific(), which takes no
+ * lock (and allocates, untracked, only for keys past the first 32).
  */
 void tracker__thread_init(struct thread *t)
 {
+	struct thread_mem *m = t->mem;
 	uintptr_t lo = 0, hi = 0;
 	enum stack_bounds sb;
+	bool first = false;
 	int slot;
 
-	if (t->ready == T_EXITING)
+	if (t->ready == T_EXITING || t->ready == T_NO_MEM)
 		return;
-	if (t->ready == T_NEW)
+	if (m && m->gen != tracker_gen) {
+		/* made for an earlier region: its block and cache were that one's */
+		mem_drop(t);
+		m = NULL;
+		t->ready = T_NEW;
+	}
+	if (t->ready == T_NEW) {
 		t->tid = (uint32_t)sys_gettid();
+		m = t->mem = mem_new();
+		if (!m) {
+			t->ready = T_NO_MEM;
+			tracker_stat(HEAP_RSTAT_NO_BLOCK, 1);
+			return;
+		}
+		first = true;
+	}
 	slot = callout__begin(HEAP_CALLOUT_STACK);
 	sb = stack__bounds((uintptr_t)__builtin_frame_address(0), &lo, &hi);
 	callout__end(slot);
 	if (sb == STACK_OK) {
-		t->lo = lo;
-		t->hi = hi;
+		m->lo = lo;
+		m->hi = hi;
 	} else {
-		t->lo = t->hi = 0;	/* no walk past the caller */
+		m->lo = m->hi = 0;	/* no walk past the caller */
 	}
-	if (t->ready == T_NEW) {
-		t->salt = (uint32_t)(uintptr_t)t * 2654435761u;
-		t->rng = ((uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ULL) | 1;
+	if (first) {
+		m->salt = (uint32_t)(uintptr_t)m * 2654435761u;
+		m->rng = ((uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ULL) | 1;
 		tracker_stat(HEAP_RSTAT_THREADS, 1);
-		block_take(t);
+		block_take(m, t->tid);
 		slot = callout__begin(HEAP_CALLOUT_THREAD_KEY);
 		pthread_setspecific(thread_key, t);	/* thread_exit() when it ends */
 		callout__end(slot);
@@ -259,17 +297,12 @@ static void after_fork_child(void)
 		env_scrub();
 		return;
 	}
-	if (t->index)
-		munmap(t->index, 2 * (size_t)old->count_cap * sizeof(struct tindex));
+	mem_drop(t);
 	munmap(old, old->size);
 	live__reset();
-	memset(t->cache, 0, sizeof(t->cache));
-	t->index = NULL;
-	t->block = NULL;
-	t->live = 0;
 	t->new_from.ret = 0;
-	if (t->ready == T_READY || t->ready == T_NO_STACK)
-		t->ready = T_NEW;	/* a block in the new region */
+	if (t->ready != T_EXITING)
+		t->ready = T_NEW;	/* its memory and a block in the new region */
 	forked = true;
 	tracker_epoch++;	/* what it inherited is not in its account */
 	__atomic_store_n(&tracker_mode, M_UNINIT, __ATOMIC_RELEASE);
@@ -484,6 +517,7 @@ void tracker__init(void)
 	sites__init(r);
 	history__init(r);
 	tracker_region = r;
+	__atomic_store_n(&tracker_gen, tracker_gen + 1, __ATOMIC_RELEASE);
 	if (tree)
 		exec__follow(getenv(HEAP_REGION_DIR_ENV));
 	if (!started_once) {	/* a fork child keeps its parent's */

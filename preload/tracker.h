@@ -119,30 +119,50 @@ struct tindex {
 
 /* struct thread.ready */
 enum thread_state {
-	T_NEW,		/* no tracked call yet */
-	T_READY,	/* its block taken, its stack bounds known (or given up) */
-	T_EXITING,	/* its block gone: what it still allocates counts into the records */
+	T_NEW,		/* no tracked call yet: no memory of its own */
+	T_READY,	/* its memory made, its stack bounds known (or given up) */
+	T_EXITING,	/* its memory gone: what it still allocates counts into the records */
 	T_NO_STACK,	/* started on another stack: bounds learned at the next call */
+	T_NO_MEM,	/* no memory could be mapped for it: it counts into the records */
 };
 
-struct thread {
-	uint8_t busy;		/* inside the tracker: its calls are not counted */
-	uint8_t ready;		/* enum thread_state */
-	uint32_t tid;		/* set when it starts */
+/*
+ * What the tracker keeps for a thread beyond its few words of TLS, in a
+ * mapping of its own made at the thread's first tracked call (its site
+ * cache, its counters' index after it). A library loaded by dlopen gets
+ * initial-exec TLS only from the loader's small static surplus, so the
+ * thread's TLS holds no more than struct thread below.
+ */
+struct thread_mem {
 	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
+	uint32_t gen;		/* the tracker_gen it was made for */
+	uint32_t pad;
+	size_t size;		/* bytes mapped */
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
 	uint64_t rng;
-	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
 	struct heap_region_block *block;	/* NULL: count into the records */
-	struct tindex *index;		/* 2 * count_cap entries */
+	struct tindex *index;		/* 2 * count_cap entries, after the cache */
 	struct {
 		uint64_t key;
 		struct heap_region_site *site;
 		struct heap_region_count *count;	/* NULL: the record's counters */
 	} cache[TCACHE];
 };
+
+/* The thread's TLS: a few words (see struct thread_mem). */
+struct thread {
+	uint8_t busy;		/* inside the tracker: its calls are not counted */
+	uint8_t ready;		/* enum thread_state */
+	uint32_t tid;		/* set when it starts */
+	struct thread_mem *mem;	/* T_READY, T_NO_STACK: its memory */
+	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
+};
+
+/* Bumped each time the tracker starts counting into a region: a thread's
+ * memory of an earlier one is made anew. */
+extern uint32_t tracker_gen;
 
 extern __thread struct thread th __attribute__((tls_model("initial-exec")));
 
@@ -170,8 +190,24 @@ void callout__end(int slot);
 
 /* The first call: find the region, or stay out of the way (tracker.c). */
 void tracker__init(void);
-/* The thread's stack bounds and counter block, at its first tracked call. */
+/*
+ * The thread's memory, stack bounds and counter block, at its first
+ * tracked call (and when its memory is of an earlier region): t->mem is
+ * then the thread's memory, NULL when it has none (it counts into the
+ * records).
+ */
 void tracker__thread_init(struct thread *t);
+
+/* The thread's memory for counting (NULL: none, count into the records). */
+static inline struct thread_mem *tracker__mem(struct thread *t)
+{
+	struct thread_mem *m = t->mem;
+
+	if (__builtin_expect(t->ready == T_READY && m->gen == tracker_gen, 1))
+		return m;
+	tracker__thread_init(t);
+	return t->mem;
+}
 
 /* How a call is to be handled (tracker__begin()). */
 enum track {
@@ -228,8 +264,8 @@ void count__free_quiet(uint64_t p, uint64_t size, uint32_t site);
 void count__unknown_free(uint64_t usable);
 /* Add to the region's live bytes (in steps). */
 void count__add_live(struct thread *t, int64_t bytes);
-/* The thread exits: what it holds goes to the region. */
-void count__thread_exit(struct thread *t);
+/* The thread exits: what it holds (memory m) goes to the region. */
+void count__thread_exit(struct thread *t, struct thread_mem *m);
 
 #define BLOCK_NO_TICK	UINT32_MAX
 
