@@ -200,6 +200,9 @@ static const char *heap_mode(const struct follow *f, const struct recorder_stats
 	if ((rs && rs->heap_backend && !strcmp(rs->heap_backend, "preload")) ||
 	    (backend && !strcmp(backend, "preload")))
 		return "preload";
+	if ((rs && rs->heap_backend && !strcmp(rs->heap_backend, "inject")) ||
+	    (backend && !strcmp(backend, "inject")))
+		return "inject";
 	/* the allocator probed: one word from the first checkpoint to the end */
 	if (rs && rs->heap_probes)
 		return rs->heap_probes;

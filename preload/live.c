@@ -183,3 +183,25 @@ void live__reset(void)
 	}
 	n_live = 0;
 }
+
+/*
+ * The tracker attached to a running process again (preload/inject.c):
+ * the entries of the last attach go (their sites were the last region's),
+ * their blocks' frees become unknown frees. Each shard under its lock: a
+ * thread of the last attach may still be at it.
+ */
+void live__forget(void)
+{
+	for (unsigned int i = 0; i < SHARDS; i++) {
+		struct shard *s = &shards[i];
+
+		lock(&s->lock);
+		if (s->v)
+			munmap(s->v, (s->mask + 1) * sizeof(*s->v));
+		s->v = NULL;
+		s->mask = 0;
+		s->n = 0;
+		unlock(&s->lock);
+	}
+	__atomic_store_n(&n_live, 0, __ATOMIC_RELAXED);
+}

@@ -41,6 +41,15 @@ extern void *__libc_memalign(size_t align, size_t n);
 extern void *__libc_valloc(size_t n);
 extern void *__libc_pvalloc(size_t n);
 
+/*
+ * glibc's free and realloc as the tracker calls them: their entry points;
+ * in a process the tracker was loaded into, whose free and realloc rsprof
+ * made jump here, their first instructions moved elsewhere and a jump back
+ * (preload/inject.c).
+ */
+static void (*libc_free)(void *p) = __libc_free;
+static void *(*libc_realloc)(void *p, size_t n) = __libc_realloc;
+
 /* Sizes from this up get no header (BLOCK_SIZE_MAX, less the largest offset). */
 #define HDR_SIZE_LIMIT	(BLOCK_SIZE_MAX - BLOCK_ALIGN_MAX)
 
@@ -61,7 +70,9 @@ static void *next_fn(void **slot, const char *name, bool must)
 		uint8_t busy = t->busy;
 
 		t->busy = 1;
-		fn = dlsym(RTLD_NEXT, name);
+		/* loaded into a running process, the tracker is not first in the
+		 * lookup order: the process's own binding */
+		fn = dlsym(tracker_injected ? RTLD_DEFAULT : RTLD_NEXT, name);
 		t->busy = busy;
 		if (!fn && must)
 			abort();
@@ -222,11 +233,11 @@ static void put(struct thread *t, enum track how, void *p)
 		block_read(p, &b);
 		if (b.site != BLOCK_UNTRACKED)
 			uncount(t, how, p, &b);
-		__libc_free(block_raw(p, &b));
+		libc_free(block_raw(p, &b));
 		return;
 	}
 	uncount_plain(t, how, p);
-	__libc_free(p);
+	libc_free(p);
 }
 
 /* --- the interposed functions ------------------------------------------- */
@@ -316,7 +327,7 @@ static void *realloc_hdr(struct thread *t, enum track how, void *old,
 			 const struct block_info *b, size_t n, const struct unwind_from *from)
 {
 	uint32_t site = BLOCK_UNTRACKED, tick = 0;
-	void *raw = __libc_realloc(block_raw(old, b), n + BLOCK_HDR);
+	void *raw = libc_realloc(block_raw(old, b), n + BLOCK_HDR);
 
 	if (!raw) {
 		/* failed: the old block stays as it was */
@@ -346,7 +357,7 @@ static void *do_realloc(void *old, size_t n, const struct unwind_from *from)
 		put(t, how, old);
 		p = NULL;
 	} else if (!block_ours(old)) {
-		p = how == TRACK_OFF ? __libc_realloc(old, n) : realloc_moved(t, how, old, n, from);
+		p = how == TRACK_OFF ? libc_realloc(old, n) : realloc_moved(t, how, old, n, from);
 	} else {
 		block_read(old, &b);
 		/* memalign's offset would not survive glibc's realloc */
@@ -512,4 +523,16 @@ __attribute__((constructor)) static void new_ctor(void)
 	NEW_RESOLVE(_ZnamSt11align_val_t);
 	NEW_RESOLVE(_ZnwmSt11align_val_tRKSt9nothrow_t);
 	NEW_RESOLVE(_ZnamSt11align_val_tRKSt9nothrow_t);
+}
+
+void malloc__set_libc(void *free_fn, void *realloc_fn, void *usable_fn)
+{
+	__atomic_store_n(&libc_free, (void (*)(void *))free_fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&libc_realloc, (void *(*)(void *, size_t))realloc_fn, __ATOMIC_RELEASE);
+	__atomic_store_n(&libc_usable, usable_fn, __ATOMIC_RELEASE);
+}
+
+void malloc__resolve(void)
+{
+	new_ctor();
 }

@@ -73,6 +73,8 @@ static bool forked;			/* a fork child that has made no region yet */
 static bool started_once;		/* this image registered its handlers */
 
 static pthread_key_t thread_key;
+static struct heap_region *last;	/* the range of the last attach's region */
+static size_t last_size;
 
 __thread struct thread th __attribute__((tls_model("initial-exec")));
 
@@ -293,6 +295,14 @@ static void after_fork_child(void)
 
 	__atomic_store_n(&tracker_mode, M_OFF, __ATOMIC_RELEASE);
 	tracker_region = NULL;
+	if (tracker_injected) {
+		/* its parent's region and pipe: not the child's (and no mid-call thread here) */
+		inject__after_fork_child();
+		if (old)
+			munmap(old, old->size);
+		last = NULL;
+		return;
+	}
 	if (!tree || !old) {
 		env_scrub();
 		return;
@@ -531,8 +541,67 @@ void tracker__init(void)
 	th.busy = 0;
 }
 
+/*
+ * Counting into the region rsprof made for this running process (the
+ * memfd fd, closed here): the tracker loaded by rsprof (preload/inject.c).
+ * A region of an earlier attach leaves its range reserved (preload/inject.c
+ * put anonymous memory there): the new one takes its place when it can.
+ */
+int tracker__adopt(int fd)
+{
+	uint32_t offered = HEAP_REGION_OFFERED;
+	struct heap_region *r;
+	struct stat st;
+	void *p;
+
+	if (fstat(fd, &st) || st.st_size < (off_t)sizeof(struct heap_region)) {
+		sys_close(fd);
+		return -1;
+	}
+	p = sys_mmap(last && last_size == (size_t)st.st_size ? last : NULL, st.st_size,
+		     PROT_READ | PROT_WRITE, MAP_SHARED | (last && last_size == (size_t)st.st_size ?
+							   MAP_FIXED : 0), fd, 0);
+	sys_close(fd);
+	if (p == MAP_FAILED)
+		return -1;
+	r = p;
+	if (!region_ok(r, st.st_size) ||
+	    !__atomic_compare_exchange_n(&r->state, &offered, HEAP_REGION_CLAIMED, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		if (p != last)
+			sys_munmap(p, st.st_size);
+		return -1;
+	}
+	last = r;
+	last_size = st.st_size;
+	sample_every = r->sample_every ? r->sample_every : 1;
+	r->generation = tracker_gen + 1;	/* what preload/mmap.c kept is of another region */
+	sites__init(r);
+	history__init(r);
+	live__forget();
+	tracker_epoch++;	/* blocks of an earlier attach are not in this account */
+	tracker_region = r;
+	__atomic_store_n(&tracker_gen, tracker_gen + 1, __ATOMIC_RELEASE);
+	if (!started_once) {
+		started_once = true;
+		unwind__init();
+		pthread_atfork(NULL, after_fork_parent, after_fork_child);
+		pthread_key_create(&thread_key, thread_exit);
+	}
+	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
+	return 0;
+}
+
+/* Preloaded (launch), not loaded by rsprof into a running process? */
+static bool preloaded(void)
+{
+	const char *v = getenv("LD_PRELOAD");
+
+	return v && strstr(v, HEAP_REGION_SO);
+}
+
 __attribute__((constructor)) static void tracker_ctor(void)
 {
-	if (__atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE) == M_UNINIT)
+	if (__atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE) == M_UNINIT && preloaded())
 		tracker__init();
 }

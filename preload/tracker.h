@@ -95,6 +95,8 @@ int live__put(const struct live_entry *e, struct live_entry *stale);
 bool live__take(uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
 void live__reset(void);
+/* Forget every entry (a new attach), each shard under its lock. */
+void live__forget(void);
 
 /* --- the tracker's state and its counting (preload/tracker.c, count.c) ---- */
 
@@ -280,6 +282,30 @@ void exec__unfollow(void);
  * allocation: safe in a fork child); false when nothing else is left.
  */
 bool exec__strip_preload(const char *v, char *buf, size_t len);
+
+/* --- the tracker loaded into a running process (preload/inject.c, got.c) -- */
+
+/* Loaded by rsprof into a running process (not preloaded). */
+extern bool tracker_injected;
+/* Every few thousand allocations of a thread: stop counting if rsprof is gone. */
+void inject__check(void);
+/* In a fork child: rsprof's pipe is not the child's. */
+void inject__after_fork_child(void);
+/* Counting from the region memfd fd (closed): 0, or -1 (fd closed too). */
+int tracker__adopt(int fd);
+/* Look up the tracker's functions (ours) and the process's bindings. 0 or -1. */
+int got__init(void *(*ours)(const char *name));
+/* The process's binding of a name of the list (0: none). */
+uintptr_t got__bound(const char *name);
+/* Is a in glibc's mapping? */
+bool got__glibc(uintptr_t a);
+/* Redirect (restore: put back) the slots of every loaded object; how many. */
+size_t got__redirect(bool restore, size_t *objects);
+/* glibc's free, realloc and malloc_usable_size, as the tracker calls them
+ * (their moved first instructions once their entries jump to the tracker). */
+void malloc__set_libc(void *free_fn, void *realloc_fn, void *usable_fn);
+/* The functions the tracker forwards to, looked up again (after an attach). */
+void malloc__resolve(void);
 
 /* --- the allocation history (preload/history.c) ---------------------------- */
 

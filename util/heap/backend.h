@@ -65,11 +65,11 @@ struct heap_backend_ops {
 	void (*delete)(struct heap_be *b);
 };
 
-extern const struct heap_backend_ops heap_uprobe_ops, heap_preload_ops;
+extern const struct heap_backend_ops heap_uprobe_ops, heap_preload_ops, heap_inject_ops;
 
 /* Errors printed; the backend's state in *out. */
 int heap_uprobe__new(const struct heap_opts *o, struct heap_be **out);
-/* Takes o->launch over. */
+/* Takes o->launch (or o->inject) over. */
 int heap_preload__new(const struct heap_opts *o, struct heap_be **out);
 
 #endif

@@ -22,6 +22,7 @@
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
+#include "util/heap/inject.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -83,6 +84,7 @@ static const struct {
 	enum heap_backend b;
 } backends[] = {
 	{ "auto", HEAP_BACKEND_AUTO },
+	{ "inject", HEAP_BACKEND_INJECT },
 	{ "preload", HEAP_BACKEND_PRELOAD },
 	{ "uprobe", HEAP_BACKEND_UPROBE },
 };
@@ -421,6 +423,7 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	h = calloc(1, sizeof(*h));
 	if (!h) {
 		heap_launch__delete(o->launch);
+		heap_inject__delete(o->inject);
 		return -ENOMEM;
 	}
 	h->attr = o->attribution;
@@ -428,8 +431,8 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 	h->pid = o->pid;
 	h->sample = o->sample ? o->sample : 1;
 	h->code_fd = -1;
-	h->ops = o->launch ? &heap_preload_ops : &heap_uprobe_ops;
-	err = o->launch ? heap_preload__new(o, &h->be) : heap_uprobe__new(o, &h->be);
+	h->ops = o->launch ? &heap_preload_ops : o->inject ? &heap_inject_ops : &heap_uprobe_ops;
+	err = o->launch || o->inject ? heap_preload__new(o, &h->be) : heap_uprobe__new(o, &h->be);
 	if (err) {
 		h->be = NULL;
 		heap__delete(h);

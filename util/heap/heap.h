@@ -23,13 +23,15 @@
  */
 struct heap;
 struct heap_launch;
+struct heap_inject;
 struct resolver;
 struct checkpoint;
 struct alloc_fns;
 
 enum heap_probes { HEAP_PROBES_AUTO, HEAP_PROBES_RUST, HEAP_PROBES_LIBC };
 enum heap_attribution { ATTR_FIRST_USER, ATTR_CALLER, ATTR_STACK };
-enum heap_backend { HEAP_BACKEND_AUTO, HEAP_BACKEND_PRELOAD, HEAP_BACKEND_UPROBE };
+enum heap_backend { HEAP_BACKEND_AUTO, HEAP_BACKEND_PRELOAD, HEAP_BACKEND_UPROBE,
+		    HEAP_BACKEND_INJECT };
 
 struct heap_opts {
 	pid_t pid;
@@ -43,6 +45,9 @@ struct heap_opts {
 	/* the in-process tracker's directory (heap_launch__new()); NULL: uprobes.
 	 * heap__new() takes it over, even when it fails. */
 	struct heap_launch *launch;
+	/* the tracker injected into the attached process (heap_inject__new()),
+	 * taken over as launch is; NULL with launch NULL: uprobes */
+	struct heap_inject *inject;
 	/* record --alloc-history: the tracker sends every allocation and free
 	 * (the in-process tracker only) */
 	bool alloc_history;
@@ -70,7 +75,7 @@ char *const *heap_launch__env(const struct heap_launch *l);
 /* Removes the directory and what is in it. NULL ok. */
 void heap_launch__delete(struct heap_launch *l);
 
-/* "auto", "preload", "uprobe" to the enum; -1 when unknown. */
+/* "auto", "inject", "preload", "uprobe" to the enum; -1 when unknown. */
 int heap_backend__parse(const char *name);
 const char *heap_backend__name(enum heap_backend b);
 

@@ -41,6 +41,7 @@
 #include "util/heap/alloc-syms.h"
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
+#include "util/heap/inject.h"
 #include "util/heap/watchdog.h"
 
 extern char **environ;
@@ -79,8 +80,9 @@ struct region {
 };
 
 struct heap_be {
-	struct heap_launch *launch;
-	pid_t pid;			/* the launched process */
+	struct heap_launch *launch;	/* a launched program's; NULL: */
+	struct heap_inject *inject;	/* a running process's, the tracker injected */
+	pid_t pid;			/* the launched (or attached) process */
 	struct region *regions;		/* the images being read */
 	size_t n;
 	struct hashmap known;		/* region_id() of each in regions */
@@ -172,7 +174,7 @@ static int make_dir(char *dir, size_t len)
  * The tracker's bytes: the build inside rsprof, or RSPROF_HEAP_TRACKER's
  * (a developer's build, e.g. with UBSan). *buf: to free.
  */
-static int tracker_bytes(const unsigned char **p, size_t *len, void **buf)
+int heap_tracker__bytes(const unsigned char **p, size_t *len, void **buf)
 {
 	const char *alt = getenv("RSPROF_HEAP_TRACKER");
 	struct stat st;
@@ -212,7 +214,7 @@ static int write_so(const char *dir)
 	size_t left;
 	char path[PATH_MAX];
 	void *buf;
-	int fd, err = tracker_bytes(&p, &left, &buf);
+	int fd, err = heap_tracker__bytes(&p, &left, &buf);
 
 	if (err)
 		return err;
@@ -439,7 +441,7 @@ static size_t align_page(size_t n)
 }
 
 /* A region's header with the geometry every region of the recording has. */
-static void region_header(struct heap_region *r, unsigned int sample)
+void heap_region__header(struct heap_region *r, unsigned int sample)
 {
 	size_t off_index = align_page(sizeof(*r));
 	size_t off_sites = align_page(off_index + INDEX_CAP * sizeof(struct heap_region_slot));
@@ -478,7 +480,7 @@ static int tree_offer(struct heap_be *b)
 	ssize_t n;
 	int fd;
 
-	region_header(&t, b->launch->sample);
+	heap_region__header(&t, b->launch->sample);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, b->launch->dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 	if (fd < 0)
@@ -543,7 +545,7 @@ static int region_offer(struct heap_be *b)
 	void *p;
 	int fd, err;
 
-	region_header(&t, l->sample);
+	heap_region__header(&t, l->sample);
 	if (b->hist)
 		t.size += heap_history__layout(&t, t.size);	/* the event rings last */
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
@@ -653,11 +655,11 @@ static int region_find(struct heap_be *b, int dfd, const char *name, pid_t pid, 
 static int regions_scan(struct heap_be *b)
 {
 	struct dirent *e;
-	DIR *d = opendir(b->launch->dir);
+	DIR *d = b->launch ? opendir(b->launch->dir) : NULL;
 	int err = 0;
 
 	if (!d)
-		return 0;
+		return 0;	/* none, or an attached process's region only */
 	while (!err && (e = readdir(d))) {
 		uint32_t gen;
 		pid_t pid;
@@ -867,12 +869,13 @@ static int region_drop(struct heap_be *b, size_t i, const struct heap_visit *v)
 		return err;
 	region_debug(reg);
 	totals_add(&b->gone, reg->r);
-	if (reg->gen)
+	if (b->launch && reg->gen)
 		snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE_GEN, b->launch->dir,
 			 (int)reg->pid, reg->gen);
-	else
+	else if (b->launch)
 		snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, b->launch->dir, (int)reg->pid);
-	unlink(path);
+	if (b->launch)
+		unlink(path);
 	if (heap_history__remove_region(b->hist, reg->r))
 		pr_warn("allocation history: no memory to drain the tracker's events");
 	munmap(reg->r, reg->size);
@@ -994,6 +997,7 @@ static void preload_delete(struct heap_be *b)
 	free(b->sum);
 	hashmap__free(&b->known);
 	heap_launch__delete(b->launch);
+	heap_inject__delete(b->inject);
 	free(b);
 }
 
@@ -1005,28 +1009,51 @@ int heap_preload__new(const struct heap_opts *o, struct heap_be **out)
 	*out = NULL;
 	if (!b) {
 		heap_launch__delete(o->launch);
+		heap_inject__delete(o->inject);
 		return -ENOMEM;
 	}
 	b->launch = o->launch;
+	b->inject = o->inject;
 	b->pid = o->pid;
 	clock_gettime(CLOCK_MONOTONIC, &b->t0);
 	err = o->alloc_history ? heap_history__new(&b->hist) : 0;
-	if (!err)
+	if (!err && b->inject) {
+		/* the process's region, made at the injection */
+		size_t size;
+		struct heap_region *r = heap_inject__region(b->inject, &size);
+
+		err = region_add(b, r, size, b->pid, 0);
+		if (!err)
+			b->regions[0].fresh = false;
+		else
+			munmap(r, size);
+	} else if (!err) {
 		err = region_offer(b);
-	if (!err && b->launch->inherit)
-		err = tree_offer(b);
+		if (!err && b->launch->inherit)
+			err = tree_offer(b);
+	}
 	if (err) {
 		preload_delete(b);
 		return err;
 	}
-	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u)", (int)o->pid,
-		 b->launch->inherit ? " and its tree" : "", b->launch->sample);
+	pr_debug(1, "heap: in-process tracker for pid %d%s", (int)o->pid,
+		 b->launch && b->launch->inherit ? " and its tree" : "");
 	*out = b;
 	return 0;
 }
 
 const struct heap_backend_ops heap_preload_ops = {
 	.name = "preload",
+	.sites = preload_sites,
+	.stack = preload_stack,
+	.totals = preload_totals,
+	.history = preload_history,
+	.delete = preload_delete,
+};
+
+/* The same tracker, injected into a running process (util/heap/inject.c). */
+const struct heap_backend_ops heap_inject_ops = {
+	.name = "inject",
 	.sites = preload_sites,
 	.stack = preload_stack,
 	.totals = preload_totals,

@@ -105,9 +105,9 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 		heap__stats(heap, &hs);
 		err = db__meta_set(db, "heap_backend", hs.backend);
 		/* what the in-process tracker adds before each block (preload/block.h) */
-		if (!err && !strcmp(hs.backend, "preload"))
+		if (!err && strcmp(hs.backend, "uprobe"))
 			err = db__meta_set_int(db, "heap_block_header_bytes", BLOCK_HDR);
-		if (!err && heap_why && t->launched)
+		if (!err && heap_why)
 			err = db__meta_set(db, "heap_backend_reason", heap_why);
 	}
 	if (!err)

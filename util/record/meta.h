@@ -19,7 +19,7 @@ struct target;
 /*
  * start_time (or, --append to a profile that has one, appended_pid), the
  * target, the options, the heap backend (heap NULL: no heap) and why it is
- * not the in-process tracker for a launch (heap_why, NULL: it is). *ts_base: 0, or with --append where the new
+ * not the in-process tracker (heap_why, NULL: it is). *ts_base: 0, or with --append where the new
  * checkpoints' timestamps go on (after the file's last one).
  */
 int record_meta__start(struct db *db, const struct record_opts *o, const struct target *t,

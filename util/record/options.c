@@ -43,8 +43,9 @@ struct poptOption options_record[] = {
 	{ "user-only", 0, POPT_ARG_NONE, &record_args.user_only, 0,
 	  "sample user time only (CPU% then shares of user time, not of all CPU time)", NULL },
 	{ "heap-backend", 0, POPT_ARG_STRING, &record_args.heap_backend, 0,
-	  "how to track the heap of a launched program: auto, preload (in-process "
-	  "tracker) or uprobe (default auto; attach always uses uprobes)", "KIND" },
+	  "how to track the heap: auto, inject (the in-process tracker put into a "
+	  "running process), preload (into a launched program) or uprobe (default "
+	  "auto: inject or preload, uprobes where they cannot work)", "KIND" },
 	{ "heap-probes", 0, POPT_ARG_STRING, &record_args.heap_probes, 0,
 	  "allocator to probe with uprobes: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
@@ -127,27 +128,35 @@ static int get_heap(struct record_opts *o)
 	int be = HEAP_BACKEND_AUTO;
 
 	if (b && (be = heap_backend__parse(b)) < 0) {
-		pr_err("--heap-backend: '%s' is not one of auto, preload, uprobe", b);
+		pr_err("--heap-backend: '%s' is not one of auto, inject, preload, uprobe", b);
 		return -RSPROF_EUSAGE;
 	}
 	if (be == HEAP_BACKEND_PRELOAD && !o->argv) {
-		pr_err("--heap-backend preload: the in-process tracker needs a program rsprof "
-		       "launches (-- COMMAND)");
-		pr_hint("a running process (-p, -P) is tracked with uprobes");
+		pr_err("--heap-backend preload: preloading needs a program rsprof launches "
+		       "(-- COMMAND)");
+		pr_hint("a running process (-p, -P) gets the tracker with --heap-backend inject");
 		return -RSPROF_EUSAGE;
 	}
-	if (be == HEAP_BACKEND_PRELOAD && p && !strcmp(p, "rust")) {
+	if (be == HEAP_BACKEND_INJECT && o->argv) {
+		pr_err("--heap-backend inject: injection is for a running process (-p, -P)");
+		pr_hint("a program rsprof launches gets the tracker with --heap-backend preload");
+		return -RSPROF_EUSAGE;
+	}
+	if ((be == HEAP_BACKEND_PRELOAD || be == HEAP_BACKEND_INJECT) && p && !strcmp(p, "rust")) {
 		pr_err("--heap-probes rust is for uprobes; the in-process tracker sees malloc");
 		pr_hint("use --heap-backend uprobe with it");
 		return -RSPROF_EUSAGE;
 	}
-	o->heap_backend = o->argv ? (enum heap_backend)be : HEAP_BACKEND_UPROBE;
+	if (be == HEAP_BACKEND_AUTO && p && !strcmp(p, "rust"))
+		be = HEAP_BACKEND_UPROBE;	/* probes of the Rust allocator: uprobes */
+	o->heap_backend = (enum heap_backend)be;
 	o->alloc_history = record_args.alloc_history;
-	if (o->alloc_history && (!o->argv || be == HEAP_BACKEND_UPROBE || !o->heap)) {
+	if (o->alloc_history && (be == HEAP_BACKEND_UPROBE || !o->heap)) {
 		pr_err("--alloc-history: %s", !o->heap ? "the history is of the heap: not with "
 		       "--no-heap" : "every allocation and free comes from the in-process tracker, "
-		       "which needs a program rsprof launches (-- COMMAND), not uprobes");
-		pr_hint("rsprof record --alloc-history -- COMMAND [ARGS...]");
+		       "not uprobes");
+		pr_hint("rsprof record --alloc-history -- COMMAND [ARGS...], or -p PID without "
+			"--heap-backend uprobe");
 		return -RSPROF_EUSAGE;
 	}
 

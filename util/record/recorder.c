@@ -20,6 +20,7 @@
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
+#include "util/heap/inject.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
 #include "util/record/proc.h"
@@ -48,7 +49,7 @@ struct recorder {
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
-	const char *heap_why;			/* why uprobes for a launch */
+	const char *heap_why;			/* why uprobes, not the in-process tracker */
 	struct checkpoint_writer *cpw;
 	struct history_writer *hw;	/* --alloc-history */
 
@@ -215,6 +216,36 @@ static int start_heap(struct recorder *r, bool before_exec)
 		r->heap_launch = NULL;	/* heap__new() takes it, even when it fails */
 		err = heap__new(&ho, &r->heap);
 		goto out;
+	}
+	if (!r->t.launched && r->t.n_pids > 1 && r->o.heap_backend != HEAP_BACKEND_UPROBE) {
+		r->heap_why = "several processes: the in-process tracker is put into one at a time";
+		if (r->o.heap_backend == HEAP_BACKEND_INJECT || r->o.alloc_history) {
+			pr_err("the heap tracker cannot be injected: %s", r->heap_why);
+			pr_hint("attach to one process (-p PID), or use --heap-backend uprobe");
+			return -ENOTSUP;
+		}
+	} else if (!r->t.launched) {
+		/* attach: the tracker put into the running process, unless refused */
+		err = heap_inject__new(r->t.pid, r->o.heap_backend, r->o.heap_sample,
+				       r->o.alloc_history, &ho.inject, &r->heap_why);
+		if (err) {
+			if (r->o.heap_required || err == -ESRCH)
+				return err;
+			disable_heap(r, rsprof_strerror(err));
+			return 0;
+		}
+		if (ho.inject) {
+			err = heap__new(&ho, &r->heap);
+			goto out;
+		}
+		if (r->o.alloc_history) {
+			pr_err("--alloc-history needs the in-process heap tracker, which cannot "
+			       "be put into process %d: %s", (int)r->t.pid, r->heap_why);
+			pr_hint("record without --alloc-history (uprobes see no event stream)");
+			return -ENOTSUP;
+		}
+		if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
+			pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
 	}
 	err = caps__check_bpf(&why);
 	if (err) {

@@ -39,7 +39,7 @@ struct record_opts {
 	bool heap_required;		/* --no-cpu: heap failure is fatal */
 	bool call_graph;
 	bool append;
-	enum heap_backend heap_backend;	/* launch: auto, preload or uprobe; attach: uprobe */
+	enum heap_backend heap_backend;	/* auto, inject (attach), preload (launch) or uprobe */
 	enum heap_probes heap_probes;
 	enum heap_attribution heap_attribution;
 	unsigned int heap_sample;
@@ -61,8 +61,8 @@ struct recorder_stats {
 	uint64_t processes;		/* seen (the target and its children) */
 	bool heap_on;
 	const char *heap_probes;	/* "rust", "libc" once attached; NULL before */
-	const char *heap_backend;	/* "preload", "uprobe"; NULL: no heap */
-	const char *heap_why;		/* why not the in-process tracker; NULL: it ran, or attach */
+	const char *heap_backend;	/* "preload", "inject", "uprobe"; NULL: no heap */
+	const char *heap_why;		/* why not the in-process tracker; NULL: it ran */
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;
 	bool target_exited;

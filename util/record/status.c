@@ -75,6 +75,9 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 		/* which backend ran, and why not the in-process tracker (issue 8) */
 		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
 			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
+		else if (st->heap_backend && !strcmp(st->heap_backend, "inject"))
+			fputs("[ heap tracked in-process (the tracker injected into the running "
+			      "process) ]\n", f);
 		else if (st->heap_backend && st->heap_why)
 			fprintf(f, "[ heap tracked with uprobes: %s ]\n", st->heap_why);
 		else if (st->heap_backend)

@@ -198,8 +198,8 @@ static int resolver__report(struct resolver *r)
 		bool lines = false;
 		int fd, err;
 
-		if (!m->path || m->perms[2] != 'x')
-			continue;
+		if (!m->path || m->perms[2] != 'x' || !strncmp(m->path, "/memfd:", 7))
+			continue;	/* no file to read (the injected heap tracker's: one row) */
 		if (!strcmp(m->path, "[vdso]"))
 			fd = vdso_fd(m);
 		else if (m->path[0] == '/')
@@ -592,9 +592,12 @@ static int frame__set_symname(struct frame *f, const char *name)
 
 static bool is_heap_tracker(const char *path)
 {
+	static const char memfd[] = "/memfd:" HEAP_REGION_SO ".";
 	const char *base = strrchr(path, '/');
 
-	return !strcmp(base ? base + 1 : path, HEAP_REGION_SO);
+	/* preloaded from its file, or injected into a running process from a memfd */
+	return !strcmp(base ? base + 1 : path, HEAP_REGION_SO) ||
+	       !strncmp(path, memfd, sizeof(memfd) - 1);
 }
 
 /*
@@ -699,8 +702,10 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		if (!s->frames)
 			goto nomem;
 		s->n_frames = 1;
-		/* the kernel's page for return probes (ours, when tracking the heap) */
-		if (map && map->path && !strcmp(map->path, "[uprobes]")) {
+		/* the kernel's page for return probes (ours, when tracking the heap),
+		 * the tracker injected into the process (its memfd) */
+		if (map && map->path && (!strcmp(map->path, "[uprobes]") ||
+					 is_heap_tracker(map->path))) {
 			if (!(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 				goto nomem;
 			return s;
