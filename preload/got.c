@@ -147,8 +147,11 @@ static size_t one(const struct object *o, const ElfW(Rela) *r, bool restore)
 	    !si || (type == R_X86_64_64 && r->r_addend))
 		return 0;
 	s = &o->sym[si];
-	if (s->st_shndx != SHN_UNDEF || s->st_name >= o->strsz)
-		return 0;	/* the object's own definition: its own business */
+	if (s->st_name >= o->strsz)
+		return 0;
+	/* (a relocation against a function the object defines itself is there
+	 * to be interposed, as glibc's own calls to malloc are: the slot holds
+	 * the process's binding, or the object's own PLT stub) */
 	f = fn_named(o->str + s->st_name);
 	if (!f)
 		return 0;
@@ -161,8 +164,9 @@ static size_t one(const struct object *o, const ElfW(Rela) *r, bool restore)
 	if (v == f->ours || !v)
 		return 0;
 	/* the process's binding; glibc's function (a versioned name); its own PLT stub */
-	if (v != f->bound && !(v - libc_lo < libc_hi - libc_lo && f->bound - libc_lo < libc_hi - libc_lo) &&
-	    !(type == R_X86_64_JUMP_SLOT && v - o->lo < o->hi - o->lo))
+	if (v != f->bound && !(got__glibc(v) && got__glibc(f->bound)) &&
+	    !(type == R_X86_64_JUMP_SLOT && v - o->lo < o->hi - o->lo &&
+	      (s->st_shndx == SHN_UNDEF || v != o->base + s->st_value)))
 		return 0;
 	return slot_write(o, a, v, f->ours);
 }
@@ -264,8 +268,10 @@ int got__init(void *(*ours)(const char *name))
 	for (size_t i = 0; i < N_FNS; i++) {
 		fns[i].ours = (uintptr_t)ours(fns[i].name);
 		fns[i].bound = (uintptr_t)dlsym(RTLD_DEFAULT, fns[i].name);
-		if (!fns[i].bound)
-			fns[i].ours = 0;	/* nothing of that name in the process */
+		/* nothing of that name in the process; glibc's names bound
+		 * elsewhere (operator new is libstdc++'s, or the program's) */
+		if (!fns[i].bound || (fns[i].name[0] != '_' && !got__glibc(fns[i].bound)))
+			fns[i].ours = 0;
 	}
 	return 0;
 }

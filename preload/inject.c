@@ -57,6 +57,35 @@ static void *self_handle;
 
 /* glibc's dlopen (the thunk below jumps there) */
 __attribute__((used, visibility("hidden"))) void *(*inject_real_dlopen)(const char *, int);
+/* Per hook (enum heap_inject_hook): the tracker's function, glibc's (its trampoline). */
+__attribute__((used, visibility("hidden"))) uintptr_t inject_ours[HEAP_HOOK_MAX];
+__attribute__((used, visibility("hidden"))) uintptr_t inject_glibc[HEAP_HOOK_MAX];
+
+/*
+ * Where the jumps at glibc's free, realloc and malloc_usable_size lead
+ * (rsprof_hook_*): a block with the tracker's header (bit 3 of the word
+ * before it, preload/block.h) goes to the tracker, any other pointer back
+ * to glibc's function as it was. glibc's own calls (a thread's cache
+ * emptied at its exit, the loader's frees) pass through uncounted, and the
+ * caller's frame stays as it was (jumps only).
+ */
+#define HOOK_THUNK(name, i)							\
+	".globl " #name "\n"							\
+	".type " #name ", @function\n"						\
+	#name ":\n"								\
+	"	test %rdi, %rdi\n"						\
+	"	jz 1f\n"							\
+	"	testb $8, -8(%rdi)\n"						\
+	"	jz 1f\n"							\
+	"	jmp *inject_ours+8*" #i "(%rip)\n"				\
+	"1:	jmp *inject_glibc+8*" #i "(%rip)\n"				\
+	".size " #name ", .-" #name "\n"
+
+__asm__(".text\n"
+	HOOK_THUNK(rsprof_hook_free, 0)
+	HOOK_THUNK(rsprof_hook_realloc, 1)
+	HOOK_THUNK(rsprof_hook_usable, 2)
+	".previous\n");
 
 /* --- rsprof's pipe ------------------------------------------------------ */
 
@@ -174,7 +203,8 @@ static int hooks_map(const struct heap_inject_args *a)
 
 	if (!a->page_addr)
 		return hook_page ? 0 : -1;
-	if (hook_page || !a->page_len || a->page_len > 65536 || (a->page_addr & 4095))
+	/* a page of an attach that never wrote its jumps may be there: this one replaces it */
+	if (!a->page_len || a->page_len > 65536 || (a->page_addr & 4095))
 		return -1;
 	p = sys_mmap((void *)(uintptr_t)a->page_addr, (a->page_len + 4095) & ~4095UL,
 		     PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
@@ -192,6 +222,9 @@ static int hooks_map(const struct heap_inject_args *a)
 	for (int i = 0; i < HEAP_HOOK_MAX; i++)
 		if (a->tramp[i] - a->page_addr >= a->page_len)
 			return -1;
+	inject_glibc[HEAP_HOOK_FREE] = a->tramp[HEAP_HOOK_FREE];
+	inject_glibc[HEAP_HOOK_REALLOC] = a->tramp[HEAP_HOOK_REALLOC];
+	inject_glibc[HEAP_HOOK_USABLE] = a->tramp[HEAP_HOOK_USABLE];
 	malloc__set_libc((void *)(uintptr_t)a->tramp[HEAP_HOOK_FREE],
 			 (void *)(uintptr_t)a->tramp[HEAP_HOOK_REALLOC],
 			 (void *)(uintptr_t)a->tramp[HEAP_HOOK_USABLE]);
@@ -223,6 +256,11 @@ static int attach(const struct heap_inject_args *a)
 			return HEAP_INJECT_ENOMEM;
 		malloc__resolve();
 		if (got__init(ours))
+			return HEAP_INJECT_ENOMEM;
+		inject_ours[HEAP_HOOK_FREE] = (uintptr_t)ours("free");
+		inject_ours[HEAP_HOOK_REALLOC] = (uintptr_t)ours("realloc");
+		inject_ours[HEAP_HOOK_USABLE] = (uintptr_t)ours("malloc_usable_size");
+		if (!inject_ours[0] || !inject_ours[1] || !inject_ours[2])
 			return HEAP_INJECT_ENOMEM;
 	}
 	for (size_t i = 0; i < sizeof(glibc_fns) / sizeof(glibc_fns[0]); i++) {

@@ -325,7 +325,9 @@ struct tracker {
 
 static int tracker_load(struct tracker *t)
 {
-	static const char *const hooks[HEAP_HOOK_MAX] = { "free", "realloc", "malloc_usable_size" };
+	static const char *const hooks[HEAP_HOOK_MAX] = {
+		"rsprof_hook_free", "rsprof_hook_realloc", "rsprof_hook_usable",
+	};
 	int err = heap_tracker__bytes(&t->p, &t->len, &t->buf);
 
 	if (err)
@@ -603,7 +605,7 @@ static bool thread_safe(const struct heap_inject *ij, Dwfl *dwfl, const struct m
 	struct walk w = { .ij = ij };
 	uint64_t blocked = sig_blocked(ij->pid, th->tid);
 
-	if ((blocked | st->sigign) & (1ULL << (SIGTRAP - 1)))
+	if (!th->callable || ((blocked | st->sigign) & (1ULL << (SIGTRAP - 1))))
 		return false;	/* its calls' sentinel would reset the handler */
 	if (!sm || (th->regs.rsp - sm->start < STACK_ROOM &&
 		    !(sm->path && !strcmp(sm->path, "[stack]"))))
@@ -1016,6 +1018,8 @@ static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const str
 	ij->lib_lo = lib;
 	ij->lib_hi = lib + tr->d.hi;
 	ij->detach_fn = lib + tr->detach;
+	if (!loaded)
+		unsafe_add(ij, ij->lib_lo, ij->lib_hi);	/* for the call at the end */
 	err = make_region(t, ij, g, st, sample, history, &a.region_fd);
 	if (err) {
 		*why = "the region could not be set up in the process";

@@ -290,11 +290,12 @@ const struct tracee_thread *tracee__threads(const struct tracee *t, size_t *n)
 	for (size_t i = 0; i < t->n; i++) {
 		const struct thr *r = &t->v[i];
 
-		if (r->tid == t->h || r->clone_stop || r->sig)
-			continue;	/* not stopped where it can be made to call */
+		if (r->tid == t->h)
+			continue;
 		v[k].tid = r->tid;
 		v[k].regs = r->regs;
 		v[k].in_syscall = (long long)r->regs.orig_rax >= 0;
+		v[k].callable = !r->clone_stop && !r->sig;
 		k++;
 	}
 	*n = k;

@@ -20,6 +20,8 @@ struct tracee_thread {
 	pid_t tid;
 	struct user_regs_struct regs;
 	bool in_syscall;	/* stopped inside a system call (restarted when let go) */
+	bool callable;		/* stopped where it can be made to call (not the one
+				 * hijacked, not reporting a signal or a new thread) */
 };
 
 /*
@@ -28,7 +30,7 @@ struct tracee_thread {
  * (another tracer).
  */
 int tracee__stop_all(pid_t pid, struct tracee **out);
-/* The stopped threads (valid until the next call on t). */
+/* The stopped threads, the hijacked one excepted (valid until the next call on t). */
 const struct tracee_thread *tracee__threads(const struct tracee *t, size_t *n);
 /* Let every thread but keep go (detached, as it was). */
 void tracee__release_others(struct tracee *t, pid_t keep);
