@@ -232,7 +232,7 @@ static int hooks_map(const struct heap_inject_args *a)
 	return 0;
 }
 
-static int attach(const struct heap_inject_args *a)
+static int attach(const struct heap_inject_args *a, bool *region_taken)
 {
 	static const char *const glibc_fns[] = { "malloc", "free", "calloc", "realloc" };
 	struct stat st;
@@ -283,6 +283,7 @@ static int attach(const struct heap_inject_args *a)
 		detail("the page of hooks cannot be mapped where rsprof asked", NULL);
 		return HEAP_INJECT_EHOOK;
 	}
+	*region_taken = true;	/* closed by tracker__adopt(), whatever happens */
 	if (tracker__adopt(a->region_fd)) {
 		detail("the region is not valid", NULL);
 		return HEAP_INJECT_EREGION;
@@ -297,6 +298,8 @@ static int attach(const struct heap_inject_args *a)
 
 EXPORT const struct heap_inject_ctl *rsprof_heap_attach(const struct heap_inject_args *a)
 {
+	bool region_taken = false;
+
 	memset(&ctl, 0, sizeof(ctl));
 	ctl.abi = HEAP_INJECT_ABI;
 	ctl.mode_addr = (uintptr_t)&tracker_mode;
@@ -307,17 +310,25 @@ EXPORT const struct heap_inject_ctl *rsprof_heap_attach(const struct heap_inject
 	}
 	if (__atomic_exchange_n(&inject_lock, 1, __ATOMIC_ACQUIRE)) {
 		ctl.err = HEAP_INJECT_EBUSY;
+		sys_close(a->region_fd);
+		sys_close(a->hangup_fd);
 		return &ctl;
 	}
-	ctl.err = attach(a);
+	ctl.err = attach(a, &region_taken);
+	if (ctl.err) {
+		/* the fds rsprof gave are the tracker's to close, whatever happened */
+		if (!region_taken)
+			sys_close(a->region_fd);
+		if (hangup_fd == a->hangup_fd)
+			hangup_fd = -1;
+		sys_close(a->hangup_fd);
+	}
 	if (ctl.err && ctl.err != HEAP_INJECT_EBUSY) {
 		/* nothing counted: back to passing through */
 		int m = M_INIT;
 
 		__atomic_compare_exchange_n(&tracker_mode, &m, M_OFF, false, __ATOMIC_ACQ_REL,
 					    __ATOMIC_ACQUIRE);
-		if (hangup_fd == a->hangup_fd)
-			hangup_fd = -1;		/* rsprof closes it */
 	}
 	ctl.hooked = hook_page != 0;
 	__atomic_store_n(&inject_lock, 0, __ATOMIC_RELEASE);

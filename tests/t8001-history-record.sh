@@ -94,7 +94,7 @@ test_expect_success 'a busy program: what was kept and what was dropped add up' 
 '
 
 test_expect_success '--alloc-history needs the in-process tracker: exit 2 otherwise' '
-	expect_exit 2 "$RSPROF" record --alloc-history -p $$ 2>err &&
+	expect_exit 2 "$RSPROF" record --alloc-history --heap-backend uprobe -p $$ 2>err &&
 	grep -q "in-process tracker" err &&
 	expect_exit 2 "$RSPROF" record --alloc-history --heap-backend uprobe -- true 2>err &&
 	expect_exit 2 "$RSPROF" record --alloc-history --no-heap -- true 2>err &&

@@ -8,10 +8,10 @@
  *                                     and exiting all the time; a pointer to
  *                                     free and a thread key whose destructor
  *                                     is free, both taken before any attach
- *   heap_inject lock READY MS         a thread blocked for MS ms inside
+ *   heap_inject lock READY MS         the main thread blocked for MS ms inside
  *                                     malloc_info(), holding an arena's lock
  *                                     (its output goes to a pipe nobody reads
- *                                     meanwhile), others allocating
+ *                                     meanwhile), 8 threads allocating
  *   heap_inject fork READY ROUNDS     fork, exec and _exit while allocating
  *   heap_inject seccomp READY ROUNDS  a seccomp filter installed first
  *   heap_inject steady READY ROUNDS   one thread, the same allocations each round
@@ -141,58 +141,67 @@ static int churn(const char *rd, int rounds)
 	return 0;
 }
 
-static int pipe_fd[2];
+static int pipe_fd[2], drain_ms;
+static long drained;
 
-static void *blocked_info(void *arg)
+/* Reads the pipe malloc_info writes into, but only after drain_ms. */
+static void *drain(void *arg)
 {
-	FILE *f = fdopen(pipe_fd[1], "w");
+	char buf[65536];
+	ssize_t n;
 
-	if (!f)
-		return NULL;
-	setvbuf(f, NULL, _IONBF, 0);
-	/* writes more than the pipe holds: blocks inside, with an arena locked */
-	for (int i = 0; i < 64; i++)
-		malloc_info(0, f);
-	fclose(f);
+	pause_ms(drain_ms);
+	while ((n = read(pipe_fd[0], buf, sizeof(buf))) > 0)
+		drained += n;
 	return NULL;
 }
 
+static void *rounds_worker(void *arg)
+{
+	struct job *j = arg;
+
+	for (int r = 0; r < j->n; r++) {
+		j->sum += work(j->seed + (uint64_t)r, 2000);
+		pause_ms(20);
+	}
+	return NULL;
+}
+
+/*
+ * The main thread blocks inside malloc_info() (its output to a pipe nobody
+ * reads for ms ms: an arena's lock held all along), while workers allocate.
+ */
 static int lock(const char *rd, int ms)
 {
-	pthread_t t, w[THREADS];
+	pthread_t d, w[THREADS];
 	struct job j[THREADS];
-	char buf[65536];
 	uint64_t total = 0;
-	long got = 0;
-	ssize_t n;
+	FILE *f;
 
 	if (pipe(pipe_fd) || fcntl(pipe_fd[0], F_SETPIPE_SZ, 4096) < 0)
 		return 1;
-	/* arenas for several threads, so malloc_info has much to say */
+	drain_ms = ms;
 	for (int i = 0; i < THREADS; i++) {
-		j[i] = (struct job){ .seed = (uint64_t)i + 7, .n = 20000 };
-		pthread_create(&w[i], NULL, worker, &j[i]);
+		j[i] = (struct job){ .seed = (uint64_t)i * 1000 + 7, .n = ms / 20 + 50 };
+		pthread_create(&w[i], NULL, rounds_worker, &j[i]);
 	}
-	for (int i = 0; i < THREADS; i++) {
-		pthread_join(w[i], NULL);
-		total += j[i].sum;
-	}
-	pthread_create(&t, NULL, blocked_info, NULL);
-	pause_ms(100);
+	pthread_create(&d, NULL, drain, NULL);
+	f = fdopen(pipe_fd[1], "w");
+	if (!f)
+		return 1;
+	setvbuf(f, NULL, _IONBF, 0);
 	ready(rd);
-	for (int i = 0; i < THREADS; i++) {
-		j[i] = (struct job){ .seed = (uint64_t)i + 100, .n = 50000 };
-		pthread_create(&w[i], NULL, worker, &j[i]);
-	}
-	pause_ms(ms);
-	while ((n = read(pipe_fd[0], buf, sizeof(buf))) > 0)
-		got += n;
-	pthread_join(t, NULL);
+	/* more than the pipe holds: blocks inside, an arena locked */
+	for (int i = 0; i < 16; i++)
+		malloc_info(0, f);
+	fclose(f);
+	pthread_join(d, NULL);
 	for (int i = 0; i < THREADS; i++) {
 		pthread_join(w[i], NULL);
 		total += j[i].sum;
 	}
-	printf("lock: %llu, malloc_info said something: %d\n", (unsigned long long)total, got > 0);
+	printf("lock: %llu, malloc_info said something: %d\n", (unsigned long long)total,
+	       drained > 0);
 	return 0;
 }
 

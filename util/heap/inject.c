@@ -359,6 +359,10 @@ static const char *const malloc_fns[] = {
 	"mallinfo2", "malloc_stats", "malloc_info", "__libc_malloc", "__libc_free",
 	"__libc_calloc", "__libc_realloc", "__libc_memalign", "__libc_valloc",
 	"__libc_pvalloc", "__libc_mallopt", "__libc_mallinfo", "reallocarray",
+	"__libc_reallocarray", "cfree",
+	/* morecore.c is #included into malloc.c (glibc 2.36 keeps it for compatibility):
+	 * malloc.c's static functions lie around it */
+	"__default_morecore",
 };
 
 /* glibc functions during which a thread may hold a lock dlopen takes. */
@@ -373,6 +377,7 @@ static const char *const lock_fns[] = {
 
 static void unsafe_add(struct heap_inject *ij, uint64_t lo, uint64_t hi)
 {
+	pr_debug(3, "heap: unsafe %#llx-%#llx", (unsigned long long)lo, (unsigned long long)hi);
 	if (ij->n_unsafe < MAX_RANGES && lo < hi)
 		ij->unsafe[ij->n_unsafe++] = (struct range){ lo, hi };
 }
@@ -577,6 +582,7 @@ static int frame_cb(Dwfl_Frame *f, void *arg)
 		return DWARF_CB_ABORT;
 	if (!act)
 		pc--;
+	pr_debug(3, "heap:   frame %#llx", (unsigned long long)pc);
 	if (is_unsafe(w->ij, pc)) {
 		w->unsafe = true;
 		w->at = pc;
@@ -612,7 +618,11 @@ static bool thread_safe(const struct heap_inject *ij, Dwfl *dwfl, const struct m
 		return false;	/* too little stack (or not on a stack of its own) */
 	if (is_unsafe(ij, th->regs.rip))
 		return false;
-	if (dwfl_getthread_frames(dwfl, th->tid, frame_cb, &w) || w.unsafe) {
+	int rc = dwfl_getthread_frames(dwfl, th->tid, frame_cb, &w);
+
+	pr_debug(2, "heap: thread %d: %d frames unwound (%d%s%s)", (int)th->tid, w.depth, rc,
+		 rc ? ": " : "", rc ? dwfl_errmsg(-1) : "");
+	if (rc || w.unsafe) {
 		pr_debug(2, "heap: thread %d: %s (pc %#llx)", (int)th->tid,
 			 w.unsafe ? "in the allocator or the loader" : "not unwound to its start",
 			 (unsigned long long)(w.unsafe ? w.at : th->regs.rip));
@@ -657,6 +667,8 @@ static int stop_safe(struct heap_inject *ij, const struct status *st, struct tra
 				    (pass == 1 && !v[i].in_syscall))
 					continue;
 				if (thread_safe(ij, dwfl, m, st, &v[i])) {
+					pr_debug(1, "heap: thread %d of process %d is at a safe point",
+						 (int)v[i].tid, (int)ij->pid);
 					*tid = v[i].tid;
 					dwfl_end(dwfl);
 					maps__delete(m);
@@ -1190,6 +1202,19 @@ out:
 	tracker_free(&tr);
 	maps__delete(m);
 	return err;
+}
+
+bool heap_inject__present(pid_t pid)
+{
+	struct maps *m = NULL;
+	bool there = false;
+
+	if (maps__load(pid, &m))
+		return false;
+	for (size_t i = 0; i < m->n && !there; i++)
+		there = tracker_memfd(m->v[i].path) != NULL;
+	maps__delete(m);
+	return there;
 }
 
 struct heap_region *heap_inject__region(const struct heap_inject *ij, size_t *size)

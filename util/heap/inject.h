@@ -25,6 +25,14 @@ struct heap_region;
  */
 int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, bool history,
 		     struct heap_inject **out, const char **why);
+/*
+ * Does pid hold the tracker (an earlier rsprof put it there)? Its jumps at
+ * glibc's free, realloc and malloc_usable_size stay for the process's
+ * life: uprobes on those functions would break them (a probe steps the
+ * file's instruction, not the jump; its removal writes the file's bytes
+ * back over it), so the process is not given uprobes.
+ */
+bool heap_inject__present(pid_t pid);
 /* The region (mapped in rsprof, the process's memfd), its size. */
 struct heap_region *heap_inject__region(const struct heap_inject *ij, size_t *size);
 /*

@@ -247,6 +247,28 @@ static int start_heap(struct recorder *r, bool before_exec)
 		if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
 			pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
 	}
+	for (size_t i = 0; !r->t.launched && i < r->t.n_pids; i++) {
+		if (!heap_inject__present(r->t.pids[i]))
+			continue;
+		/* its jumps at glibc's free & co. would not survive uprobes there */
+		why = "the heap tracker of an earlier rsprof is in the process: uprobes would "
+		      "break it";
+		if (r->o.heap_required) {
+			pr_err("heap tracking of process %d: %s (%s)", (int)r->t.pids[i], why,
+			       r->heap_why ? r->heap_why : "--heap-backend uprobe");
+			pr_hint("stop the other rsprof first, then attach again");
+			return -EBUSY;
+		}
+		if (r->heap_why && r->o.heap_backend != HEAP_BACKEND_UPROBE) {
+			static char both[320];
+
+			snprintf(both, sizeof(both), "%s, and uprobes would break its tracker",
+				 r->heap_why);
+			why = both;
+		}
+		disable_heap(r, why);
+		return 0;
+	}
 	err = caps__check_bpf(&why);
 	if (err) {
 		if (r->o.heap_required) {
