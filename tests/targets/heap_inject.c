@@ -15,6 +15,10 @@
  *   heap_inject fork READY ROUNDS     fork, exec and _exit while allocating
  *   heap_inject seccomp READY ROUNDS  a seccomp filter installed first
  *   heap_inject steady READY ROUNDS   one thread, the same allocations each round
+ *   heap_inject scribble READY MS     once rsprof's region is mapped, writes
+ *                                     garbage over its layout and its sites
+ *                                     (rsprof reads it as hostile input), then
+ *                                     waits MS ms without allocating
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -33,6 +37,8 @@
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+
+#include "../../preload/heap-region.h"
 
 #define THREADS 8
 
@@ -271,6 +277,56 @@ static int steady(const char *rd, int rounds)
 	return 0;
 }
 
+/* The tracker's region in this process (its memfd's mapping); NULL: none. */
+static struct heap_region *region(size_t *size)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi;
+	void *r = NULL;
+
+	if (!f)
+		return NULL;
+	while (!r && fgets(line, sizeof(line), f))
+		if (strstr(line, "memfd:rsprof-heap-region") && sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			r = (void *)lo;
+			*size = hi - lo;
+		}
+	fclose(f);
+	return r;
+}
+
+static int scribble(const char *rd, int ms)
+{
+	uint64_t total = work(1, 20000), s = 42;
+	struct heap_region *r;
+	size_t size = 0;
+
+	printf("scribble: start\n");	/* stdout's buffer, before */
+	ready(rd);
+	while (!(r = region(&size))) {
+		total += work(2, 2000);
+		pause_ms(10);
+	}
+	for (int i = 0; i < 50; i++) {
+		total += work((uint64_t)i + 3, 2000);
+		pause_ms(10);
+	}
+	/* the layout rsprof reads (not the size, nor what the tracker itself
+	 * reads on its path: this program allocates no more) */
+	r->off_index = r->off_sites = r->off_frames = r->off_blocks = r->off_rings = ~0ULL / 3;
+	r->site_cap = r->index_cap = r->block_cap = r->ring_count = r->ring_cap = ~0U;
+	r->frame_cap = r->block_size = r->ring_size = ~0ULL;
+	r->n_sites = r->n_frames = r->n_blocks = r->n_rings = ~0ULL;
+	r->magic = r->version = 0;
+	/* and the sites, the frames, the blocks: noise */
+	for (size_t o = 4096; o + 8 <= size && o < (64u << 20); o += 8 + rnd(&s) % 64)
+		*(uint64_t *)((char *)r + o) = rnd(&s);
+	pause_ms(ms);
+	printf("scribble: %llu\n", (unsigned long long)total);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int n;
@@ -293,5 +349,7 @@ int main(int argc, char **argv)
 		return seccomp(argv[2], n);
 	if (!strcmp(argv[1], "steady"))
 		return steady(argv[2], n);
+	if (!strcmp(argv[1], "scribble"))
+		return scribble(argv[2], n);
 	return 2;
 }

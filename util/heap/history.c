@@ -17,6 +17,9 @@
 
 struct hregion {
 	struct heap_region *r;
+	/* its layout, as checked when it was added: never read again from the
+	 * region, which the target may write anything into */
+	uint64_t off_rings, ring_size, ring_cap, ring_count, off_sites, site_cap;
 	uint64_t salt;
 };
 
@@ -67,9 +70,9 @@ uint64_t heap_history__layout(struct heap_region *r, uint64_t off)
 	return ring * HEAP_HISTORY_RINGS;
 }
 
-static const struct heap_region_ring *ring_at(const struct heap_region *r, uint64_t i)
+static const struct heap_region_ring *ring_at(const struct hregion *g, uint64_t i)
 {
-	return (const void *)((const char *)r + r->off_rings + i * r->ring_size);
+	return (const void *)((const char *)g->r + g->off_rings + i * g->ring_size);
 }
 
 static int ev_cmp(const void *x, const void *y)
@@ -82,11 +85,10 @@ static int ev_cmp(const void *x, const void *y)
 /* An allocation's stack key, as util/heap/preload.c gives it. */
 static uint64_t key_of(const struct hregion *g, uint32_t site)
 {
-	const struct heap_region *r = g->r;
-	const struct heap_region_site *recs = (const void *)((const char *)r + r->off_sites);
+	const struct heap_region_site *recs = (const void *)((const char *)g->r + g->off_sites);
 	uint64_t key;
 
-	if (site >= r->site_cap)
+	if (site >= g->site_cap)
 		return 1;
 	key = __atomic_load_n(&recs[site].key, __ATOMIC_ACQUIRE);
 	return (key ^ g->salt) ? key ^ g->salt : 1;
@@ -121,18 +123,19 @@ static int drain(struct heap_history *hh)
 	int err = 0;
 
 	for (size_t g = 0; g < hh->n_regions && room && !err; g++) {
-		struct heap_region *r = hh->regions[g].r;
-		uint64_t nr = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE), mask = r->ring_cap - 1;
+		const struct hregion *hr = &hh->regions[g];
+		uint64_t nr = __atomic_load_n(&hr->r->n_rings, __ATOMIC_ACQUIRE);
+		uint64_t mask = hr->ring_cap - 1;
 
-		if (nr > r->ring_count)
-			nr = r->ring_count;
+		if (nr > hr->ring_count)
+			nr = hr->ring_count;
 		for (uint64_t i = 0; i < nr && room && !err; i++) {
-			struct heap_region_ring *ring = (struct heap_region_ring *)ring_at(r, i);
+			struct heap_region_ring *ring = (struct heap_region_ring *)ring_at(hr, i);
 			uint64_t head = __atomic_load_n(&ring->head, __ATOMIC_ACQUIRE);
 			uint64_t tail = ring->tail;
 
-			if (head - tail > r->ring_cap)
-				tail = head - r->ring_cap;	/* never: the producer checks */
+			if (head - tail > hr->ring_cap)
+				tail = head - hr->ring_cap;	/* never: the producer checks */
 			if (head != tail)
 				err = queue_grow(hh, head - tail < room ? head - tail : room);
 			while (!err && tail != head && room) {
@@ -180,12 +183,13 @@ static void *drain_thread(void *arg)
 	return NULL;
 }
 
-int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uint64_t salt)
+int heap_history__add_region(struct heap_history *hh, struct heap_region *r,
+			     const struct heap_region *geo, uint64_t salt)
 {
 	struct hregion *v;
 	int err = 0;
 
-	if (!r->ring_count)
+	if (!geo->ring_count)
 		return 0;
 	pthread_mutex_lock(&hh->lock);
 	v = realloc(hh->regions, (hh->n_regions + 1) * sizeof(*v));
@@ -194,7 +198,11 @@ int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uin
 		return -ENOMEM;
 	}
 	hh->regions = v;
-	hh->regions[hh->n_regions++] = (struct hregion){ r, salt };
+	hh->regions[hh->n_regions++] = (struct hregion){
+		.r = r, .off_rings = geo->off_rings, .ring_size = geo->ring_size,
+		.ring_cap = geo->ring_cap, .ring_count = geo->ring_count,
+		.off_sites = geo->off_sites, .site_cap = geo->site_cap, .salt = salt,
+	};
 	pthread_mutex_unlock(&hh->lock);
 	if (!hh->running && !hh->stop) {
 		sigset_t all, old;
@@ -213,17 +221,17 @@ int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uin
 }
 
 /* What r's rings dropped and how many it handed out (left: what they still hold). */
-static void region_stats(const struct heap_region *r, bool left, uint64_t *dropped,
+static void region_stats(const struct hregion *g, bool left, uint64_t *dropped,
 			 uint64_t *rings)
 {
-	uint64_t nr = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE);
+	uint64_t nr = __atomic_load_n(&g->r->n_rings, __ATOMIC_ACQUIRE);
 
-	*dropped += __atomic_load_n(&r->stats[HEAP_RSTAT_HISTORY_NO_RING], __ATOMIC_RELAXED);
-	if (nr > r->ring_count)
-		nr = r->ring_count;	/* threads beyond the rings: in NO_RING */
+	*dropped += __atomic_load_n(&g->r->stats[HEAP_RSTAT_HISTORY_NO_RING], __ATOMIC_RELAXED);
+	if (nr > g->ring_count)
+		nr = g->ring_count;	/* threads beyond the rings: in NO_RING */
 	*rings += nr;
 	for (uint64_t i = 0; i < nr; i++) {
-		const struct heap_region_ring *ring = ring_at(r, i);
+		const struct heap_region_ring *ring = ring_at(g, i);
 
 		*dropped += __atomic_load_n(&ring->dropped, __ATOMIC_RELAXED);
 		/* left in the ring when the recording ended (or its region went) */
@@ -247,7 +255,7 @@ int heap_history__remove_region(struct heap_history *hh, struct heap_region *r)
 		if (hh->regions[g].r != r)
 			continue;
 		err = drain(hh);
-		region_stats(r, true, &hh->gone_dropped, &hh->gone_rings);
+		region_stats(&hh->regions[g], true, &hh->gone_dropped, &hh->gone_rings);
 		hh->regions[g] = hh->regions[--hh->n_regions];
 		break;
 	}
@@ -311,7 +319,7 @@ void heap_history__stats(struct heap_history *hh, struct heap_history_stats *st)
 	st->dropped = hh->gone_dropped;
 	st->rings = hh->gone_rings;
 	for (size_t g = 0; g < hh->n_regions; g++)
-		region_stats(hh->regions[g].r, hh->stop, &st->dropped, &st->rings);
+		region_stats(&hh->regions[g], hh->stop, &st->dropped, &st->rings);
 	pthread_mutex_unlock(&hh->lock);
 }
 

@@ -50,9 +50,11 @@ struct heap_history_stats {
 int heap_history__new(struct heap_history **out);
 /* Lays the rings out in r from offset off (page aligned); returns their bytes. */
 uint64_t heap_history__layout(struct heap_region *r, uint64_t off);
-/* Drain r from now on (its stack keys salted with salt); the first starts
- * the thread. 0, -ENOMEM or -errno of pthread_create. */
-int heap_history__add_region(struct heap_history *hh, struct heap_region *r, uint64_t salt);
+/* Drain r from now on (its stack keys salted with salt; its layout geo,
+ * checked by the caller: never read from r again); the first starts the
+ * thread. 0, -ENOMEM or -errno of pthread_create. */
+int heap_history__add_region(struct heap_history *hh, struct heap_region *r,
+			     const struct heap_region *geo, uint64_t salt);
 /* Stop draining r before it is unmapped: a last drain, the rest counted
  * dropped. 0 (also when r was not drained, or hh is NULL) or -ENOMEM. */
 int heap_history__remove_region(struct heap_history *hh, struct heap_region *r);

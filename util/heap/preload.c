@@ -76,6 +76,10 @@ struct region {
 	bool fresh;		/* not yet told to the caller (heap_visit.process) */
 	bool told_exit;
 	uint64_t salt;		/* mixed into its keys: images do not share stacks */
+	/* its layout, copied and checked once: the region is the target's to
+	 * write, read as hostile input (a target rsprof attached to may be
+	 * anyone's), never its geometry read again from there */
+	struct heap_region geo;
 	struct heap_watchdog watch;	/* its threads in the tracker's calls out */
 };
 
@@ -505,7 +509,9 @@ static uint64_t region_id(pid_t pid, uint32_t gen)
 	return ((uint64_t)(uint32_t)pid << 32 | gen) + 1;	/* never 0 */
 }
 
-/* Add a mapped region of pid, generation gen, to b. */
+static bool region_fits(const struct heap_region *r);
+
+/* Add a mapped region of pid, generation gen, to b (-EINVAL: its layout does not fit). */
 static int region_add(struct heap_be *b, struct heap_region *r, size_t size, pid_t pid,
 		      uint32_t gen)
 {
@@ -519,8 +525,15 @@ static int region_add(struct heap_be *b, struct heap_region *r, size_t size, pid
 	err = hashmap__set(&b->known, region_id(pid, gen), 1);
 	if (err)
 		return err;
-	reg = &b->regions[b->n++];
+	reg = &b->regions[b->n];
 	memset(reg, 0, sizeof(*reg));
+	memcpy(&reg->geo, r, sizeof(reg->geo));
+	reg->geo.size = size;
+	if (!region_fits(&reg->geo)) {
+		hashmap__remove(&b->known, region_id(pid, gen));
+		return -EINVAL;
+	}
+	b->n++;
 	reg->r = r;
 	reg->size = size;
 	reg->pid = pid;
@@ -533,7 +546,8 @@ static int region_add(struct heap_be *b, struct heap_region *r, size_t size, pid
 	if (reg->pidfd < 0)
 		reg->exited = true;	/* gone already: this read is its last */
 	/* the history's rings: the launched process's images (the tree's others have none) */
-	return b->hist && pid == b->pid ? heap_history__add_region(b->hist, r, reg->salt) : 0;
+	return b->hist && pid == b->pid ? heap_history__add_region(b->hist, r, &reg->geo, reg->salt)
+					: 0;
 }
 
 /* The region the launched process will claim, made before it execs. */
@@ -697,9 +711,9 @@ static void regions_ends(struct heap_be *b)
 
 /* --- reading ------------------------------------------------------------ */
 
-static const struct heap_region_block *block_at(const struct heap_region *r, uint64_t i)
+static const struct heap_region_block *block_at(const struct region *reg, uint64_t i)
 {
-	return (const void *)((const char *)r + r->off_blocks + i * r->block_size);
+	return (const void *)((const char *)reg->r + reg->geo.off_blocks + i * reg->geo.block_size);
 }
 
 /*
@@ -707,18 +721,18 @@ static const struct heap_region_block *block_at(const struct heap_region *r, uin
  * (frees true) or the allocations. Read in two passes, frees first, so
  * that no free is seen without its allocation.
  */
-static void add_blocks(const struct heap_region *r, uint64_t n, struct heap_site *sum, bool frees)
+static void add_blocks(const struct region *reg, uint64_t n, struct heap_site *sum, bool frees)
 {
-	uint64_t nb = __atomic_load_n(&r->n_blocks, __ATOMIC_ACQUIRE);
+	uint64_t nb = __atomic_load_n(&reg->r->n_blocks, __ATOMIC_ACQUIRE);
 
-	if (nb > r->block_cap)
-		nb = r->block_cap;
+	if (nb > reg->geo.block_cap)
+		nb = reg->geo.block_cap;
 	for (uint64_t j = 0; j < nb; j++) {
-		const struct heap_region_block *bl = block_at(r, j);
+		const struct heap_region_block *bl = block_at(reg, j);
 		uint32_t used = __atomic_load_n(&bl->n_used, __ATOMIC_ACQUIRE);
 
-		if (used > r->count_cap)
-			used = r->count_cap;
+		if (used > reg->geo.count_cap)
+			used = reg->geo.count_cap;
 		for (uint32_t k = 0; k < used; k++) {
 			const struct heap_region_count *c = &bl->counts[k];
 			uint32_t site = __atomic_load_n(&c->site_plus1, __ATOMIC_ACQUIRE);
@@ -762,12 +776,12 @@ static int region_sites(struct heap_be *b, struct region *reg, const struct heap
 			bool forget)
 {
 	const struct heap_region *r = reg->r;
-	const struct heap_region_site *recs = (const void *)((const char *)r + r->off_sites);
+	const struct heap_region_site *recs = (const void *)((const char *)r + reg->geo.off_sites);
 	uint64_t n = __atomic_load_n(&r->n_sites, __ATOMIC_ACQUIRE);
 	struct heap_site *sum;
 
-	if (n > r->site_cap)
-		n = r->site_cap;
+	if (n > reg->geo.site_cap)
+		n = reg->geo.site_cap;
 	if (!n)
 		return 0;	/* nothing allocated yet */
 	if (forget) {
@@ -794,12 +808,12 @@ static int region_sites(struct heap_be *b, struct region *reg, const struct heap
 		sum[i].free_count = __atomic_load_n(&recs[i].free_count, __ATOMIC_ACQUIRE);
 		sum[i].temp_count = __atomic_load_n(&recs[i].temp_count, __ATOMIC_ACQUIRE);
 	}
-	add_blocks(r, n, sum, true);
+	add_blocks(reg, n, sum, true);
 	for (uint64_t i = 0; i < n; i++) {
 		sum[i].alloc_bytes = __atomic_load_n(&recs[i].alloc_bytes, __ATOMIC_ACQUIRE);
 		sum[i].alloc_count = __atomic_load_n(&recs[i].alloc_count, __ATOMIC_ACQUIRE);
 	}
-	add_blocks(r, n, sum, false);
+	add_blocks(reg, n, sum, false);
 	for (uint64_t i = 0; i < n; i++) {
 		const struct heap_region_site *s = &recs[i];
 		uint64_t key = __atomic_load_n(&s->key, __ATOMIC_ACQUIRE);
@@ -946,24 +960,27 @@ static int preload_sites(struct heap_be *b, const struct heap_visit *v)
 
 static bool preload_stack(struct heap_be *b, uint64_t key, struct heap_stack *out)
 {
-	const struct heap_region *r;
 	const struct heap_region_site *s = b->cur_rec;
 	const uint64_t *frames;
-	unsigned int depth, n_cand;
+	unsigned int depth, n_cand, d, c;
+	uint32_t f;
 
 	/* an image gone before its stacks were read: its mappings are gone too
 	 * (but a fork child's were its parent's) */
-	if (!s || key != b->cur_key || !s->depth || (b->cur->retired && !region_code_pid(b->cur)))
+	if (!s || key != b->cur_key || (b->cur->retired && !region_code_pid(b->cur)))
 		return false;
-	r = b->cur->r;
-	frames = (const uint64_t *)((const char *)r + r->off_frames);
-	depth = s->depth < HEAP_MAX_DEPTH ? s->depth : HEAP_MAX_DEPTH;
-	n_cand = s->n_cand < HEAP_MAX_CAND ? s->n_cand : HEAP_MAX_CAND;
-	if ((uint64_t)s->frames + s->depth + s->n_cand > r->frame_cap)
+	/* read once: the target may change them meanwhile */
+	f = __atomic_load_n(&s->frames, __ATOMIC_ACQUIRE);
+	d = __atomic_load_n(&s->depth, __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&s->n_cand, __ATOMIC_ACQUIRE);
+	if (!d || (uint64_t)f + d + c > b->cur->geo.frame_cap)
 		return false;
+	frames = (const uint64_t *)((const char *)b->cur->r + b->cur->geo.off_frames);
+	depth = d < HEAP_MAX_DEPTH ? d : HEAP_MAX_DEPTH;
+	n_cand = c < HEAP_MAX_CAND ? c : HEAP_MAX_CAND;
 	memset(out, 0, sizeof(*out));
-	memcpy(out->ips, frames + s->frames, depth * sizeof(uint64_t));
-	memcpy(out->cand, frames + s->frames + s->depth, n_cand * sizeof(uint64_t));
+	memcpy(out->ips, frames + f, depth * sizeof(uint64_t));
+	memcpy(out->cand, frames + f + d, n_cand * sizeof(uint64_t));
 	return true;
 }
 

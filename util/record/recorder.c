@@ -231,7 +231,7 @@ static int start_heap(struct recorder *r, bool before_exec)
 		if (err) {
 			if (r->o.heap_required || err == -ESRCH)
 				return err;
-			disable_heap(r, rsprof_strerror(err));
+			disable_heap(r, r->heap_why ? r->heap_why : rsprof_strerror(err));
 			return 0;
 		}
 		if (ho.inject) {
