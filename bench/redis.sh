@@ -9,8 +9,12 @@
 #   unprofiled    redis-server
 #   launch        rsprof record --no-cpu -- redis-server
 #   attach        rsprof record --no-cpu -p PID (started after the server
-#                 is up; the benchmark starts after its first checkpoint)
+#                 is up; the benchmark starts after its first checkpoint):
+#                 the in-process tracker injected into the server
+#   uprobe        the same with --heap-backend uprobe (eBPF uprobes)
 #   heaptrack     heaptrack redis-server
+#   heaptrack-p   heaptrack -p PID (gdb loads its inject library into the
+#                 running server; the benchmark starts once it is in)
 # and against each server the same two redis-benchmark runs:
 #   -t set -d 256 -n N -r N               (SET)
 #   -t set,get,lpush -d 256 -n M -r N     (SET*, GET*, LPUSH*)
@@ -26,9 +30,10 @@
 #
 #   bench/redis.sh OUT_DIR
 #   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 bench/redis.sh OUT_DIR
+#   BUILDS=fp CFGS="unprofiled attach uprobe heaptrack-p" bench/redis.sh OUT_DIR
 #
-# OUT_DIR keeps the profiles (rsprof-{launch,attach,caller}-{fp,nofp}.db,
-# heaptrack-{fp,nofp}.zst) and the build and server logs. The Redis source
+# OUT_DIR keeps the profiles (rsprof-{launch,attach,uprobe,caller}-{fp,nofp}.db,
+# heaptrack{,-p}-{fp,nofp}.zst) and the build and server logs. The Redis source
 # comes from REDIS_SRC, or else from `apt-get source redis` (Debian 12:
 # 7.0.x) through a private apt configuration with deb-src entries made from
 # this machine's own apt sources; the source and the builds live in a
@@ -137,9 +142,11 @@ build() {
 
 get_source
 echo "source: $SRC"
+BUILDS=${BUILDS:-fp nofp}
+CFGS=${CFGS:-unprofiled launch attach uprobe heaptrack heaptrack-p}
+case " $BUILDS " in *" fp "*) ;; *) BUILDS="fp $BUILDS" ;; esac	# redis-cli, redis-benchmark
 build fp "-O2 -fno-omit-frame-pointer"
-build nofp "-O2 -fomit-frame-pointer"
-BUILDS="fp nofp"
+case " $BUILDS " in *" nofp "*) build nofp "-O2 -fomit-frame-pointer" ;; esac
 
 # ---- one run -------------------------------------------------------------
 cli() { "$W/fp/src/redis-cli" -h 127.0.0.1 -p "$PORT" "$@"; }
@@ -210,16 +217,31 @@ run() {
 	launch|caller)
 		serve "$RSPROF" record -q --no-cpu "$@" -o "$RUN/r.db" -- >"$RUN/tool.log" 2>&1 &
 		tool_pid=$! ;;
-	attach)
+	attach|uprobe)
 		serve &
 		srv_pid=$!
 		wait_ready "$log"
-		"$RSPROF" record -q --no-cpu -p "$srv_pid" -o "$RUN/r.db" >"$RUN/tool.log" 2>&1 &
+		be=inject
+		[ "$cfg" = uprobe ] && be=uprobe
+		"$RSPROF" record -q --no-cpu --heap-backend $be -p "$srv_pid" -o "$RUN/r.db" \
+			>"$RUN/tool.log" 2>&1 &
 		tool_pid=$!
 		wait_checkpoint "$RUN/r.db" ;;
 	heaptrack)
 		serve heaptrack -o "$RUN/ht" >"$RUN/tool.log" 2>&1 &
 		tool_pid=$! ;;
+	heaptrack-p)
+		serve &
+		srv_pid=$!
+		wait_ready "$log"
+		heaptrack -o "$RUN/ht" -p "$srv_pid" >"$RUN/tool.log" 2>&1 &
+		tool_pid=$!
+		i=0
+		until grep -q "injection finished" "$RUN/tool.log" 2>/dev/null; do
+			i=$((i + 1))
+			[ $i -lt 600 ] || die "heaptrack -p did not inject in 60 s (log: $RUN/tool.log)"
+			sleep 0.1
+		done ;;
 	esac
 	wait_ready "$log"
 	c0=$(server_cpu)
@@ -230,9 +252,9 @@ run() {
 		cat "$RUN/tool.log" >&2 2>/dev/null || true
 		die "$bld/$cfg: the run failed (server log: $log)"
 	fi
-	if [ "$cfg" = attach ]; then
-		wait "$srv_pid" || true
-	fi
+	case $cfg in
+	attach|uprobe|heaptrack-p) wait "$srv_pid" || true ;;
+	esac
 	tool_pid=
 	while read -r t r; do
 		echo "$bld $cfg $t $r" >>"$W/results"
@@ -242,12 +264,12 @@ run() {
 		echo "$bld $cfg $(awk -v a="$c0" -v b="$c1" -v n=$((N + 3 * M)) \
 			'BEGIN { printf "%.3f", (b - a) / n / 1000 }')" >>"$W/cpu"
 	case $cfg in
-	launch|attach|caller)
+	launch|attach|uprobe|caller)
 		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
-	heaptrack)
+	heaptrack|heaptrack-p)
 		for f in "$RUN"/ht.*; do
-			rm -f "$OUT_DIR/heaptrack-$bld".*
-			mv "$f" "$OUT_DIR/heaptrack-$bld.${f##*/ht.}"
+			rm -f "$OUT_DIR/$cfg-$bld".*
+			mv "$f" "$OUT_DIR/$cfg-$bld.${f##*/ht.}"
 		done ;;
 	esac
 }
@@ -263,15 +285,17 @@ echo "uptime before: $(uptime)"
 t_start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
 	for bld in $BUILDS; do
-		for cfg in unprofiled launch attach heaptrack; do
+		for cfg in $CFGS; do
 			run "$bld" "$cfg"
 		done
 	done
 	echo "round $round of $ROUNDS done ($(($(date +%s) - t_start)) s)"
 done
-for bld in $BUILDS; do
-	run "$bld" caller --heap-attribution=caller
-done
+case " $CFGS " in *" launch "*)
+	for bld in $BUILDS; do
+		run "$bld" caller --heap-attribution=caller
+	done ;;
+esac
 echo "uptime after:  $(uptime)"
 
 # the heap meta of profile $1: which tracker ran (heap_backend, once the
@@ -302,13 +326,25 @@ median() {
 }
 
 echo
+label() {
+	case $1 in
+	launch) echo "rsprof launch" ;;
+	attach) echo "rsprof inject" ;;
+	uprobe) echo "rsprof uprobe" ;;
+	*) echo "$1" ;;
+	esac
+}
+TOOLS=$(echo "$CFGS" | tr ' ' '\n' | grep -v -x unprofiled | tr '\n' ' ')
 echo "req/s, medians of $ROUNDS runs (ratio to unprofiled); * = the set,get,lpush run"
-printf '%-5s %-7s %10s %17s %17s %17s\n' build test unprofiled "rsprof launch" "rsprof attach" heaptrack
+echo "(rsprof inject and uprobe, heaptrack-p: attached to the running server)"
+line=$(printf '%-5s %-7s %10s' build test unprofiled)
+for cfg in $TOOLS; do line="$line $(printf '%17s' "$(label $cfg)")"; done
+echo "$line"
 for bld in $BUILDS; do
 	for t in SET 'SET*' 'GET*' 'LPUSH*'; do
 		base=$(awk -v b="$bld" -v t="$t" '$1 == b && $2 == "unprofiled" && $3 == t { print $4 }' "$W/results" | median)
 		line=$(printf '%-5s %-7s %10.0f' "$bld" "$t" "$base")
-		for cfg in launch attach heaptrack; do
+		for cfg in $TOOLS; do
 			v=$(awk -v b="$bld" -v c="$cfg" -v t="$t" '$1 == b && $2 == c && $3 == t { print $4 }' "$W/results" | median)
 			line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%9.0f (%4.2fx)", v, v / b }')"
 		done
@@ -317,11 +353,13 @@ for bld in $BUILDS; do
 done
 echo
 echo "the server's main-thread CPU per request (both runs), microseconds, medians (ratio: unprofiled's / this)"
-printf '%-5s %10s %17s %17s %17s\n' build unprofiled "rsprof launch" "rsprof attach" heaptrack
+line=$(printf '%-5s %10s' build unprofiled)
+for cfg in $TOOLS; do line="$line $(printf '%17s' "$(label $cfg)")"; done
+echo "$line"
 for bld in $BUILDS; do
 	base=$(awk -v b="$bld" '$1 == b && $2 == "unprofiled" { print $3 }' "$W/cpu" | median)
 	line=$(printf '%-5s %10s' "$bld" "$base")
-	for cfg in launch attach heaptrack; do
+	for cfg in $TOOLS; do
 		v=$(awk -v b="$bld" -v c="$cfg" '$1 == b && $2 == c { print $3 }' "$W/cpu" | median)
 		line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { if (v + 0 > 0) printf "%9.2f (%4.2fx)", v, b / v; else printf "%17s", "-" }')"
 	done
@@ -337,33 +375,37 @@ sort -k1,1 -k3,3 -k2,2 "$W/results" | awk '
 for bld in $BUILDS; do
 	echo
 	echo "==== heap sites, build $bld ($(cat "$W/$bld/.opt")) ===="
-	echo
-	echo "---- rsprof report --heap -n 10 (launch, last round)"
-	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-launch-$bld.db"))"
-	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-launch-$bld.db"
-	echo
-	echo "---- rsprof report --heap -n 10 (attach, last round)"
-	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-attach-$bld.db"))"
-	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-attach-$bld.db"
-	echo
-	echo "---- rsprof report --heap -n 10 (launch, record --heap-attribution=caller)"
-	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-caller-$bld.db"))"
-	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-caller-$bld.db"
-	echo
-	echo "---- rsprof's stored stacks (launch, last round): report --heap --format=folded, top 5"
-	folded_top "$OUT_DIR/rsprof-launch-$bld.db"
-	echo
-	echo "---- heaptrack_print (last round): totals"
-	heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" -p 0 -a 0 -T 0 -l 0 2>/dev/null |
-		grep -E '^(calls to allocation|peak heap|peak RSS|total memory leaked)' || true
-	for kind in "-p 1 -l 0" "-p 0 -l 1"; do
+	for cfg in launch attach uprobe caller; do
+		f=$OUT_DIR/rsprof-$cfg-$bld.db
+		[ -f "$f" ] || continue
 		echo
-		echo "---- heaptrack_print $kind -a 0 -T 0 -n 4 -s 8, one line a backtrace"
-		# shellcheck disable=SC2086
-		heaptrack_print -f "$(ls "$OUT_DIR/heaptrack-$bld".*)" $kind -a 0 -T 0 -n 4 -s 8 2>/dev/null |
-			awk -v skip='zmalloc[.]c' -v also='/t_[a-z]+[.]c:' -v also_name='the command (t_*.c)' \
-				-v strip="$W/$bld/" \
-				-f "$here/heaptrack-sites.awk"
+		case $cfg in
+		caller) echo "---- rsprof report --heap -n 10 (launch, record --heap-attribution=caller)" ;;
+		*) echo "---- rsprof report --heap -n 10 ($(label $cfg), last round)" ;;
+		esac
+		echo "(meta: $(heap_meta "$f"))"
+		"$RSPROF" report --heap -n 10 "$f"
+	done
+	if [ -f "$OUT_DIR/rsprof-launch-$bld.db" ]; then
+		echo
+		echo "---- rsprof's stored stacks (launch, last round): report --heap --format=folded, top 5"
+		folded_top "$OUT_DIR/rsprof-launch-$bld.db"
+	fi
+	for ht in heaptrack heaptrack-p; do
+		ls "$OUT_DIR/$ht-$bld".* >/dev/null 2>&1 || continue
+		echo
+		echo "---- heaptrack_print ($ht, last round): totals"
+		heaptrack_print -f "$(ls "$OUT_DIR/$ht-$bld".*)" -p 0 -a 0 -T 0 -l 0 2>/dev/null |
+			grep -E '^(calls to allocation|peak heap|peak RSS|total memory leaked)' || true
+		for kind in "-p 1 -l 0" "-p 0 -l 1"; do
+			echo
+			echo "---- heaptrack_print ($ht) $kind -a 0 -T 0 -n 4 -s 8, one line a backtrace"
+			# shellcheck disable=SC2086
+			heaptrack_print -f "$(ls "$OUT_DIR/$ht-$bld".*)" $kind -a 0 -T 0 -n 4 -s 8 2>/dev/null |
+				awk -v skip='zmalloc[.]c' -v also='/t_[a-z]+[.]c:' -v also_name='the command (t_*.c)' \
+					-v strip="$W/$bld/" \
+					-f "$here/heaptrack-sites.awk"
+		done
 	done
 done
 echo

@@ -91,7 +91,7 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))
 		return ;;
 	--heap-backend)
-		COMPREPLY=($(compgen -W 'auto preload uprobe' -- "$cur"))
+		COMPREPLY=($(compgen -W 'auto inject preload uprobe' -- "$cur"))
 		return ;;
 	--heap-probes)
 		COMPREPLY=($(compgen -W 'auto rust libc' -- "$cur"))

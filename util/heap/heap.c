@@ -23,6 +23,7 @@
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
 #include "util/heap/inject.h"
+#include "util/saturate.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -69,6 +70,7 @@ struct heap {
 	int64_t live, peak;
 	struct heap_totals tot;
 	uint64_t dropped_reported;
+	uint64_t warned_delta;		/* counters that grew beyond belief */
 
 	/* --alloc-history: the events taken, written up to hist_at */
 	struct heap_history *hist;
@@ -149,8 +151,8 @@ static void tab_forget(struct heap *h, uint64_t key)
 	 * gone_live before the forgetting (the last checkpoint read 0 live when
 	 * the target's region was dropped in it: t1525, t1521) */
 	leak = (int64_t)(h->states[i].last.alloc_bytes - h->states[i].last.free_bytes);
-	h->gone_live += leak;
-	h->site_sum += leak;
+	h->gone_live = sat__add(h->gone_live, leak);
+	h->site_sum = sat__add(h->site_sum, leak);
 	if (h->hist) {
 		/* the history's events still to be written name its stack */
 		h->states[i].gone = true;
@@ -310,6 +312,28 @@ static void free_output(struct heap *h)
 	h->n_rows = 0;
 }
 
+/*
+ * A counter's growth since the last checkpoint. The counters come from the
+ * target's memory (the in-process tracker's region), which a target may
+ * fill with anything: a growth above DELTA_MAX (a terabyte, or a trillion
+ * calls, at one site in one interval) or below zero is not a program's,
+ * and is taken as 0 (noted once), so that no sum of rows can overflow
+ * downstream (2^18 sites of 2^40 fit in an int64 many times over).
+ */
+#define DELTA_MAX	(1ULL << 40)
+
+static uint64_t delta(struct heap *h, uint64_t cur, uint64_t last)
+{
+	uint64_t d = cur - last;
+
+	if (d <= DELTA_MAX)
+		return d;
+	if (!h->warned_delta++)
+		pr_debug(1, "heap: a counter grew by %#llx in one interval: not counted",
+			 (unsigned long long)d);
+	return 0;
+}
+
 /* One stack's running totals: its delta since the last checkpoint, a row. */
 static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 		   const struct heap_site *cur, unsigned int kind)
@@ -324,7 +348,8 @@ static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 		tab_forget(h, key);
 		return 0;
 	}
-	h->site_sum += (int64_t)(cur->alloc_bytes - cur->free_bytes);
+	/* saturated: the counters come from the target's memory, which may hold anything */
+	h->site_sum = sat__add(h->site_sum, (int64_t)(cur->alloc_bytes - cur->free_bytes));
 	if (!st) {
 		st = tab_add(h, key);
 		if (!st)
@@ -336,11 +361,11 @@ static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 		if (err)
 			return err;
 	}
-	d.alloc_bytes = cur->alloc_bytes - st->last.alloc_bytes;
-	d.alloc_count = cur->alloc_count - st->last.alloc_count;
-	d.free_bytes = cur->free_bytes - st->last.free_bytes;
-	d.free_count = cur->free_count - st->last.free_count;
-	d.temp_count = cur->temp_count - st->last.temp_count;
+	d.alloc_bytes = delta(h, cur->alloc_bytes, st->last.alloc_bytes);
+	d.alloc_count = delta(h, cur->alloc_count, st->last.alloc_count);
+	d.free_bytes = delta(h, cur->free_bytes, st->last.free_bytes);
+	d.free_count = delta(h, cur->free_count, st->last.free_count);
+	d.temp_count = delta(h, cur->temp_count, st->last.temp_count);
 	st->last = *cur;
 	if (!d.alloc_count && !d.free_count && !d.alloc_bytes && !d.free_bytes)
 		return 0;

@@ -99,6 +99,14 @@ struct glibc {
 
 static char why_buf[384];
 
+static uint64_t now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 static const char *because(const char *fmt, ...)
 {
 	va_list ap;
@@ -431,7 +439,7 @@ static int glibc_load(pid_t pid, const struct maps *m, struct heap_inject *ij, s
 			lm = &m->v[i];
 	}
 	if (!lm || dynsym__load_pid(pid, lm->start, &g->d)) {
-		*why = "its C library is not glibc (no libc.so.6 mapped)";
+		*why = "its C library is not glibc (no libc.so.6 mapped): the tracker needs glibc";
 		return -ENOTSUP;
 	}
 	if (!dynsym__find(&g->d, "__libc_malloc", &dummy, NULL)) {
@@ -445,7 +453,8 @@ static int glibc_load(pid_t pid, const struct maps *m, struct heap_inject *ij, s
 	    !dynsym__find(&g->d, "close", &g->close, NULL) ||
 	    !dynsym__find(&g->d, "pipe2", &g->pipe2, NULL) ||
 	    !dynsym__find(&g->d, "__errno_location", &g->errno_location, NULL)) {
-		*why = "its glibc is older than 2.35 (the tracker needs dlopen in libc.so.6)";
+		*why = "its glibc is older than 2.35 (the tracker needs dlopen and _dl_find_object "
+		       "in libc.so.6)";
 		return -ENOTSUP;
 	}
 	for (int i = 0; i < HEAP_HOOK_MAX; i++)
@@ -497,7 +506,8 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 
 	*loaded = 0;
 	if (scope == 3)
-		return "ptrace is disabled (kernel.yama.ptrace_scope is 3) until the next boot";
+		return "kernel.yama.ptrace_scope is 3: ptrace is disabled until the next boot "
+		       "(boot with it lower to inject the heap tracker)";
 	if (scope == 2 && !caps__has_ptrace())
 		return "kernel.yama.ptrace_scope is 2 (only CAP_SYS_PTRACE may ptrace): give rsprof "
 		       "CAP_SYS_PTRACE, or run it as root";
@@ -508,32 +518,36 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 		return because("the process is being traced already (by PID %d: a debugger?): "
 			       "detach it first", (int)st->tracer);
 	if (st->seccomp)
-		return "the process runs under a seccomp filter, which may refuse or kill the "
-		       "tracker's calls";
+		return "the process runs under a seccomp filter, which could refuse or kill the "
+		       "tracker's set-up calls (start it without the filter to inject)";
 	if (st->state == 'T' || st->state == 't')
 		return "the process is stopped: continue it first (kill -CONT)";
 	if (st->uid[0] != st->uid[1] || st->uid[0] != st->uid[2] ||
 	    st->gid[0] != st->gid[1] || st->gid[0] != st->gid[2])
-		return "the process runs a setuid or setgid program (its privileges are not "
-		       "its user's)";
+		return "the process runs a setuid or setgid program: its privileges are not its "
+		       "user's, so nothing is injected into it (run a copy without the bit)";
 	if (st->shstk)
-		return "the process runs with shadow stacks, which the tracker's set-up calls would break";
+		return "the process runs with shadow stacks, which the tracker's set-up calls would "
+		       "break (GLIBC_TUNABLES=glibc.cpu.x86_shstk=off to inject)";
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	if (alloc_syms__inspect(exe, &x) || !x.is_elf)
 		return "its executable cannot be read as an ELF file";
 	if (loader_base(pid, &ld) || !ld || x.is_static)
-		return "the executable is statically linked (no loader to add the tracker with)";
+		return "the executable is statically linked: no loader to add the tracker with "
+		       "(link it dynamically to inject)";
 	if (x.own_malloc)
-		return because("the executable has its own malloc%s%s%s: it is not glibc's",
-			       x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
+		return because("the executable has its own malloc%s%s%s, not glibc's: uprobes "
+			       "probe it", x.alloc_name[0] ? " (" : "", x.alloc_name,
+			       x.alloc_name[0] ? ")" : "");
 	if (x.rust_global && x.alloc_name[0])
 		return because("the Rust program's #[global_allocator] is %s: its allocations "
 			       "never reach malloc", x.alloc_name);
 	if (x.alloc_lib[0])
-		return because("the executable links the allocator %s", x.alloc_lib);
+		return because("the executable links the allocator %s, not glibc's: uprobes probe "
+			       "it", x.alloc_lib);
 	if (go_program(exe))
 		return "a Go program: its threads run on goroutine stacks too small for the "
-		       "tracker's set-up";
+		       "tracker's set-up calls";
 	for (size_t i = 0; i < m->n; i++) {
 		const char *p = m->v[i].path, *b, *id;
 
@@ -541,13 +555,16 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 			continue;
 		b = base_name(p);
 		if (strstr(b, "jemalloc") || strstr(b, "tcmalloc") || strstr(b, "mimalloc"))
-			return because("it has the allocator %s loaded", b);
+			return because("it has the allocator %s loaded, not glibc's: uprobes probe "
+				       "it", b);
 		if (!strcmp(b, HEAP_REGION_SO))
-			return "it was launched by rsprof with the heap tracker preloaded";
+			return "it was launched by rsprof with the heap tracker preloaded (record it "
+			       "with that rsprof)";
 		id = tracker_memfd(p);
 		if (id) {
 			if (strncmp(id, tr->id, strlen(tr->id)) || id[strlen(tr->id)] != ' ')
-				return "it holds the heap tracker of another rsprof build";
+				return "it holds the heap tracker of another rsprof build (attach "
+				       "with that rsprof, or restart the process)";
 			if (!m->v[i].pgoff)
 				*loaded = m->v[i].start;
 		}
@@ -936,7 +953,7 @@ static const char *attach_error(const struct heap_inject_ctl *c)
 {
 	switch (c->err) {
 	case HEAP_INJECT_EBUSY:
-		return "another rsprof is tracking its heap already";
+		return "another rsprof is tracking its heap already (stop it first)";
 	case HEAP_INJECT_EMALLOC:
 		return because("%s", c->detail);
 	case HEAP_INJECT_EHOOK:
@@ -1104,7 +1121,7 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 	struct status st;
 	struct maps *m = NULL;
 	struct tracee *t = NULL;
-	uint64_t loaded = 0;
+	uint64_t loaded = 0, t0 = now_us();
 	pid_t tid = 0;
 	int err;
 
@@ -1159,7 +1176,7 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 		err = stop_safe(ij, &st, &t, &tid);
 		if (err == -EAGAIN)
 			*why = "no thread of the process came to a safe point (out of the allocator "
-			       "and the loader) within 2 s";
+			       "and the loader) within 2 s: attach again when it is less busy there";
 		else if (err == -EPERM)
 			*why = "ptrace was refused (a security module, or the process's own "
 			       "protection)";
@@ -1181,7 +1198,8 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 	tracee__delete(t);
 	t = NULL;
 	if (!err && !*why) {
-		pr_debug(1, "heap: the in-process tracker is in process %d", (int)pid);
+		pr_debug(1, "heap: the in-process tracker is in process %d (%.1f ms)", (int)pid,
+			 (now_us() - t0) / 1000.0);
 		*out = ij;
 		ij = NULL;
 	}
