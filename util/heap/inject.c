@@ -84,6 +84,7 @@ struct heap_inject {
 	int pipe_w;
 	uint64_t lib_lo, lib_hi;	/* the tracker in the process */
 	uint64_t detach_fn;		/* its rsprof_heap_detach() */
+	bool gone;			/* the process exec'd: the tracker went with it */
 	/* what a call at a safe point needs, found at the attach */
 	uint64_t sentinel, errno_fn;
 	struct range unsafe[MAX_RANGES];
@@ -1233,6 +1234,24 @@ bool heap_inject__present(pid_t pid)
 		there = tracker_memfd(m->v[i].path) != NULL;
 	maps__delete(m);
 	return there;
+}
+
+static bool still_there(const struct heap_inject *ij);
+
+bool heap_inject__alive(struct heap_inject *ij)
+{
+	struct maps *m = NULL;
+
+	if (ij->gone)
+		return false;
+	if (maps__load(ij->pid, &m))
+		return true;	/* gone, or not readable: its end is seen otherwise */
+	maps__delete(m);
+	ij->gone = !still_there(ij);
+	if (ij->gone)
+		pr_warn("process %d replaced its program (exec): its heap is not tracked from "
+			"there on", (int)ij->pid);
+	return !ij->gone;
 }
 
 struct heap_region *heap_inject__region(const struct heap_inject *ij, size_t *size)

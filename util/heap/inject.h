@@ -33,6 +33,8 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
  * back over it), so the process is not given uprobes.
  */
 bool heap_inject__present(pid_t pid);
+/* Is the tracker still in the process (false once it exec'd)? */
+bool heap_inject__alive(struct heap_inject *ij);
 /* The region (mapped in rsprof, the process's memfd), its size. */
 struct heap_region *heap_inject__region(const struct heap_inject *ij, size_t *size);
 /*

@@ -706,6 +706,9 @@ static void regions_ends(struct heap_be *b)
 			if (poll(&pf, 1, 0) > 0)
 				reg->exited = true;
 		}
+		/* an attached process that exec'd: the tracker went with its image */
+		if (b->inject && !reg->exited && !reg->retired && !heap_inject__alive(b->inject))
+			reg->retired = true;
 	}
 }
 
