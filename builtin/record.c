@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "util/error.h"
+#include "util/heap/inject.h"
 #include "util/options.h"
 #include "util/record/options.h"
 #include "util/record/recorder.h"
@@ -40,9 +41,12 @@ static void on_stop(int sig)
 	recorder__stop(current);
 }
 
-/* SIGQUIT: leave at once, the file as the last checkpoint left it. */
+/* SIGQUIT: leave at once, the file as the last checkpoint left it (once
+ * the heap tracker is in, or out, of an attached process: not halfway). */
 static void on_quit(int sig)
 {
+	if (heap_inject__defer_quit())
+		return;
 	_exit(EXIT_ERROR);
 }
 

@@ -99,6 +99,24 @@ struct glibc {
 };
 
 static char why_buf[384];
+/* a thread of the process is being made to call: a SIGQUIT waits */
+static volatile sig_atomic_t busy, quit_pending;
+
+bool heap_inject__defer_quit(void)
+{
+	if (busy)
+		quit_pending = 1;
+	return busy;
+}
+
+static void busy_end(void)
+{
+	busy = 0;
+	if (quit_pending) {
+		quit_pending = 0;
+		raise(SIGQUIT);
+	}
+}
 
 static uint64_t now_us(void)
 {
@@ -1174,6 +1192,7 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 			unsafe_add(ij, loaded, loaded + tr.d.hi);
 	}
 	if (!*why) {
+		busy = 1;
 		err = stop_safe(ij, &st, &t, &tid);
 		if (err == -EAGAIN)
 			*why = "no thread of the process came to a safe point (out of the allocator "
@@ -1198,6 +1217,7 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 	}
 	tracee__delete(t);
 	t = NULL;
+	busy_end();
 	if (!err && !*why) {
 		pr_debug(1, "heap: the in-process tracker is in process %d (%.1f ms)", (int)pid,
 			 (now_us() - t0) / 1000.0);
@@ -1283,7 +1303,8 @@ void heap_inject__delete(struct heap_inject *ij)
 	if (!ij)
 		return;
 	/* at a safe point: the GOT slots back, the region let go */
-	if (!read_status(ij->pid, &st) && st.state != 'Z' && still_there(ij) &&
+	busy = 1;
+	if (!ij->gone && !read_status(ij->pid, &st) && st.state != 'Z' && still_there(ij) &&
 	    !stop_safe(ij, &st, &t, &tid)) {
 		uint64_t ret;
 
@@ -1293,6 +1314,7 @@ void heap_inject__delete(struct heap_inject *ij)
 			pr_debug(1, "heap: the tracker in process %d stopped", (int)ij->pid);
 		tracee__delete(t);
 	}
+	busy_end();
 	/* else the tracker stops by itself: its pipe hangs up */
 	if (ij->pipe_w >= 0)
 		close(ij->pipe_w);

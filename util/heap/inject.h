@@ -33,6 +33,12 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
  * back over it), so the process is not given uprobes.
  */
 bool heap_inject__present(pid_t pid);
+/*
+ * For a SIGQUIT handler that leaves at once: true while a thread of the
+ * process is made to call (leaving then would leave it to a SIGTRAP); the
+ * signal is raised again when that is over.
+ */
+bool heap_inject__defer_quit(void);
 /* Is the tracker still in the process (false once it exec'd)? */
 bool heap_inject__alive(struct heap_inject *ij);
 /* The region (mapped in rsprof, the process's memfd), its size. */
