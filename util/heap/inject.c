@@ -47,7 +47,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <dlfcn.h>
-#include <elfutils/libdwfl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -61,21 +60,18 @@
 #include "util/heap/entry-patch.h"
 #include "util/heap/history.h"
 #include "util/heap/preload.h"
+#include "util/heap/safepoint.h"
 #include "util/heap/tracee.h"
 #include "util/record/caps.h"
 #include "util/record/maps.h"
 
-#define SAFE_WAIT_MS	2000
-#define STACK_ROOM	(128 * 1024)
-#define MAX_RANGES	64
 #define FN_READ_MAX	16384
-#define MFD_CLOEXEC_	1U
-#define MFD_SEALING_	2U
-#define M_ON_FALLBACK	3	/* enum tracker_mode's M_ON (preload/tracker.h) */
 
 struct range {
 	uint64_t lo, hi;
 };
+#define MFD_CLOEXEC_	1U
+#define MFD_SEALING_	2U
 
 struct heap_inject {
 	pid_t pid;
@@ -87,8 +83,7 @@ struct heap_inject {
 	bool gone;			/* the process exec'd: the tracker went with it */
 	/* what a call at a safe point needs, found at the attach */
 	uint64_t sentinel, errno_fn;
-	struct range unsafe[MAX_RANGES];
-	int n_unsafe;
+	struct safepoint *sp;		/* where no thread may be for it */
 };
 
 /* What the process's glibc holds for us. */
@@ -182,24 +177,6 @@ static int read_status(pid_t pid, struct status *s)
 	}
 	fclose(f);
 	return 0;
-}
-
-/* The signals blocked in thread tid. */
-static uint64_t sig_blocked(pid_t pid, pid_t tid)
-{
-	char path[96], line[256];
-	uint64_t v = ~0ULL;
-	FILE *f;
-
-	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return v;
-	while (fgets(line, sizeof(line), f))
-		if (!strncmp(line, "SigBlk:", 7))
-			v = strtoull(line + 7, NULL, 16);
-	fclose(f);
-	return v;
 }
 
 static int yama_scope(void)
@@ -380,69 +357,6 @@ static void tracker_free(struct tracker *t)
 
 /* --- glibc in the process ---------------------------------------------------- */
 
-static const char *const malloc_fns[] = {
-	"malloc", "free", "calloc", "realloc", "memalign", "valloc", "pvalloc", "aligned_alloc",
-	"posix_memalign", "malloc_usable_size", "malloc_trim", "mallopt", "mallinfo",
-	"mallinfo2", "malloc_stats", "malloc_info", "__libc_malloc", "__libc_free",
-	"__libc_calloc", "__libc_realloc", "__libc_memalign", "__libc_valloc",
-	"__libc_pvalloc", "__libc_mallopt", "__libc_mallinfo", "reallocarray",
-	"__libc_reallocarray", "cfree",
-	/* morecore.c is #included into malloc.c (glibc 2.36 keeps it for compatibility):
-	 * malloc.c's static functions lie around it */
-	"__default_morecore",
-};
-
-/* glibc functions during which a thread may hold a lock dlopen takes. */
-static const char *const lock_fns[] = {
-	"fork", "vfork", "_Fork", "exit", "_exit", "quick_exit", "__cxa_finalize",
-	"__cxa_atexit", "dl_iterate_phdr", "dlopen", "dlmopen", "dlclose", "dlsym", "dlvsym",
-	"dladdr", "dladdr1", "dlinfo", "dlerror", "__libc_dlopen_mode", "__libc_dlsym",
-	"__libc_dlclose", "pthread_create", "pthread_exit", "setlocale", "newlocale",
-	"freelocale", "iconv_open", "iconv_close", "posix_spawn", "posix_spawnp", "system",
-	"popen", "__libc_freeres",
-};
-
-static void unsafe_add(struct heap_inject *ij, uint64_t lo, uint64_t hi)
-{
-	pr_debug(3, "heap: unsafe %#llx-%#llx", (unsigned long long)lo, (unsigned long long)hi);
-	if (ij->n_unsafe < MAX_RANGES && lo < hi)
-		ij->unsafe[ij->n_unsafe++] = (struct range){ lo, hi };
-}
-
-/*
- * glibc's malloc: the hull of its exported functions, widened to the
- * functions around it (its static helpers, _int_malloc & co., lie between).
- */
-static void unsafe_malloc(struct heap_inject *ij, const struct dynsym *d)
-{
-	const Elf64_Sym *s = d->sym;
-	uint64_t a = UINT64_MAX, b = 0, lo = 0, hi = UINT64_MAX;
-
-	for (size_t i = 0; i < sizeof(malloc_fns) / sizeof(malloc_fns[0]); i++) {
-		uint64_t at, size;
-
-		if (dynsym__find(d, malloc_fns[i], &at, &size)) {
-			if (at < a)
-				a = at;
-			if (at + size > b)
-				b = at + size;
-		}
-	}
-	if (a >= b)
-		return;
-	for (size_t i = 1; i < d->n; i++) {
-		uint64_t at = d->base + s[i].st_value;
-
-		if (ELF64_ST_TYPE(s[i].st_info) != STT_FUNC || s[i].st_shndx == SHN_UNDEF)
-			continue;
-		if (at < a && at + s[i].st_size > lo && at + s[i].st_size <= a)
-			lo = at + s[i].st_size;
-		if (at >= b && at < hi)
-			hi = at;
-	}
-	unsafe_add(ij, lo ? lo : a, hi != UINT64_MAX ? hi : b);
-}
-
 static int glibc_load(pid_t pid, const struct maps *m, struct heap_inject *ij, struct glibc *g,
 		      const char **why)
 {
@@ -482,13 +396,7 @@ static int glibc_load(pid_t pid, const struct maps *m, struct heap_inject *ij, s
 			*why = "its glibc has no free, realloc or malloc_usable_size to hook";
 			return -ENOTSUP;
 		}
-	unsafe_malloc(ij, &g->d);
-	for (size_t i = 0; i < sizeof(lock_fns) / sizeof(lock_fns[0]); i++) {
-		uint64_t at, size;
-
-		if (dynsym__find(&g->d, lock_fns[i], &at, &size))
-			unsafe_add(ij, at, at + (size ? size : 1));
-	}
+	safepoint__add_glibc(ij->sp, &g->d);
 	return 0;
 }
 
@@ -514,6 +422,22 @@ static int find_sentinel(pid_t pid, const struct dynsym *d, uint64_t *at)
 }
 
 /* --- refusals before any ptrace ----------------------------------------------- */
+
+/* Is the ELF file at path an x86-64 one (not i386, x32, another machine)? */
+static bool x86_64(const char *path)
+{
+	Elf64_Ehdr eh;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	bool ok;
+
+	if (fd < 0)
+		return true;	/* unreadable: said by the next check */
+	ok = read(fd, &eh, sizeof(eh)) != (ssize_t)sizeof(eh) ||
+	     memcmp(eh.e_ident, ELFMAG, SELFMAG) ||
+	     (eh.e_ident[EI_CLASS] == ELFCLASS64 && eh.e_machine == EM_X86_64);
+	close(fd);
+	return ok;
+}
 
 static const char *refusal(pid_t pid, const struct status *st, const struct maps *m,
 			   const struct tracker *tr, uint64_t *loaded)
@@ -549,6 +473,9 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 		return "the process runs with shadow stacks, which the tracker's set-up calls would "
 		       "break (GLIBC_TUNABLES=glibc.cpu.x86_shstk=off to inject)";
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
+	if (!x86_64(exe))
+		return "the process is not an x86-64 program (the tracker and its set-up are "
+		       "x86-64's)";
 	if (alloc_syms__inspect(exe, &x) || !x.is_elf)
 		return "its executable cannot be read as an ELF file";
 	if (loader_base(pid, &ld) || !ld || x.is_static)
@@ -589,141 +516,6 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 		}
 	}
 	return NULL;
-}
-
-/* --- a thread at a safe point ---------------------------------------------------- */
-
-struct walk {
-	const struct heap_inject *ij;
-	int depth;
-	bool unsafe;
-	uint64_t at;
-};
-
-static bool is_unsafe(const struct heap_inject *ij, uint64_t pc)
-{
-	for (int i = 0; i < ij->n_unsafe; i++)
-		if (pc - ij->unsafe[i].lo < ij->unsafe[i].hi - ij->unsafe[i].lo)
-			return true;
-	return false;
-}
-
-static int frame_cb(Dwfl_Frame *f, void *arg)
-{
-	struct walk *w = arg;
-	Dwarf_Addr pc;
-	bool act;
-
-	if (!dwfl_frame_pc(f, &pc, &act))
-		return DWARF_CB_ABORT;
-	if (!act)
-		pc--;
-	pr_debug(3, "heap:   frame %#llx", (unsigned long long)pc);
-	if (is_unsafe(w->ij, pc)) {
-		w->unsafe = true;
-		w->at = pc;
-		return DWARF_CB_ABORT;
-	}
-	return ++w->depth > 512 ? DWARF_CB_ABORT : DWARF_CB_OK;
-}
-
-static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
-			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
-			char **debuginfo_file_name)
-{
-	return -1;	/* the CFI of .eh_frame is all the walk needs */
-}
-
-static const Dwfl_Callbacks walk_callbacks = {
-	.find_elf = dwfl_linux_proc_find_elf,
-	.find_debuginfo = no_debuginfo,
-};
-
-/* Is thread th of the stopped process at a safe point? */
-static bool thread_safe(const struct heap_inject *ij, Dwfl *dwfl, const struct maps *m,
-			const struct status *st, const struct tracee_thread *th)
-{
-	const struct map *sm = maps__find(m, th->regs.rsp);
-	struct walk w = { .ij = ij };
-	uint64_t blocked = sig_blocked(ij->pid, th->tid);
-
-	if (!th->callable || ((blocked | st->sigign) & (1ULL << (SIGTRAP - 1))))
-		return false;	/* its calls' sentinel would reset the handler */
-	if (!sm || (th->regs.rsp - sm->start < STACK_ROOM &&
-		    !(sm->path && !strcmp(sm->path, "[stack]"))))
-		return false;	/* too little stack (or not on a stack of its own) */
-	if (is_unsafe(ij, th->regs.rip))
-		return false;
-	int rc = dwfl_getthread_frames(dwfl, th->tid, frame_cb, &w);
-
-	pr_debug(2, "heap: thread %d: %d frames unwound (%d%s%s)", (int)th->tid, w.depth, rc,
-		 rc ? ": " : "", rc ? dwfl_errmsg(-1) : "");
-	if (rc || w.unsafe) {
-		pr_debug(2, "heap: thread %d: %s (pc %#llx)", (int)th->tid,
-			 w.unsafe ? "in the allocator or the loader" : "not unwound to its start",
-			 (unsigned long long)(w.unsafe ? w.at : th->regs.rip));
-		return false;
-	}
-	return true;
-}
-
-/*
- * Stop the process and find a thread at a safe point (the main thread first,
- * then those in a system call): *t holds them all stopped. 0, -EAGAIN (none
- * for SAFE_WAIT_MS), or -errno.
- */
-static int stop_safe(struct heap_inject *ij, const struct status *st, struct tracee **t,
-		     pid_t *tid)
-{
-	struct timespec nap = { 0, 20 * 1000 * 1000 };
-	int waited = 0, err;
-
-	for (;;) {
-		const struct tracee_thread *v;
-		struct maps *m = NULL;
-		Dwfl *dwfl = NULL;
-		size_t n = 0;
-
-		err = tracee__stop_all(ij->pid, t);
-		if (err)
-			return err;
-		v = tracee__threads(*t, &n);
-		err = maps__load(ij->pid, &m);
-		if (!err) {
-			dwfl = dwfl_begin(&walk_callbacks);
-			if (!dwfl || dwfl_linux_proc_report(dwfl, ij->pid) ||
-			    dwfl_report_end(dwfl, NULL, NULL) ||
-			    dwfl_linux_proc_attach(dwfl, ij->pid, true))
-				err = -ENOTSUP;
-		}
-		for (int pass = 0; !err && pass < 3; pass++) {
-			for (size_t i = 0; i < n; i++) {
-				/* the main thread, then threads in a system call, then any */
-				if ((pass == 0) != (v[i].tid == ij->pid) ||
-				    (pass == 1 && !v[i].in_syscall))
-					continue;
-				if (thread_safe(ij, dwfl, m, st, &v[i])) {
-					pr_debug(1, "heap: thread %d of process %d is at a safe point",
-						 (int)v[i].tid, (int)ij->pid);
-					*tid = v[i].tid;
-					dwfl_end(dwfl);
-					maps__delete(m);
-					return 0;
-				}
-			}
-		}
-		if (dwfl)
-			dwfl_end(dwfl);
-		maps__delete(m);
-		tracee__delete(*t);
-		*t = NULL;
-		if (err)
-			return err;
-		waited += 20;
-		if (waited >= SAFE_WAIT_MS)
-			return -EAGAIN;
-		nanosleep(&nap, NULL);
-	}
 }
 
 /* --- the calls ----------------------------------------------------------------- */
@@ -1067,7 +859,7 @@ static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const str
 	ij->lib_hi = lib + tr->d.hi;
 	ij->detach_fn = lib + tr->detach;
 	if (!loaded)
-		unsafe_add(ij, ij->lib_lo, ij->lib_hi);	/* for the call at the end */
+		safepoint__add(ij->sp, ij->lib_lo, ij->lib_hi);	/* for the call at the end */
 	err = make_region(t, ij, g, st, sample, history, &a.region_fd);
 	if (err) {
 		*why = "the region could not be set up in the process";
@@ -1162,6 +954,11 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 	}
 	ij->pid = pid;
 	ij->pipe_w = -1;
+	ij->sp = safepoint__new(pid);
+	if (!ij->sp) {
+		err = -ENOMEM;
+		goto out;
+	}
 	err = read_status(pid, &st);
 	if (!err)
 		err = maps__load(pid, &m);
@@ -1185,15 +982,15 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 			if (x) {
 				struct range r = file_range(m, x);
 
-				unsafe_add(ij, r.lo, r.hi);
+				safepoint__add(ij->sp, r.lo, r.hi);
 			}
 		}
 		if (loaded)
-			unsafe_add(ij, loaded, loaded + tr.d.hi);
+			safepoint__add(ij->sp, loaded, loaded + tr.d.hi);
 	}
 	if (!*why) {
 		busy = 1;
-		err = stop_safe(ij, &st, &t, &tid);
+		err = safepoint__stop(ij->sp, st.sigign, &t, &tid);
 		if (err == -EAGAIN)
 			*why = "no thread of the process came to a safe point (out of the allocator "
 			       "and the loader) within 2 s: attach again when it is less busy there";
@@ -1235,6 +1032,7 @@ out:
 			munmap(ij->r, ij->size);
 		if (ij->pipe_w >= 0)
 			close(ij->pipe_w);
+		safepoint__delete(ij->sp);
 		free(ij);
 	}
 	dynsym__free(&g.d);
@@ -1305,7 +1103,7 @@ void heap_inject__delete(struct heap_inject *ij)
 	/* at a safe point: the GOT slots back, the region let go */
 	busy = 1;
 	if (!ij->gone && !read_status(ij->pid, &st) && st.state != 'Z' && still_there(ij) &&
-	    !stop_safe(ij, &st, &t, &tid)) {
+	    !safepoint__stop(ij->sp, st.sigign, &t, &tid)) {
 		uint64_t ret;
 
 		tracee__release_others(t, tid);
@@ -1318,5 +1116,6 @@ void heap_inject__delete(struct heap_inject *ij)
 	/* else the tracker stops by itself: its pipe hangs up */
 	if (ij->pipe_w >= 0)
 		close(ij->pipe_w);
+	safepoint__delete(ij->sp);
 	free(ij);
 }
