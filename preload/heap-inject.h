@@ -15,14 +15,15 @@
  * tracker's header reaches the tracker whichever way it is freed) and sets
  * the tracker counting.
  *
- * The tracker stays loaded for the life of the process. It stops counting
- * by itself when rsprof goes (the read end of rsprof's pipe hangs up, or
- * rsprof's last checkpoint is long past): the GOT slots are put back, the
- * region is unmapped (an anonymous mapping takes its place), and free,
- * realloc and malloc_usable_size keep passing through it, so that the
- * blocks handed out with a header are freed right for the rest of the
- * process's life. A later rsprof finds it (its memfd's name carries its
- * build) and attaches to it again.
+ * The tracker stays loaded for the life of the process. At the end rsprof
+ * calls rsprof_heap_detach() at a safe point (the GOT slots put back); when
+ * rsprof goes without that (killed), the tracker stops counting by itself
+ * once it sees the read end of rsprof's pipe hang up (the slots then keep
+ * passing through). Either way its region is unmapped (an anonymous mapping
+ * takes its place), and free, realloc and malloc_usable_size keep passing
+ * through it, so that the blocks handed out with a header are freed right
+ * for the rest of the process's life. A later rsprof finds it (its memfd's
+ * name carries its build) and attaches to it again.
  */
 #ifndef RSPROF_PRELOAD_HEAP_INJECT_H
 #define RSPROF_PRELOAD_HEAP_INJECT_H
