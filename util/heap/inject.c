@@ -1050,6 +1050,28 @@ bool heap_inject__present(pid_t pid)
 		return false;
 	for (size_t i = 0; i < m->n && !there; i++)
 		there = tracker_memfd(m->v[i].path) != NULL;
+	/* and its jump at glibc's free (a set-up that failed before put none) */
+	for (size_t i = 0; there && i < m->n; i++) {
+		const char *b = m->v[i].path ? base_name(m->v[i].path) : "";
+		struct dynsym d;
+		uint64_t at;
+		unsigned char first = 0xe9;
+
+		if (!m->v[i].path || m->v[i].pgoff || m->v[i].path[0] != '/' ||
+		    (strncmp(b, "libc.so.", 8) && strncmp(b, "libc-", 5)) ||
+		    dynsym__load_pid(pid, m->v[i].start, &d))
+			continue;
+		if (dynsym__find(&d, "free", &at, NULL)) {
+			struct iovec l = { .iov_base = &first, .iov_len = 1 };
+			struct iovec r = { .iov_base = (void *)(uintptr_t)at, .iov_len = 1 };
+
+			if (process_vm_readv(pid, &l, 1, &r, 1, 0) != 1)
+				first = 0xe9;	/* unreadable: take it as there */
+		}
+		dynsym__free(&d);
+		there = first == 0xe9;
+		break;
+	}
 	maps__delete(m);
 	return there;
 }

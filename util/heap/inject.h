@@ -26,11 +26,11 @@ struct heap_region;
 int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, bool history,
 		     struct heap_inject **out, const char **why);
 /*
- * Does pid hold the tracker (an earlier rsprof put it there)? Its jumps at
- * glibc's free, realloc and malloc_usable_size stay for the process's
- * life: uprobes on those functions would break them (a probe steps the
- * file's instruction, not the jump; its removal writes the file's bytes
- * back over it), so the process is not given uprobes.
+ * Does pid hold the tracker (an earlier rsprof put it there) and its jumps
+ * at glibc's free, realloc and malloc_usable_size? They stay for the
+ * process's life, and uprobes on those functions would break them (a probe
+ * steps the file's instruction, not the jump; its removal writes the
+ * file's bytes back over it): such a process is not given uprobes.
  */
 bool heap_inject__present(pid_t pid);
 /*
