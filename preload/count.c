@@ -217,7 +217,7 @@ uint32_t count__alloc(struct thread *t, uint64_t p, uint64_t size,
 		m->seq++;
 		*tick = m->seq ^ m->salt;
 		/* loaded into a running process: is rsprof still there? */
-		if (unlikely(!(m->seq & 0x3fff)) && tracker_injected)
+		if (unlikely(!(m->seq & 0x3fff)))
 			inject__check();
 		s = m->cache[c].site;
 		cnt = m->cache[c].count;

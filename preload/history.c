@@ -20,7 +20,7 @@
 
 #include "preload/tracker.h"
 
-bool history_on;
+TRACKER_HOT bool history_on;
 
 /* The thread's ring, valid for the region (and process) it was taken in. */
 static __thread struct {

@@ -46,7 +46,7 @@
 
 #define EXPORT __attribute__((visibility("default")))
 
-bool tracker_injected;
+TRACKER_HOT bool tracker_injected;
 
 static struct heap_inject_ctl ctl;
 static int inject_lock;
@@ -159,9 +159,10 @@ static void detach_locked(bool restore)
 	hangup_close();
 }
 
-void inject__check(void)
+__attribute__((noinline, cold)) void inject__check(void)
 {
-	if (!peer_gone() || __atomic_exchange_n(&inject_lock, 1, __ATOMIC_ACQUIRE))
+	if (!tracker_injected || !peer_gone() ||
+	    __atomic_exchange_n(&inject_lock, 1, __ATOMIC_ACQUIRE))
 		return;
 	detach_locked(false);
 	__atomic_store_n(&inject_lock, 0, __ATOMIC_RELEASE);

@@ -47,8 +47,8 @@ extern void *__libc_pvalloc(size_t n);
  * made jump here, their first instructions moved elsewhere and a jump back
  * (preload/inject.c).
  */
-static void (*libc_free)(void *p) = __libc_free;
-static void *(*libc_realloc)(void *p, size_t n) = __libc_realloc;
+TRACKER_HOT static void (*libc_free)(void *p) = __libc_free;
+TRACKER_HOT static void *(*libc_realloc)(void *p, size_t n) = __libc_realloc;
 
 /* Sizes from this up get no header (BLOCK_SIZE_MAX, less the largest offset). */
 #define HDR_SIZE_LIMIT	(BLOCK_SIZE_MAX - BLOCK_ALIGN_MAX)
@@ -83,7 +83,7 @@ static void *next_fn(void **slot, const char *name, bool must)
 }
 
 /* glibc's malloc_usable_size (a weak symbol of libc's), found in the constructor. */
-static void *libc_usable;
+TRACKER_HOT static void *libc_usable;
 
 static size_t glibc_usable(void *p)
 {

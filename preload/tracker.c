@@ -62,12 +62,12 @@
 
 extern char **environ;
 
-int tracker_mode = M_UNINIT;
+TRACKER_HOT int tracker_mode = M_UNINIT;
 unsigned long tracker_early;
-struct heap_region *tracker_region;
-uint32_t sample_every = 1;
-uint16_t tracker_epoch;
-uint32_t tracker_gen;
+TRACKER_HOT struct heap_region *tracker_region;
+TRACKER_HOT uint32_t sample_every = 1;
+TRACKER_HOT uint16_t tracker_epoch;
+TRACKER_HOT uint32_t tracker_gen;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
 static bool started_once;		/* this image registered its handlers */

@@ -708,6 +708,12 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 					 is_heap_tracker(map->path))) {
 			if (!(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 				goto nomem;
+			if (is_heap_tracker(map->path)) {
+				/* its memfd is named after its build: the same row every run */
+				free(s->module);
+				if (!(s->module = strdup(RSPROF_HEAP_TRACKING)))
+					goto nomem;
+			}
 			return s;
 		}
 		/* code in no file: a JIT's, named by its perf map */
