@@ -402,6 +402,9 @@ uint64_t cfi__rule(const struct cfi_module *m, uintptr_t target)
 	struct cie c;
 	uint64_t range, off, bp = 0;
 
+	for (unsigned int k = 0; k < sizeof(m->plt) / sizeof(m->plt[0]); k++)
+		if (target - m->plt[k].lo < m->plt[k].hi - m->plt[k].lo)
+			return CFI_SP | 8u << 3;
 	if (!cfi__table(m, &tab, &count) || (i = fde_index(m, tab, count, target)) < 0)
 		return CFI_OTHER;
 	start = cfi__entry(m, tab, (uint32_t)i);

@@ -56,6 +56,10 @@ struct cfi_module {
 	uintptr_t hdr_addr;
 	const uint8_t *lo, *hi;
 	uintptr_t text_lo, text_hi;
+	/* the PLT stubs (.plt, .plt.sec, .plt.got; 0, 0: none known): each
+	 * jumps on with the caller's return address at %rsp, where their CFI
+	 * (an expression) would not be read */
+	struct { uintptr_t lo, hi; } plt[3];
 };
 
 /* The search table (sorted pairs: function start, FDE, as sdata4 relative
@@ -74,7 +78,7 @@ static inline uintptr_t cfi__entry(const struct cfi_module *m, const int32_t *ta
 /*
  * The rule in effect at code address pc: for a return address, pass the
  * address of the call (the return address - 1), for an interrupted
- * instruction (a sample) its own address.
+ * instruction (a sample) its own address. In a PLT stub: CFA = %rsp + 8.
  */
 uint64_t cfi__rule(const struct cfi_module *m, uintptr_t pc);
 
