@@ -751,7 +751,8 @@ static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
 }
 
 /* An address whose space has no resolver: no module, one empty frame. */
-static struct symbol *symbol_unknown(uint64_t key)
+/* A symbol of no code: one frame, named name (NULL: unnamed). */
+static struct symbol *symbol_unknown(uint64_t key, const char *name)
 {
 	struct symbol *d = calloc(1, sizeof(*d));
 
@@ -760,11 +761,22 @@ static struct symbol *symbol_unknown(uint64_t key)
 	d->addr = key;
 	d->n_frames = 1;
 	d->frames = calloc(1, sizeof(*d->frames));
-	if (!d->frames) {
-		free(d);
+	if (!d->frames || (name && !(d->frames[0].function = strdup(name)))) {
+		symbol__delete(d);
 		return NULL;
 	}
 	return d;
+}
+
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key)
+{
+	int err;
+
+	*key = KEY_TRUNCATED;
+	if (hashmap__get(&pt->known, KEY_TRUNCATED, NULL))
+		return 0;
+	err = hashmap__set(&pt->known, KEY_TRUNCATED, 1);
+	return err ? err : queue(pt, KEY_TRUNCATED, NULL, KEY_TRUNCATED);
 }
 
 int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
@@ -798,12 +810,19 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		const struct symbol *s = NULL;
 		struct resolver *res;
 
-		if (!q->sp) {
+		if (q->key == KEY_TRUNCATED) {
+			struct symbol *u = symbol_unknown(q->key, "[truncated]");
+
+			if (!u)
+				return -ENOMEM;
+			pt->owned[pt->n_owned++] = u;
+			s = u;
+		} else if (!q->sp) {
 			s = kernel_syms__resolve(pt->ksyms, q->addr);
 		} else if ((res = space_resolver(q->sp))) {
 			s = resolver__resolve(res, q->addr);
 		} else {
-			struct symbol *u = symbol_unknown(q->key);
+			struct symbol *u = symbol_unknown(q->key, NULL);
 
 			if (!u)
 				return -ENOMEM;

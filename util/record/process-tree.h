@@ -85,6 +85,14 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 		      uint64_t *key);
 
 /*
+ * The key of the frame that ends a call stack which could not be unwound
+ * to its first frame: no code's address (bits 48..62 all set, the address
+ * part above every user address); its symbol is named "[truncated]".
+ */
+#define KEY_TRUNCATED	0x7fffffffffffffffULL
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key);
+
+/*
  * The symbols of the keys queued since the last call, each with addr set
  * to its key: *syms (owned by the tree, valid until the next call), *n.
  * 0 or -ENOMEM.

@@ -80,25 +80,26 @@ static uint64_t ms_since(const struct timespec *t0)
 /* ---- the start ------------------------------------------------------- */
 
 /*
- * -g walks the frame-pointer chain: say once, when the program that got
- * the samples (not a wrapper around it) keeps none in its own code and its
- * CPU stacks will be short (issue 9).
+ * --call-graph fp walks the frame-pointer chain: say once, when the program
+ * that got the samples (not a wrapper around it) keeps none in its own code
+ * and its CPU stacks will be short.
  */
 static void check_frame_pointers(struct recorder *r, struct resolver *res, const char *exe)
 {
 	struct fp_census c;
 
-	if (!r->o.call_graph || !r->o.cpu || !res || resolver__frame_pointers(res, &c))
+	if (!r->o.call_graph || !r->o.call_graph_fp || !r->o.cpu || !res ||
+	    resolver__frame_pointers(res, &c))
 		return;
 	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", exe,
 		 c.with_fp, c.functions);
 	if (!frame_pointers__missing(&c))
 		return;
 	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
-		"CPU call stacks (-g) will stop after a frame or two", exe, c.with_fp,
-		c.functions);
-	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
-		"(Rust) for whole call stacks");
+		"with --call-graph fp its CPU call stacks stop after a frame or two", exe,
+		c.with_fp, c.functions);
+	pr_hint("record with -g (--call-graph dwarf: unwound through the code's CFI), or build "
+		"with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes (Rust)");
 }
 
 /*
@@ -313,6 +314,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.n_pids = r->t.n_pids;
 	so.freq = o->freq;
 	so.call_graph = o->call_graph;
+	so.stack_copy = o->stack_copy;
 	so.enable_on_exec = r->t.launched;
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
@@ -682,6 +684,14 @@ static int finish(struct recorder *r, int err)
 	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
 		err = db__meta_set_int(r->db, "rss_peak_bytes",
 				       (long long)checkpoint_writer__rss_peak(r->cpw));
+	if (!err && r->cpw && r->o.call_graph) {
+		uint64_t unwound, truncated;
+
+		checkpoint_writer__stacks(r->cpw, &unwound, &truncated);
+		err = db__meta_set_int(r->db, "cpu_stacks_unwound", (long long)unwound);
+		if (!err)
+			err = db__meta_set_int(r->db, "cpu_stacks_truncated", (long long)truncated);
+	}
 	if (!err && r->heap) {
 		struct heap_stats hs;
 
