@@ -76,6 +76,7 @@ struct pending {
 
 struct process_tree {
 	uint64_t t0_ns, base_ms;
+	uint64_t named;			/* keys whose symbol has a name (a function) */
 	bool inherit;
 	bool records;			/* perf records come (process_tree__event()) */
 	struct space **spaces;
@@ -839,6 +840,8 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 			pt->owned[pt->n_owned++] = d;
 			s = d;
 		}
+		if (s->n_frames && s->frames[s->chosen].function && q->key != KEY_TRUNCATED)
+			pt->named++;
 		pt->out[k++] = s;
 	}
 	pt->n_pend = 0;
@@ -1044,6 +1047,11 @@ int process_tree__debuginfo(struct process_tree *pt,
 			space_drop_resolver(sp);
 	}
 	return 0;
+}
+
+uint64_t process_tree__named(const struct process_tree *pt)
+{
+	return pt->named;
 }
 
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces)

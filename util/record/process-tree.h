@@ -144,6 +144,10 @@ int process_tree__debuginfo(struct process_tree *pt,
 			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),
 			    void *ctx);
 
+/* How many of the symbols handed out have a name (a function): 0 when nothing
+ * recorded could be named at all. */
+uint64_t process_tree__named(const struct process_tree *pt);
+
 /* How many address spaces (programs) and processes the recording saw. */
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces);
 

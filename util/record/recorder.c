@@ -508,9 +508,11 @@ static void debug_cb(void *ctx, const char *exe, uint64_t samples, int verdict)
  * Debug information is judged on the programs that got samples or heap
  * rows (a stripped wrapper that execs or forks the real program is not an
  * error, even when it took the only samples): exit 5 when none of them (or,
- * without either, none of the programs that ran)
- * has DWARF or a symbol table; a warning for each one with a tenth of the
- * samples or more that has symbols only, or nothing.
+ * without either, none of the programs that ran) has DWARF or a symbol
+ * table and nothing recorded (a library's function, the kernel's) could be
+ * named either; a stripped program whose libraries or kernel time are
+ * named is kept, with a warning; a warning for each one with a tenth of
+ * the samples or more that has symbols only, or nothing.
  */
 static int check_debuginfo_end(struct recorder *r)
 {
@@ -521,13 +523,22 @@ static int check_debuginfo_end(struct recorder *r)
 	process_tree__debuginfo(r->pt, debug_cb, &d);
 	if (!d.n)
 		return 0;
-	if (!d.usable && (r->t.launched || r->o.inherit)) {
-		pr_err("%s has no debug information and no symbol table", d.v[0].exe);
+	if (!d.usable && (r->t.launched || r->o.inherit) && !process_tree__named(r->pt)) {
+		pr_err("%s has no debug information and no symbol table, and nothing recorded "
+		       "could be named", d.v[0].exe);
 		for (int i = 1; i < d.n; i++)
 			fprintf(stderr, "  nor has %s\n", d.v[i].exe);
-		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
-			"Cargo profile, or -g) and do not strip it");
+		pr_hint("install its debug symbols (Debian: the -dbgsym package), set "
+			"DEBUGINFOD_URLS, or rebuild with debug info (gcc/clang -g; Rust: debug = "
+			"true in the Cargo profile) and do not strip it");
 		err = -RSPROF_ENODEBUG;
+	} else if (!d.usable && (r->t.launched || r->o.inherit)) {
+		/* a stripped program: its libraries and the kernel are named, its own
+		 * code is [unknown] by module and address (as perf records it) */
+		pr_warn("%s has no debug information and no symbol table: its own code is "
+			"[unknown], its libraries and the kernel are named", d.v[0].exe);
+		pr_hint("install its debug symbols (Debian: the -dbgsym package) or set "
+			"DEBUGINFOD_URLS for its lines");
 	} else {
 		for (int i = 0; i < d.n; i++) {
 			if (d.v[i].verdict == 0 || !d.v[i].samples ||
