@@ -603,6 +603,8 @@ static int export_stacks(struct report *rp, bool heap)
 		err = db_query_maps(rp->db, &m);
 		if (!err)
 			err = pprof__add_maps(pp, m);
+		if (!err)
+			err = pprof__main(pp, rp->meta_exe);
 		maps__delete(m);
 	}
 	if (!err)

@@ -727,7 +727,12 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
 	if (is_heap_tracker(s->module) || is_tracker_unwinder(r, s->module)) {
-		/* rsprof's in-process tracker: one row, named for what it is */
+		/* rsprof's in-process tracker: one row, named for what it is, its
+		 * module too (not the private directory it was loaded from, another
+		 * one each run: a diff would see it come and go) */
+		free(s->module);
+		if (!(s->module = strdup(RSPROF_HEAP_TRACKING)))
+			goto nomem;
 		s->frames = calloc(1, sizeof(*s->frames));
 		if (!s->frames || !(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 			goto nomem;
