@@ -102,9 +102,20 @@ _rsprof()
 	--format)
 		COMPREPLY=($(compgen -W 'text pprof folded' -- "$cur"))
 		return ;;
+	--push-format)
+		COMPREPLY=($(compgen -W 'pyroscope pyroscope-connect parca otlp' -- "$cur"))
+		return ;;
+	--push-ca)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--push-spool)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
 	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
-	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn)
+	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn | \
+	--push | --push-interval | --label | --push-user | --push-token | --push-tenant | \
+	--push-spool-size | --push-timeout)
 		return ;;
 	esac
 
