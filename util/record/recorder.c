@@ -24,6 +24,7 @@
 #include "util/record/meta.h"
 #include "util/record/proc.h"
 #include "util/record/process-tree.h"
+#include "util/push/pusher.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
@@ -51,6 +52,7 @@ struct recorder {
 	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
 	struct history_writer *hw;	/* --alloc-history */
+	struct pusher *pusher;		/* --push */
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
@@ -292,6 +294,14 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	target__init(&r->t);
 	pthread_mutex_init(&r->lock, NULL);
 
+	/* the store's URL and credentials checked before anything starts */
+	if (o->push) {
+		err = pusher__new(o->push, &r->pusher);
+		if (err) {
+			r->pusher = NULL;
+			goto fail;
+		}
+	}
 	if (o->argv) {
 		err = plan_heap(r);
 		if (!err)
@@ -332,6 +342,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	err = open_output(r);
 	if (!err && o->cpu)
 		err = record_meta__cpu_scope(r->db, sampler__user_only(r->sampler));
+	if (!err && r->pusher)
+		err = pusher__start(r->pusher, r->path);
 	if (err)
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
@@ -422,6 +434,13 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
+	if (r->pusher) {
+		/* the interval is in the file: the pusher may read it; what it sent goes in */
+		pusher__checkpoint(r->pusher, r->ts_base + now_ms);
+		err = pusher__write_ledger(r->pusher, r->db);
+		if (err)
+			return err;
+	}
 	pr_debug(2, "checkpoint at %llu ms written in %llu ms", (unsigned long long)now_ms,
 		 (unsigned long long)(ms_since(&r->t0) - t0));
 	/* launched: the program that got the samples, not a wrapper, once some came */
@@ -451,18 +470,32 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 static void update_stats(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
+	struct push_stats ps = { 0 };
 	size_t procs = 0, spaces = 0;
 
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
 	if (r->pt)
 		process_tree__counts(r->pt, &procs, &spaces);
+	if (r->pusher)
+		pusher__stats(r->pusher, &ps);
 	pthread_mutex_lock(&r->lock);
 	r->st.elapsed_ms = now_ms;
 	r->st.samples = ss.samples;
 	r->st.lost = ss.lost;
 	r->st.threads = ss.threads;
 	r->st.processes = procs;
+	if (r->pusher) {
+		r->st.push_on = true;
+		r->st.pushed = ps.pushed;
+		r->st.pushed_bytes = ps.pushed_bytes;
+		r->st.push_queued = ps.queued;
+		r->st.push_failed = ps.failed;
+		r->st.push_dropped = ps.dropped;
+		r->st.push_rejected = ps.rejected;
+		snprintf(r->st.push_store, sizeof(r->st.push_store), "%s", ps.store);
+		snprintf(r->st.push_spool, sizeof(r->st.push_spool), "%s", ps.spool);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -676,6 +709,13 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	/* the last intervals pushed (or left in the spool), their ledger rows written */
+	if (r->pusher) {
+		pusher__finish(r->pusher, r->ts_base + now);
+		if (!err)
+			err = pusher__write_ledger(r->pusher, r->db);
+		update_stats(r, now);
+	}
 	if (!err && r->hw)
 		err = finish_history(r);
 	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
@@ -876,6 +916,8 @@ int recorder__delete(struct recorder *r)
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
+	/* its reader of the file after the writer (see check_fd in util/db/db.c) */
+	pusher__delete(r->pusher);
 	if (r->discard) {
 		char side[PATH_MAX + 8];
 
