@@ -23,7 +23,7 @@
 #include "util/record/status.h"
 
 static const char record_usage[] =
-	"[OPTION...] (-p PID | -P NAME | -- COMMAND [ARG...])";
+	"[OPTION...] (-p PID | -P NAME | -a | -- COMMAND [ARG...])";
 
 static const char *push_url;
 
@@ -35,8 +35,19 @@ static struct poptOption record_push_options[] = {
 	POPT_TABLEEND
 };
 
+static struct poptOption record_all_options[] = {
+	{ "all-cpus", 'a', POPT_ARG_NONE, &record_args.all_cpus, 0,
+	  "record every process of the host, on every CPU (CPU only)", NULL },
+	{ "comm", 0, POPT_ARG_STRING, &record_args.comm, 0,
+	  "with -a: only the processes named NAME (their comm, exact)", "NAME" },
+	{ "cgroup", 0, POPT_ARG_STRING, &record_args.cgroup, 0,
+	  "with -a: only the processes in the cgroup PATH or below it", "PATH" },
+	POPT_TABLEEND
+};
+
 static struct poptOption record_options[] = {
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_target, 0, "Target:", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, record_all_options, 0, NULL, NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_record, 0, "Recording:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, record_push_options, 0, "Push:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },

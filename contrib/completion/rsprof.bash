@@ -74,7 +74,7 @@ _rsprof()
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(cd /proc 2>/dev/null && echo [0-9]*)" -- "$cur"))
 		return ;;
-	-P | --process)
+	-P | --process | --comm)
 		COMPREPLY=($(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$cur"))
 		return ;;
 	--by)
@@ -108,7 +108,7 @@ _rsprof()
 	--push-ca)
 		COMPREPLY=($(compgen -f -- "$cur"))
 		return ;;
-	--push-spool)
+	--push-spool | --cgroup)
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \

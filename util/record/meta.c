@@ -89,7 +89,8 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	if (!err && o->rsprof_cmdline)
 		err = db__meta_set(db, "rsprof_command", o->rsprof_cmdline);
 	if (!err)
-		err = db__meta_set(db, "target", t->launched ? "launched" : "attached");
+		err = db__meta_set(db, "target", t->launched ? "launched" :
+				   t->n_pids ? "attached" : "system");
 	if (!err)
 		err = db__meta_set(db, "cpu", o->cpu ? "on" : "off");
 	if (!err)

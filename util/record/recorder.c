@@ -24,6 +24,7 @@
 #include "util/record/meta.h"
 #include "util/record/proc.h"
 #include "util/record/process-tree.h"
+#include "util/record/scope.h"
 #include "util/push/pusher.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
@@ -53,6 +54,7 @@ struct recorder {
 	struct checkpoint_writer *cpw;
 	struct history_writer *hw;	/* --alloc-history */
 	struct pusher *pusher;		/* --push */
+	struct scope *scope;		/* -a: whose samples are kept */
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
@@ -302,7 +304,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 			goto fail;
 		}
 	}
-	if (o->argv) {
+	if (o->all) {
+		target__system(&r->t);
+		err = scope__new(o->comm, o->cgroup, &r->scope);
+	} else if (o->argv) {
 		err = plan_heap(r);
 		if (!err)
 			err = target__launch(&r->t, o->argv,
@@ -327,6 +332,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
 	so.sideband_only = !o->cpu;
+	so.system_wide = o->all;
 	err = sampler__new(&so, &r->sampler);
 	if (err) {
 		r->sampler = NULL;
@@ -347,8 +353,11 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	if (err)
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
-	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit,
+	/* -a: every process that forks is in it */
+	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit || o->all,
 				r->sampler && o->cpu && !sampler__user_only(r->sampler), &r->pt);
+	if (!err && o->all)
+		process_tree__system_wide(r->pt);
 	for (size_t i = 0; !err && i < r->t.n_pids; i++)
 		err = process_tree__add(r->pt, r->t.pids[i], !r->t.launched);
 	if (err)
@@ -592,6 +601,16 @@ static void on_event(void *ctx, const struct sampler_event *ev)
 {
 	struct recorder *r = ctx;
 
+	/*
+	 * -a: the samples of the processes in scope; what a privileged perf
+	 * -a may see (it needs CAP_PERFMON or root), with no process of ours
+	 * to guard against an exec into privileges
+	 */
+	if (r->scope) {
+		if (scope__keep(r->scope, ev))
+			checkpoint_writer__event(r->cpw, ev);
+		return;
+	}
 	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained) {
 		int err = target__may_trace(ev->pid);
 
@@ -737,7 +756,8 @@ static int finish(struct recorder *r, int err)
 				r->t.exit_status);
 	if (!err2)
 		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
-	if (!err && !err2 && r->o.cpu) {
+	/* -a: whatever runs on the host, with or without debug information */
+	if (!err && !err2 && r->o.cpu && !r->o.all) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
 	}
@@ -775,8 +795,9 @@ int recorder__run(struct recorder *r)
 			r->stop_reason = "signal";
 			break;
 		}
-		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
-		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms; -a: never */
+		exited = !r->o.all && (r->t.launched || now >= next_alive) &&
+			 target__exited(&r->t);
 		/* without records (no CPU events): /proc, every 50 ms and before a checkpoint */
 		for (size_t i = 0; !exited && !r->t.launched && (now >= next_alive || now >= next_cp) &&
 				   i < r->t.n_pids && !r->gained; i++)
@@ -906,6 +927,7 @@ int recorder__delete(struct recorder *r)
 	hashmap__free(&r->exec_unchecked);
 	heap_launch__delete(r->heap_launch);
 	alloc_fns__delete(r->alloc_fns);
+	scope__delete(r->scope);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	if (history_writer__delete(r->hw) && !err)

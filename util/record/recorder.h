@@ -26,6 +26,9 @@ struct record_opts {
 	pid_t pids[RECORD_MAX_PIDS];	/* attach: -p PID[,PID...] */
 	size_t n_pids;
 	bool inherit;			/* follow the children the target starts (perf's inherit) */
+	bool all;			/* record -a: every process of the host, CPU only */
+	const char *comm;		/* -a --comm: only the processes of this name; NULL: all */
+	const char *cgroup;		/* -a --cgroup: only those in this cgroup; NULL: all */
 	bool user_only;			/* CPU: user time only, no kernel samples */
 	const char *process;		/* attach by name (substring of comm) */
 	const char *const *argv;	/* launch: command and arguments, NULL-terminated */
