@@ -29,8 +29,8 @@
 #
 # Faults: --fail N answers the first N requests with --fail-status (default
 # 500); --status S answers every request with S. --port P listens there
-# (default: any; the port is written to OUTDIR/port).
-import argparse, base64, email.parser, gzip, json, os, re, sys, threading, urllib.parse
+# (default: any; the port is written to OUTDIR/port). --tls CERT KEY: HTTPS.
+import argparse, base64, email.parser, gzip, json, os, re, ssl, sys, threading, urllib.parse
 from http.server import BaseHTTPRequestHandler, HTTPServer
 
 # ---- protobuf wire format -------------------------------------------------
@@ -392,9 +392,14 @@ def main():
     ap.add_argument("--fail", type=int, default=0)
     ap.add_argument("--fail-status", type=int, default=500)
     ap.add_argument("--status", type=int, default=0)
+    ap.add_argument("--tls", nargs=2, metavar=("CERT", "KEY"))
     ARGS = ap.parse_args()
     os.makedirs(ARGS.outdir, exist_ok=True)
     srv = HTTPServer(("127.0.0.1", ARGS.port), Handler)
+    if ARGS.tls:
+        ctx = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        ctx.load_cert_chain(*ARGS.tls)
+        srv.socket = ctx.wrap_socket(srv.socket, server_side=True)
     with open(os.path.join(ARGS.outdir, "port.tmp"), "w") as f:
         f.write("%d\n" % srv.server_address[1])
     os.rename(os.path.join(ARGS.outdir, "port.tmp"), os.path.join(ARGS.outdir, "port"))

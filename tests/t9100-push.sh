@@ -144,6 +144,34 @@ test_expect_success 'labels, Basic and Bearer credentials, the tenant' '
 '
 stop_receiver
 
+if command -v openssl >/dev/null; then
+	# a CA of the test's own and a certificate for 127.0.0.1 signed by it
+	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \
+		-subj /CN=rsprof-test-ca 2>/dev/null &&
+	openssl req -newkey rsa:2048 -nodes -keyout srv.key -out srv.csr \
+		-subj /CN=127.0.0.1 2>/dev/null &&
+	printf 'subjectAltName=IP:127.0.0.1\n' >srv.ext &&
+	openssl x509 -req -in srv.csr -CA ca.pem -CAkey ca.key -CAcreateserial -days 2 \
+		-extfile srv.ext -out srv.pem 2>/dev/null
+	start_receiver r.tls --tls srv.pem srv.key
+	test_expect_success 'HTTPS: a certificate the system does not know is refused, kept, sent with --push-ca' '
+		expect_exit 1 "$RSPROF" push --push-spool tspool --push-interval 1s \
+			--window ..1s cpu.db https://127.0.0.1:$RPORT 2>tls.err &&
+		cat tls.err &&
+		grep -q "cannot push to https://127.0.0.1:$RPORT/ingest" tls.err &&
+		grep -q "hint: check the store.s certificate (--push-ca FILE" tls.err &&
+		test "$(ls tspool | grep -c item)" = 1 &&
+		test "$(pcheck r.tls count)" = 0 &&
+		"$RSPROF" push -q --push-spool tspool --push-interval 1s --push-ca ca.pem cpu.db \
+			https://127.0.0.1:$RPORT &&
+		pcheck r.tls errors && pcheck r.tls dups &&
+		test "$(pcheck r.tls total samples/count)" = "$(total_of cpu.db cpu.total_samples)"
+	'
+	stop_receiver
+else
+	test_skip 'HTTPS with --push-ca' 'openssl missing (scripts/packages.txt, test group)'
+fi
+
 start_receiver r.v1
 test_expect_success 'a profile of seed 000 (version 1) pushes too' '
 	make_v1 v1.db &&

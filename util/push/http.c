@@ -191,6 +191,23 @@ int http_client__post(struct http_client *c, const struct http_request *rq,
 		snprintf(rs->msg, sizeof(rs->msg), "%s",
 			 c->errbuf[0] ? c->errbuf : curl_easy_strerror(done));
 		rs->status = 0;
+		/* a certificate or an address that is wrong stays wrong */
+		switch (done) {
+		case CURLE_PEER_FAILED_VERIFICATION:
+		case CURLE_SSL_CACERT_BADFILE:
+		case CURLE_SSL_CERTPROBLEM:
+		case CURLE_SSL_CIPHER:
+		case CURLE_SSL_ISSUER_ERROR:
+		case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+		case CURLE_SSL_CRL_BADFILE:
+		case CURLE_UNSUPPORTED_PROTOCOL:
+		case CURLE_URL_MALFORMAT:
+		case CURLE_LOGIN_DENIED:
+			rs->fatal = true;
+			break;
+		default:
+			break;
+		}
 		err = -EIO;
 		goto out;
 	}

@@ -38,6 +38,7 @@ struct http_request {
 
 struct http_response {
 	long status;		/* 0: no response (msg says why) */
+	bool fatal;		/* no response, and trying again cannot help (TLS, the URL) */
 	char msg[512];		/* the transfer's error, or the start of the response body */
 };
 

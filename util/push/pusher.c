@@ -595,6 +595,9 @@ static uint64_t backoff_ms(struct pusher *p)
 static const char *refusal_hint(long status)
 {
 	switch (status) {
+	case 0:
+		return "check the store's certificate (--push-ca FILE for a CA of your own) and "
+		       "the URL";
 	case 401:
 	case 403:
 		return "check the credentials: --push-user USER[:PASSWORD], --push-token, "
@@ -628,6 +631,7 @@ static int send_oldest(struct pusher *p, const char *profile, bool *none)
 	const char *hdrs[2] = { NULL, NULL };
 	char *url = NULL;
 	uint64_t id, bytes = 0;
+	bool keep;
 	int err;
 
 	*none = !e;
@@ -692,7 +696,7 @@ static int send_oldest(struct pusher *p, const char *profile, bool *none)
 		err = 0;
 		goto out;
 	}
-	if (err == -EIO || http__retryable(rs.status)) {
+	if ((err == -EIO && !rs.fatal) || (!err && http__retryable(rs.status))) {
 		if (rs.status)
 			snprintf(p->last_error, sizeof(p->last_error), "HTTP %ld: %.400s",
 				 rs.status, rs.msg);
@@ -711,15 +715,27 @@ static int send_oldest(struct pusher *p, const char *profile, bool *none)
 		err = -EAGAIN;
 		goto out;
 	}
-	/* a refusal that trying again would not change */
-	pr_err("%s refused the %s profile of %s (interval %" PRIu64 "..%" PRIu64 " ms, %" PRIu64
-	       " bytes): HTTP %ld%s%s", p->spec.dest.key, it.part, it.profile, it.from_ms,
-	       it.to_ms, bytes, rs.status, rs.msg[0] ? ": " : "", rs.msg);
+	/*
+	 * A refusal that trying again would not change. When it is the store's
+	 * set-up that is wrong (a certificate, credentials, the URL), the
+	 * request stays in the spool for a run with the right options; when it
+	 * is the request (too large, not taken), it leaves it, noted "rejected".
+	 */
+	keep = rs.status == 0 || rs.status == 401 || rs.status == 403 || rs.status == 404 ||
+	       rs.status == 405;
+	if (rs.status)
+		pr_err("%s refused the %s profile of %s (interval %" PRIu64 "..%" PRIu64 " ms, "
+		       "%" PRIu64 " bytes): HTTP %ld%s%s", p->spec.dest.key, it.part, it.profile,
+		       it.from_ms, it.to_ms, bytes, rs.status, rs.msg[0] ? ": " : "", rs.msg);
+	else
+		pr_err("cannot push to %s: %s", p->spec.dest.key, rs.msg);
 	pr_hint("%s; pushing stopped, the profile keeps everything (rsprof push FILE URL "
 		"sends it later)", refusal_hint(rs.status));
-	note(p, it.profile, it.from_ms, it.to_ms, it.interval_ms, it.part, "rejected", rs.status,
-	     bytes, rs.msg);
-	spool__remove(p->spool, id);
+	if (!keep) {
+		note(p, it.profile, it.from_ms, it.to_ms, it.interval_ms, it.part, "rejected",
+		     rs.status, bytes, rs.msg);
+		spool__remove(p->spool, id);
+	}
 	pthread_mutex_lock(&p->lock);
 	p->st.rejected++;
 	p->st.stopped = true;
