@@ -977,7 +977,7 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		pt->order = v;
 		pt->cap_order = pt->n_pend;
 	}
-	if (pt->system_wide) {
+	if (pt->system_wide && pt->n_pend) {
 		for (size_t i = 0; i < pt->n_pend; i++)
 			pt->order[i] = i;
 		qsort_r(pt->order, pt->n_pend, sizeof(*pt->order), order_cmp, pt);
