@@ -110,11 +110,6 @@ static void ledger_close(struct ledger *l)
 	memset(l, 0, sizeof(*l));
 }
 
-struct ledger_read {
-	struct ledger *l;
-	int err;
-};
-
 static int ledger_row(void *ctx, const struct push_log_row *r)
 {
 	struct ledger *l = ctx;
@@ -778,9 +773,7 @@ static int emit_item(void *ctx, struct push_item *it)
 	return err;
 }
 
-/* Build (from_ms, to_ms] into the spool, leaving out what is pushed or queued. */
-static bool skip_part(void *ctx, const char *part);
-
+/* Building (from_ms, to_ms] into the spool, leaving out what is pushed or queued. */
 struct build_ctx {
 	struct pusher *p;
 	uint64_t from_ms, to_ms;
