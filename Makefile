@@ -66,7 +66,8 @@ MAN5_PAGES  := $(MAN5_SRC:Documentation/%.txt=$(OUT)/man/%.5)
 MAN_PAGES   := $(MAN1_PAGES) $(MAN5_PAGES)
 UNIT_SRC    := $(sort $(wildcard tests/unit/test-*.c))
 # The in-process heap tracker: its own artifact, embedded in rsprof.
-PRELOAD_SRC := $(sort $(wildcard preload/*.c))
+# util/unwind/cfi.c: the DWARF CFI reader, built into rsprof and the tracker
+PRELOAD_SRC := $(sort $(wildcard preload/*.c)) util/unwind/cfi.c
 PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
 PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
@@ -136,7 +137,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 PRELOAD_CFLAGS := -O2 -flto -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-plt \
 		  -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I.
 
-$(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+$(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h) util/unwind/cfi.h
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,defs -Wl,-soname,librsprof-heap.so \
@@ -144,7 +145,7 @@ $(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
 
 # The same with UBSan (it cannot run under ASan, whose allocator it would
 # replace): tests/t1524 runs its stress test with it (RSPROF_HEAP_TRACKER).
-$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h) util/unwind/cfi.h
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -shared \

@@ -108,6 +108,7 @@ struct report {
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
 	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
+	char *meta_unwound, *meta_truncated;	/* cpu_stacks_unwound, _truncated */
 	int n_processes;
 	enum report_format format;
 	bool at_peak;		/* --at peak */
@@ -602,6 +603,8 @@ static int export_stacks(struct report *rp, bool heap)
 		err = db_query_maps(rp->db, &m);
 		if (!err)
 			err = pprof__add_maps(pp, m);
+		if (!err)
+			err = pprof__main(pp, rp->meta_exe);
 		maps__delete(m);
 	}
 	if (!err)
@@ -643,6 +646,20 @@ static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg
 	}
 	json__end_object(&j);
 	return json__finish(&j);
+}
+
+/* -g: the CPU stacks that could not be unwound to their first frame. */
+static void print_truncated(const struct report *rp)
+{
+	uint64_t n = rp->meta_unwound ? strtoull(rp->meta_unwound, NULL, 10) : 0;
+	uint64_t t = rp->meta_truncated ? strtoull(rp->meta_truncated, NULL, 10) : 0;
+	char a[32], b[32];
+
+	if (!n)
+		return;
+	printf("# stacks:   %s of %s unwound (%.1f%%) stop short of the first frame: they "
+	       "end with [truncated]\n", format__count(t, a, sizeof(a)),
+	       format__count(n, b, sizeof(b)), 100.0 * (double)t / (double)n);
 }
 
 static int report_graph(struct report *rp)
@@ -690,6 +707,8 @@ static int report_graph(struct report *rp)
 				  callgraph__render_children(cg, &v, &t);
 		if (!err) {
 			print_header(rp);
+			if (!heap)
+				print_truncated(rp);
 			putchar('\n');
 			err = styled__print(&t, stdout, false);
 		}
@@ -766,6 +785,10 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "alloc_history_events", &rp.meta_hist);
 	if (!err)
 		err = db__meta_get(rp.db, "alloc_history_dropped", &rp.meta_hist_dropped);
+	if (!err)
+		err = db__meta_get(rp.db, "cpu_stacks_unwound", &rp.meta_unwound);
+	if (!err)
+		err = db__meta_get(rp.db, "cpu_stacks_truncated", &rp.meta_truncated);
 	if (!err && rp.format != FMT_TEXT) {
 		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
 		goto out;
@@ -802,6 +825,8 @@ out:
 	free(rp.meta_temp);
 	free(rp.meta_backend);
 	free(rp.meta_hist);
+	free(rp.meta_unwound);
+	free(rp.meta_truncated);
 	free(rp.meta_hist_dropped);
 	free(rp.cpu_scope);
 	free(cpu_mode);

@@ -93,6 +93,12 @@ _rsprof()
 	--heap-backend)
 		COMPREPLY=($(compgen -W 'auto preload uprobe' -- "$cur"))
 		return ;;
+	--call-graph)
+		# record and top take a mode (report's --call-graph is a switch)
+		if [[ $cmd == record || $cmd == top ]]; then
+			COMPREPLY=($(compgen -W 'dwarf fp' -- "$cur"))
+			return
+		fi ;;
 	--heap-probes)
 		COMPREPLY=($(compgen -W 'auto rust libc' -- "$cur"))
 		return ;;

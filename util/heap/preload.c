@@ -41,6 +41,7 @@
 #include "util/heap/alloc-syms.h"
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
+#include "util/heap/watchdog.h"
 
 extern char **environ;
 
@@ -74,6 +75,7 @@ struct region {
 	bool fresh;		/* not yet told to the caller (heap_visit.process) */
 	bool told_exit;
 	uint64_t salt;		/* mixed into its keys: images do not share stacks */
+	struct heap_watchdog watch;	/* its threads in the tracker's calls out */
 };
 
 struct heap_be {
@@ -908,6 +910,7 @@ static int preload_sites(struct heap_be *b, const struct heap_visit *v)
 		struct region *reg = &b->regions[i];
 
 		reg->r->clock_ms = ms;
+		heap_watchdog__check(&reg->watch, reg->r, reg->pid, ms);
 		if (reg->fresh) {
 			struct heap_proc_event ev = {
 				.pid = reg->pid, .ppid = (pid_t)reg->r->ppid,

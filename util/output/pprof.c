@@ -424,6 +424,16 @@ static uint64_t mapping_id(struct pprof *p, const char *module, uint64_t addr)
 	return i + 1;
 }
 
+int pprof__main(struct pprof *p, const char *exe)
+{
+	for (size_t i = 0; exe && i < p->n_xmaps; i++)
+		if (!strcmp(p->xmaps[i].path, exe)) {
+			mapping_id(p, exe, p->xmaps[i].start);
+			break;
+		}
+	return p->oom ? -ENOMEM : 0;
+}
+
 /* Location id (1-based) of a frame, written to locs when new. */
 static uint64_t location_id(struct pprof *p, const struct prof_frame *f)
 {

@@ -16,6 +16,7 @@
 #include "util/record/sampler.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
+#include "util/unwind/walk.h"
 
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
@@ -81,6 +82,8 @@ struct checkpoint_writer {
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	int64_t next_stack_id;
+	uint64_t stacks_seen;		/* unwound from their stack copies */
+	uint64_t stacks_truncated;	/* of those, not down to their first frame */
 	bool sample_err;
 
 	/* --alloc-history */
@@ -192,20 +195,75 @@ static int count_stack(struct checkpoint_writer *w, const uint64_t *chain, unsig
 	return hashmap__add(&w->stack_index, h, w->stacks.n, &fresh);
 }
 
+static uint64_t rule_at(void *ctx, uint64_t pc)
+{
+	return resolver__cfi_rule(ctx, pc);
+}
+
+/*
+ * The sample's user frames from its stack copy (util/unwind/walk.h) into
+ * frames, after its kernel IP when it has one: their number; *whole: down
+ * to the first frame. 0: no copy or no resolver (the kernel's chain then).
+ */
+static unsigned int unwind_copy(struct checkpoint_writer *w, const struct sampler_event *ev,
+				uint64_t *frames, unsigned int max, bool *whole)
+{
+	struct resolver *res;
+	struct unwind_sample s = { 0 };
+	unsigned int k = 0;
+
+	if (!ev->user_regs || !ev->stack || max < 2 ||
+	    !(res = process_tree__resolver(w->pt, ev->pid)))
+		return 0;
+	if (ev->kernel && ev->depth)
+		frames[k++] = ev->chain[0];
+	s.ip = ev->regs[SREG_IP];
+	s.sp = ev->regs[SREG_SP];
+	s.bp = ev->regs[SREG_BP];
+	s.stack = ev->stack;
+	s.stack_len = ev->stack_len;
+	s.chain = ev->chain + k;
+	s.chain_len = ev->depth - k;
+	return k + unwind__sample(&s, rule_at, res, frames + k, max - k, whole);
+}
+
 static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev)
 {
-	uint64_t key;
-	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth;
+	uint64_t key, frames[MAX_STACK];
+	const uint64_t *chain = ev->chain;
+	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth, n;
+	bool whole = true;
 	int err = process_tree__key(w->pt, ev->pid, ev->ip, KEY_SAMPLE, &key);
 
 	if (!err)
 		err = count_sample(w, ev->pid, key);
-	if (err || !w->dbst || !depth)
+	if (err || !w->dbst)
 		return err;
+	/* room for the [truncated] frame */
+	n = unwind_copy(w, ev, frames, MAX_STACK - 1, &whole);
+	if (n) {
+		chain = frames;
+		depth = n;
+		w->stacks_seen++;
+	}
+	if (!depth)
+		return 0;
 	for (unsigned int i = 0; i < depth && !err; i++)
-		err = i == 0 && ev->chain[0] == ev->ip ? (w->chain[0] = key, 0) :
-		      process_tree__key(w->pt, ev->pid, ev->chain[i], KEY_FRAME, &w->chain[i]);
+		err = i == 0 && chain[0] == ev->ip ? (w->chain[0] = key, 0) :
+		      process_tree__key(w->pt, ev->pid, chain[i], KEY_FRAME, &w->chain[i]);
+	if (!err && !whole) {
+		w->stacks_truncated++;
+		depth = depth < MAX_STACK ? depth : MAX_STACK - 1;
+		err = process_tree__truncated_key(w->pt, &w->chain[depth++]);
+	}
 	return err ? err : count_stack(w, w->chain, depth);
+}
+
+void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
+			       uint64_t *truncated)
+{
+	*unwound = w->stacks_seen;
+	*truncated = w->stacks_truncated;
 }
 
 void checkpoint_writer__event(void *ctx, const struct sampler_event *ev)

@@ -58,6 +58,11 @@ void checkpoint_writer__event(void *ctx, const struct sampler_event *ev);
 /* -ENOMEM once a record could not be counted, else 0. */
 int checkpoint_writer__error(const struct checkpoint_writer *w);
 
+/* -g: the samples whose stacks were unwound from their stack copies, and
+ * how many of those could not be followed down to their first frame. */
+void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
+			       uint64_t *truncated);
+
 /*
  * Write the checkpoint stamped timestamp_ms; lost_total is the sampler's
  * count of lost samples so far (the checkpoint gets the difference). Then

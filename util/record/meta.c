@@ -106,6 +106,13 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	}
 	if (!err)
 		err = db__meta_set(db, "call_graph", o->call_graph ? "on" : "off");
+	if (!err && o->call_graph) {
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "%s,%u", o->call_graph_fp ? "fp" : "dwarf",
+			 o->stack_copy);
+		err = db__meta_set(db, "call_graph_mode", mode);
+	}
 	if (!err)
 		err = db__meta_set(db, "heap", heap_on ? "on" : "off");
 	if (!err && heap_on) {

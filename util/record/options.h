@@ -22,6 +22,7 @@ struct record_args {
 	int no_heap;
 	int no_cpu;
 	int call_graph;
+	const char *call_graph_mode;
 	int append;
 	int user_only;
 	const char *heap_backend;

@@ -78,6 +78,7 @@ struct pending {
 
 struct process_tree {
 	uint64_t t0_ns, base_ms;
+	uint64_t named;			/* keys whose symbol has a name (a function) */
 	bool inherit;
 	bool records;			/* perf records come (process_tree__event()) */
 	struct space **spaces;
@@ -109,12 +110,12 @@ struct process_tree {
 	bool warned_keys;
 	/* system-wide: the symbols named so far, by file and offset (struct claim) */
 	bool system_wide;
-	struct named {
+	struct id_sym {
 		struct claim id;
 		struct symbol *s;	/* a copy, owned */
-	} *named;
-	size_t n_named, cap_named;
-	struct hashmap named_index;	/* -> index + 1 in named */
+	} *id_syms;
+	size_t n_id_syms, cap_id_syms;
+	struct hashmap id_syms_index;	/* -> index + 1 in id_syms */
 	uint64_t res_tick;
 	size_t *order;			/* new_symbols(): the pending keys by space */
 	size_t cap_order;
@@ -208,13 +209,13 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
 	hashmap__free(&pt->exe_kept);
-	for (size_t i = 0; i < pt->n_named; i++)
-		symbol__delete(pt->named[i].s);
-	free(pt->named);
+	for (size_t i = 0; i < pt->n_id_syms; i++)
+		symbol__delete(pt->id_syms[i].s);
+	free(pt->id_syms);
 	free(pt->order);
 	for (size_t i = 0; i < pt->n_fres; i++)
 		resolver__delete(pt->fres[i].res);
-	hashmap__free(&pt->named_index);
+	hashmap__free(&pt->id_syms_index);
 	kernel_syms__delete(pt->ksyms);
 	free(pt);
 }
@@ -787,7 +788,8 @@ static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
 }
 
 /* An address whose space has no resolver: no module, one empty frame. */
-static struct symbol *symbol_unknown(uint64_t key)
+/* A symbol of no code: one frame, named name (NULL: unnamed). */
+static struct symbol *symbol_unknown(uint64_t key, const char *name)
 {
 	struct symbol *d = calloc(1, sizeof(*d));
 
@@ -796,53 +798,64 @@ static struct symbol *symbol_unknown(uint64_t key)
 	d->addr = key;
 	d->n_frames = 1;
 	d->frames = calloc(1, sizeof(*d->frames));
-	if (!d->frames) {
-		free(d);
+	if (!d->frames || (name && !(d->frames[0].function = strdup(name)))) {
+		symbol__delete(d);
 		return NULL;
 	}
 	return d;
 }
 
-static bool named_eq(uint64_t val, const void *key, const void *ctx)
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key)
+{
+	int err;
+
+	*key = KEY_TRUNCATED;
+	if (hashmap__get(&pt->known, KEY_TRUNCATED, NULL))
+		return 0;
+	err = hashmap__set(&pt->known, KEY_TRUNCATED, 1);
+	return err ? err : queue(pt, KEY_TRUNCATED, NULL, KEY_TRUNCATED);
+}
+
+static bool id_sym_eq(uint64_t val, const void *key, const void *ctx)
 {
 	const struct process_tree *pt = ctx;
 	const struct claim *k = key;
 
-	return pt->named[val - 1].id.file == k->file && pt->named[val - 1].id.off == k->off;
+	return pt->id_syms[val - 1].id.file == k->file && pt->id_syms[val - 1].id.off == k->off;
 }
 
-static uint64_t named_hash(const struct claim *id)
+static uint64_t id_sym_hash(const struct claim *id)
 {
 	return hashmap__hash_u64(id->file * 0x9e3779b97f4a7c15ULL ^ id->off);
 }
 
-static const struct symbol *named_find(struct process_tree *pt, const struct claim *id)
+static const struct symbol *id_sym_find(struct process_tree *pt, const struct claim *id)
 {
 	uint64_t v;
 
-	return hashmap__lookup(&pt->named_index, named_hash(id), named_eq, id, pt, &v) ?
-	       pt->named[v - 1].s : NULL;
+	return hashmap__lookup(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v) ?
+	       pt->id_syms[v - 1].s : NULL;
 }
 
 /* A copy of s, the name of id for every space from now on. 0 or -ENOMEM. */
-static int named_add(struct process_tree *pt, const struct claim *id, const struct symbol *s)
+static int id_sym_add(struct process_tree *pt, const struct claim *id, const struct symbol *s)
 {
 	struct symbol *d;
 	uint64_t v;
 	bool fresh;
 
-	if (grow(&pt->named, &pt->cap_named, pt->n_named, sizeof(*pt->named)))
+	if (grow(&pt->id_syms, &pt->cap_id_syms, pt->n_id_syms, sizeof(*pt->id_syms)))
 		return -ENOMEM;
 	d = symbol_at(s, s->addr);
 	if (!d)
 		return -ENOMEM;
-	pt->named[pt->n_named] = (struct named){ *id, d };
-	v = pt->n_named + 1;
-	if (hashmap__intern(&pt->named_index, named_hash(id), named_eq, id, pt, &v, &fresh)) {
+	pt->id_syms[pt->n_id_syms] = (struct id_sym){ *id, d };
+	v = pt->n_id_syms + 1;
+	if (hashmap__intern(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v, &fresh)) {
 		symbol__delete(d);
 		return -ENOMEM;
 	}
-	pt->n_named++;
+	pt->n_id_syms++;
 	return 0;
 }
 
@@ -993,7 +1006,7 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		if (q->sp && pt->system_wide && !identity(pt, q->sp, q->addr, &id) &&
 		    strncmp(pt->strs[id.file], "anon#", 5)) {
 			by_id = true;
-			s = named_find(pt, &id);
+			s = id_sym_find(pt, &id);
 		}
 		/* system-wide: the file's own resolver */
 		if (!s && by_id) {
@@ -1001,15 +1014,22 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 
 			s = f ? resolver__resolve(f->res, f->start + (id.off - f->pgoff)) : NULL;
 			if (s) {
-				if (named_add(pt, &id, s))
+				if (id_sym_add(pt, &id, s))
 					return -ENOMEM;
-				s = pt->named[pt->n_named - 1].s;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
 			}
 		}
 		if (!s && q->sp && pt->system_wide && !q->sp->res)
 			resolvers_make_room(pt, q->sp);
 		if (s) {
 			;
+		} else if (q->key == KEY_TRUNCATED) {
+			struct symbol *u = symbol_unknown(q->key, "[truncated]");
+
+			if (!u)
+				return -ENOMEM;
+			pt->owned[pt->n_owned++] = u;
+			s = u;
 		} else if (!q->sp) {
 			s = kernel_syms__resolve(pt->ksyms, q->addr);
 		} else if ((res = space_resolver(q->sp))) {
@@ -1021,9 +1041,9 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 			 * symbols are written (resolvers_make_room())
 			 */
 			if (s && by_id) {
-				if (named_add(pt, &id, s))
+				if (id_sym_add(pt, &id, s))
 					return -ENOMEM;
-				s = pt->named[pt->n_named - 1].s;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
 			} else if (s && pt->system_wide && s->addr == q->key) {
 				struct symbol *d = symbol_at(s, q->key);
 
@@ -1033,7 +1053,7 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 				s = d;
 			}
 		} else {
-			struct symbol *u = symbol_unknown(q->key);
+			struct symbol *u = symbol_unknown(q->key, NULL);
 
 			if (!u)
 				return -ENOMEM;
@@ -1050,6 +1070,8 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 			pt->owned[pt->n_owned++] = d;
 			s = d;
 		}
+		if (s->n_frames && s->frames[s->chosen].function && q->key != KEY_TRUNCATED)
+			pt->named++;
 		pt->out[k++] = s;
 	}
 	pt->n_pend = 0;
@@ -1260,6 +1282,11 @@ int process_tree__debuginfo(struct process_tree *pt,
 			space_drop_resolver(sp);
 	}
 	return 0;
+}
+
+uint64_t process_tree__named(const struct process_tree *pt)
+{
+	return pt->named;
 }
 
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces)

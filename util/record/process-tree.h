@@ -96,6 +96,14 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 		      uint64_t *key);
 
 /*
+ * The key of the frame that ends a call stack which could not be unwound
+ * to its first frame: no code's address (bits 48..62 all set, the address
+ * part above every user address); its symbol is named "[truncated]".
+ */
+#define KEY_TRUNCATED	0x7fffffffffffffffULL
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key);
+
+/*
  * The symbols of the keys queued since the last call, each with addr set
  * to its key: *syms (owned by the tree, valid until the next call), *n.
  * 0 or -ENOMEM.
@@ -146,6 +154,10 @@ void process_tree__gc(struct process_tree *pt);
 int process_tree__debuginfo(struct process_tree *pt,
 			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),
 			    void *ctx);
+
+/* How many of the symbols handed out have a name (a function): 0 when nothing
+ * recorded could be named at all. */
+uint64_t process_tree__named(const struct process_tree *pt);
 
 /* How many address spaces (programs) and processes the recording saw. */
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces);

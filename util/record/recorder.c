@@ -84,25 +84,26 @@ static uint64_t ms_since(const struct timespec *t0)
 /* ---- the start ------------------------------------------------------- */
 
 /*
- * -g walks the frame-pointer chain: say once, when the program that got
- * the samples (not a wrapper around it) keeps none in its own code and its
- * CPU stacks will be short (issue 9).
+ * --call-graph fp walks the frame-pointer chain: say once, when the program
+ * that got the samples (not a wrapper around it) keeps none in its own code
+ * and its CPU stacks will be short.
  */
 static void check_frame_pointers(struct recorder *r, struct resolver *res, const char *exe)
 {
 	struct fp_census c;
 
-	if (!r->o.call_graph || !r->o.cpu || !res || resolver__frame_pointers(res, &c))
+	if (!r->o.call_graph || !r->o.call_graph_fp || !r->o.cpu || !res ||
+	    resolver__frame_pointers(res, &c))
 		return;
 	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", exe,
 		 c.with_fp, c.functions);
 	if (!frame_pointers__missing(&c))
 		return;
 	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
-		"CPU call stacks (-g) will stop after a frame or two", exe, c.with_fp,
-		c.functions);
-	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
-		"(Rust) for whole call stacks");
+		"with --call-graph fp its CPU call stacks stop after a frame or two", exe,
+		c.with_fp, c.functions);
+	pr_hint("record with -g (--call-graph dwarf: unwound through the code's CFI), or build "
+		"with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes (Rust)");
 }
 
 /*
@@ -328,6 +329,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.n_pids = r->t.n_pids;
 	so.freq = o->freq;
 	so.call_graph = o->call_graph;
+	so.stack_copy = o->stack_copy;
 	so.enable_on_exec = r->t.launched;
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
@@ -548,9 +550,11 @@ static void debug_cb(void *ctx, const char *exe, uint64_t samples, int verdict)
  * Debug information is judged on the programs that got samples or heap
  * rows (a stripped wrapper that execs or forks the real program is not an
  * error, even when it took the only samples): exit 5 when none of them (or,
- * without either, none of the programs that ran)
- * has DWARF or a symbol table; a warning for each one with a tenth of the
- * samples or more that has symbols only, or nothing.
+ * without either, none of the programs that ran) has DWARF or a symbol
+ * table and nothing recorded (a library's function, the kernel's) could be
+ * named either; a stripped program whose libraries or kernel time are
+ * named is kept, with a warning; a warning for each one with a tenth of
+ * the samples or more that has symbols only, or nothing.
  */
 static int check_debuginfo_end(struct recorder *r)
 {
@@ -561,13 +565,22 @@ static int check_debuginfo_end(struct recorder *r)
 	process_tree__debuginfo(r->pt, debug_cb, &d);
 	if (!d.n)
 		return 0;
-	if (!d.usable && (r->t.launched || r->o.inherit)) {
-		pr_err("%s has no debug information and no symbol table", d.v[0].exe);
+	if (!d.usable && (r->t.launched || r->o.inherit) && !process_tree__named(r->pt)) {
+		pr_err("%s has no debug information and no symbol table, and nothing recorded "
+		       "could be named", d.v[0].exe);
 		for (int i = 1; i < d.n; i++)
 			fprintf(stderr, "  nor has %s\n", d.v[i].exe);
-		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
-			"Cargo profile, or -g) and do not strip it");
+		pr_hint("install its debug symbols (Debian: the -dbgsym package), set "
+			"DEBUGINFOD_URLS, or rebuild with debug info (gcc/clang -g; Rust: debug = "
+			"true in the Cargo profile) and do not strip it");
 		err = -RSPROF_ENODEBUG;
+	} else if (!d.usable && (r->t.launched || r->o.inherit)) {
+		/* a stripped program: its libraries and the kernel are named, its own
+		 * code is [unknown] by module and address (as perf records it) */
+		pr_warn("%s has no debug information and no symbol table: its own code is "
+			"[unknown], its libraries and the kernel are named", d.v[0].exe);
+		pr_hint("install its debug symbols (Debian: the -dbgsym package) or set "
+			"DEBUGINFOD_URLS for its lines");
 	} else {
 		for (int i = 0; i < d.n; i++) {
 			if (d.v[i].verdict == 0 || !d.v[i].samples ||
@@ -741,6 +754,14 @@ static int finish(struct recorder *r, int err)
 	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
 		err = db__meta_set_int(r->db, "rss_peak_bytes",
 				       (long long)checkpoint_writer__rss_peak(r->cpw));
+	if (!err && r->cpw && r->o.call_graph) {
+		uint64_t unwound, truncated;
+
+		checkpoint_writer__stacks(r->cpw, &unwound, &truncated);
+		err = db__meta_set_int(r->db, "cpu_stacks_unwound", (long long)unwound);
+		if (!err)
+			err = db__meta_set_int(r->db, "cpu_stacks_truncated", (long long)truncated);
+	}
 	if (!err && r->heap) {
 		struct heap_stats hs;
 

@@ -43,6 +43,8 @@ struct record_opts {
 	bool cpu, heap;			/* what to record */
 	bool heap_required;		/* --no-cpu: heap failure is fatal */
 	bool call_graph;
+	bool call_graph_fp;		/* --call-graph fp: the kernel's frame-pointer chain */
+	unsigned int stack_copy;	/* -g: bytes of user stack copied per sample */
 	bool append;
 	enum heap_backend heap_backend;	/* launch: auto, preload or uprobe; attach: uprobe */
 	enum heap_probes heap_probes;

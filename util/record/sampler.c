@@ -29,10 +29,16 @@
 #define RING_PAGES_CG	32
 #define CPU_RING_PAGES	64
 #define CPU_RING_PAGES_CG 256
+#define RING_PAGES_STACK	128	/* with stack copies of 8 KiB: 0.5 s at 99 Hz */
+#define CPU_RING_PAGES_STACK	1024
 /* system-wide: every process's samples and records through one ring per CPU */
 #define ALL_RING_PAGES	512
 #define ALL_RING_PAGES_CG 2048
 #define MAX_CHAIN	127
+/* perf_regs.h of x86: the registers a stack copy comes with (in bit order) */
+#define PERF_REG_X86_BP	6
+#define PERF_REG_X86_SP	7
+#define PERF_REG_X86_IP	8
 #define FD_HEADROOM	64
 /* records newer than this are kept for the next drain (another ring may lag) */
 #define HOLD_NS		2000000ULL
@@ -179,6 +185,16 @@ static int event_open(struct sampler *s, pid_t tid, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The pages of a ring (a power of two): per CPU or per thread. */
+static size_t ring_pages(const struct sampler *s, bool per_cpu)
+{
+	if (s->o.call_graph && s->o.stack_copy > 1024)
+		return per_cpu ? CPU_RING_PAGES_STACK : RING_PAGES_STACK;
+	if (s->o.call_graph)
+		return per_cpu ? CPU_RING_PAGES_CG : RING_PAGES_CG;
+	return per_cpu ? CPU_RING_PAGES : RING_PAGES;
+}
+
 /* Open the events of one thread; -ESRCH when it exited meanwhile. */
 static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 {
@@ -196,7 +212,7 @@ static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 		fd = event_open(s, tid, -1);
 		if (fd < 0)
 			return fd;
-		err = ring_map(s, fd, s->o.call_graph ? RING_PAGES_CG : RING_PAGES, &t->ring, tid);
+		err = ring_map(s, fd, ring_pages(s, false), &t->ring, tid);
 		if (err) {
 			close(fd);
 			s->open_fds--;
@@ -225,8 +241,7 @@ static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 		}
 		t->fds[c] = fd;
 		if (r->fd < 0)
-			err = ring_map(s, fd, s->o.call_graph ? CPU_RING_PAGES_CG : CPU_RING_PAGES,
-				       r, tid);
+			err = ring_map(s, fd, ring_pages(s, true), r, tid);
 		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
 			err = -errno;
 		if (err && r->base == NULL && r->fd == fd)
@@ -447,6 +462,12 @@ static void sampler__set_attr(struct sampler *s)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		a->exclude_callchain_kernel = 1;
 		a->sample_max_stack = MAX_CHAIN;
+		if (o->stack_copy) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			a->sample_regs_user = 1ULL << PERF_REG_X86_BP | 1ULL << PERF_REG_X86_SP |
+					      1ULL << PERF_REG_X86_IP;
+			a->sample_stack_user = o->stack_copy;
+		}
 	}
 	a->exclude_kernel = o->user_only;
 	a->exclude_hv = 1;
@@ -491,7 +512,9 @@ static int open_cpus(struct sampler *s)
 			err = fd;
 			break;
 		}
-		err = ring_map(s, fd, s->o.call_graph ? ALL_RING_PAGES_CG : ALL_RING_PAGES, r, -1);
+		err = ring_map(s, fd, s->o.call_graph && s->o.stack_copy > 1024 ?
+				      CPU_RING_PAGES_STACK : s->o.call_graph ? ALL_RING_PAGES_CG :
+				      ALL_RING_PAGES, r, -1);
 		if (err) {
 			close(fd);
 			s->open_fds--;
@@ -806,9 +829,11 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				 * The chain holds user frames: a kernel address
 				 * there is a frame-pointer walk gone wrong (code
 				 * without them, the dynamic loader at start-up),
-				 * and so is all that follows it.
+				 * and so is all that follows it; a zero return
+				 * address ends it (stored minus 1 it would read
+				 * as the kernel's last address).
 				 */
-				if (kernel_syms__is_kernel(a))
+				if (kernel_syms__is_kernel(a) || !a)
 					break;
 				/*
 				 * The first user entry is where the thread was (the
@@ -824,6 +849,35 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 		}
 		ev->chain = s->chain;
 		ev->depth = depth;
+		if (s->o.call_graph && s->o.stack_copy) {
+			uint64_t abi, size, dyn;
+
+			if (nr > (uint64_t)(end - p) / 8)
+				return false;
+			p += 8 * nr;
+			if (p + 8 > end)
+				return false;
+			memcpy(&abi, p, 8);
+			p += 8;
+			if (abi) {	/* PERF_SAMPLE_REGS_ABI_64 (or 32): the registers */
+				if (p + 24 > end)
+					return false;
+				memcpy(ev->regs, p, 24);	/* bp, sp, ip: in bit order */
+				p += 24;
+				ev->user_regs = abi == PERF_SAMPLE_REGS_ABI_64;
+			}
+			if (p + 8 > end)
+				return false;
+			memcpy(&size, p, 8);
+			p += 8;
+			if (size) {
+				if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+					return false;
+				memcpy(&dyn, p + size, 8);
+				ev->stack = p;
+				ev->stack_len = dyn < size ? dyn : size;
+			}
+		}
 		return true;
 	}
 	case PERF_RECORD_COMM:

@@ -38,6 +38,9 @@ struct sampler_opts {
 	size_t n_pids;
 	unsigned int freq;		/* Hz */
 	bool call_graph;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
+	unsigned int stack_copy;	/* with call_graph: bytes of the user stack copied
+					 * with each sample, with the user %rip, %rsp and
+					 * %rbp (0: none), a multiple of 8 */
 	bool enable_on_exec;		/* launched target stopped before exec */
 	bool inherit;			/* follow new threads and child processes */
 	bool user_only;			/* exclude the kernel */
@@ -79,6 +82,8 @@ enum sampler_ev_type {
 	SEV_MMAP,	/* an executable mapping */
 };
 
+enum sampler_reg { SREG_BP, SREG_SP, SREG_IP };
+
 /* One record. Pointers are valid during the callback only. */
 struct sampler_event {
 	enum sampler_ev_type type;
@@ -92,6 +97,13 @@ struct sampler_event {
 	bool kernel;			/* ip is in the kernel */
 	const uint64_t *chain;
 	unsigned int depth;
+	/* SEV_SAMPLE with stack_copy: the user registers where the thread was
+	 * in user space (user_regs false: none, a kernel thread) and the copy
+	 * of its stack from regs[SREG_SP], stack_len bytes */
+	bool user_regs;
+	uint64_t regs[3];		/* enum sampler_reg */
+	const unsigned char *stack;
+	uint64_t stack_len;
 	/* SEV_COMM */
 	const char *comm;
 	bool exec;

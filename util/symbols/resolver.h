@@ -93,6 +93,13 @@ struct code_range {
 
 int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out);
 
+/*
+ * The CFI rule (util/unwind/cfi.h) in effect at code address pc (for a
+ * return address, ask at the call: the address - 1), read from the
+ * module file's .eh_frame and cached; CFI_OTHER when unknown.
+ */
+uint64_t resolver__cfi_rule(struct resolver *r, uint64_t pc);
+
 /* The mappings as last read (for the `map` table). */
 /*
  * Give back the resident pages of the files read so far (SPEC §7: our own
