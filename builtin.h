@@ -31,6 +31,7 @@ int cmd_diff(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
 int cmd_info(int argc, const char **argv);
 int cmd_query(int argc, const char **argv);
+int cmd_push(int argc, const char **argv);
 int cmd_help(int argc, const char **argv);
 
 struct cmd_struct {

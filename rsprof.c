@@ -24,6 +24,7 @@ const struct cmd_struct commands[] = {
 	{ "timeline", cmd_timeline, 0, "heap and CPU over the checkpoints of a profile" },
 	{ "info", cmd_info, 0, "show what a profile holds" },
 	{ "query", cmd_query, 0, "run SQL on a profile, read-only" },
+	{ "push", cmd_push, 0, "send a profile to Pyroscope, Parca or an OpenTelemetry collector" },
 	{ "help", cmd_help, 0, "show help for rsprof or a command" },
 };
 const int n_commands = sizeof(commands) / sizeof(commands[0]);

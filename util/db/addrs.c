@@ -234,7 +234,8 @@ static int maps_add(struct maps *m, size_t *cap, sqlite3_stmt *st)
 	return 0;
 }
 
-int db_query_maps(struct db *db, struct maps **out)
+/* The rows of sql (pid bound to ?1 when > 0) as struct maps. */
+static int query_maps(struct db *db, const char *sql, int pid, struct maps **out)
 {
 	struct maps *m;
 	sqlite3_stmt *st;
@@ -244,17 +245,11 @@ int db_query_maps(struct db *db, struct maps **out)
 	*out = NULL;
 	if (db__version(db) < 2)
 		return 0;
-	/*
-	 * A recording of a process tree (v3) has the mappings of every process:
-	 * the target's (meta.pid) when it has any, they do not overlap.
-	 */
-	err = q_prepare(db, "read mappings", "SELECT pid, addr_begin, addr_end, perm, offset, path"
-			" FROM map WHERE NOT EXISTS (SELECT 1 FROM map m, meta k"
-			" WHERE k.key = 'pid' AND m.pid = CAST(k.value AS INTEGER))"
-			" OR pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid')"
-			" ORDER BY addr_begin", &st);
+	err = q_prepare(db, "read mappings", sql, &st);
 	if (err)
 		return err;
+	if (pid > 0)
+		sqlite3_bind_int64(st, 1, pid);
 	m = calloc(1, sizeof(*m));
 	if (!m) {
 		sqlite3_finalize(st);
@@ -275,4 +270,23 @@ int db_query_maps(struct db *db, struct maps **out)
 	}
 	*out = m;
 	return 0;
+}
+
+int db_query_maps(struct db *db, struct maps **out)
+{
+	/*
+	 * A recording of a process tree (v3) has the mappings of every process:
+	 * the target's (meta.pid) when it has any, they do not overlap.
+	 */
+	return query_maps(db, "SELECT pid, addr_begin, addr_end, perm, offset, path"
+			  " FROM map WHERE NOT EXISTS (SELECT 1 FROM map m, meta k"
+			  " WHERE k.key = 'pid' AND m.pid = CAST(k.value AS INTEGER))"
+			  " OR pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid')"
+			  " ORDER BY addr_begin", 0, out);
+}
+
+int db_query_maps_pid(struct db *db, int pid, struct maps **out)
+{
+	return query_maps(db, "SELECT pid, addr_begin, addr_end, perm, offset, path"
+			  " FROM map WHERE pid = ?1 ORDER BY addr_begin", pid, out);
 }

@@ -58,5 +58,7 @@ void addr_row__exit(struct addr_row *r);
  * for a version-1 file or an empty table. Free with maps__delete().
  */
 int db_query_maps(struct db *db, struct maps **out);
+/* The mappings the `map` table holds for process pid alone (*out NULL: none). */
+int db_query_maps_pid(struct db *db, int pid, struct maps **out);
 
 #endif

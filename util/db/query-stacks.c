@@ -18,6 +18,7 @@
 
 struct stack_weight {
 	int64_t id;		/* stacks.id, or the address for a one-frame stack */
+	int64_t pid;		/* by process: its pid; else 0 */
 	bool one_frame;
 	int64_t value, count;
 	int64_t alloc_value, alloc_count;	/* heap: in the window */
@@ -39,6 +40,7 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 	struct prof_stack ps = {
 		.value = w->value, .count = w->count,
 		.alloc_value = w->alloc_value, .alloc_count = w->alloc_count,
+		.pid = (int)w->pid,
 	};
 	const char *pat = x->q->f->pattern;
 	bool match = !pat || !*pat;
@@ -122,6 +124,8 @@ static int weight_cmp(const void *pa, const void *pb)
 {
 	const struct stack_weight *a = pa, *b = pb;
 
+	if (a->pid != b->pid)
+		return a->pid < b->pid ? -1 : 1;
 	if (a->value != b->value)
 		return a->value < b->value ? 1 : -1;
 	return (a->id > b->id) - (a->id < b->id);
@@ -132,9 +136,47 @@ struct weights_sum {
 	struct stack_weight *v;
 	int n, cap;
 	struct hashmap stacks, addrs;
+	struct hashmap keyed;	/* by process: (id, pid, one_frame) -> index + 1 in v */
 	bool heap, no_memory;
 	bool window;		/* heap: the rows are in the window, their allocations count */
+	bool by_pid;
+	int64_t pid;		/* only this process's rows; 0: all */
+	int64_t default_pid;	/* a row without a pid is this process's */
 };
+
+struct weight_key {
+	int64_t id, pid;
+	bool one_frame;
+};
+
+static bool weight_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct weights_sum *x = ctx;
+	const struct weight_key *k = key;
+	const struct stack_weight *w = &x->v[val - 1];
+
+	return w->id == k->id && w->pid == k->pid && w->one_frame == k->one_frame;
+}
+
+/* The slot (index + 1) of (id, pid) in x->v, made when new; 0 when out of memory. */
+static uint64_t weight_slot(struct weights_sum *x, int64_t id, int64_t pid, bool one_frame)
+{
+	struct weight_key k = { id, pid, one_frame };
+	uint64_t h = hashmap__hash_u64((uint64_t)id ^ hashmap__hash_u64((uint64_t)pid * 2 +
+									one_frame));
+	struct stack_weight w = { .id = id, .pid = pid, .one_frame = one_frame };
+	uint64_t slot;
+	bool fresh;
+
+	if (hashmap__lookup(&x->keyed, h, weight_eq, &k, x, &slot))
+		return slot;
+	if (add_weight(&x->v, &x->n, &x->cap, &w))
+		return 0;
+	slot = (uint64_t)x->n;
+	if (hashmap__intern(&x->keyed, h, weight_eq, &k, x, &slot, &fresh))
+		return 0;
+	return slot;
+}
 
 static void weights_row(void *ctx, const struct totals_row *r)
 {
@@ -142,9 +184,18 @@ static void weights_row(void *ctx, const struct totals_row *r)
 	bool one_frame = !x->heap || r->stack_id < 0;
 	int64_t id = one_frame ? r->addr : r->stack_id;
 	struct hashmap *m = one_frame ? &x->addrs : &x->stacks;
+	int64_t pid = r->pid ? r->pid : x->default_pid;
 	uint64_t slot;
 
-	if (!hashmap__get(m, (uint64_t)id, &slot)) {
+	if (x->pid && pid != x->pid)
+		return;
+	if (x->by_pid) {
+		slot = weight_slot(x, id, pid, one_frame);
+		if (!slot) {
+			x->no_memory = true;
+			return;
+		}
+	} else if (!hashmap__get(m, (uint64_t)id, &slot)) {
 		struct stack_weight w = { .id = id, .one_frame = one_frame };
 
 		if (add_weight(&x->v, &x->n, &x->cap, &w) ||
@@ -173,10 +224,17 @@ static void weights_row(void *ctx, const struct totals_row *r)
  * The weights of checkpoints lo..hi from the writer's totals (not for
  * cpu_stacks); heap: the allocations of checkpoints win..hi.
  */
-static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t hi, int64_t win,
-			       struct stack_weight **v, int *n)
+struct weights_opts {
+	bool by_pid;		/* per process */
+	int64_t pid;		/* this process alone; 0: all */
+	int64_t default_pid;	/* whose the rows without a pid are */
+};
+
+static int weights_from_totals(struct totals *t, bool heap, const struct weights_opts *o,
+			       int64_t lo, int64_t hi, int64_t win, struct stack_weight **v, int *n)
 {
-	struct weights_sum x = { .heap = heap };
+	struct weights_sum x = { .heap = heap, .by_pid = o->by_pid, .pid = o->pid,
+				 .default_pid = o->default_pid };
 	int k = 0, err;
 
 	if (!heap) {
@@ -195,6 +253,7 @@ static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t 
 		err = -ENOMEM;
 	hashmap__free(&x.stacks);
 	hashmap__free(&x.addrs);
+	hashmap__free(&x.keyed);
 	if (err) {
 		free(x.v);
 		return err;
@@ -212,7 +271,7 @@ static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t 
 
 /* Weights per stack (and per address for rows without one). */
 static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
-			 struct stack_weight **v, int *n)
+			 const struct weights_opts *o, struct stack_weight **v, int *n)
 {
 	const bool v2 = db__version(db) >= 2;
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
@@ -220,6 +279,9 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	int64_t lo, hi, win = 0;
 	bool all, has_cpu_stacks = false;
 	const char *sql[2] = { NULL, NULL };
+	/* the rows' process, where the tables have it and it matters */
+	bool pids = (o->by_pid || o->pid) &&
+		    db__has_column(db, heap ? "heap_events" : "cpu_samples", "pid");
 	int cap = 0, err;
 
 	*v = NULL;
@@ -251,35 +313,54 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 		err = totals__open(db, &t);
 		used = t != NULL;
 		if (!err && used)
-			err = weights_from_totals(t, heap, lo, hi, win, v, n);
+			err = weights_from_totals(t, heap, o, lo, hi, win, v, n);
 		totals__delete(t);
 		if (err || used)
 			return err;
 	}
 	if (!heap) {
 		if (has_cpu_stacks)
-			sql[0] = "SELECT stack_id, SUM(count), SUM(count), 0 FROM cpu_stacks"
+			sql[0] = "SELECT stack_id, SUM(count), SUM(count), 0, 0, 0, 0 FROM cpu_stacks"
 				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY stack_id";
+		else if (pids)
+			sql[1] = "SELECT addr, SUM(count), SUM(count), 1, 0, 0, IFNULL(pid, 0)"
+				 " FROM cpu_samples WHERE checkpoint_id BETWEEN ?1 AND ?2"
+				 " GROUP BY addr, IFNULL(pid, 0)";
 		else
-			sql[1] = "SELECT addr, SUM(count), SUM(count), 1 FROM cpu_samples"
+			sql[1] = "SELECT addr, SUM(count), SUM(count), 1, 0, 0, 0 FROM cpu_samples"
 				 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
+	} else if (v2 && pids) {
+		sql[0] = "SELECT stack_id, SUM(alloc_bytes - free_bytes),"
+			 " SUM(alloc_count - free_count), 0,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END),"
+			 " IFNULL(pid, 0) FROM heap_events"
+			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NOT NULL"
+			 " GROUP BY stack_id, IFNULL(pid, 0)";
+		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes),"
+			 " SUM(alloc_count - free_count), 1,"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END),"
+			 " IFNULL(pid, 0) FROM heap_events"
+			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NULL"
+			 " GROUP BY addr, IFNULL(pid, 0)";
 	} else if (v2) {
 		sql[0] = "SELECT stack_id, SUM(alloc_bytes - free_bytes),"
 			 " SUM(alloc_count - free_count), 0,"
 			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
-			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END), 0"
 			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NOT NULL"
 			 " GROUP BY stack_id";
 		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes),"
 			 " SUM(alloc_count - free_count), 1,"
 			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END),"
-			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END)"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_count ELSE 0 END), 0"
 			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 AND stack_id IS NULL GROUP BY addr";
 	} else {
 		sql[1] = "SELECT addr, SUM(alloc_bytes - free_bytes), 0, 1,"
-			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END), 0"
+			 " SUM(CASE WHEN checkpoint_id >= ?3 THEN alloc_bytes ELSE 0 END), 0, 0"
 			 " FROM heap_events"
 			 " WHERE checkpoint_id BETWEEN ?1 AND ?2 GROUP BY addr";
 	}
@@ -303,7 +384,14 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				.count = sqlite3_column_int64(st, 2),
 				.one_frame = sqlite3_column_int(st, 3),
 			};
+			int64_t pid = sqlite3_column_int64(st, 6);
 
+			if (!pid)
+				pid = o->default_pid;
+			if (o->pid && pid != o->pid)
+				continue;
+			if (o->by_pid)
+				w.pid = pid;
 			if (heap) {
 				w.alloc_value = sqlite3_column_int64(st, 4);
 				w.alloc_count = sqlite3_column_int64(st, 5);
@@ -324,9 +412,10 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	return err;
 }
 
-int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
-		    prof_stack_cb cb, void *ctx)
+static int query_stacks(struct db *db, const struct query_filter *f, bool heap, bool by_pid,
+			prof_stack_cb cb, void *ctx)
 {
+	struct weights_opts o = { .by_pid = by_pid, .pid = f->pid };
 	struct stacks_ctx x = { 0 };
 	struct stack_weight *w = NULL;
 	struct chains c = { 0 };
@@ -336,8 +425,9 @@ int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 	err = qctx_load(&q, db, f);
 	if (!err)
 		err = chains_load(&q, &c);
+	o.default_pid = q.default_pid;
 	if (!err)
-		err = stack_weights(db, f, heap, &w, &n);
+		err = stack_weights(db, f, heap, &o, &w, &n);
 	if (err || !n)
 		goto out;
 	x.q = &q;
@@ -378,4 +468,16 @@ out:
 	chains_free(&c, q.n_syms);
 	qctx_free(&q);
 	return err;
+}
+
+int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
+		    prof_stack_cb cb, void *ctx)
+{
+	return query_stacks(db, f, heap, false, cb, ctx);
+}
+
+int db_query_stacks_by_pid(struct db *db, const struct query_filter *f, bool heap,
+			   prof_stack_cb cb, void *ctx)
+{
+	return query_stacks(db, f, heap, true, cb, ctx);
 }

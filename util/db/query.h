@@ -161,6 +161,7 @@ struct prof_stack {
 	int64_t count;		/* CPU: samples; heap: live allocations */
 	int64_t alloc_value;	/* heap: bytes allocated in the window (0 for CPU) */
 	int64_t alloc_count;	/* heap: allocations made in the window */
+	int pid;		/* db_query_stacks_by_pid(): the process; else 0 */
 };
 
 typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
@@ -171,6 +172,15 @@ typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
  */
 int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 		    prof_stack_cb cb, void *ctx);
+/*
+ * The same per process: the stacks of each process with data in the
+ * window, process by process (pid ascending), each with its pid (a row
+ * without one counts for meta.pid). CPU stacks of `record -g` carry no
+ * process: all of them count for meta.pid. f->pid, when set, keeps that
+ * process alone (db_query_stacks() too).
+ */
+int db_query_stacks_by_pid(struct db *db, const struct query_filter *f, bool heap,
+			   prof_stack_cb cb, void *ctx);
 
 /* What a profile holds, for headers, info and the live view's footer. */
 struct prof_summary {

@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 
@@ -78,12 +79,18 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 		err = db__meta_set_int(db, "cpu_freq_hz", o->cpu ? o->freq : 0);
 	if (!err)
 		err = db__meta_set(db, "rsprof_version", RSPROF_VERSION);
+	/* where it was recorded: the hostname label of what is pushed from it */
+	if (!err && !gethostname(buf, sizeof(buf))) {
+		buf[sizeof(buf) - 1] = '\0';
+		err = db__meta_set(db, "hostname", buf);
+	}
 	if (!err)
 		err = db__meta_set(db, "command", t->cmdline ? t->cmdline : "");
 	if (!err && o->rsprof_cmdline)
 		err = db__meta_set(db, "rsprof_command", o->rsprof_cmdline);
 	if (!err)
-		err = db__meta_set(db, "target", t->launched ? "launched" : "attached");
+		err = db__meta_set(db, "target", t->launched ? "launched" :
+				   t->n_pids ? "attached" : "system");
 	if (!err)
 		err = db__meta_set(db, "cpu", o->cpu ? "on" : "off");
 	if (!err)

@@ -126,11 +126,19 @@ static int get_call_graph(struct record_opts *o)
 
 	o->call_graph = record_args.call_graph || m;
 	o->stack_copy = STACK_COPY_DEFAULT;
+	/*
+	 * -a -g: frame pointers; unwinding stack copies needs the call frame
+	 * information of every program of the host at once (--call-graph
+	 * dwarf asks for it)
+	 */
+	if (!m && o->all)
+		m = "fp";
 	if (!m)
 		return 0;
 	if (!strcmp(m, "fp")) {
 		o->call_graph_fp = true;
-		o->stack_copy = STACK_COPY_FP;
+		/* -a: the kernel's frame-pointer chain alone, no CFI for the sampled frame */
+		o->stack_copy = o->all ? 0 : STACK_COPY_FP;
 		return 0;
 	}
 	if (!strncmp(m, "dwarf", 5) && (!m[5] || (m[5] == ',' &&
@@ -281,11 +289,25 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		targets++;
 	if (cmd && cmd[0])
 		targets++;
+	if (record_args.all_cpus)
+		targets++;
 	if (targets != 1) {
-		pr_err(targets ? "give only one target: -p PID, -P NAME or -- COMMAND"
-			       : "no target: give -p PID, -P NAME or -- COMMAND");
+		pr_err(targets ? "give only one target: -p PID, -P NAME, -a or -- COMMAND"
+			       : "no target: give -p PID, -P NAME, -a or -- COMMAND");
 		return -RSPROF_EUSAGE;
 	}
+	if ((record_args.comm || record_args.cgroup) && !record_args.all_cpus) {
+		pr_err("--comm and --cgroup narrow a recording of every process (-a)");
+		pr_hint("a process by name is -P NAME");
+		return -RSPROF_EUSAGE;
+	}
+	if (record_args.comm && !*record_args.comm) {
+		pr_err("--comm: the name is empty");
+		return -RSPROF_EUSAGE;
+	}
+	o->all = record_args.all_cpus;
+	o->comm = record_args.comm;
+	o->cgroup = record_args.cgroup;
 	if (target_args.process && !*target_args.process) {
 		pr_err("-P/--process: the name is empty");
 		return -RSPROF_EUSAGE;
@@ -346,8 +368,14 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		pr_err("--no-cpu and --no-heap leave nothing to record");
 		return -RSPROF_EUSAGE;
 	}
+	if (o->all && record_args.no_cpu) {
+		pr_err("-a records the CPU of every process: not with --no-cpu");
+		pr_hint("the heap is tracked per process: -p PID or -- COMMAND");
+		return -RSPROF_EUSAGE;
+	}
 	o->cpu = !record_args.no_cpu;
-	o->heap = !record_args.no_heap;
+	/* the heap is tracked per process (an in-process tracker or uprobes): -a is CPU */
+	o->heap = !record_args.no_heap && !o->all;
 	o->heap_required = record_args.no_cpu;
 	err = get_call_graph(o);
 	if (err)

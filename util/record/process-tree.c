@@ -36,6 +36,8 @@ struct space {
 	bool program;		/* made by an exec or an attach, not a placeholder */
 	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
 	int verdict;
+	bool res_used;		/* system-wide: its resolver named an address since the last gc */
+	uint64_t res_tick;	/* system-wide: when its resolver was last used */
 };
 
 /*
@@ -106,6 +108,25 @@ struct process_tree {
 	struct hashmap exe_kept;	/* exe hashes whose first space keeps its maps */
 	unsigned int next_keynum;
 	bool warned_keys;
+	/* system-wide: the symbols named so far, by file and offset (struct claim) */
+	bool system_wide;
+	struct id_sym {
+		struct claim id;
+		struct symbol *s;	/* a copy, owned */
+	} *id_syms;
+	size_t n_id_syms, cap_id_syms;
+	struct hashmap id_syms_index;	/* -> index + 1 in id_syms */
+	uint64_t res_tick;
+	size_t *order;			/* new_symbols(): the pending keys by space */
+	size_t cap_order;
+	/* system-wide: resolvers of one file each, the most recently used */
+	struct file_res {
+		uint64_t file;		/* the file's identity (interned) */
+		uint64_t start, end, pgoff;	/* its mapping where it was met */
+		struct resolver *res;
+		uint64_t tick;
+	} fres[8];
+	size_t n_fres;
 };
 
 /* Grow *v (elements of size sz, capacity *cap) to hold n + 1. */
@@ -188,8 +209,20 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
 	hashmap__free(&pt->exe_kept);
+	for (size_t i = 0; i < pt->n_id_syms; i++)
+		symbol__delete(pt->id_syms[i].s);
+	free(pt->id_syms);
+	free(pt->order);
+	for (size_t i = 0; i < pt->n_fres; i++)
+		resolver__delete(pt->fres[i].res);
+	hashmap__free(&pt->id_syms_index);
 	kernel_syms__delete(pt->ksyms);
 	free(pt);
+}
+
+void process_tree__system_wide(struct process_tree *pt)
+{
+	pt->system_wide = true;
 }
 
 static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *m)
@@ -612,6 +645,9 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 
 	*key = addr;
 	if (kernel_syms__is_kernel(addr)) {
+		/* system-wide: a kernel thread has samples in the kernel only */
+		if (use == KEY_SAMPLE && pt->system_wide && !proc_get(pt, pid, pt->base_ms))
+			return -ENOMEM;
 		if (use == KEY_SAMPLE && (p = proc_find(pt, pid)) &&
 		    !pt->images[p->image].hidden) {
 			pt->images[p->image].row.samples++;
@@ -637,7 +673,7 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 		 * most likely still runs: a short-lived process in a container
 		 * has its files only under its own /proc/PID/root.
 		 */
-		if (!sp->samples++ && !sp->res)
+		if (!sp->samples++ && !sp->res && !pt->system_wide)
 			space_resolver(sp);
 		if (!pt->images[p->image].hidden) {
 			pt->images[p->image].row.samples++;
@@ -780,6 +816,146 @@ int process_tree__truncated_key(struct process_tree *pt, uint64_t *key)
 	return err ? err : queue(pt, KEY_TRUNCATED, NULL, KEY_TRUNCATED);
 }
 
+static bool id_sym_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct process_tree *pt = ctx;
+	const struct claim *k = key;
+
+	return pt->id_syms[val - 1].id.file == k->file && pt->id_syms[val - 1].id.off == k->off;
+}
+
+static uint64_t id_sym_hash(const struct claim *id)
+{
+	return hashmap__hash_u64(id->file * 0x9e3779b97f4a7c15ULL ^ id->off);
+}
+
+static const struct symbol *id_sym_find(struct process_tree *pt, const struct claim *id)
+{
+	uint64_t v;
+
+	return hashmap__lookup(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v) ?
+	       pt->id_syms[v - 1].s : NULL;
+}
+
+/* A copy of s, the name of id for every space from now on. 0 or -ENOMEM. */
+static int id_sym_add(struct process_tree *pt, const struct claim *id, const struct symbol *s)
+{
+	struct symbol *d;
+	uint64_t v;
+	bool fresh;
+
+	if (grow(&pt->id_syms, &pt->cap_id_syms, pt->n_id_syms, sizeof(*pt->id_syms)))
+		return -ENOMEM;
+	d = symbol_at(s, s->addr);
+	if (!d)
+		return -ENOMEM;
+	pt->id_syms[pt->n_id_syms] = (struct id_sym){ *id, d };
+	v = pt->n_id_syms + 1;
+	if (hashmap__intern(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v, &fresh)) {
+		symbol__delete(d);
+		return -ENOMEM;
+	}
+	pt->n_id_syms++;
+	return 0;
+}
+
+/*
+ * System-wide: at most this many resolvers of spaces at a time (for code in
+ * no file: a JIT's), besides the resolvers of files below. A resolver that
+ * reads a library's DWARF holds its sections, decompressed (Debian's
+ * debug files compress them): ~20-30 MB for libc's. The pending keys are
+ * taken space by space, so each resolver is made once per checkpoint.
+ */
+#define LIVE_RESOLVERS	4
+
+/*
+ * System-wide: an address in a file is named by a resolver of that file
+ * alone, shared by every space that maps it: its one executable mapping as
+ * the first space had it, the address moved there by its file offset.
+ * libc is read (and its debug sections decompressed) once, not once per
+ * process. The least recently used of them goes when a new one is needed.
+ */
+static struct file_res *file_resolver(struct process_tree *pt, const struct space *sp,
+				      uint64_t addr, const struct claim *id)
+{
+	const struct map *m = sp->maps ? maps__find(sp->maps, addr) : NULL;
+	struct file_res *f, *lru = NULL;
+	struct maps *one;
+	struct map copy;
+
+	for (size_t i = 0; i < pt->n_fres; i++) {
+		f = &pt->fres[i];
+		if (f->file == id->file && id->off >= f->pgoff &&
+		    id->off - f->pgoff < f->end - f->start) {
+			f->tick = ++pt->res_tick;
+			return f;
+		}
+		if (!lru || f->tick < lru->tick)
+			lru = f;
+	}
+	if (!m || !m->path)
+		return NULL;
+	if (pt->n_fres == sizeof(pt->fres) / sizeof(pt->fres[0])) {
+		resolver__delete(lru->res);
+		f = lru;
+	} else {
+		f = &pt->fres[pt->n_fres++];
+	}
+	memset(f, 0, sizeof(*f));
+	one = maps__new(sp->pid);
+	copy = *m;
+	if (!one || maps__insert(one, &copy)) {
+		maps__delete(one);
+		one = NULL;
+	}
+	/* one is the resolver's from here, also when it fails */
+	if (!one || resolver__new_maps(sp->pid, m->path, one, &f->res)) {
+		pt->n_fres--;
+		if (f != &pt->fres[pt->n_fres])
+			*f = pt->fres[pt->n_fres];
+		return NULL;
+	}
+	f->file = id->file;
+	f->start = m->start;
+	f->end = m->end;
+	f->pgoff = m->pgoff;
+	f->tick = ++pt->res_tick;
+	return f;
+}
+
+static void space_drop_resolver(struct space *sp);
+
+/* Room for one more resolver: the least recently used one goes. */
+static void resolvers_make_room(struct process_tree *pt, const struct space *keep)
+{
+	struct space *lru = NULL;
+	size_t live = 0;
+
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+
+		if (!sp->res || sp == keep)
+			continue;
+		live++;
+		if (!lru || sp->res_tick < lru->res_tick)
+			lru = sp;
+	}
+	if (lru && live >= LIVE_RESOLVERS)
+		space_drop_resolver(lru);
+}
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct process_tree *pt = ctx;
+	const struct pending *x = &pt->pend[*(const size_t *)a];
+	const struct pending *y = &pt->pend[*(const size_t *)b];
+	int ix = x->sp ? x->sp->id : -1, iy = y->sp ? y->sp->id : -1;
+
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
+}
+
 int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
 			      size_t *n)
 {
@@ -806,12 +982,48 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		pt->owned = v;
 		pt->cap_owned = pt->n_pend;
 	}
-	for (size_t i = 0; i < pt->n_pend; i++) {
-		const struct pending *q = &pt->pend[i];
+	if (pt->system_wide && pt->n_pend > pt->cap_order) {
+		size_t *v = realloc(pt->order, pt->n_pend * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pt->order = v;
+		pt->cap_order = pt->n_pend;
+	}
+	if (pt->system_wide && pt->n_pend) {
+		for (size_t i = 0; i < pt->n_pend; i++)
+			pt->order[i] = i;
+		qsort_r(pt->order, pt->n_pend, sizeof(*pt->order), order_cmp, pt);
+	}
+	for (size_t j = 0; j < pt->n_pend; j++) {
+		const struct pending *q = &pt->pend[pt->system_wide ? pt->order[j] : j];
 		const struct symbol *s = NULL;
 		struct resolver *res;
+		struct claim id;
+		bool by_id = false;
 
-		if (q->key == KEY_TRUNCATED) {
+		/* system-wide: what another space running the same file named */
+		if (q->sp && pt->system_wide && !identity(pt, q->sp, q->addr, &id) &&
+		    strncmp(pt->strs[id.file], "anon#", 5)) {
+			by_id = true;
+			s = id_sym_find(pt, &id);
+		}
+		/* system-wide: the file's own resolver */
+		if (!s && by_id) {
+			struct file_res *f = file_resolver(pt, q->sp, q->addr, &id);
+
+			s = f ? resolver__resolve(f->res, f->start + (id.off - f->pgoff)) : NULL;
+			if (s) {
+				if (id_sym_add(pt, &id, s))
+					return -ENOMEM;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
+			}
+		}
+		if (!s && q->sp && pt->system_wide && !q->sp->res)
+			resolvers_make_room(pt, q->sp);
+		if (s) {
+			;
+		} else if (q->key == KEY_TRUNCATED) {
 			struct symbol *u = symbol_unknown(q->key, "[truncated]");
 
 			if (!u)
@@ -821,7 +1033,25 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		} else if (!q->sp) {
 			s = kernel_syms__resolve(pt->ksyms, q->addr);
 		} else if ((res = space_resolver(q->sp))) {
+			q->sp->res_used = true;
+			q->sp->res_tick = ++pt->res_tick;
 			s = resolver__resolve(res, q->addr);
+			/*
+			 * system-wide: the copy, for the resolver may go before the
+			 * symbols are written (resolvers_make_room())
+			 */
+			if (s && by_id) {
+				if (id_sym_add(pt, &id, s))
+					return -ENOMEM;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
+			} else if (s && pt->system_wide && s->addr == q->key) {
+				struct symbol *d = symbol_at(s, q->key);
+
+				if (!d)
+					return -ENOMEM;
+				pt->owned[pt->n_owned++] = d;
+				s = d;
+			}
 		} else {
 			struct symbol *u = symbol_unknown(q->key, NULL);
 
@@ -981,8 +1211,9 @@ static void gc_spaces(struct process_tree *pt)
 		if (!has_data(sp) && sp->exe && sp->program &&
 		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
 			continue;	/* the first of its program (or no memory to tell) */
-		if (has_data(sp) && !sp->has_verdict)
-			continue;	/* no resolver was made: nothing to say about it */
+		/* no resolver was made: nothing to say about it (system-wide: not asked) */
+		if (has_data(sp) && !sp->has_verdict && !pt->system_wide)
+			continue;
 		maps__delete(sp->maps);
 		sp->maps = NULL;
 		if (!has_data(sp)) {
@@ -998,10 +1229,14 @@ void process_tree__gc(struct process_tree *pt)
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
 
-		if (sp->refs <= 0)
+		/* system-wide: a resolver that named nothing this time goes too */
+		if (sp->refs <= 0 || (pt->system_wide && !sp->res_used))
 			space_drop_resolver(sp);
+		sp->res_used = false;
 		resolver__release_pages(sp->res);
 	}
+	for (size_t i = 0; i < pt->n_fres; i++)
+		resolver__release_pages(pt->fres[i].res);
 	gc_processes(pt);
 	gc_images(pt);
 	gc_spaces(pt);

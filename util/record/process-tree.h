@@ -42,6 +42,17 @@ int process_tree__new(uint64_t t0_ns, uint64_t ts_base_ms, bool inherit, bool ke
 void process_tree__delete(struct process_tree *pt);
 
 /*
+ * Every process of the host (record -a), hundreds of them running the same
+ * files: an address is named once per file and offset (the first space to
+ * meet it resolves it, the others take that symbol), a space's resolver is
+ * made when it has an address nobody named yet (at the checkpoint, not at
+ * its first sample) and freed after a checkpoint that did not use it, and
+ * a process seen only in the kernel (a kernel thread) is a process too.
+ * Memory then grows with the code that runs, not with the processes.
+ */
+void process_tree__system_wide(struct process_tree *pt);
+
+/*
  * A process there at the start: attached (from_proc: its mappings,
  * executable and comm from /proc), or launched and not yet exec'd (its
  * address space begins with its exec record).

@@ -24,6 +24,8 @@
 #include "util/record/meta.h"
 #include "util/record/proc.h"
 #include "util/record/process-tree.h"
+#include "util/record/scope.h"
+#include "util/push/pusher.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
@@ -51,6 +53,8 @@ struct recorder {
 	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
 	struct history_writer *hw;	/* --alloc-history */
+	struct pusher *pusher;		/* --push */
+	struct scope *scope;		/* -a: whose samples are kept */
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
@@ -293,7 +297,18 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	target__init(&r->t);
 	pthread_mutex_init(&r->lock, NULL);
 
-	if (o->argv) {
+	/* the store's URL and credentials checked before anything starts */
+	if (o->push) {
+		err = pusher__new(o->push, &r->pusher);
+		if (err) {
+			r->pusher = NULL;
+			goto fail;
+		}
+	}
+	if (o->all) {
+		target__system(&r->t);
+		err = scope__new(o->comm, o->cgroup, &r->scope);
+	} else if (o->argv) {
 		err = plan_heap(r);
 		if (!err)
 			err = target__launch(&r->t, o->argv,
@@ -319,6 +334,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
 	so.sideband_only = !o->cpu;
+	so.system_wide = o->all;
 	err = sampler__new(&so, &r->sampler);
 	if (err) {
 		r->sampler = NULL;
@@ -334,11 +350,16 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	err = open_output(r);
 	if (!err && o->cpu)
 		err = record_meta__cpu_scope(r->db, sampler__user_only(r->sampler));
+	if (!err && r->pusher)
+		err = pusher__start(r->pusher, r->path);
 	if (err)
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
-	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit,
+	/* -a: every process that forks is in it */
+	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit || o->all,
 				r->sampler && o->cpu && !sampler__user_only(r->sampler), &r->pt);
+	if (!err && o->all)
+		process_tree__system_wide(r->pt);
 	for (size_t i = 0; !err && i < r->t.n_pids; i++)
 		err = process_tree__add(r->pt, r->t.pids[i], !r->t.launched);
 	if (err)
@@ -424,6 +445,13 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
+	if (r->pusher) {
+		/* the interval is in the file: the pusher may read it; what it sent goes in */
+		pusher__checkpoint(r->pusher, r->ts_base + now_ms);
+		err = pusher__write_ledger(r->pusher, r->db);
+		if (err)
+			return err;
+	}
 	pr_debug(2, "checkpoint at %llu ms written in %llu ms", (unsigned long long)now_ms,
 		 (unsigned long long)(ms_since(&r->t0) - t0));
 	/* launched: the program that got the samples, not a wrapper, once some came */
@@ -453,18 +481,32 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 static void update_stats(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
+	struct push_stats ps = { 0 };
 	size_t procs = 0, spaces = 0;
 
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
 	if (r->pt)
 		process_tree__counts(r->pt, &procs, &spaces);
+	if (r->pusher)
+		pusher__stats(r->pusher, &ps);
 	pthread_mutex_lock(&r->lock);
 	r->st.elapsed_ms = now_ms;
 	r->st.samples = ss.samples;
 	r->st.lost = ss.lost;
 	r->st.threads = ss.threads;
 	r->st.processes = procs;
+	if (r->pusher) {
+		r->st.push_on = true;
+		r->st.pushed = ps.pushed;
+		r->st.pushed_bytes = ps.pushed_bytes;
+		r->st.push_queued = ps.queued;
+		r->st.push_failed = ps.failed;
+		r->st.push_dropped = ps.dropped;
+		r->st.push_rejected = ps.rejected;
+		snprintf(r->st.push_store, sizeof(r->st.push_store), "%s", ps.store);
+		snprintf(r->st.push_spool, sizeof(r->st.push_spool), "%s", ps.spool);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -572,6 +614,16 @@ static void on_event(void *ctx, const struct sampler_event *ev)
 {
 	struct recorder *r = ctx;
 
+	/*
+	 * -a: the samples of the processes in scope; what a privileged perf
+	 * -a may see (it needs CAP_PERFMON or root), with no process of ours
+	 * to guard against an exec into privileges
+	 */
+	if (r->scope) {
+		if (scope__keep(r->scope, ev))
+			checkpoint_writer__event(r->cpw, ev);
+		return;
+	}
 	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained) {
 		int err = target__may_trace(ev->pid);
 
@@ -689,6 +741,13 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	/* the last intervals pushed (or left in the spool), their ledger rows written */
+	if (r->pusher) {
+		pusher__finish(r->pusher, r->ts_base + now);
+		if (!err)
+			err = pusher__write_ledger(r->pusher, r->db);
+		update_stats(r, now);
+	}
 	if (!err && r->hw)
 		err = finish_history(r);
 	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
@@ -718,7 +777,8 @@ static int finish(struct recorder *r, int err)
 				r->t.exit_status);
 	if (!err2)
 		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
-	if (!err && !err2 && r->o.cpu) {
+	/* -a: whatever runs on the host, with or without debug information */
+	if (!err && !err2 && r->o.cpu && !r->o.all) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
 	}
@@ -756,8 +816,9 @@ int recorder__run(struct recorder *r)
 			r->stop_reason = "signal";
 			break;
 		}
-		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
-		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms; -a: never */
+		exited = !r->o.all && (r->t.launched || now >= next_alive) &&
+			 target__exited(&r->t);
 		/* without records (no CPU events): /proc, every 50 ms and before a checkpoint */
 		for (size_t i = 0; !exited && !r->t.launched && (now >= next_alive || now >= next_cp) &&
 				   i < r->t.n_pids && !r->gained; i++)
@@ -887,6 +948,7 @@ int recorder__delete(struct recorder *r)
 	hashmap__free(&r->exec_unchecked);
 	heap_launch__delete(r->heap_launch);
 	alloc_fns__delete(r->alloc_fns);
+	scope__delete(r->scope);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	if (history_writer__delete(r->hw) && !err)
@@ -897,6 +959,8 @@ int recorder__delete(struct recorder *r)
 	err2 = db__close(r->db);
 	if (!err)
 		err = err2;
+	/* its reader of the file after the writer (see check_fd in util/db/db.c) */
+	pusher__delete(r->pusher);
 	if (r->discard) {
 		char side[PATH_MAX + 8];
 

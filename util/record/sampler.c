@@ -31,6 +31,9 @@
 #define CPU_RING_PAGES_CG 256
 #define RING_PAGES_STACK	128	/* with stack copies of 8 KiB: 0.5 s at 99 Hz */
 #define CPU_RING_PAGES_STACK	1024
+/* system-wide: every process's samples and records through one ring per CPU */
+#define ALL_RING_PAGES	512
+#define ALL_RING_PAGES_CG 2048
 #define MAX_CHAIN	127
 /* perf_regs.h of x86: the registers a stack copy comes with (in bit order) */
 #define PERF_REG_X86_BP	6
@@ -394,7 +397,7 @@ int sampler__rescan(struct sampler *s)
 {
 	int changes = 0, alive = 0;
 
-	if (s->o.inherit)
+	if (s->o.inherit || s->o.system_wide)
 		return 0;
 	for (size_t i = 0; i < s->n; i++)
 		s->t[i].seen = false;
@@ -490,6 +493,49 @@ static void sampler__set_attr(struct sampler *s)
 /* Read the FORK records in the rings without consuming them (the attach race). */
 static void peek_forks(struct sampler *s);
 
+/*
+ * System-wide: one event and ring per online CPU, for every process (pid
+ * -1). Errors printed: -EACCES/-EPERM without CAP_PERFMON (or paranoid
+ * above 0), -errno.
+ */
+static int open_cpus(struct sampler *s)
+{
+	int opened = 0, err = 0;
+
+	for (int c = 0; c < s->ncpu; c++) {
+		struct ring *r = &s->cpu_rings[c];
+		int fd = event_open(s, -1, c);
+
+		if (fd == -ENODEV || fd == -EINVAL)	/* an offline CPU */
+			continue;
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		err = ring_map(s, fd, s->o.call_graph && s->o.stack_copy > 1024 ?
+				      CPU_RING_PAGES_STACK : s->o.call_graph ? ALL_RING_PAGES_CG :
+				      ALL_RING_PAGES, r, -1);
+		if (err) {
+			close(fd);
+			s->open_fds--;
+			r->fd = -1;
+			break;
+		}
+		opened++;
+	}
+	if (!err && !opened)
+		err = -ENODEV;
+	if (err == -EACCES || err == -EPERM) {
+		pr_err("perf_event_open on every CPU refused: %s (kernel.perf_event_paranoid is %d)",
+		       strerror(-err), caps__perf_paranoid());
+		pr_hint("recording every process (-a) needs root or CAP_PERFMON, or 'sysctl "
+			"kernel.perf_event_paranoid=0'");
+	} else if (err) {
+		pr_err("perf_event_open on every CPU: %s", strerror(-err));
+	}
+	return err;
+}
+
 int sampler__new(const struct sampler_opts *o, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -511,7 +557,9 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 	s->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (s->ncpu < 1)
 		s->ncpu = 1;
-	if (o->inherit) {
+	if (o->system_wide)
+		s->o.inherit = false;	/* a CPU-wide event sees every task already */
+	if (o->inherit || o->system_wide) {
 		s->cpu_rings = calloc(s->ncpu, sizeof(*s->cpu_rings));
 		if (!s->cpu_rings) {
 			sampler__delete(s);
@@ -534,6 +582,15 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 			s->attr.build_id = 0;
 			pr_debug(1, "no build-ids in mmap records on this kernel");
 		}
+	}
+	if (o->system_wide) {
+		err = open_cpus(s);
+		if (err) {
+			sampler__delete(s);
+			return err;
+		}
+		*out = s;
+		return 0;
 	}
 	for (size_t p = 0; p < o->n_pids && !err; p++) {
 		err = proc__exists(o->pids[p]);

@@ -22,6 +22,9 @@
  *   on one CPU can share a ring through PERF_EVENT_IOC_SET_OUTPUT).
  * - no inherit: one event and ring per thread of the target processes, new
  *   threads found by sampler__rescan(); child processes are not followed.
+ * - system-wide (record -a, as `perf record -a`): one event and ring per
+ *   CPU for every process (pid -1), no inherit; the side-band records of
+ *   every process come with them.
  *
  * sampler__drain() copies the rings' records, orders them by time across
  * rings (an exec on one CPU and the next sample on another) and hands
@@ -42,6 +45,7 @@ struct sampler_opts {
 	bool inherit;			/* follow new threads and child processes */
 	bool user_only;			/* exclude the kernel */
 	bool sideband_only;		/* no samples, the records only (--no-cpu) */
+	bool system_wide;		/* every process on every CPU; pids unused */
 };
 
 /*
