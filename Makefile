@@ -46,7 +46,7 @@ LDFLAGS += $(SAN_FLAGS)
 endif
 
 BUILTIN_SRC := $(sort $(wildcard builtin/*.c))
-UTIL_SRC    := $(sort $(wildcard util/*.c util/*/*.c))
+UTIL_SRC    := $(sort $(wildcard util/*.c util/*/*.c util/*/*/*.c))
 UTIL_OBJ    := $(UTIL_SRC:%.c=$(OUT)/%.o)
 OBJ         := $(OUT)/rsprof.o $(BUILTIN_SRC:%.c=$(OUT)/%.o) $(UTIL_OBJ)
 BPF_SRC     := $(sort $(wildcard bpf/*.bpf.c))
@@ -88,7 +88,7 @@ $(OUT)/rsprof: $(OBJ)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(LDFLAGS) -o $@ $^ $(LDLIBS)
 
-$(OUT)/%.o: %.c $(wildcard util/*.h util/*/*.h) builtin.h | $(BPF_SKEL) $(OUT)/man-embed.h
+$(OUT)/%.o: %.c $(wildcard util/*.h util/*/*.h util/*/*/*.h) builtin.h | $(BPF_SKEL) $(OUT)/man-embed.h
 	$(call msg,CC,$<)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) -MMD -MP -c $< -o $@

@@ -21,7 +21,7 @@
 #include "util/annotate/source.h"
 #include "util/db/db.h"
 #include "util/db/naming.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"

@@ -23,7 +23,7 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
-#include "util/db/diff.h"
+#include "util/analysis/diff.h"
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"

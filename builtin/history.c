@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db/addrs.h"
+#include "util/db/read/addrs.h"
 #include "util/db/db.h"
 #include "util/db/history.h"
 #include "util/db/naming.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/duration.h"

@@ -17,7 +17,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/user.h"
+#include "util/db/read/user.h"
 #include "util/error.h"
 #include "util/output/format.h"
 #include "util/options.h"

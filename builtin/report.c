@@ -16,10 +16,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/addrs.h"
-#include "util/db/callgraph.h"
+#include "util/db/read/addrs.h"
+#include "util/analysis/callgraph.h"
 #include "util/db/db.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/window.h"

@@ -22,7 +22,7 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
-#include "util/db/timeline.h"
+#include "util/analysis/timeline.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/escape.h"

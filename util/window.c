@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 

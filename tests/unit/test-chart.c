@@ -12,9 +12,9 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
-#include "util/db/diff.h"
-#include "util/db/site.h"
-#include "util/db/timeline.h"
+#include "util/analysis/diff.h"
+#include "util/db/read/site.h"
+#include "util/analysis/timeline.h"
 #include "util/output/svg.h"
 
 #include "fixture.h"

@@ -16,9 +16,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/db/schema.h"
-#include "util/db/user.h"
+#include "util/db/read/user.h"
 #include "util/error.h"
 #include "fixture.h"
 #include "tap.h"

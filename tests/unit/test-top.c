@@ -11,7 +11,7 @@
 #include "tests/unit/tap.h"
 #include "tests/unit/fixture.h"
 #include "util/db/db.h"
-#include "util/db/live.h"
+#include "util/db/read/live.h"
 #include "util/tui/follow.h"
 #include "util/tui/tui.h"
 #include "util/tui/view.h"

@@ -27,8 +27,8 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
-#include "util/db/live.h"
-#include "util/db/query.h"
+#include "util/db/read/live.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/symbols/symbol.h"
 #include "fixture.h"

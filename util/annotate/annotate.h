@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/db/addrs.h"
-#include "util/db/query.h"
+#include "util/db/read/addrs.h"
+#include "util/db/read/query.h"
 
 /*
  * `rsprof annotate`: a function's (or a file's) source with each line's

@@ -17,8 +17,8 @@
 
 #include "util/db/fdopen.h"
 #include "util/db/schema.h"
-#include "util/db/retain.h"
-#include "util/db/rows-vtab.h"
+#include "util/db/write/retain.h"
+#include "util/db/write/rows-vtab.h"
 #include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/db/wal-buffer.h"

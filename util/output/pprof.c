@@ -37,7 +37,7 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/output/escape.h"
 #include "util/record/maps.h"

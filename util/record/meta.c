@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "preload/block.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/heap/alloc-fn.h"

@@ -16,7 +16,7 @@
 #include "util/record/proc.h"
 #include "util/db/db.h"
 #include "util/db/history.h"
-#include "util/db/stacks.h"
+#include "util/db/write/stacks.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"

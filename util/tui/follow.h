@@ -4,8 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util/db/live.h"
-#include "util/db/query.h"
+#include "util/db/read/live.h"
+#include "util/db/read/query.h"
 
 /*
  * Following a profile file while it is written (SPEC §7, seed 002 §3.4):

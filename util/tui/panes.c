@@ -9,7 +9,7 @@
 
 #include "util/annotate/annotate.h"
 #include "util/annotate/render.h"
-#include "util/db/callgraph.h"
+#include "util/analysis/callgraph.h"
 #include "util/error.h"
 #include "util/output/callgraph.h"
 #include "util/output/styled.h"

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "util/symbols/demangle.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/output/format.h"
 #include "util/symbols/srcpath.h"

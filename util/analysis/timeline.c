@@ -1,4 +1,4 @@
-#include "util/db/timeline.h"
+#include "util/analysis/timeline.h"
 
 #include <errno.h>
 #include <math.h>
@@ -8,11 +8,11 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
 #include "util/error.h"
-#include "util/db/site.h"
+#include "util/db/read/site.h"
 #include "util/db/series.h"
 #include "util/db/totals.h"
 #include "util/duration.h"

@@ -1,4 +1,4 @@
-#include "util/db/live.h"
+#include "util/db/read/live.h"
 
 #include <errno.h>
 #include <sqlite3.h>

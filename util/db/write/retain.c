@@ -2,7 +2,7 @@
  * record --retain (util/db/retain.h): folding the checkpoints of a block of
  * the totals into one, in the writer's transaction.
  */
-#include "util/db/retain.h"
+#include "util/db/write/retain.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -11,7 +11,7 @@
 
 #include "util/db/db.h"
 #include "util/db/series.h"
-#include "util/db/stacks.h"
+#include "util/db/write/stacks.h"
 #include "util/db/totals.h"
 #include "util/error.h"
 #include "util/hashmap.h"

@@ -1,8 +1,8 @@
 /*
  * CPU rows (report --cpu, top): samples per group over the window.
  */
-#include "util/db/query.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/query.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdlib.h>

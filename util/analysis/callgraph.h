@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 
 /*
  * Call graphs from a profile's stacks (`report -g`, `--callers`,

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 
 /*
  * Per-address numbers of a profile, for `rsprof annotate`: every code

@@ -2,8 +2,8 @@
  * Call stacks with a weight (flame graphs, pprof): CPU samples per stack
  * of a -g profile, live heap bytes per allocation stack.
  */
-#include "util/db/query.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/query.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -13,8 +13,8 @@
  * random row lookup per sample; the scan is several times faster and also
  * gives per-site peaks in the same pass.
  */
-#include "util/db/query.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/query.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "util/db/user.h"
+#include "util/db/read/user.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -1,4 +1,4 @@
-#include "util/db/site.h"
+#include "util/db/read/site.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -4,8 +4,8 @@
  * has a few hundred addresses at most, but the scan cannot know which:
  * one GROUP BY pass per table, kept in a hash map by address.
  */
-#include "util/db/addrs.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/addrs.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,4 +1,4 @@
-#include "util/db/stacks.h"
+#include "util/db/write/stacks.h"
 
 #include <errno.h>
 #include <sqlite3.h>

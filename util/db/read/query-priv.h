@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <sqlite3.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 
 struct db;

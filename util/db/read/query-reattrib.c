@@ -16,7 +16,7 @@
  * The same pass finds, per stack, the line that called the site (the next
  * own-code line outwards): report's hint about a wrapper nobody named.
  */
-#include "util/db/query-priv.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <limits.h>

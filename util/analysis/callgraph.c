@@ -2,7 +2,7 @@
  * Call graphs: the stacks of a window as sequences of function indices,
  * per-function self and total, trees of callers or callees.
  */
-#include "util/db/callgraph.h"
+#include "util/analysis/callgraph.h"
 
 #include <errno.h>
 #include <stdio.h>

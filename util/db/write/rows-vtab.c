@@ -4,7 +4,7 @@
  * (sqlite3_bind_pointer) hands the rows over; the table has no state of its
  * own.
  */
-#include "util/db/rows-vtab.h"
+#include "util/db/write/rows-vtab.h"
 
 #include <sqlite3.h>
 #include <string.h>

@@ -5,8 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/db/query.h"
-#include "util/db/site.h"
+#include "util/db/read/query.h"
+#include "util/db/read/site.h"
 
 /*
  * What changed between two profiles (`rsprof diff A B`), typically two

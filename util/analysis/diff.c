@@ -1,4 +1,4 @@
-#include "util/db/diff.h"
+#include "util/analysis/diff.h"
 
 #include <errno.h>
 #include <math.h>

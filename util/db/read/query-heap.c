@@ -2,8 +2,8 @@
  * Heap rows (report --heap, top): live bytes, peaks and allocations per
  * group, from the heap_events deltas in checkpoint order.
  */
-#include "util/db/query.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/query.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -1,8 +1,8 @@
 /*
  * What a profile holds (db_query_summary) and its meta table.
  */
-#include "util/db/query.h"
-#include "util/db/query-priv.h"
+#include "util/db/read/query.h"
+#include "util/db/read/query-priv.h"
 
 #include <errno.h>
 #include <stdbool.h>
