@@ -17,7 +17,7 @@
 
 #include "util/db/read/addrs.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
+#include "util/db/read/history.h"
 #include "util/db/naming.h"
 #include "util/duration.h"
 #include "util/error.h"

@@ -14,8 +14,8 @@
 
 #include "util/db/db.h"
 #include "util/db/read/query.h"
-#include "util/db/series.h"
-#include "util/db/totals.h"
+#include "util/db/read/series.h"
+#include "util/db/read/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/escape.h"

@@ -11,7 +11,7 @@
  *   (FIXTURE_KILL set: the writer ends after the last checkpoint's commit as if killed,
  *   without closing the file: a compaction in the middle of a block stays so)
  */
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/db/series.h"
 
 #include <errno.h>

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/hashmap.h"
 #include "util/error.h"
 #include "util/saturate.h"

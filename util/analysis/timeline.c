@@ -13,8 +13,8 @@
 #include "util/saturate.h"
 #include "util/error.h"
 #include "util/db/read/site.h"
-#include "util/db/series.h"
-#include "util/db/totals.h"
+#include "util/db/read/series.h"
+#include "util/db/read/totals.h"
 #include "util/duration.h"
 #include "util/symbols/srcpath.h"
 

@@ -7,7 +7,7 @@
 
 #include "util/hashmap.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
+#include "util/db/write/history.h"
 #include "util/db/write/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"

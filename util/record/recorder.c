@@ -15,7 +15,7 @@
 #include "util/record/checkpoint-writer.h"
 #include "util/record/proc.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
+#include "util/db/write/history.h"
 #include "util/db/write/stacks.h"
 #include "util/error.h"
 #include "util/hashmap.h"

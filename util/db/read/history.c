@@ -18,7 +18,7 @@
  * Resuming after a record continues from its row id (rowid order is time
  * order).
  */
-#include "util/db/history.h"
+#include "util/db/read/history.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/series.h"
+#include "util/db/read/series.h"
 #include "util/db/totals.h"
 #include "util/error.h"
 

@@ -10,7 +10,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 
 static void cpu_row(struct scan *sc, int64_t addr, int64_t n, int64_t pid, bool no_pid)
 {

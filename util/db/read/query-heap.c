@@ -12,7 +12,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/error.h"
 #include "util/str.h"
 #include "util/saturate.h"

@@ -24,7 +24,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/heap/alloc-fn.h"
 #include "util/heap/attrib.h"
 #include "util/symbols/symbol.h"

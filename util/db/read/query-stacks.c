@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
 #include "util/symbols/symbol.h"

@@ -11,7 +11,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
-#include "util/db/series.h"
+#include "util/db/read/series.h"
 #include "util/saturate.h"
 
 /* An integer meta value; 0 when absent or not a number. */

@@ -4,7 +4,7 @@
  * checkpoints at its ends, their rows, and the heap walk that gives every
  * group's live bytes and exact peak from them.
  */
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 
 #include <errno.h>
 #include <sqlite3.h>
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/series.h"
+#include "util/db/read/series.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"

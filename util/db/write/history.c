@@ -4,7 +4,7 @@
  * one slice, its chunks and its events in one transaction; frees of blocks
  * written before become an UPDATE of their time_free in the next one.
  */
-#include "util/db/history.h"
+#include "util/db/write/history.h"
 
 #include <errno.h>
 #include <sqlite3.h>

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/series.h"
+#include "util/db/write/series.h"
 #include "util/db/write/stacks.h"
 #include "util/db/totals.h"
 #include "util/error.h"

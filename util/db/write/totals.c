@@ -3,7 +3,7 @@
  * block added up in memory, written with the levels above it in the
  * transaction of its last checkpoint.
  */
-#include "util/db/totals.h"
+#include "util/db/write/totals.h"
 
 #include <errno.h>
 #include <sqlite3.h>
