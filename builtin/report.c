@@ -599,7 +599,7 @@ static int export_stacks(struct report *rp, bool heap)
 	if (!err) {
 		struct maps *m = NULL;
 
-		err = db_query_maps(rp->db, &m);
+		err = maps__from_profile(rp->db, &m);
 		if (!err)
 			err = pprof__add_maps(pp, m);
 		maps__delete(m);

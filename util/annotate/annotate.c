@@ -419,7 +419,7 @@ static void blocks_count(struct annotation *a, const struct rows *rs)
 static int resolver_load(struct annotation *a, struct db *db, const char *exe)
 {
 	struct maps *m;
-	int err = db_query_maps(db, &m);
+	int err = maps__from_profile(db, &m);
 
 	if (err)
 		return err;

@@ -26,8 +26,6 @@
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/outfile.h"
-#include "util/record/maps.h"
-#include "util/record/process-tree.h"
 #include "util/symbols/symbol.h"
 
 /* The writer's statements, prepared once (SQLITE_PREPARE_PERSISTENT), seed 000 §7.4.2. */
@@ -1471,7 +1469,7 @@ int db__set_retain(struct db *db, uint64_t retain_ms)
 	return err;
 }
 
-int db__write_maps(struct db *db, const struct maps *m)
+int db__write_maps(struct db *db, const struct map_set *m)
 {
 	sqlite3_stmt *st;
 	int err;
@@ -1494,7 +1492,7 @@ int db__write_maps(struct db *db, const struct maps *m)
 		goto fail;
 	st = db->st[ST_MAP_INSERT];
 	for (size_t i = 0; i < m->n; i++) {
-		const struct map *e = &m->v[i];
+		const struct map_row *e = &m->v[i];
 
 		if (sqlite3_bind_int64(st, 1, m->pid) ||
 		    sqlite3_bind_int64(st, 2, (int64_t)e->start) ||

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/db/rows.h"
+
 /*
  * The profile file (seed 000, schema in util/db/schema.c).
  *
@@ -38,9 +40,8 @@
 
 struct db;
 struct sqlite3;
-struct symbol;
-struct maps;
-struct process_row;
+struct checkpoint;
+struct map_set;
 
 /* -EEXIST when path exists and !append; append continues an existing profile. */
 int db__create(const char *path, bool append, struct db **out);
@@ -78,55 +79,6 @@ int db__meta_set_int(struct db *db, const char *key, long long value);
 /* *value is malloc'd (caller frees) or NULL when the key is absent; returns 0 or -RSPROF_EDB. */
 int db__meta_get(struct db *db, const char *key, char **value);
 
-/* One checkpoint's data, written by db__write_checkpoint() in one transaction. */
-struct cpu_count {
-	uint64_t addr;
-	uint64_t count;
-	int pid;		/* v3: the process sampled; 0: not known */
-};
-
-struct heap_count {
-	uint64_t addr;		/* the attributed site (a symbols.addr) */
-	int64_t stack_id;	/* stacks.id, or -1 */
-	int64_t alloc_bytes, free_bytes;
-	int64_t alloc_count, free_count;
-	int pid;		/* v3: the process allocating; 0: not known */
-	int64_t temp_count;	/* v3: temporaries freed (heaptrack's); -1: not counted */
-	int code_pid;		/* whose address space addr is in (not written) */
-	int kind;		/* v3: heap_events.kind, 0 malloc, 1 anonymous mmap */
-};
-
-struct stack_rec {
-	int64_t id;		/* chosen by the caller, unique in the file */
-	uint64_t hash;
-	const uint64_t *addrs;	/* frame addresses, innermost first; each also in symbols */
-	int depth;
-	int pid;		/* heap stacks: whose address space (not written) */
-};
-
-struct checkpoint {
-	uint64_t timestamp_ms;	/* from start_time */
-	const struct cpu_count *cpu;
-	size_t n_cpu;
-	const struct heap_count *heap;
-	size_t n_heap;
-	/* symbols not written before (lazy symbol insertion, seed 000 §7.4.3) */
-	const struct symbol *const *symbols;
-	size_t n_symbols;
-	const struct stack_rec *stacks;	/* new stacks */
-	size_t n_stacks;
-	/* v3: process images new or changed since the last checkpoint */
-	const struct process_row *processes;
-	size_t n_processes;
-	/* per-checkpoint totals (schema v2 columns) */
-	uint64_t lost_samples;
-	uint64_t heap_dropped;
-	int64_t heap_live_bytes;	/* live heap at the end of the interval */
-	/* schema v3: the process's resident memory at the checkpoint */
-	bool has_rss;			/* false: unknown (written as NULL) */
-	int64_t rss_bytes, rss_anon_bytes;
-};
-
 /* Writes the checkpoint; *id receives checkpoints.id. */
 int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
 
@@ -151,8 +103,8 @@ int db__set_compact(struct db *db, uint64_t age_ms);
 struct wal_checkpointer_stats;
 void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out);
 
-/* Replace the `map` table's rows for pid with m. */
-int db__write_maps(struct db *db, const struct maps *m);
+/* Replace the `map` table's rows for m->pid with m's. */
+int db__write_maps(struct db *db, const struct map_set *m);
 
 /*
  * Reader: hold one snapshot across several queries (a read transaction), so

@@ -80,6 +80,7 @@ struct checkpoint_writer {
 	struct hashmap stack_index;	/* hash -> index + 1 in stacks */
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
+	struct vec map_rows;		/* struct map_row, one process's at a time */
 	int64_t next_stack_id;
 	bool sample_err;
 
@@ -106,6 +107,7 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 	w->heap_addrs.elem = sizeof(uint64_t);
 	w->stacks.elem = sizeof(struct stack_ent);
 	w->stack_rows.elem = sizeof(struct stack_count);
+	w->map_rows.elem = sizeof(struct map_row);
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
@@ -250,9 +252,24 @@ static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
 	return db_stacks__write(w->dbst, cid, w->stack_rows.v, w->stack_rows.n);
 }
 
-static int write_maps(void *db, const struct maps *m)
+/* The `map` rows of a process's mappings, written at once. */
+static int write_maps(void *ctx, const struct maps *m)
 {
-	return db__write_maps(db, m);
+	struct checkpoint_writer *w = ctx;
+	struct map_row *r;
+	struct map_set set;
+
+	w->map_rows.n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		r = vec__push(&w->map_rows);
+		if (!r)
+			return -ENOMEM;
+		*r = (struct map_row){ .start = m->v[i].start, .end = m->v[i].end,
+				       .pgoff = m->v[i].pgoff, .perms = m->v[i].perms,
+				       .path = m->v[i].path };
+	}
+	set = (struct map_set){ .pid = m->pid, .v = w->map_rows.v, .n = w->map_rows.n };
+	return db__write_maps(w->db, &set);
 }
 
 /*
@@ -451,7 +468,7 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	w->cpu_rows.n = 0;
 	hashmap__clear(&w->cpu);
 	hashmap__clear(&w->stack_counts);
-	err = process_tree__changed_maps(w->pt, write_maps, w->db);
+	err = process_tree__changed_maps(w->pt, write_maps, w);
 	process_tree__gc(w->pt);
 	return err;
 }
@@ -464,6 +481,7 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 		free(((struct stack_ent *)w->stacks.v)[i].addrs);
 	free(w->stacks.v);
 	free(w->stack_rows.v);
+	free(w->map_rows.v);
 	free(w->cpu_rows.v);
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);

@@ -11,6 +11,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/db/read/addrs.h"
+#include "util/db/rows.h"
+
 static int map__cmp(const void *a, const void *b)
 {
 	const struct map *x = a, *y = b;
@@ -245,4 +248,55 @@ void maps__delete(struct maps *m)
 		free(m->v[i].path);
 	free(m->v);
 	free(m);
+}
+
+struct profile_maps {
+	struct maps *m;
+	size_t cap;
+};
+
+/* One row of the profile's `map` table, appended (the table has them sorted). */
+static int profile_map(void *ctx, int pid, const struct map_row *r)
+{
+	struct profile_maps *pm = ctx;
+	struct maps *m = pm->m;
+	struct map *e;
+
+	if (m->n == pm->cap) {
+		size_t nc = pm->cap ? 2 * pm->cap : 32;
+		struct map *v = realloc(m->v, nc * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		m->v = v;
+		pm->cap = nc;
+	}
+	m->pid = pid;
+	e = &m->v[m->n];
+	memset(e, 0, sizeof(*e));
+	e->start = r->start;
+	e->end = r->end;
+	snprintf(e->perms, sizeof(e->perms), "%.4s", r->perms ? r->perms : "----");
+	e->pgoff = r->pgoff;
+	if (r->path && !(e->path = strdup(r->path)))
+		return -ENOMEM;
+	m->n++;
+	return 0;
+}
+
+int maps__from_profile(struct db *db, struct maps **out)
+{
+	struct profile_maps pm = { calloc(1, sizeof(struct maps)), 0 };
+	int err;
+
+	*out = NULL;
+	if (!pm.m)
+		return -ENOMEM;
+	err = db_query_maps(db, profile_map, &pm);
+	if (err || !pm.m->n) {
+		maps__delete(pm.m);
+		return err;
+	}
+	*out = pm.m;
+	return 0;
 }

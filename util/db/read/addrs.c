@@ -15,7 +15,6 @@
 
 #include "util/db/db.h"
 #include "util/hashmap.h"
-#include "util/record/maps.h"
 #include "util/saturate.h"
 
 struct acc {
@@ -207,41 +206,12 @@ void addr_row__exit(struct addr_row *r)
 	memset(r, 0, sizeof(*r));
 }
 
-static int maps_add(struct maps *m, size_t *cap, sqlite3_stmt *st)
+int db_query_maps(struct db *db, int (*cb)(void *ctx, int pid, const struct map_row *r),
+		  void *ctx)
 {
-	const char *perm = (const char *)sqlite3_column_text(st, 3);
-	const char *path = (const char *)sqlite3_column_text(st, 5);
-	struct map *e;
-
-	if (m->n == *cap) {
-		size_t nc = *cap ? 2 * *cap : 32;
-		struct map *v = realloc(m->v, nc * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		*cap = nc;
-	}
-	e = &m->v[m->n];
-	memset(e, 0, sizeof(*e));
-	e->start = (uint64_t)sqlite3_column_int64(st, 1);
-	e->end = (uint64_t)sqlite3_column_int64(st, 2);
-	snprintf(e->perms, sizeof(e->perms), "%.4s", perm ? perm : "----");
-	e->pgoff = (uint64_t)sqlite3_column_int64(st, 4);
-	if (path && !(e->path = strdup(path)))
-		return -ENOMEM;
-	m->n++;
-	return 0;
-}
-
-int db_query_maps(struct db *db, struct maps **out)
-{
-	struct maps *m;
 	sqlite3_stmt *st;
-	size_t cap = 0;
 	int rc, err;
 
-	*out = NULL;
 	if (db__version(db) < 2)
 		return 0;
 	/*
@@ -255,24 +225,21 @@ int db_query_maps(struct db *db, struct maps **out)
 			" ORDER BY addr_begin", &st);
 	if (err)
 		return err;
-	m = calloc(1, sizeof(*m));
-	if (!m) {
-		sqlite3_finalize(st);
-		return -ENOMEM;
-	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		m->pid = (pid_t)sqlite3_column_int64(st, 0);
-		err = maps_add(m, &cap, st);
+		struct map_row r = {
+			.start = (uint64_t)sqlite3_column_int64(st, 1),
+			.end = (uint64_t)sqlite3_column_int64(st, 2),
+			.perms = (const char *)sqlite3_column_text(st, 3),
+			.pgoff = (uint64_t)sqlite3_column_int64(st, 4),
+			.path = (const char *)sqlite3_column_text(st, 5),
+		};
+
+		err = cb(ctx, (int)sqlite3_column_int64(st, 0), &r);
 		if (err)
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
 		err = q_err(db, "read mappings");
 	sqlite3_finalize(st);
-	if (err || !m->n) {
-		maps__delete(m);
-		return err;
-	}
-	*out = m;
-	return 0;
+	return err;
 }

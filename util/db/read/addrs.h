@@ -14,7 +14,6 @@
  * counts are the cpu_samples rows themselves: one row per sampled IP).
  */
 struct db;
-struct maps;
 
 struct addr_row {
 	int64_t addr;
@@ -54,9 +53,12 @@ int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found
 void addr_row__exit(struct addr_row *r);
 
 /*
- * The `map` table (version 2) as struct maps, sorted by start; *out is NULL
- * for a version-1 file or an empty table. Free with maps__delete().
+ * The rows of the `map` table (version 2; none in a version-1 file), by
+ * start: cb for each (r's strings valid while it runs, perms or path NULL
+ * when the row has none); cb's error stops the walk and is returned.
  */
-int db_query_maps(struct db *db, struct maps **out);
+struct map_row;
+int db_query_maps(struct db *db, int (*cb)(void *ctx, int pid, const struct map_row *r),
+		  void *ctx);
 
 #endif

@@ -4,6 +4,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/db/rows.h"
+
 /*
  * CPU samples by call stack (`record -g`): how many samples each stack of
  * the `stacks` table (seed 004's deduplicated stacks, written with the
@@ -16,11 +18,6 @@
  */
 struct db;
 struct db_stacks;
-
-struct stack_count {
-	int64_t stack_id;
-	uint64_t count;
-};
 
 /* Creates the table if needed and prepares the insert. Errors printed, -RSPROF_EDB. */
 int db_stacks__new(struct db *db, struct db_stacks **out);
