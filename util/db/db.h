@@ -5,19 +5,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/db/rows.h"
-
 /*
- * The profile file (seed 000, schema in util/db/schema.c).
+ * The profile file and its connection (seed 000, schema in util/db/schema.c).
  *
- * Writer: db__create() makes a new file (mode 0600, WAL, synchronous=NORMAL,
- * schema, meta.version), then one db__write_checkpoint() per checkpoint, each
- * one transaction with persistent prepared statements, ROLLBACK on error,
- * followed by a passive WAL checkpoint so the file alone holds it. The file
- * and its -wal and -shm are created by util/outfile.h (never through a link,
- * never over an existing file); the writer holds an flock() on the file for
- * as long as it is open, so a second writer (--append) is refused, and
+ * The writer's file: db__create() makes a new file (mode 0600, WAL,
+ * synchronous=NORMAL, schema, meta.version) or opens one to append to,
+ * adding the columns a file of an older rsprof lacks. The file and its
+ * -wal and -shm are created by util/outfile.h (never through a link, never
+ * over an existing file); the writer holds an flock() on the file for as
+ * long as it is open, so a second writer (--append) is refused, and
  * db__verify() notices when the file was deleted or replaced meanwhile.
+ * What is written into it is util/db/write/'s (writer.h).
  *
  * Reader: db__open() opens read-only and refuses (-RSPROF_EDB, with the
  * reason printed) a file that is missing, not a regular file (a FIFO does
@@ -27,7 +25,7 @@
  * triggers, values of at most DB_MAX_VALUE bytes, SQLite's memory bounded
  * (DB_MAX_MEMORY) and a time budget per snapshot (RSPROF_TIME_LIMIT,
  * default DB_TIME_LIMIT_MS) after which statements fail. Nothing a reader
- * does changes the file.
+ * does changes the file. What readers ask of it is util/db/read/'s.
  *
  * Every error is printed with the statement's name and sqlite3_errmsg() and
  * returned as -RSPROF_EDB (or -errno for file-system errors).
@@ -40,27 +38,27 @@
 
 struct db;
 struct sqlite3;
-struct checkpoint;
-struct map_set;
 
 /* -EEXIST when path exists and !append; append continues an existing profile. */
 int db__create(const char *path, bool append, struct db **out);
 int db__open(const char *path, struct db **out);
-/* Finalizes every statement and closes; the result of sqlite3_close() is returned. NULL ok. */
+/* Closes the connection; the result of sqlite3_close() is returned. NULL ok. */
 int db__close(struct db *db);
 
 /*
- * Writer, on a failed start: close and remove the new profile with its -wal
- * and -shm (what SQLite could not fold back into a full disk too); an
- * appended profile is only closed. NULL ok.
+ * The writer's file, on a failed start: close and remove the new profile
+ * with its -wal and -shm (what SQLite could not fold back into a full disk
+ * too); an appended profile is only closed. NULL ok.
  */
 int db__discard(struct db *db);
 
 /*
- * Writer: is the file still the one created (not deleted, not replaced)?
- * 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
+ * The writer's file: is it still the one created (not deleted, not
+ * replaced)? 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
  */
 int db__verify(struct db *db);
+/* The writer's file was found deleted or replaced by db__verify(). */
+bool db__gone(const struct db *db);
 
 /* A reader found more than DB_MAX_ROWS rows of `what`: printed, -RSPROF_EDB. */
 int db__too_many_rows(struct db *db, const char *what);
@@ -71,40 +69,15 @@ const char *db__path(const struct db *db);
 int db__version(const struct db *db);
 /* Does the file's table have that column? (v3 files differ in what they got.) */
 bool db__has_column(struct db *db, const char *table, const char *column);
-/* For util/db-*.c only: builtins never see SQL. */
+/* For util/db/ only: builtins never see SQL. */
 struct sqlite3 *db__sqlite(struct db *db);
+/* sqlite3_errmsg() printed with the file and what failed; returns -RSPROF_EDB. */
+int db__err(struct db *db, const char *what);
+/* Run SQL without results (pragmas, schema, transaction control). 0 or -RSPROF_EDB, printed. */
+int db__exec(struct db *db, const char *what, const char *sql);
 
-int db__meta_set(struct db *db, const char *key, const char *value);
-int db__meta_set_int(struct db *db, const char *key, long long value);
 /* *value is malloc'd (caller frees) or NULL when the key is absent; returns 0 or -RSPROF_EDB. */
 int db__meta_get(struct db *db, const char *key, char **value);
-
-/* Writes the checkpoint; *id receives checkpoints.id. */
-int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
-
-/*
- * record --retain (util/db/retain.h): from now on, fold the checkpoints
- * older than retain_ms into coarser ones; meta.retain_ms says so. 0 or
- * -RSPROF_EDB (a file appended to that has no totals).
- */
-int db__set_retain(struct db *db, uint64_t retain_ms);
-
-/*
- * Compaction (util/db/series.h): the blocks of checkpoints older than
- * age_ms (SERIES_AGE_MS unless set) are packed and their seed-000 rows
- * folded; 0: from now on none is. 0 or -RSPROF_EDB.
- */
-int db__set_compact(struct db *db, uint64_t age_ms);
-
-/*
- * What the writer's WAL thread did so far (util/db/wal-checkpointer.h):
- * zeros for a reader, or a writer that copies the WAL itself.
- */
-struct wal_checkpointer_stats;
-void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out);
-
-/* Replace the `map` table's rows for m->pid with m's. */
-int db__write_maps(struct db *db, const struct map_set *m);
 
 /*
  * Reader: hold one snapshot across several queries (a read transaction), so

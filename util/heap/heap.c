@@ -16,7 +16,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/db.h"
+#include "util/db/rows.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/attrib.h"

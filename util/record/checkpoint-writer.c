@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "util/hashmap.h"
-#include "util/db/db.h"
+#include "util/db/write/writer.h"
 #include "util/db/write/history.h"
 #include "util/db/write/stacks.h"
 #include "util/heap/heap.h"
@@ -56,7 +56,7 @@ struct pid_addr {
 };
 
 struct checkpoint_writer {
-	struct db *db;
+	struct db_writer *db;
 	struct db_stacks *dbst;		/* -g */
 	struct process_tree *pt;
 	struct heap *heap;
@@ -89,7 +89,7 @@ struct checkpoint_writer {
 	uint64_t hist_t0_ns, hist_base_ns, hist_budget_ns;
 };
 
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+int checkpoint_writer__new(struct db_writer *db, struct db_stacks *dbst, struct process_tree *pt,
 			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out)
 {
 	struct checkpoint_writer *w = calloc(1, sizeof(*w));
@@ -269,7 +269,7 @@ static int write_maps(void *ctx, const struct maps *m)
 				       .path = m->v[i].path };
 	}
 	set = (struct map_set){ .pid = m->pid, .v = w->map_rows.v, .n = w->map_rows.n };
-	return db__write_maps(w->db, &set);
+	return db_writer__write_maps(w->db, &set);
 }
 
 /*
@@ -454,7 +454,7 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	cp.processes = rows;
 	cp.n_processes = n_rows;
 	cp.lost_samples = lost_total - w->lost_at_cp;
-	err = db__write_checkpoint(w->db, &cp, &id);
+	err = db_writer__checkpoint(w->db, &cp, &id);
 	free(new_stacks.v);
 	/* after the checkpoint: its symbols are in the file */
 	if (!err && w->hw)

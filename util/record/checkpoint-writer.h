@@ -14,7 +14,7 @@
  * changed and, when they changed, the mappings.
  */
 struct checkpoint_writer;
-struct db;
+struct db_writer;
 struct db_stacks;
 struct heap;
 struct history_writer;
@@ -26,7 +26,7 @@ struct sampler_event;
  * else heap_pid is the process it tracks. All are the caller's and
  * outlive the writer. 0 or -ENOMEM.
  */
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+int checkpoint_writer__new(struct db_writer *db, struct db_stacks *dbst, struct process_tree *pt,
 			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out);
 
 /* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */

@@ -17,6 +17,7 @@
 #include "util/db/db.h"
 #include "util/db/write/history.h"
 #include "util/db/write/stacks.h"
+#include "util/db/write/writer.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
@@ -43,7 +44,7 @@ struct recorder {
 
 	struct sampler *sampler;
 	struct process_tree *pt;
-	struct db *db;
+	struct db_writer *db;
 	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
@@ -246,8 +247,8 @@ static int open_output(struct recorder *r)
 	else
 		naming__default(r->o.output_dir, r->t.comm, r->t.pid, time(NULL), r->path,
 				sizeof(r->path));
-	err = db__create(r->path, r->o.append, &r->db);
-	if (err) {	/* printed by db__create(), -EEXIST with its hint */
+	err = db_writer__create(r->path, r->o.append, &r->db);
+	if (err) {	/* printed by db_writer__create(), -EEXIST with its hint */
 		r->db = NULL;
 		if (err == -ENOENT || err == -EACCES || err == -EROFS)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
@@ -257,17 +258,17 @@ static int open_output(struct recorder *r)
 	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
 	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
-		err = db_stacks__new(r->db, &r->dbst);
+		err = db_stacks__new(db_writer__db(r->db), &r->dbst);
 		if (err)
 			return err;
 	}
 	if (r->o.retain_ms) {
-		err = db__set_retain(r->db, r->o.retain_ms);
+		err = db_writer__set_retain(r->db, r->o.retain_ms);
 		if (err)
 			return err;
 	}
 	if (r->o.compact_set) {
-		err = db__set_compact(r->db, r->o.compact_ms);
+		err = db_writer__set_compact(r->db, r->o.compact_ms);
 		if (err)
 			return err;
 	}
@@ -359,11 +360,11 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		goto fail;
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 	if (r->o.alloc_history && heap__has_history(r->heap)) {
-		err = history_writer__new(r->db, &r->hw);
+		err = history_writer__new(db_writer__db(r->db), &r->hw);
 		/* the history's time 0 on the system's CLOCK_MONOTONIC (the
 		 * program's own clock), less the --append base */
 		if (!err)
-			err = db__meta_set_int(r->db, "alloc_history_monotonic_ns",
+			err = db_writer__meta_set_int(r->db, "alloc_history_monotonic_ns",
 					       (long long)(ns_of(&r->t0) - r->ts_base * 1000000));
 		if (err)
 			goto fail;
@@ -396,7 +397,7 @@ fail:
 		db_stacks__delete(r->dbst);
 		r->dbst = NULL;
 		/* a new file goes with its -wal/-shm; an appended one is closed */
-		db__discard(r->db);
+		db_writer__discard(r->db);
 		r->db = NULL;
 	}
 	r->finalised = true;
@@ -638,9 +639,9 @@ static int finish_history(struct recorder *r)
 	heap__history_stats(r->heap, &hs);
 	history_writer__stats(r->hw, &ws);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
+		err = db_writer__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
+		err = db_writer__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
 	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped; %llu "
 		 "allocations written, %llu frees matched, %llu of blocks from before, %llu "
 		 "reordered, %llu slices, %llu chunks", (unsigned long long)hs.events,
@@ -680,7 +681,7 @@ static int finish(struct recorder *r, int err)
 		err = finish_history(r);
 	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
 	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
-		err = db__meta_set_int(r->db, "rss_peak_bytes",
+		err = db_writer__meta_set_int(r->db, "rss_peak_bytes",
 				       (long long)checkpoint_writer__rss_peak(r->cpw));
 	if (!err && r->heap) {
 		struct heap_stats hs;
@@ -696,7 +697,7 @@ static int finish(struct recorder *r, int err)
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
 	if (!err2)
-		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
+		err2 = db__verify(db_writer__db(r->db));	/* deleted or replaced meanwhile: lost */
 	if (!err && !err2 && r->o.cpu) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
@@ -873,7 +874,7 @@ int recorder__delete(struct recorder *r)
 	db_stacks__delete(r->dbst);
 	if (r->keep_dac)
 		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
-	err2 = db__close(r->db);
+	err2 = db_writer__close(r->db);
 	if (!err)
 		err = err2;
 	if (r->discard) {

@@ -14,6 +14,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/rows.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
 

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "util/db/db.h"
+#include "util/db/rows.h"
 #include "util/error.h"
 
 struct db_stacks {

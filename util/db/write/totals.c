@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/rows.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 
