@@ -32,6 +32,7 @@ struct run {
 	/* heap stacks counted past an allocation wrapper (as report): id -> site + 1 */
 	struct hashmap moved;
 	enum site_by by;
+	bool v2;		/* heap_events has alloc_count and stack_id */
 };
 
 struct diff_ctx {
@@ -142,11 +143,10 @@ static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 	 * alloc_count and stack_id came with schema v2; live bytes at the
 	 * window's end, allocations in it
 	 */
-	if (sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
+	if (sqlite3_prepare_v2(conn, r->v2 ? "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
 			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
-			       " IFNULL(stack_id, -1) FROM heap_events"
-			       " WHERE checkpoint_id <= ?2", -1, &st, NULL) &&
-	    sqlite3_prepare_v2(conn, "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
+			       " IFNULL(stack_id, -1) FROM heap_events WHERE checkpoint_id <= ?2" :
+			       "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
 			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
 		return db_fail(conn, "cannot read the heap events");
 	sqlite3_bind_int64(st, 1, lo);
@@ -259,8 +259,9 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 	/* held for the whole pass: else every sqlite3_column_*() takes it */
 	sqlite3_mutex_enter(mx);
 	r->by = c->o->by;
+	r->v2 = db__has(db, DB_V2);
 	err = sitemap__load(r->sm, db, c->o->by);
-	if (!err && db__version(db) >= 2)
+	if (!err && db__has(db, DB_V2))
 		err = db_query_heap_moved(db, c->o->alloc_fn, moved_cb, r);
 	if (!err) {
 		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));

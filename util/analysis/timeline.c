@@ -92,14 +92,10 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 	double live = 0;
 	int rc;
 
-	if (db__version(c->db) >= 3 ? prepare(c->conn, sql_cp_v3, &st, "cannot read the checkpoints")
-				     : sqlite3_prepare_v2(c->conn, sql_cp_v2, -1, &st, NULL) != SQLITE_OK) {
-		if (db__version(c->db) >= 3)
-			return -RSPROF_EDB;
-		pr_debug(1, "no checkpoint totals (%s): computing them", sqlite3_errmsg(c->conn));
-		if (prepare(c->conn, sql_cp_v1, &st, "cannot read the checkpoints"))
-			return -RSPROF_EDB;
-	}
+	/* a version-1 file (seed 000 as written) has no totals: computed */
+	if (prepare(c->conn, db__has(c->db, DB_V3) ? sql_cp_v3 : db__has(c->db, DB_V2) ? sql_cp_v2 :
+		    sql_cp_v1, &st, "cannot read the checkpoints"))
+		return -RSPROF_EDB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (tl->n >= DB_MAX_ROWS) {
 			sqlite3_finalize(st);
@@ -224,7 +220,7 @@ static int load_sites(struct tl_ctx *c)
 {
 	int err = sitemap__load(c->sm, c->db, SITE_BY_LINE);
 
-	if (!err && db__version(c->db) >= 2)
+	if (!err && db__has(c->db, DB_V2))
 		err = db_query_heap_moved(c->db, c->o->alloc_fn, moved_cb, c);
 	if (err)
 		return err;
@@ -270,7 +266,7 @@ static void window_start(struct tl_ctx *c)
 /* heap_events rows: checkpoint, address, delta, stack (-1: none; v1 has no stacks). */
 static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
 {
-	if (db__version(c->db) >= 2)
+	if (db__has(c->db, DB_V2))
 		return sorted ? "SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"
 				" IFNULL(stack_id, -1) FROM heap_events ORDER BY checkpoint_id" :
 				"SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"

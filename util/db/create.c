@@ -278,12 +278,38 @@ int db__create(const char *path, bool append, struct db **out)
 		err = db__exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
 	/* a version-3 file of before heap_events.temp_count or kind (issues 14, 9):
 	 * the columns, as new files have them (old rows: NULL, 0) */
-	if (!err && append && !db__has_column(db, "heap_events", "temp_count"))
+	if (!err)
+		db_features(db);
+	if (!err && append && !db__has(db, DB_TEMP_COUNT))
 		err = db__exec(db, "add heap_events.temp_count",
 			       "ALTER TABLE heap_events ADD COLUMN temp_count INTEGER DEFAULT NULL");
-	if (!err && append && !db__has_column(db, "heap_events", "kind"))
+	if (!err && append && !db__has(db, DB_KIND))
 		err = db__exec(db, "add heap_events.kind",
 			       "ALTER TABLE heap_events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
+	/*
+	 * a file appended to keeps what it has: no totals when it was written
+	 * without, or with totals without temp_count and kind (an early v3):
+	 * its totals stay as they are, the new checkpoints are read from the
+	 * event tables
+	 */
+	if (!err && (!append || (db_probe(db, "SELECT 1 FROM totals_state") == SQLITE_ROW &&
+				 db__has(db, DB_TOTALS_KIND)))) {
+		db->features |= DB_WRITE_TOTALS;
+		/* a file of before the compacted checkpoints gets their tables, one
+		 * of before the spread compaction the state of its slices */
+		if (append)
+			err = db__exec(db, "add the series tables", db_series_sql);
+		if (!err && append) {
+			db_features(db);
+			if (!db__has(db, DB_SERIES_SLICES))
+				err = db__exec(db, "add the series slices",
+					       "ALTER TABLE series_state ADD COLUMN pack_addr INTEGER DEFAULT NULL;"
+					       "ALTER TABLE series_state ADD COLUMN dropped INTEGER DEFAULT NULL;"
+					       "ALTER TABLE series_state ADD COLUMN drop_addr INTEGER DEFAULT NULL");
+		}
+	}
+	if (!err)
+		db_features(db);
 	if (!err)
 		err = db__verify(db);
 	if (err)

@@ -16,6 +16,7 @@ struct db {
 	char *path;
 	bool rw;		/* made by db__create(): read-write */
 	int version;		/* meta.version of the file */
+	unsigned int features;	/* enum db_feature bits */
 	/*
 	 * The reader's own fd of the file (header check), kept open until
 	 * db__close(): closing any fd of a file drops every POSIX lock the
@@ -48,5 +49,7 @@ struct db {
 struct db *db_alloc(const char *path);
 /* The primary result code of the first step of sql (a probe of the schema). */
 int db_probe(struct db *db, const char *sql);
+/* The feature bits, from the schema as it is now (db->version read before). */
+void db_features(struct db *db);
 
 #endif

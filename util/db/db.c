@@ -36,7 +36,8 @@ int db__version(const struct db *db)
 	return db->version;
 }
 
-bool db__has_column(struct db *db, const char *table, const char *column)
+/* Does the file's table have that column? */
+static bool db_has_column(struct db *db, const char *table, const char *column)
 {
 	sqlite3_stmt *st = NULL;
 	bool found = false;
@@ -48,6 +49,64 @@ bool db__has_column(struct db *db, const char *table, const char *column)
 		found = sqlite3_step(st) == SQLITE_ROW;
 	sqlite3_finalize(st);
 	return found;
+}
+
+/* Does sql prepare (its tables and columns are there)? */
+static bool db_prepares(struct db *db, const char *sql)
+{
+	sqlite3_stmt *st = NULL;
+	bool ok = sqlite3_prepare_v2(db->sq, sql, -1, &st, NULL) == SQLITE_OK;
+
+	sqlite3_finalize(st);
+	return ok;
+}
+
+void db_features(struct db *db)
+{
+	/* the columns and tables a version-3 file may lack, by who wrote it */
+	static const struct {
+		enum db_feature f;
+		const char *table, *column;	/* a column; NULL: sql prepares */
+		const char *sql;
+	} v3[] = {
+		{ DB_PID, "cpu_samples", "pid", NULL },
+		{ DB_PROCESSES, "processes", "pid", NULL },
+		{ DB_TEMP_COUNT, "heap_events", "temp_count", NULL },
+		{ DB_KIND, "heap_events", "kind", NULL },
+		{ DB_MERGED, NULL, NULL, "SELECT merged FROM checkpoints" },
+		{ DB_TOTALS, NULL, NULL,
+		  "SELECT span, through, cpu_rowid, heap_rowid FROM totals_state" },
+		{ DB_TOTALS_TEMP, "heap_totals", "temp_count", NULL },
+		{ DB_TOTALS_KIND, "heap_totals", "kind", NULL },
+		{ DB_SERIES, NULL, NULL, "SELECT max((SELECT folded0 FROM totals_state), since),"
+		  " through FROM series_state" },
+		{ DB_SERIES_SLICES, "series_state", "dropped", NULL },
+	};
+	unsigned int f = db->features & DB_WRITE_TOTALS;
+
+	if (db->version >= 2)
+		f |= DB_V2;
+	if (db->version >= 3) {
+		f |= DB_V3;
+		for (size_t i = 0; i < sizeof(v3) / sizeof(v3[0]); i++)
+			if (v3[i].column ? db_has_column(db, v3[i].table, v3[i].column) :
+					   db_prepares(db, v3[i].sql))
+				f |= v3[i].f;
+	}
+	if (db_probe(db, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
+		     " AND name = 'cpu_stacks'") == SQLITE_ROW)
+		f |= DB_CPU_STACKS;
+	db->features = f;
+}
+
+bool db__has(const struct db *db, enum db_feature f)
+{
+	return (db->features & f) == f;
+}
+
+void db__schema_changed(struct db *db)
+{
+	db_features(db);
 }
 
 int db__close(struct db *db)

@@ -67,8 +67,38 @@ int db__too_many_rows(struct db *db, const char *what);
 const char *db__path(const struct db *db);
 /* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
 int db__version(const struct db *db);
-/* Does the file's table have that column? (v3 files differ in what they got.) */
-bool db__has_column(struct db *db, const char *table, const char *column);
+/*
+ * What the file's schema has, read once when it is opened or created (and
+ * again by db__schema_changed()): the tables and columns that came with a
+ * later version, or with a later writer of version 3. Readers ask
+ * db__has() rather than trying a statement and falling back when it fails.
+ */
+enum db_feature {
+	/* version 2: checkpoints' totals (cpu_total, heap_*_bytes, ...), symbols.module
+	 * and mangled, symbol_frames, heap_events' counts and stack_id, stacks,
+	 * stack_frames, map */
+	DB_V2		= 1u << 0,
+	/* version 3: checkpoints.rss_bytes, the allocation history's tables */
+	DB_V3		= 1u << 1,
+	DB_PID		= 1u << 2,	/* v3: cpu_samples.pid (and heap_events.pid) */
+	DB_PROCESSES	= 1u << 3,	/* v3: processes */
+	DB_TEMP_COUNT	= 1u << 4,	/* v3: heap_events.temp_count */
+	DB_KIND		= 1u << 5,	/* v3: heap_events.kind */
+	DB_MERGED	= 1u << 6,	/* v3: checkpoints.merged (record --retain) */
+	DB_TOTALS	= 1u << 7,	/* v3: totals_state (the writer's totals) */
+	DB_TOTALS_TEMP	= 1u << 8,	/* v3: heap_totals.temp_count */
+	DB_TOTALS_KIND	= 1u << 9,	/* v3: heap_totals.kind */
+	DB_SERIES	= 1u << 10,	/* v3: series_state (compacted checkpoints) */
+	DB_SERIES_SLICES = 1u << 11,	/* v3: series_state.dropped (the spread compaction) */
+	DB_CPU_STACKS	= 1u << 12,	/* cpu_stacks (record -g) */
+	/* the writer's file: a new one, or one appended to whose totals have every
+	 * column, so that the writer adds up its totals and compacts */
+	DB_WRITE_TOTALS	= 1u << 13,
+};
+
+bool db__has(const struct db *db, enum db_feature f);
+/* The writer changed the schema (made a table): the feature bits read again. */
+void db__schema_changed(struct db *db);
 /* For util/db/ only: builtins never see SQL. */
 struct sqlite3 *db__sqlite(struct db *db);
 /* sqlite3_errmsg() printed with the file and what failed; returns -RSPROF_EDB. */

@@ -430,6 +430,8 @@ int db__open(const char *path, struct db **out)
 		err = db_check_tables(db);
 	if (!err)
 		err = db_check_version(db);
+	if (!err)
+		db_features(db);
 	if (err) {
 		db__close(db);
 		return err;

@@ -92,7 +92,7 @@ static int scan_heap(struct db *db, struct accs *a, int64_t wlo, int64_t hi,
 		     struct addr_totals *t)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read heap events", db__version(db) >= 2 ?
+	int rc, err = q_prepare(db, "read heap events", db__has(db, DB_V2) ?
 		"SELECT addr, SUM(alloc_bytes - free_bytes),"
 		" TOTAL(CASE WHEN checkpoint_id >= ?2 THEN alloc_bytes END),"
 		" TOTAL(CASE WHEN checkpoint_id >= ?2 THEN alloc_count END)"
@@ -175,7 +175,7 @@ out:
 int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read symbol", db__version(db) >= 2 ?
+	int rc, err = q_prepare(db, "read symbol", db__has(db, DB_V2) ?
 				"SELECT file, line, function, module FROM symbols WHERE addr = ?" :
 				"SELECT file, line, function, NULL FROM symbols WHERE addr = ?", &st);
 
@@ -213,7 +213,7 @@ int db_query_maps(struct db *db, int (*cb)(void *ctx, int pid, const struct map_
 	sqlite3_stmt *st;
 	int rc, err;
 
-	if (db__version(db) < 2)
+	if (!db__has(db, DB_V2))
 		return 0;
 	/*
 	 * A recording of a process tree (v3) has the mappings of every process:

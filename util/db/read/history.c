@@ -295,7 +295,7 @@ int db_history_present(struct db *db, bool *present, uint64_t *events)
 
 	*present = false;
 	*events = 0;
-	if (db__version(db) < 3)
+	if (!db__has(db, DB_V3))
 		return 0;
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COALESCE(MAX(id), 0) FROM alloc_events", -1,
 			       &st, NULL) != SQLITE_OK) {

@@ -243,7 +243,7 @@ static int heap_temp_rows(struct db *db, bool *temp)
 	int rc, err;
 
 	*temp = false;
-	if (db__version(db) < 3 || !db__has_column(db, "heap_events", "temp_count"))
+	if (!db__has(db, DB_TEMP_COUNT))
 		return 0;
 	err = q_prepare(db, "read heap events", "SELECT EXISTS (SELECT 1 FROM heap_events"
 			" WHERE checkpoint_id = (SELECT MAX(checkpoint_id) FROM heap_events)"
@@ -298,7 +298,7 @@ static int heap_from_totals(struct totals *t, struct scan *sc, int64_t hi)
 static int heap_query(struct db *db, const struct query_filter *f, int64_t *total_live,
 		      prof_row_cb cb, void *ctx, struct heap_hint *hint)
 {
-	const bool v2 = db__version(db) >= 2;
+	const bool v2 = db__has(db, DB_V2);
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
 	struct scan sc = { 0 };
@@ -326,7 +326,7 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
 		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
-	if (!err && !db__has_column(db, "heap_totals", "temp_count"))
+	if (!err && !db__has(db, DB_TOTALS_TEMP))
 		err = heap_temp_rows(db, &temp);
 	if (!err && !temp)
 		err = totals__open(db, &t);
@@ -365,9 +365,8 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		 v2 ? "checkpoint_id, addr, IFNULL(stack_id, -1), alloc_bytes, free_bytes,"
 		      " alloc_count, free_count, NULL" :
 		      "checkpoint_id, addr, -1, alloc_bytes, free_bytes, 0, 0, NULL",
-		 db__version(db) >= 3 && db__has_column(db, "heap_events", "temp_count") ?
-		 "temp_count" : "NULL",
-		 db__version(db) >= 3 && db__has_column(db, "heap_events", "kind") ? "kind" : "0");
+		 db__has(db, DB_TEMP_COUNT) ? "temp_count" : "NULL",
+		 db__has(db, DB_KIND) ? "kind" : "0");
 	snprintf(sql, sizeof(sql), "SELECT 1 FROM heap_events WHERE +checkpoint_id <= ? AND"
 		 " rsprof_heap_row(%s)", cols);
 	err = run_scan(db, "read heap events", "rsprof_heap_row", 10, sql_heap_row, &sc, sql, 1,

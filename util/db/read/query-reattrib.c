@@ -222,7 +222,7 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 	int rc, err;
 
 	memset(ra, 0, sizeof(*ra));
-	if (db__version(q->db) < 2)
+	if (!db__has(q->db, DB_V2))
 		return 0;	/* no stacks before version 2 */
 	err = setup(&b);
 	if (err || b.mode == ATTR_STACK)
@@ -290,7 +290,7 @@ static int any_stack(struct db *db, bool *any)
 	int rc, err;
 
 	*any = false;
-	if (db__version(db) < 2)
+	if (!db__has(db, DB_V2))
 		return 0;	/* no stacks before version 2 */
 	err = q_prepare(db, "read heap stacks", "SELECT EXISTS (SELECT 1 FROM stack_frames)", &st);
 	if (err)

@@ -214,7 +214,7 @@ static int weights_from_totals(struct totals *t, bool heap, int64_t lo, int64_t 
 static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 			 struct stack_weight **v, int *n)
 {
-	const bool v2 = db__version(db) >= 2;
+	const bool v2 = db__has(db, DB_V2);
 	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
 		       f->at_ms : f->to_ms;
 	int64_t lo, hi, win = 0;
@@ -235,15 +235,8 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	}
 	if (err || lo > hi)
 		return err;
-	if (!heap) {
-		int64_t one = 0;
-
-		err = int_query(db, "read schema", "SELECT COUNT(*) FROM sqlite_master WHERE"
-				" type = 'table' AND name = 'cpu_stacks'", &one, 1);
-		if (err)
-			return err;
-		has_cpu_stacks = one > 0;
-	}
+	if (!heap)
+		has_cpu_stacks = db__has(db, DB_CPU_STACKS);
 	if (heap || !has_cpu_stacks) {
 		struct totals *t = NULL;
 		bool used;
@@ -358,7 +351,7 @@ int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 		x.single[i].line = s->line;
 		x.single[i].function = s->function;
 	}
-	if (db__version(db) >= 2) {
+	if (db__has(db, DB_V2)) {
 		err = q_prepare(db, "read stack frames", "SELECT addr FROM stack_frames"
 				" WHERE stack_id = ? ORDER BY pos", &x.frames);
 		if (err)

@@ -202,7 +202,7 @@ static int qctx_processes(struct qctx *q)
 	int rc, err;
 
 	/* v3 files from before the process tree have no pid column */
-	q->has_pid = db__version(q->db) >= 3 && db__has_column(q->db, "cpu_samples", "pid");
+	q->has_pid = db__has(q->db, DB_PID);
 	err = db__meta_get(q->db, "pid", &pid);
 	q->default_pid = pid ? atoi(pid) : 0;
 	free(pid);
@@ -291,7 +291,7 @@ static int qctx_grow(struct qctx *q)
 
 int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 {
-	const char *sql = db__version(db) >= 2 ?
+	const char *sql = db__has(db, DB_V2) ?
 		"SELECT addr, file, line, function, module, mangled FROM symbols ORDER BY addr" :
 		"SELECT addr, file, line, function, NULL, NULL FROM symbols ORDER BY addr";
 	sqlite3_stmt *st;
@@ -451,7 +451,7 @@ int chains_load(struct qctx *q, struct chains *c)
 	c->n = calloc(q->n_syms + 1, sizeof(int));
 	if (!c->first || !c->n)
 		return -ENOMEM;
-	if (db__version(q->db) < 2)
+	if (!db__has(q->db, DB_V2))
 		return 0;
 	err = q_prepare(q->db, "read inline frames", "SELECT addr, depth, file, line, function"
 			" FROM symbol_frames ORDER BY addr, depth", &st);

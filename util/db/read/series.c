@@ -21,10 +21,11 @@ int series__range(struct db *db, int64_t *lo, int64_t *hi)
 	int rc;
 
 	*lo = *hi = 0;
-	if (db__version(db) < 3 ||
-	    sqlite3_prepare_v2(db__sqlite(db), "SELECT max((SELECT folded0 FROM totals_state), since),"
-			       " through FROM series_state", -1, &st, NULL) != SQLITE_OK)
+	if (!db__has(db, DB_SERIES))
 		return 0;	/* no series */
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT max((SELECT folded0 FROM totals_state), since),"
+			       " through FROM series_state", -1, &st, NULL) != SQLITE_OK)
+		return db__err(db, "read series state");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		*lo = sqlite3_column_int64(st, 0);

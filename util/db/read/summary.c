@@ -69,17 +69,19 @@ static int summary_folded(struct db *db, struct prof_summary *s)
 	sqlite3_stmt *st;
 	int rc, err;
 
-	if (db__version(db) < 3)
+	if (!db__has(db, DB_V3))
 		return 0;
 	err = meta_int(db, "retain_ms", &v);
 	if (err)
 		return err;
 	s->retain_ms = v > 0 ? (uint64_t)v : 0;
 	iv = interval_ms(db);
+	if (!db__has(db, DB_MERGED))
+		return 0;	/* a version-3 file of before --retain */
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COUNT(*), TOTAL(merged), MAX(timestamp_ms),"
 			       " MIN(merged), MAX(merged) FROM checkpoints WHERE merged > 1", -1,
 			       &st, NULL) != SQLITE_OK)
-		return 0;	/* a version-3 file without `merged` */
+		return q_err(db, "read checkpoints");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		s->folded_checkpoints = (uint64_t)sqlite3_column_int64(st, 0);
@@ -144,7 +146,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		return err;
 	s->duration_ms = v[0];
 	s->checkpoints = v[1];
-	if (db__version(db) >= 2) {
+	if (db__has(db, DB_V2)) {
 		err = int_query(db, "read checkpoint totals",
 				"SELECT TOTAL(cpu_total), TOTAL(lost_samples), TOTAL(heap_alloc_bytes),"
 				" TOTAL(heap_free_bytes), TOTAL(heap_alloc_count),"
@@ -203,7 +205,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		return err;
 	s->symbols = v[0];
 	s->has_heap = v[1];
-	if (db__version(db) >= 2) {
+	if (db__has(db, DB_V2)) {
 		err = int_query(db, "read stacks", "SELECT (SELECT COUNT(*) FROM stacks),"
 				" (SELECT COUNT(*) FROM map)", v, 2);
 		if (err)
@@ -211,7 +213,7 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 		s->stacks = v[0];
 		s->mappings = v[1];
 	}
-	if (db__version(db) >= 3) {
+	if (db__has(db, DB_V3)) {
 		err = int_query(db, "read resident memory",
 				"SELECT COUNT(rss_bytes), COALESCE(MAX(rss_bytes), 0),"
 				" COALESCE((SELECT rss_bytes FROM checkpoints WHERE rss_bytes IS NOT NULL"
@@ -294,13 +296,13 @@ int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
 	int rc, err;
 
 	memset(r, 0, sizeof(*r));
-	if (db__version(db) < 3)
-		return 0;
 	/* a version-3 file of a writer without --retain support has no `merged` */
+	if (!db__has(db, DB_MERGED))
+		return 0;
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT MAX(merged), MIN(timestamp_ms - (merged - 1) * ?3),"
 			       " MAX(timestamp_ms) FROM checkpoints WHERE timestamp_ms >= ?1"
 			       " AND timestamp_ms <= ?2", -1, &st, NULL) != SQLITE_OK)
-		return 0;
+		return q_err(db, "read checkpoints");
 	sqlite3_bind_int64(st, 1, from_ms == TIME_NONE ? 0 : (int64_t)from_ms);
 	sqlite3_bind_int64(st, 2, to_ms >= INT64_MAX ? INT64_MAX : (int64_t)to_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)iv);
@@ -371,7 +373,7 @@ int db_query_process_count(struct db *db, int *n)
 	int64_t v = 1;
 	int err = 0;
 
-	if (db__version(db) >= 3 && db__has_column(db, "processes", "pid"))
+	if (db__has(db, DB_PROCESSES))
 		err = int_query(db, "count processes",
 				"SELECT MAX(1, COUNT(DISTINCT pid)) FROM processes", &v, 1);
 	*n = (int)v;

@@ -170,19 +170,19 @@ int totals__open(struct db *db, struct totals **out)
 	int rc, err;
 
 	*out = NULL;
-	if (db__version(db) < 3)
+	/* a version-3 file written without totals (appended to) has no state */
+	if (!db__has(db, DB_TOTALS))
 		return 0;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return -ENOMEM;
 	t->db = db;
 	t->sq = db__sqlite(db);
-	/* a version-3 file written without totals (appended to) has no state */
 	if (sqlite3_prepare_v2(t->sq, "SELECT span, through, cpu_rowid, heap_rowid"
 			       " FROM totals_state", -1, &st, NULL) != SQLITE_OK) {
-		pr_debug(1, "%s: no totals (%s): scanning", db__path(db), sqlite3_errmsg(t->sq));
+		err = tr_err(t, "read totals");
 		free(t);
-		return 0;
+		return err;
 	}
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -240,12 +240,12 @@ int totals__open(struct db *db, struct totals **out)
 		return err;
 	}
 	for (int i = 0; i < TR_MAX; i++) {
-		const char *table = i == TR_HEAP_BLOCK ? "heap_totals" : "heap_events";
+		bool block = i == TR_HEAP_BLOCK;
 		char sql[512];
 
 		snprintf(sql, sizeof(sql), tr_sql[i],
-			 db__has_column(db, table, "temp_count") ? "temp_count" : "NULL",
-			 db__has_column(db, table, "kind") ? "kind" : "0");
+			 db__has(db, block ? DB_TOTALS_TEMP : DB_TEMP_COUNT) ? "temp_count" : "NULL",
+			 db__has(db, block ? DB_TOTALS_KIND : DB_KIND) ? "kind" : "0");
 		if (sqlite3_prepare_v3(t->sq, sql, -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
 				       NULL) != SQLITE_OK) {
 			err = tr_err(t, "read totals");
@@ -1209,15 +1209,15 @@ int totals__check(struct db *db)
 	bool temp, kind;
 	int err, findings = 0;
 
-	if (db__version(db) < 3)
-		return 0;
+	if (!db__has(db, DB_TOTALS))
+		return 0;	/* no totals */
 	/* the state as it is, even when the rows say it is stale */
 	{
 		sqlite3_stmt *st;
 
 		if (sqlite3_prepare_v2(db__sqlite(db), "SELECT through FROM totals_state", -1, &st,
 				       NULL) != SQLITE_OK)
-			return 0;	/* no totals */
+			return db__err(db, "read totals");
 		through = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : -1;
 		sqlite3_finalize(st);
 	}
@@ -1234,10 +1234,9 @@ int totals__check(struct db *db)
 	}
 	totals__delete(t);
 	/* temp_count where both sides have it (not in an early v3's totals) */
-	temp = db__has_column(db, "heap_totals", "temp_count") &&
-	       db__has_column(db, "heap_events", "temp_count");
+	temp = db__has(db, DB_TOTALS_TEMP | DB_TEMP_COUNT);
 	/* kind: the totals' where they have it, else 0 as they were written */
-	kind = db__has_column(db, "heap_totals", "kind");
+	kind = db__has(db, DB_TOTALS_KIND);
 	if (!err)
 		err = check_read(db, &c, "SELECT addr, -1, IFNULL(pid, 0), 0, count, 0, 0, 0, 0, 0"
 				 " FROM cpu_samples WHERE checkpoint_id <= ?1", through, 0, false,

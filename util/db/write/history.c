@@ -84,7 +84,7 @@ int history_writer__new(struct db *db, struct history_writer **out)
 	struct history_writer *w;
 
 	*out = NULL;
-	if (db__version(db) < 3) {
+	if (!db__has(db, DB_V3)) {
 		pr_err("%s: the allocation history needs a version-3 profile", db__path(db));
 		return -RSPROF_EDB;
 	}

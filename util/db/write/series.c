@@ -1042,13 +1042,14 @@ int series__drop_block(struct db *db, int64_t block)
 	sqlite3_stmt *st;
 	int err = 0;
 
+	/* a file of before the series (appended to) has none */
+	if (!db__has(db, DB_SERIES))
+		return 0;
 	for (int heap = 0; heap < 2 && !err; heap++) {
 		if (sqlite3_prepare_v2(sq, heap ? "DELETE FROM heap_series WHERE id BETWEEN ?1 AND ?2" :
 				       "DELETE FROM cpu_series WHERE id BETWEEN ?1 AND ?2", -1, &st,
-				       NULL) != SQLITE_OK) {
-			/* a file of before the series (appended to) has none */
-			return 0;
-		}
+				       NULL) != SQLITE_OK)
+			return db__err(db, "fold series");
 		if (sqlite3_bind_int64(st, 1, block * BLOCK_PARTS) ||
 		    sqlite3_bind_int64(st, 2, block * BLOCK_PARTS + BLOCK_PARTS - 1) ||
 		    sqlite3_step(st) != SQLITE_DONE) {

@@ -44,6 +44,7 @@ int db_stacks__new(struct db *db, struct db_stacks **out)
 		free(ds);
 		return err;
 	}
+	db__schema_changed(db);
 	if (sqlite3_prepare_v3(sq, "INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) "
 			       "VALUES (?, ?, ?)", -1, SQLITE_PREPARE_PERSISTENT, &ds->ins,
 			       NULL) != SQLITE_OK) {
@@ -99,15 +100,8 @@ int db_stacks__fold(struct db *db, int64_t first, int64_t last)
 	sqlite3_stmt *st;
 	int rc;
 
-	if (sqlite3_prepare_v2(sq, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
-			       " AND name = 'cpu_stacks'", -1, &st, NULL) != SQLITE_OK)
-		goto fail;
-	rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	if (rc == SQLITE_DONE)
+	if (!db__has(db, DB_CPU_STACKS))
 		return 0;	/* recorded without -g */
-	if (rc != SQLITE_ROW)
-		goto fail;
 	for (int i = 0; i < 3; i++) {
 		if (sqlite3_prepare_v2(sq, sql[i], -1, &st, NULL) != SQLITE_OK)
 			goto fail;

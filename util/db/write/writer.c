@@ -12,7 +12,6 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
-#include "util/db/schema.h"
 #include "util/db/wal-checkpointer.h"
 #include "util/db/write/retain.h"
 #include "util/db/write/rows-vtab.h"
@@ -212,18 +211,6 @@ struct db *db_writer__db(struct db_writer *w)
 	return w->db;
 }
 
-/* The primary result code of the first step of sql. */
-static int writer_probe(struct db_writer *w, const char *sql)
-{
-	sqlite3_stmt *st = NULL;
-	int rc = sqlite3_prepare_v2(w->sq, sql, -1, &st, NULL);
-
-	if (rc == SQLITE_OK)
-		rc = sqlite3_step(st);
-	sqlite3_finalize(st);
-	return rc & 0xff;
-}
-
 int db_writer__create(const char *path, bool append, struct db_writer **out)
 {
 	struct db_writer *w;
@@ -248,28 +235,12 @@ int db_writer__create(const char *path, bool append, struct db_writer **out)
 		err = db_prepare_writer(w);
 	if (err)
 		goto fail;
-	/* the WAL folded back in a thread of its own (else wal_autocheckpoint stays) */
 	/* the WAL copied into the file by a thread of its own (else by the writer) */
 	if (wal_checkpointer__start(w->sq, path, 65536, &w->walck))
 		pr_debug(1, "%s: the writer copies the WAL into the file itself", path);
-	/*
-	 * a file appended to keeps what it has: no totals when it was written
-	 * without, or with totals without temp_count and kind (an early v3):
-	 * its totals stay as they are, the new checkpoints are read from the
-	 * event tables
-	 */
-	if (!append || (writer_probe(w, "SELECT 1 FROM totals_state") == SQLITE_ROW &&
-			db__has_column(db, "heap_totals", "kind"))) {
+	/* the totals and the compaction (a file appended to may have none) */
+	if (db__has(db, DB_WRITE_TOTALS)) {
 		err = totals_writer__new(db, &w->totals);
-		/* a file of before the compacted checkpoints gets their tables, one
-		 * of before the spread compaction the state of its slices */
-		if (!err && append)
-			err = db__exec(db, "add the series tables", db_series_sql);
-		if (!err && append && !db__has_column(db, "series_state", "dropped"))
-			err = db__exec(db, "add the series slices",
-				      "ALTER TABLE series_state ADD COLUMN pack_addr INTEGER DEFAULT NULL;"
-				      "ALTER TABLE series_state ADD COLUMN dropped INTEGER DEFAULT NULL;"
-				      "ALTER TABLE series_state ADD COLUMN drop_addr INTEGER DEFAULT NULL");
 		if (!err)
 			err = series_writer__new(db, SERIES_AGE_MS, &w->series);
 		if (err)
