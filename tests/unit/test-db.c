@@ -11,14 +11,17 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "util/db/read/query.h"
 #include "util/db/schema.h"
 #include "util/db/read/user.h"
+#include "util/db/write/stacks.h"
 #include "util/db/write/writer.h"
 #include "util/error.h"
 #include "fixture.h"
@@ -529,6 +532,106 @@ static void test_stacks(void)
 	symbol__delete(caller);
 }
 
+/*
+ * One checkpoint, one transaction, whatever it carries: a writer killed at
+ * any row it writes leaves each checkpoint with all of it (its samples per
+ * stack, the map rows its also() hook writes) or leaves the checkpoint out.
+ */
+#define KILLED_CPS	12
+
+static long kill_at;	/* the writer's: row changes left before it is killed */
+
+static void kill_on_row(void *ctx, int op, const char *db, const char *table, sqlite3_int64 row)
+{
+	if (--kill_at == 0)
+		kill(getpid(), SIGKILL);
+}
+
+/* The checkpoint's also(): a map row of "process" id. */
+static int killed_also(void *ctx, int64_t id)
+{
+	struct map_row r = { .start = 0x1000, .end = 0x2000, .perms = "r-xp", .path = "/bin/a" };
+	struct map_set set = { .pid = (int)id, .v = &r, .n = 1 };
+
+	return db_writer__write_maps(ctx, &set);
+}
+
+/* Write KILLED_CPS checkpoints into p, killed at the at-th row change (0: never). */
+static int killed_writer(const char *p, long at)
+{
+	struct symbol *s = fixture_symbol(0x1000, "/src/a.c", 3, "main", "/bin/a");
+	const struct symbol *syms[] = { s };
+	uint64_t addrs[] = { 0x1000 };
+	struct stack_rec stk[] = { { 1, 0x11, addrs, 1 }, { 2, 0x22, addrs, 1 } };
+	struct db_writer *w;
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (db_writer__create(p, false, &w) || db_stacks__create(db_writer__db(w)))
+			_exit(1);
+		kill_at = at;
+		sqlite3_update_hook(db__sqlite(db_writer__db(w)), kill_on_row, NULL);
+		for (int c = 1; c <= KILLED_CPS; c++) {
+			struct cpu_count cpu[] = { { 0x1000, 3 * c } };
+			struct stack_count sc[] = { { 1, c }, { 2, 2 * c } };
+			struct checkpoint cp = {
+				.timestamp_ms = 1000 * c, .cpu = cpu, .n_cpu = 1,
+				.symbols = syms, .n_symbols = c == 1, .stacks = stk,
+				.n_stacks = c == 1 ? 2 : 0, .stack_counts = sc, .n_stack_counts = 2,
+				.also = killed_also, .also_ctx = w,
+			};
+
+			if (db_writer__checkpoint(w, &cp, NULL))
+				_exit(1);
+		}
+		_exit(db_writer__close(w) ? 1 : 0);
+	}
+	symbol__delete(s);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static void test_killed_writer(void)
+{
+	const char *p = tmp("killed.db");
+	char side[600];
+	long at, whole = 0, partial = 0, unread = 0;
+	struct db *db;
+
+	/* killed at the first row change, the second, ... until the writer ends */
+	for (at = 1; at < 10000; at++) {
+		int status;
+
+		unlink(p);
+		snprintf(side, sizeof(side), "%s-wal", p);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", p);
+		unlink(side);
+		status = killed_writer(p, at);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			break;
+		if (db__open(p, &db)) {
+			unread++;
+			continue;
+		}
+		if (int_of(db, "SELECT COUNT(*) FROM checkpoints c WHERE cpu_total !="
+			   " (SELECT IFNULL(SUM(count), 0) FROM cpu_stacks s WHERE s.checkpoint_id ="
+			   " c.id) OR NOT EXISTS (SELECT 1 FROM map m WHERE m.pid = c.id)") ||
+		    int_of(db, "SELECT COUNT(*) FROM cpu_stacks s WHERE NOT EXISTS (SELECT 1 FROM"
+			   " checkpoints c WHERE c.id = s.checkpoint_id)"))
+			partial++;
+		else
+			whole++;
+		db__close(db);
+	}
+	ok(at - 1 >= 5 * KILLED_CPS && at < 10000, "the writer ends after %ld row changes", at - 1);
+	is_int(unread, 0, "killed at each of them: the file opens");
+	is_int(partial, 0, "no checkpoint without its stack counts or its hook's rows (%ld whole)",
+	       whole);
+}
+
 static void cleanup(void)
 {
 	char cmd[600];
@@ -616,6 +719,7 @@ int main(int argc, char **argv)
 	test_queries();
 	test_live_reader();
 	test_stacks();
+	test_killed_writer();
 	test_budget();
 	cleanup();
 	return done_testing();

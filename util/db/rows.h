@@ -89,6 +89,17 @@ struct checkpoint {
 	/* schema v3: the process's resident memory at the checkpoint */
 	bool has_rss;			/* false: unknown (written as NULL) */
 	int64_t rss_bytes, rss_anon_bytes;
+	/* record -g: the samples per call stack (cpu_stacks rows), stacks written before */
+	const struct stack_count *stack_counts;
+	size_t n_stack_counts;
+	/*
+	 * What else the checkpoint carries, that its producer writes in the
+	 * checkpoint's transaction once the rest is in (the allocation
+	 * history, the mappings that changed: db_writer__write_maps()); its
+	 * error rolls the whole checkpoint back. NULL: nothing.
+	 */
+	int (*also)(void *ctx, int64_t id);
+	void *also_ctx;
 };
 
 #endif

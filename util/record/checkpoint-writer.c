@@ -8,7 +8,6 @@
 #include "util/hashmap.h"
 #include "util/db/write/writer.h"
 #include "util/db/write/history.h"
-#include "util/db/write/stacks.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
@@ -57,7 +56,7 @@ struct pid_addr {
 
 struct checkpoint_writer {
 	struct db_writer *db;
-	struct db_stacks *dbst;		/* -g */
+	bool call_graph;		/* -g */
 	struct process_tree *pt;
 	struct heap *heap;
 	pid_t heap_pid;
@@ -89,7 +88,7 @@ struct checkpoint_writer {
 	uint64_t hist_t0_ns, hist_base_ns, hist_budget_ns;
 };
 
-int checkpoint_writer__new(struct db_writer *db, struct db_stacks *dbst, struct process_tree *pt,
+int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process_tree *pt,
 			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out)
 {
 	struct checkpoint_writer *w = calloc(1, sizeof(*w));
@@ -98,7 +97,7 @@ int checkpoint_writer__new(struct db_writer *db, struct db_stacks *dbst, struct 
 	if (!w)
 		return -ENOMEM;
 	w->db = db;
-	w->dbst = dbst;
+	w->call_graph = call_graph;
 	w->pt = pt;
 	w->heap = heap;
 	w->heap_pid = heap_pid;
@@ -202,7 +201,7 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 
 	if (!err)
 		err = count_sample(w, ev->pid, key);
-	if (err || !w->dbst || !depth)
+	if (err || !w->call_graph || !depth)
 		return err;
 	for (unsigned int i = 0; i < depth && !err; i++)
 		err = i == 0 && ev->chain[0] == ev->ip ? (w->chain[0] = key, 0) :
@@ -230,8 +229,8 @@ static size_t stack_index_of(struct checkpoint_writer *w, uint64_t h)
 	return (size_t)hashmap__value(&w->stack_index, h);
 }
 
-/* -g: samples per stack of this checkpoint, after the checkpoint (its id) is written. */
-static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
+/* -g: samples per stack of this checkpoint (written with it). */
+static int stack_counts(struct checkpoint_writer *w)
 {
 	struct hashmap *m = &w->stack_counts;
 
@@ -249,7 +248,7 @@ static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
 		c->stack_id = ((struct stack_ent *)w->stacks.v)[idx - 1].id;
 		c->count = m->vals[i];
 	}
-	return db_stacks__write(w->dbst, cid, w->stack_rows.v, w->stack_rows.n);
+	return 0;
 }
 
 /* The `map` rows of a process's mappings, written at once. */
@@ -387,6 +386,21 @@ static int heap_process(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec
 	return process_tree__learn(w->pt, pid, ppid, forked, exec, exited, w->now_ms);
 }
 
+/*
+ * In the checkpoint's transaction, once its rows are in (its symbols are
+ * then in the file): the allocation history drained so far, at most the
+ * budget of it, and the mappings that changed.
+ */
+static int checkpoint_also(void *ctx, int64_t id)
+{
+	struct checkpoint_writer *w = ctx;
+	int err = 0;
+
+	if (w->hw)
+		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
+	return err ? err : process_tree__changed_maps(w->pt, write_maps, w);
+}
+
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 			     uint64_t lost_total)
 {
@@ -395,7 +409,6 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	const struct symbol *const *syms = NULL;
 	const struct process_row *rows = NULL;
 	size_t n_syms = 0, n_rows = 0;
-	int64_t id;
 	int err = 0;
 
 	/* first: resolving new stacks below can take a while */
@@ -454,13 +467,15 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	cp.processes = rows;
 	cp.n_processes = n_rows;
 	cp.lost_samples = lost_total - w->lost_at_cp;
-	err = db_writer__checkpoint(w->db, &cp, &id);
+	if (w->call_graph)
+		err = stack_counts(w);
+	cp.stack_counts = w->stack_rows.v;
+	cp.n_stack_counts = w->stack_rows.n;
+	cp.also = checkpoint_also;
+	cp.also_ctx = w;
+	if (!err)
+		err = db_writer__checkpoint(w->db, &cp, NULL);
 	free(new_stacks.v);
-	/* after the checkpoint: its symbols are in the file */
-	if (!err && w->hw)
-		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
-	if (!err && w->dbst)
-		err = write_stack_counts(w, id);
 	if (err)
 		return err;
 	w->lost_at_cp = lost_total;
@@ -468,9 +483,8 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	w->cpu_rows.n = 0;
 	hashmap__clear(&w->cpu);
 	hashmap__clear(&w->stack_counts);
-	err = process_tree__changed_maps(w->pt, write_maps, w);
 	process_tree__gc(w->pt);
-	return err;
+	return 0;
 }
 
 void checkpoint_writer__delete(struct checkpoint_writer *w)

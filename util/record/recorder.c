@@ -45,7 +45,6 @@ struct recorder {
 	struct sampler *sampler;
 	struct process_tree *pt;
 	struct db_writer *db;
-	struct db_stacks *dbst;	/* -g */
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
@@ -258,7 +257,7 @@ static int open_output(struct recorder *r)
 	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
 	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
-		err = db_stacks__new(db_writer__db(r->db), &r->dbst);
+		err = db_stacks__create(db_writer__db(r->db));
 		if (err)
 			return err;
 	}
@@ -355,7 +354,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (!r->sampler)
 			process_tree__refresh(r->pt, r->t.pid);
 	}
-	err = checkpoint_writer__new(r->db, r->dbst, r->pt, r->heap, r->t.pid, &r->cpw);
+	err = checkpoint_writer__new(r->db, r->o.call_graph, r->pt, r->heap, r->t.pid, &r->cpw);
 	if (err)
 		goto fail;
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
@@ -394,8 +393,6 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 fail:
 	target__abort(&r->t);
 	if (r->db) {
-		db_stacks__delete(r->dbst);
-		r->dbst = NULL;
 		/* a new file goes with its -wal/-shm; an appended one is closed */
 		db_writer__discard(r->db);
 		r->db = NULL;
@@ -871,7 +868,6 @@ int recorder__delete(struct recorder *r)
 	checkpoint_writer__delete(r->cpw);
 	if (history_writer__delete(r->hw) && !err)
 		err = -RSPROF_EDB;
-	db_stacks__delete(r->dbst);
 	if (r->keep_dac)
 		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
 	err2 = db_writer__close(r->db);

@@ -246,14 +246,17 @@ static int write_frees(struct history_writer *w)
 int history_writer__flush(struct history_writer *w)
 {
 	sqlite3_stmt *st = w->st[ST_SLICE];
+	/* in a checkpoint's transaction (util/db/rows.h's also()), or one of its own */
+	bool own = sqlite3_get_autocommit(db__sqlite(w->db));
 	int64_t slice;
-	int err;
+	int err = 0;
 
 	if (w->err)
 		return w->err;
 	if (!w->n && !w->n_fr)
 		return 0;
-	err = step(w, ST_BEGIN);
+	if (own)
+		err = step(w, ST_BEGIN);
 	if (err)
 		return w->err = err;
 	if (w->n) {
@@ -270,10 +273,10 @@ int history_writer__flush(struct history_writer *w)
 	}
 	if (!err)
 		err = write_frees(w);
-	if (!err)
+	if (!err && own)
 		err = step(w, ST_COMMIT);
 	if (err) {
-		if (!sqlite3_get_autocommit(db__sqlite(w->db)))
+		if (own && !sqlite3_get_autocommit(db__sqlite(w->db)))
 			step(w, ST_ROLLBACK);
 		return w->err = err;
 	}

@@ -35,7 +35,9 @@ int history_writer__free(struct history_writer *w, uint64_t time_ns, uint64_t ad
 /*
  * Writes the pending allocations as a slice (however few: at the end of a
  * recording) with its chunks, and the free times of allocations written
- * before, in one transaction. 0, -ENOMEM, -RSPROF_EDB.
+ * before, in one transaction: the caller's when one is open (a
+ * checkpoint's, which then holds it all or none of it), else one of its
+ * own. 0, -ENOMEM, -RSPROF_EDB.
  */
 int history_writer__flush(struct history_writer *w);
 void history_writer__stats(const struct history_writer *w, struct history_stats *s);

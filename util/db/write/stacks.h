@@ -17,20 +17,18 @@
  * stack's innermost frame is stack_frames.pos 0, its sampled IP.
  */
 struct db;
-struct db_stacks;
 
-/* Creates the table if needed and prepares the insert. Errors printed, -RSPROF_EDB. */
-int db_stacks__new(struct db *db, struct db_stacks **out);
-/* One transaction for the checkpoint's rows. */
-int db_stacks__write(struct db_stacks *ds, int64_t checkpoint_id, const struct stack_count *v,
-		     size_t n);
+/*
+ * record -g: the table, made when the file has none; each checkpoint's
+ * rows are written with it (struct checkpoint's stack_counts,
+ * util/db/write/writer.h). 0, or -RSPROF_EDB printed.
+ */
+int db_stacks__create(struct db *db);
 /*
  * record --retain (util/db/retain.h): the rows of checkpoints first..last
  * summed per stack into checkpoint last, in the writer's open transaction.
  * Nothing to do in a file without cpu_stacks.
  */
 int db_stacks__fold(struct db *db, int64_t first, int64_t last);
-/* Finalizes the statement; call before db__close(). NULL ok. */
-void db_stacks__delete(struct db_stacks *ds);
 
 #endif

@@ -33,6 +33,7 @@ enum db_stmt {
 	ST_MAP_DELETE,
 	ST_MAP_INSERT,
 	ST_PROCESS,
+	ST_STACK_COUNT,
 	ST_BEGIN,
 	ST_COMMIT,
 	ST_ROLLBACK,
@@ -74,6 +75,9 @@ static const struct {
 	[ST_PROCESS] = { "insert process",
 		"INSERT OR REPLACE INTO processes (pid, ppid, comm, exe, start_ms, end_ms, samples)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
+	/* prepared when first used: a file has cpu_stacks from record -g on */
+	[ST_STACK_COUNT] = { "insert cpu stack",
+		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) VALUES (?, ?, ?)" },
 	[ST_BEGIN] = { "begin", "BEGIN IMMEDIATE" },
 	[ST_COMMIT] = { "commit", "COMMIT" },
 	[ST_ROLLBACK] = { "rollback", "ROLLBACK" },
@@ -100,6 +104,8 @@ struct db_writer {
 static int db_prepare_writer(struct db_writer *w)
 {
 	for (int i = 0; i < ST_MAX; i++) {
+		if (i == ST_STACK_COUNT)
+			continue;
 		if (sqlite3_prepare_v3(w->sq, db_stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
 				       &w->st[i], NULL) != SQLITE_OK)
 			return db__err(w->db, db_stmts[i].name);
@@ -475,6 +481,34 @@ static int db_write_rows(struct db_writer *w, const struct checkpoint *cp, int64
 	return 0;
 }
 
+/* record -g: the checkpoint's samples per stack, into cpu_stacks. */
+static int db_write_stack_counts(struct db_writer *w, const struct checkpoint *cp, int64_t id)
+{
+	sqlite3_stmt *st;
+	int err;
+
+	if (!cp->n_stack_counts)
+		return 0;
+	if (!w->st[ST_STACK_COUNT] &&
+	    sqlite3_prepare_v3(w->sq, db_stmts[ST_STACK_COUNT].sql, -1, SQLITE_PREPARE_PERSISTENT,
+			       &w->st[ST_STACK_COUNT], NULL) != SQLITE_OK)
+		return db__err(w->db, db_stmts[ST_STACK_COUNT].name);
+	st = w->st[ST_STACK_COUNT];
+	for (size_t i = 0; i < cp->n_stack_counts; i++) {
+		const struct stack_count *c = &cp->stack_counts[i];
+
+		if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, c->stack_id) ||
+		    sqlite3_bind_int64(st, 3, (int64_t)c->count)) {
+			sqlite3_reset(st);
+			return db__err(w->db, db_stmts[ST_STACK_COUNT].name);
+		}
+		err = db_step(w, ST_STACK_COUNT);
+		if (err)
+			return err;
+	}
+	return 0;
+}
+
 /*
  * Copy what the WAL holds into the file itself (a passive checkpoint: it
  * waits for no reader), so that the .db alone, copied or left by a
@@ -558,6 +592,11 @@ int db_writer__checkpoint(struct db_writer *w, const struct checkpoint *cp, int6
 	if (!err && w->series)
 		err = series_writer__compact(w->series, totals_writer__through(w->totals),
 					     cp->timestamp_ms);
+	/* what else it carries, in the same transaction: all of it or none */
+	if (!err)
+		err = db_write_stack_counts(w, cp, cid);
+	if (!err && cp->also)
+		err = cp->also(cp->also_ctx, cid);
 	if (err)
 		goto fail;
 	err = db_commit(w);
@@ -617,18 +656,18 @@ int db_writer__write_maps(struct db_writer *w, const struct map_set *m)
 	sqlite3_stmt *st;
 	int err;
 
-	err = db_begin(w);
-	if (err)
-		return err;
+	if (sqlite3_get_autocommit(w->sq)) {
+		pr_err("%s: write maps: not in a checkpoint's transaction", db__path(w->db));
+		return -RSPROF_EDB;
+	}
 	st = w->st[ST_MAP_DELETE];
 	if (sqlite3_bind_int64(st, 1, m->pid)) {
 		sqlite3_reset(st);
-		err = db__err(w->db, db_stmts[ST_MAP_DELETE].name);
-		goto fail;
+		return db__err(w->db, db_stmts[ST_MAP_DELETE].name);
 	}
 	err = db_step(w, ST_MAP_DELETE);
 	if (err)
-		goto fail;
+		return err;
 	st = w->st[ST_MAP_INSERT];
 	for (size_t i = 0; i < m->n; i++) {
 		const struct map_row *e = &m->v[i];
@@ -638,18 +677,11 @@ int db_writer__write_maps(struct db_writer *w, const struct map_set *m)
 		    sqlite3_bind_int64(st, 3, (int64_t)e->end) || bind_text(st, 4, e->perms) ||
 		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path)) {
 			sqlite3_reset(st);
-			err = db__err(w->db, db_stmts[ST_MAP_INSERT].name);
-			goto fail;
+			return db__err(w->db, db_stmts[ST_MAP_INSERT].name);
 		}
 		err = db_step(w, ST_MAP_INSERT);
 		if (err)
-			goto fail;
+			return err;
 	}
-	err = db_commit(w);
-	if (err)
-		goto fail;
 	return 0;
-fail:
-	db_rollback(w);
-	return err;
 }

@@ -11,10 +11,14 @@
  * to append to, util/db/db.h's db__create()), then one
  * db_writer__checkpoint() per checkpoint, each one transaction with
  * persistent prepared statements, ROLLBACK on error, followed by a passive
- * WAL checkpoint so the file alone holds it. With each checkpoint it adds
- * up the totals (util/db/write/totals.h), and folds (--retain,
- * util/db/write/retain.h) and compacts (util/db/write/series.h) what has
- * aged, in the same transaction.
+ * WAL checkpoint so the file alone holds it. Everything a checkpoint
+ * carries is in that one transaction: its rows, symbols, stacks and
+ * processes, its samples per call stack (record -g), and what its
+ * producer adds (the allocation history, the mappings that changed); with
+ * it the writer adds up the totals (util/db/write/totals.h), and folds
+ * (--retain, util/db/write/retain.h) and compacts (util/db/write/series.h)
+ * what has aged. A writer killed at any moment leaves every checkpoint
+ * whole or absent.
  *
  * Every error is printed with the statement's name and sqlite3_errmsg() and
  * returned as -RSPROF_EDB (or -errno for file-system errors).
@@ -66,7 +70,10 @@ int db_writer__set_compact(struct db_writer *w, uint64_t age_ms);
 struct wal_checkpointer_stats;
 void db_writer__wal_stats(struct db_writer *w, struct wal_checkpointer_stats *out);
 
-/* Replace the `map` table's rows for m->pid with m's. */
+/*
+ * Replace the `map` table's rows for m->pid with m's, in the transaction of
+ * a checkpoint (from its also() hook, util/db/rows.h). 0 or -RSPROF_EDB.
+ */
 int db_writer__write_maps(struct db_writer *w, const struct map_set *m);
 
 #endif
