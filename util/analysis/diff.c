@@ -47,12 +47,6 @@ struct diff_ctx {
 	char *root[2];		/* the checkout directory of each run, NULL: none found */
 };
 
-static int db_fail(sqlite3 *conn, const char *what)
-{
-	pr_err("%s: %s", what, sqlite3_errmsg(conn));
-	return -RSPROF_EDB;
-}
-
 static int grow_pairs(struct diff_ctx *c)
 {
 	size_t need = sitemap__count(c->shared), nc = c->cap ? c->cap * 2 : 1024;
@@ -72,7 +66,7 @@ static int grow_pairs(struct diff_ctx *c)
 }
 
 /* The checkpoint ids [*lo, *hi] of a window (*lo > *hi when it holds none). */
-static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, int64_t *hi)
+static int window_ids(struct db *db, const struct diff_window *w, int64_t *lo, int64_t *hi)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -81,10 +75,10 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 	*hi = INT64_MAX;
 	if (!w->on)
 		return 0;
-	if (sqlite3_prepare_v2(conn, "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
 			       " FROM checkpoints WHERE timestamp_ms > ? AND timestamp_ms <= ?",
 			       -1, &st, NULL))
-		return db_fail(conn, "cannot read the checkpoints");
+		return db__err(db, "cannot read the checkpoints");
 	sqlite3_bind_int64(st, 1, w->from_ms == TIME_NONE ? -1 : (int64_t)w->from_ms);
 	sqlite3_bind_int64(st, 2, w->to_ms == TIME_NONE ? INT64_MAX : (int64_t)w->to_ms);
 	rc = sqlite3_step(st);
@@ -93,7 +87,7 @@ static int window_ids(sqlite3 *conn, const struct diff_window *w, int64_t *lo, i
 		*hi = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : db_fail(conn, "cannot read the checkpoints");
+	return rc == SQLITE_ROW ? 0 : db__err(db, "cannot read the checkpoints");
 }
 
 /* A heap stack re-attributed past a wrapper: its site in the run, made when new. */
@@ -109,7 +103,7 @@ static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
 }
 
 /* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
+static int scan(struct db *db, const struct run *r, const struct diff_window *w,
 		struct side *loc, uint64_t *total)
 {
 	const struct sitemap *sm = r->sm;
@@ -117,12 +111,12 @@ static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 	int64_t lo, hi;
 	int rc, err;
 
-	err = window_ids(conn, w, &lo, &hi);
+	err = window_ids(db, w, &lo, &hi);
 	if (err)
 		return err;
-	if (sqlite3_prepare_v2(conn, "SELECT addr, count FROM cpu_samples"
+	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT addr, count FROM cpu_samples"
 			       " WHERE checkpoint_id BETWEEN ? AND ?", -1, &st, NULL))
-		return db_fail(conn, "cannot read the CPU samples");
+		return db__err(db, "cannot read the CPU samples");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -137,18 +131,18 @@ static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(conn, "cannot read the CPU samples");
+		return db__err(db, "cannot read the CPU samples");
 
 	/*
 	 * alloc_count and stack_id came with schema v2; live bytes at the
 	 * window's end, allocations in it
 	 */
-	if (sqlite3_prepare_v2(conn, r->v2 ? "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
+	if (sqlite3_prepare_v2(db__sqlite(db), r->v2 ? "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
 			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
 			       " IFNULL(stack_id, -1) FROM heap_events WHERE checkpoint_id <= ?2" :
 			       "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
 			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
-		return db_fail(conn, "cannot read the heap events");
+		return db__err(db, "cannot read the heap events");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -166,7 +160,7 @@ static int scan(sqlite3 *conn, const struct run *r, const struct diff_window *w,
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(conn, "cannot read the heap events");
+		return db__err(db, "cannot read the heap events");
 	return 0;
 }
 
@@ -207,12 +201,12 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 }
 
 /* The same as scan(), from the writer's totals. */
-static int scan_totals(sqlite3 *conn, struct totals *t, const struct run *run,
+static int scan_totals(struct db *db, struct totals *t, const struct run *run,
 		       const struct diff_window *w, struct side *loc, uint64_t *total)
 {
 	struct totals_scan x = { run->sm, run, loc, total, false };
 	int64_t lo, hi, last;
-	int err = window_ids(conn, w, &lo, &hi);
+	int err = window_ids(db, w, &lo, &hi);
 
 	if (!err)
 		err = totals__last_checkpoint(t, &last);
@@ -271,10 +265,10 @@ static int read_run(struct diff_ctx *c, struct db *db, int side)
 	if (!err)
 		err = totals__open(db, &t);
 	if (!err && t)
-		err = scan_totals(db__sqlite(db), t, r, &c->o->win[side], r->loc,
+		err = scan_totals(db, t, r, &c->o->win[side], r->loc,
 				  &c->total_samples[side]);
 	else if (!err)
-		err = scan(db__sqlite(db), r, &c->o->win[side], r->loc,
+		err = scan(db, r, &c->o->win[side], r->loc,
 			   &c->total_samples[side]);
 	totals__delete(t);
 	sqlite3_mutex_leave(mx);

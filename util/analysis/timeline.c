@@ -55,19 +55,6 @@ static bool in_series(const struct tl_ctx *c, int64_t id)
 	return id > c->series_lo && id <= c->series_hi;
 }
 
-static int db_fail(sqlite3 *conn, const char *what)
-{
-	pr_err("%s: %s", what, sqlite3_errmsg(conn));
-	return -RSPROF_EDB;
-}
-
-static int prepare(sqlite3 *conn, const char *sql, sqlite3_stmt **st, const char *what)
-{
-	if (sqlite3_prepare_v2(conn, sql, -1, st, NULL) != SQLITE_OK)
-		return db_fail(conn, what);
-	return 0;
-}
-
 /* Schema v3: one row per checkpoint with its totals and the resident memory. */
 static const char sql_cp_v3[] =
 	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes, "
@@ -93,8 +80,8 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 	int rc;
 
 	/* a version-1 file (seed 000 as written) has no totals: computed */
-	if (prepare(c->conn, db__has(c->db, DB_V3) ? sql_cp_v3 : db__has(c->db, DB_V2) ? sql_cp_v2 :
-		    sql_cp_v1, &st, "cannot read the checkpoints"))
+	if (db__prepare(c->db, "cannot read the checkpoints", db__has(c->db, DB_V3) ? sql_cp_v3 :
+			db__has(c->db, DB_V2) ? sql_cp_v2 : sql_cp_v1, &st))
 		return -RSPROF_EDB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (tl->n >= DB_MAX_ROWS) {
@@ -151,7 +138,7 @@ static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(c->conn, "cannot read the checkpoints");
+		return db__err(c->db, "cannot read the checkpoints");
 	/* no recorded live heap (version 1, or a writer that left it out): sum it up */
 	if (!have_live && tl->has_heap) {
 		for (size_t i = 0; i < tl->n; i++) {
@@ -294,7 +281,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 
 	if (!touched)
 		return -ENOMEM;
-	if (prepare(c->conn, heap_rows_sql(c, sorted), &st, "cannot read the heap events")) {
+	if (db__prepare(c->db, "cannot read the heap events", heap_rows_sql(c, sorted), &st)) {
 		free(touched);
 		return -RSPROF_EDB;
 	}
@@ -338,7 +325,7 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 		}
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = db_fail(c->conn, "cannot read the heap events");
+		err = db__err(c->db, "cannot read the heap events");
 	if (!err) {
 		close_checkpoint(c, touched, &n_touched);
 		if (!started)
@@ -364,8 +351,8 @@ static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (prepare(c->conn, "SELECT checkpoint_id, addr, count FROM cpu_samples", &st,
-		    "cannot read the CPU samples"))
+	if (db__prepare(c->db, "cannot read the CPU samples",
+			"SELECT checkpoint_id, addr, count FROM cpu_samples", &st))
 		return -RSPROF_EDB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(st, 0);
@@ -380,7 +367,7 @@ static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(c->conn, "cannot read the CPU samples");
+		return db__err(c->db, "cannot read the CPU samples");
 	return 0;
 }
 
@@ -476,7 +463,7 @@ static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s
 	sqlite3_stmt *st = NULL;
 	int rc;
 
-	if (prepare(c->conn, heap_rows_sql(c, false), &st, "cannot read a site's series"))
+	if (db__prepare(c->db, "cannot read a site's series", heap_rows_sql(c, false), &st))
 		return -RSPROF_EDB;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		long k;
@@ -490,7 +477,7 @@ static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(c->conn, "cannot read a site's series");
+		return db__err(c->db, "cannot read a site's series");
 	return 0;
 }
 
@@ -518,10 +505,9 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	c->chosen[c->n_chosen++] = (struct chosen){ s, heap, out };
 	if (heap && hashmap__size(&c->moved))
 		return site_series_moved(c, tl, s, out);
-	if (prepare(c->conn, heap ?
-		    "SELECT checkpoint_id, alloc_bytes - free_bytes FROM heap_events WHERE addr = ?" :
-		    "SELECT checkpoint_id, count FROM cpu_samples WHERE addr = ?",
-		    &st, "cannot read a site's series"))
+	if (db__prepare(c->db, "cannot read a site's series", heap ?
+			"SELECT checkpoint_id, alloc_bytes - free_bytes FROM heap_events WHERE addr = ?" :
+			"SELECT checkpoint_id, count FROM cpu_samples WHERE addr = ?", &st))
 		return -RSPROF_EDB;
 	for (size_t i = 0; i < a->n_addrs; i++) {
 		sqlite3_reset(st);
@@ -540,7 +526,7 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_DONE)
-		return db_fail(c->conn, "cannot read a site's series");
+		return db__err(c->db, "cannot read a site's series");
 	return 0;
 }
 

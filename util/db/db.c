@@ -21,6 +21,16 @@ int db__err(struct db *db, const char *what)
 	return -RSPROF_EDB;
 }
 
+int db__prepare(struct db *db, const char *what, const char *sql, sqlite3_stmt **st)
+{
+	if (sqlite3_prepare_v2(db->sq, sql, -1, st, NULL) != SQLITE_OK) {
+		sqlite3_finalize(*st);
+		*st = NULL;
+		return db__err(db, what);
+	}
+	return 0;
+}
+
 const char *db__path(const struct db *db)
 {
 	return db->path;

@@ -103,6 +103,9 @@ void db__schema_changed(struct db *db);
 struct sqlite3 *db__sqlite(struct db *db);
 /* sqlite3_errmsg() printed with the file and what failed; returns -RSPROF_EDB. */
 int db__err(struct db *db, const char *what);
+/* Prepare a statement run once (the repeated ones: util/db/stmt.h); on failure *st is NULL. */
+struct sqlite3_stmt;
+int db__prepare(struct db *db, const char *what, const char *sql, struct sqlite3_stmt **st);
 /* Run SQL without results (pragmas, schema, transaction control). 0 or -RSPROF_EDB, printed. */
 int db__exec(struct db *db, const char *what, const char *sql);
 

@@ -64,7 +64,7 @@ static int acc_cmp(const void *x, const void *y)
 static int scan_cpu(struct db *db, struct accs *a, int64_t lo, int64_t hi, uint64_t *total)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read cpu samples", "SELECT addr, SUM(count) FROM cpu_samples"
+	int rc, err = db__prepare(db, "read cpu samples", "SELECT addr, SUM(count) FROM cpu_samples"
 				" WHERE checkpoint_id BETWEEN ? AND ? GROUP BY addr", &st);
 
 	if (err)
@@ -82,7 +82,7 @@ static int scan_cpu(struct db *db, struct accs *a, int64_t lo, int64_t hi, uint6
 		*total += (uint64_t)sqlite3_column_int64(st, 1);
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(db, "read cpu samples");
+		err = db__err(db, "read cpu samples");
 	sqlite3_finalize(st);
 	return err;
 }
@@ -92,7 +92,7 @@ static int scan_heap(struct db *db, struct accs *a, int64_t wlo, int64_t hi,
 		     struct addr_totals *t)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read heap events", db__has(db, DB_V2) ?
+	int rc, err = db__prepare(db, "read heap events", db__has(db, DB_V2) ?
 		"SELECT addr, SUM(alloc_bytes - free_bytes),"
 		" TOTAL(CASE WHEN checkpoint_id >= ?2 THEN alloc_bytes END),"
 		" TOTAL(CASE WHEN checkpoint_id >= ?2 THEN alloc_count END)"
@@ -120,7 +120,7 @@ static int scan_heap(struct db *db, struct accs *a, int64_t wlo, int64_t hi,
 		t->has_heap = true;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(db, "read heap events");
+		err = db__err(db, "read heap events");
 	sqlite3_finalize(st);
 	return err;
 }
@@ -175,7 +175,7 @@ out:
 int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read symbol", db__has(db, DB_V2) ?
+	int rc, err = db__prepare(db, "read symbol", db__has(db, DB_V2) ?
 				"SELECT file, line, function, module FROM symbols WHERE addr = ?" :
 				"SELECT file, line, function, NULL FROM symbols WHERE addr = ?", &st);
 
@@ -193,7 +193,7 @@ int db_query_symbol(struct db *db, int64_t addr, struct addr_row *r, bool *found
 		r->function = dup_col(st, 2, &err);
 		r->module = dup_col(st, 3, &err);
 	} else if (rc != SQLITE_DONE) {
-		err = q_err(db, "read symbol");
+		err = db__err(db, "read symbol");
 	}
 	sqlite3_finalize(st);
 	return err;
@@ -219,7 +219,7 @@ int db_query_maps(struct db *db, int (*cb)(void *ctx, int pid, const struct map_
 	 * A recording of a process tree (v3) has the mappings of every process:
 	 * the target's (meta.pid) when it has any, they do not overlap.
 	 */
-	err = q_prepare(db, "read mappings", "SELECT pid, addr_begin, addr_end, perm, offset, path"
+	err = db__prepare(db, "read mappings", "SELECT pid, addr_begin, addr_end, perm, offset, path"
 			" FROM map WHERE NOT EXISTS (SELECT 1 FROM map m, meta k"
 			" WHERE k.key = 'pid' AND m.pid = CAST(k.value AS INTEGER))"
 			" OR pid = (SELECT CAST(value AS INTEGER) FROM meta WHERE key = 'pid')"
@@ -240,7 +240,7 @@ int db_query_maps(struct db *db, int (*cb)(void *ctx, int pid, const struct map_
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(db, "read mappings");
+		err = db__err(db, "read mappings");
 	sqlite3_finalize(st);
 	return err;
 }

@@ -26,6 +26,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/error.h"
 
 enum {
@@ -39,59 +40,49 @@ enum {
 	Q_N,
 };
 
-static const char *const q_sql[Q_N] = {
-	[Q_SLICE] = "SELECT id, time_first FROM alloc_slices WHERE time_last >= ?"
-		    " ORDER BY time_last LIMIT 1",
-	[Q_SLICE_AT] = "SELECT time_first FROM alloc_slices WHERE id = ?",
-	[Q_MAX_SLICE] = "SELECT COALESCE(MAX(id), 0) FROM alloc_slices",
-	[Q_CHUNKS] = "SELECT id, addr_first FROM alloc_chunks WHERE kind = ?1 AND slice_id = ?2"
-		     " AND addr_last >= ?3 ORDER BY addr_last",
-	[Q_FWD] = "SELECT id, time_alloc, addr, size, site, stack_id, time_free FROM alloc_events"
-		  " WHERE chunk_id = ?1 AND time_alloc >= ?2 AND id > ?3 AND addr <= ?5"
-		  " AND addr + MAX(size, 1) > ?4 ORDER BY time_alloc, id LIMIT ?6",
-	[Q_BWD] = "SELECT id, time_alloc, addr, size, site, stack_id, time_free FROM alloc_events"
-		  " WHERE chunk_id = ?1 AND time_alloc <= ?2 AND id < ?3 AND addr <= ?5"
-		  " AND addr + MAX(size, 1) > ?4 ORDER BY time_alloc DESC, id DESC LIMIT ?6",
-	[Q_RESUME] = "SELECT e.time_alloc, c.slice_id FROM alloc_events e"
-		     " JOIN alloc_chunks c ON c.id = e.chunk_id WHERE e.id = ?",
+static const struct stmt_def q_sql[Q_N] = {
+	[Q_SLICE] = { "allocation history: read slices",
+		"SELECT id, time_first FROM alloc_slices WHERE time_last >= ? ORDER BY time_last"
+		" LIMIT 1" },
+	[Q_SLICE_AT] = { "allocation history: read slices",
+		"SELECT time_first FROM alloc_slices WHERE id = ?" },
+	[Q_MAX_SLICE] = { "allocation history: read slices",
+		"SELECT COALESCE(MAX(id), 0) FROM alloc_slices" },
+	[Q_CHUNKS] = { "allocation history: read chunks",
+		"SELECT id, addr_first FROM alloc_chunks WHERE kind = ?1 AND slice_id = ?2"
+		" AND addr_last >= ?3 ORDER BY addr_last" },
+	[Q_FWD] = { "allocation history: read events",
+		"SELECT id, time_alloc, addr, size, site, stack_id, time_free FROM alloc_events"
+		" WHERE chunk_id = ?1 AND time_alloc >= ?2 AND id > ?3 AND addr <= ?5"
+		" AND addr + MAX(size, 1) > ?4 ORDER BY time_alloc, id LIMIT ?6" },
+	[Q_BWD] = { "allocation history: read events",
+		"SELECT id, time_alloc, addr, size, site, stack_id, time_free FROM alloc_events"
+		" WHERE chunk_id = ?1 AND time_alloc <= ?2 AND id < ?3 AND addr <= ?5"
+		" AND addr + MAX(size, 1) > ?4 ORDER BY time_alloc DESC, id DESC LIMIT ?6" },
+	[Q_RESUME] = { "allocation history: read slices",
+		"SELECT e.time_alloc, c.slice_id FROM alloc_events e"
+		" JOIN alloc_chunks c ON c.id = e.chunk_id WHERE e.id = ?" },
 };
 
 struct hq {
-	struct db *db;
-	sqlite3_stmt *st[Q_N];
+	struct stmt_table sts;
 };
-
-static int hq_err(struct hq *h, const char *what)
-{
-	pr_err("%s: allocation history: %s: %s", db__path(h->db), what,
-	       sqlite3_errmsg(db__sqlite(h->db)));
-	return -RSPROF_EDB;
-}
 
 static void hq_close(struct hq *h)
 {
-	for (int i = 0; i < Q_N; i++)
-		sqlite3_finalize(h->st[i]);
+	stmt_table__fini(&h->sts);
 }
 
 static int hq_open(struct hq *h, struct db *db)
 {
 	memset(h, 0, sizeof(*h));
-	h->db = db;
-	for (int i = 0; i < Q_N; i++)
-		if (sqlite3_prepare_v2(db__sqlite(db), q_sql[i], -1, &h->st[i], NULL) != SQLITE_OK) {
-			int err = hq_err(h, "prepare");
-
-			hq_close(h);
-			return err;
-		}
-	return 0;
+	return stmt_table__init(&h->sts, db, q_sql, Q_N);
 }
 
 /* One integer (or two) from a statement already bound; *found when a row came. */
 static int hq_row(struct hq *h, int q, int64_t *a, int64_t *b, bool *found)
 {
-	sqlite3_stmt *st = h->st[q];
+	sqlite3_stmt *st = stmt_table__get(&h->sts, q);
 	int rc = sqlite3_step(st);
 
 	*found = rc == SQLITE_ROW;
@@ -101,7 +92,7 @@ static int hq_row(struct hq *h, int q, int64_t *a, int64_t *b, bool *found)
 			*b = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_reset(st);
-	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : hq_err(h, "read slices");
+	return rc == SQLITE_ROW || rc == SQLITE_DONE ? 0 : stmt_table__err(&h->sts, q);
 }
 
 /*
@@ -117,7 +108,7 @@ static int find_slice(struct hq *h, uint64_t t, bool backward, int64_t max_slice
 	int err;
 
 	*slice = 0;
-	sqlite3_bind_int64(h->st[Q_SLICE], 1, (int64_t)t);
+	sqlite3_bind_int64(stmt_table__get(&h->sts, Q_SLICE), 1, (int64_t)t);
 	err = hq_row(h, Q_SLICE, &id, &first, &found);
 	if (err)
 		return err;
@@ -132,7 +123,7 @@ static int find_slice(struct hq *h, uint64_t t, bool backward, int64_t max_slice
 		return 0;
 	}
 	while (backward && *slice < max_slice) {
-		sqlite3_bind_int64(h->st[Q_SLICE_AT], 1, *slice + 1);
+		sqlite3_bind_int64(stmt_table__get(&h->sts, Q_SLICE_AT), 1, *slice + 1);
 		err = hq_row(h, Q_SLICE_AT, &first, NULL, &found);
 		if (err || !found || (uint64_t)first > t)
 			break;
@@ -189,7 +180,9 @@ static int rec_cmp(const void *x, const void *y, void *ctx)
 static int slice_events(struct hq *h, const struct history_query *q, int64_t slice,
 			uint64_t t, int64_t after, int need, struct cands *c)
 {
-	sqlite3_stmt *ch = h->st[Q_CHUNKS], *ev = h->st[q->backward ? Q_BWD : Q_FWD];
+	int evq = q->backward ? Q_BWD : Q_FWD;
+	sqlite3_stmt *ch = stmt_table__get(&h->sts, Q_CHUNKS);
+	sqlite3_stmt *ev = stmt_table__get(&h->sts, evq);
 	int rc, err = 0;
 
 	sqlite3_bind_int(ch, 1, q->kind);
@@ -216,12 +209,12 @@ static int slice_events(struct hq *h, const struct history_query *q, int64_t sli
 		if (err)
 			break;
 		if (rc != SQLITE_DONE) {
-			err = hq_err(h, "read events");
+			err = stmt_table__err(&h->sts, evq);
 			break;
 		}
 	}
 	if (!err && rc != SQLITE_ROW && rc != SQLITE_DONE)
-		err = hq_err(h, "read chunks");
+		err = stmt_table__err(&h->sts, Q_CHUNKS);
 	sqlite3_reset(ch);
 	return err;
 }
@@ -248,7 +241,7 @@ int db_history_query(struct db *db, const struct history_query *q, struct alloc_
 		int64_t at = 0;
 
 		/* resume: from the record's own time and slice, past its row id */
-		sqlite3_bind_int64(h.st[Q_RESUME], 1, q->after_id);
+		sqlite3_bind_int64(stmt_table__get(&h.sts, Q_RESUME), 1, q->after_id);
 		err = hq_row(&h, Q_RESUME, &at, &slice, &found);
 		if (!err && !found)
 			goto out;
@@ -298,18 +291,14 @@ int db_history_present(struct db *db, bool *present, uint64_t *events)
 	if (!db__has(db, DB_V3))
 		return 0;
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COALESCE(MAX(id), 0) FROM alloc_events", -1,
-			       &st, NULL) != SQLITE_OK) {
-		pr_err("%s: allocation history: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
-		return -RSPROF_EDB;
-	}
+			       &st, NULL) != SQLITE_OK)
+		return db__err(db, "allocation history");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*events = (uint64_t)sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW) {
-		pr_err("%s: allocation history: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
-		return -RSPROF_EDB;
-	}
+	if (rc != SQLITE_ROW)
+		return db__err(db, "allocation history");
 	*present = *events > 0;
 	return 0;
 }

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/read/series.h"
 #include "util/db/totals.h"
 #include "util/error.h"
@@ -19,13 +20,11 @@ enum {
 	ST_COUNT
 };
 
-static const struct {
-	const char *name;
-	const char *sql;
-} live_sql[ST_COUNT] = {
-	[ST_VERSION] = { "data version", "PRAGMA data_version" },
+/* each prepared at its first use */
+static const struct stmt_def live_sql[ST_COUNT] = {
+	[ST_VERSION] = { "data version", "PRAGMA data_version", true },
 	[ST_LAST] = { "last checkpoint",
-		"SELECT id, timestamp_ms FROM checkpoints ORDER BY id DESC LIMIT 1" },
+		"SELECT id, timestamp_ms FROM checkpoints ORDER BY id DESC LIMIT 1", true },
 	/* The addresses of a location first (symbols is small), then their
 	 * rows through idx_cpu_addr / idx_heap_addr. */
 	[ST_CPU_SERIES] = { "cpu series",
@@ -33,17 +32,17 @@ static const struct {
 		"WHERE c.checkpoint_id > ?1 AND c.addr IN "
 		"(SELECT addr FROM symbols WHERE file IS ?2 AND COALESCE(line, 0) = ?3 "
 		"AND function IS ?4) "
-		"GROUP BY c.checkpoint_id" },
+		"GROUP BY c.checkpoint_id", true },
 	[ST_HEAP_SERIES] = { "heap series",
 		/* ?1 unused: the running total needs every checkpoint */
 		"SELECT h.checkpoint_id, SUM(h.alloc_bytes) - SUM(h.free_bytes) FROM heap_events h "
 		"WHERE h.addr IN "
 		"(SELECT addr FROM symbols WHERE file IS ?2 AND COALESCE(line, 0) = ?3 "
 		"AND function IS ?4) "
-		"GROUP BY h.checkpoint_id" },
+		"GROUP BY h.checkpoint_id", true },
 	[ST_ADDRS] = { "addresses",
 		"SELECT addr FROM symbols WHERE file IS ?1 AND COALESCE(line, 0) = ?2"
-		" AND function IS ?3 ORDER BY addr" },
+		" AND function IS ?3 ORDER BY addr", true },
 };
 
 /* The rows of compacted checkpoints, from their series (util/db/series.h). */
@@ -84,8 +83,7 @@ static void packed_row(void *ctx, const struct totals_row *r)
 
 struct db_live {
 	struct db *db;
-	sqlite3 *sql;
-	sqlite3_stmt *st[ST_COUNT];
+	struct stmt_table sts;
 	int64_t version;
 	bool have_version;
 };
@@ -99,7 +97,11 @@ struct db_live *db_live__new(struct db *db)
 		return NULL;
 	}
 	l->db = db;
-	l->sql = db__sqlite(db);
+	if (stmt_table__init(&l->sts, db, live_sql, ST_COUNT)) {
+		pr_err("out of memory");
+		free(l);
+		return NULL;
+	}
 	return l;
 }
 
@@ -107,34 +109,20 @@ void db_live__delete(struct db_live *l)
 {
 	if (!l)
 		return;
-	for (int i = 0; i < ST_COUNT; i++)
-		sqlite3_finalize(l->st[i]);
+	stmt_table__fini(&l->sts);
 	free(l);
 }
 
-static int fail(struct db_live *l, int i)
-{
-	pr_err("%s: %s: %s", db__path(l->db), live_sql[i].name,
-	       l->sql ? sqlite3_errmsg(l->sql) : "no database");
-	if (l->st[i])
-		sqlite3_reset(l->st[i]);
-	return -RSPROF_EDB;
-}
-
-/* The statement, prepared on first use and kept; reset and unbound. */
+/* Statement i, prepared at its first use and kept; reset and unbound. NULL: printed. */
 static sqlite3_stmt *stmt(struct db_live *l, int i)
 {
-	if (!l->sql)
-		return NULL;
-	if (!l->st[i]) {
-		if (sqlite3_prepare_v3(l->sql, live_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
-				       &l->st[i], NULL) != SQLITE_OK)
-			return NULL;
-	} else {
-		sqlite3_reset(l->st[i]);
-		sqlite3_clear_bindings(l->st[i]);
+	sqlite3_stmt *st = stmt_table__get(&l->sts, i);
+
+	if (st) {
+		sqlite3_reset(st);
+		sqlite3_clear_bindings(st);
 	}
-	return l->st[i];
+	return st;
 }
 
 int db_live__changed(struct db_live *l)
@@ -143,8 +131,10 @@ int db_live__changed(struct db_live *l)
 	int64_t v;
 	int changed;
 
-	if (!s || sqlite3_step(s) != SQLITE_ROW)
-		return fail(l, ST_VERSION);
+	if (!s)
+		return -RSPROF_EDB;
+	if (sqlite3_step(s) != SQLITE_ROW)
+		return stmt_table__err(&l->sts, ST_VERSION);
 	v = sqlite3_column_int64(s, 0);
 	sqlite3_reset(s);
 	changed = !l->have_version || v != l->version;
@@ -161,13 +151,13 @@ int db_live__last_checkpoint(struct db_live *l, int64_t *id, uint64_t *ts_ms)
 	*id = 0;
 	*ts_ms = 0;
 	if (!s)
-		return fail(l, ST_LAST);
+		return -RSPROF_EDB;
 	rc = sqlite3_step(s);
 	if (rc == SQLITE_ROW) {
 		*id = sqlite3_column_int64(s, 0);
 		*ts_ms = (uint64_t)sqlite3_column_int64(s, 1);
 	} else if (rc != SQLITE_DONE) {
-		return fail(l, ST_LAST);
+		return stmt_table__err(&l->sts, ST_LAST);
 	}
 	sqlite3_reset(s);
 	return 0;
@@ -203,14 +193,14 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 		hi = last;
 	s = stmt(l, i);
 	if (!s)
-		return fail(l, i);
+		return -RSPROF_EDB;
 	if (sqlite3_bind_int64(s, 1, first - 1) != SQLITE_OK ||
 	    (file ? sqlite3_bind_text(s, 2, file, -1, SQLITE_STATIC)
 		  : sqlite3_bind_null(s, 2)) != SQLITE_OK ||
 	    sqlite3_bind_int(s, 3, line) != SQLITE_OK ||
 	    (function ? sqlite3_bind_text(s, 4, function, -1, SQLITE_STATIC)
 		      : sqlite3_bind_null(s, 4)) != SQLITE_OK)
-		return fail(l, i);
+		return stmt_table__err(&l->sts, i);
 	while ((rc = sqlite3_step(s)) == SQLITE_ROW) {
 		int64_t id = sqlite3_column_int64(s, 0);
 		int64_t v = sqlite3_column_int64(s, 1);
@@ -223,19 +213,21 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 			vals[id - first] += v;
 	}
 	if (rc != SQLITE_DONE)
-		return fail(l, i);
+		return stmt_table__err(&l->sts, i);
 	sqlite3_reset(s);
 	if (hi > from) {
 		struct packed p = { .heap = kind == SERIES_HEAP, .first = first, .last = last,
 				    .base = &base, .vals = vals };
 
 		s = stmt(l, ST_ADDRS);
-		if (!s || (file ? sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC)
-				: sqlite3_bind_null(s, 1)) != SQLITE_OK ||
+		if (!s)
+			return -RSPROF_EDB;
+		if ((file ? sqlite3_bind_text(s, 1, file, -1, SQLITE_STATIC)
+			  : sqlite3_bind_null(s, 1)) != SQLITE_OK ||
 		    sqlite3_bind_int(s, 2, line) != SQLITE_OK ||
 		    (function ? sqlite3_bind_text(s, 3, function, -1, SQLITE_STATIC)
 			      : sqlite3_bind_null(s, 3)) != SQLITE_OK)
-			return fail(l, ST_ADDRS);
+			return stmt_table__err(&l->sts, ST_ADDRS);
 		rc = 0;
 		while (!rc && (rc = sqlite3_step(s)) == SQLITE_ROW)
 			rc = add_addr(&p, sqlite3_column_int64(s, 0));
@@ -244,7 +236,7 @@ int db_live__series(struct db_live *l, enum live_series kind, const char *file, 
 			rc = series__rows(l->db, p.heap, from + 1, hi, p.addrs, p.n_addrs,
 					  packed_row, &p);
 		else if (rc > 0)
-			rc = fail(l, ST_ADDRS);
+			rc = stmt_table__err(&l->sts, ST_ADDRS);
 		free(p.addrs);
 		if (rc)
 			return rc;

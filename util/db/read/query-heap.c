@@ -133,7 +133,7 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const c
 
 	snprintf(sql, sizeof(sql), "SELECT %s FROM heap_events WHERE checkpoint_id <= ?"
 		 " ORDER BY checkpoint_id", cols);
-	err = q_prepare(db, "read heap events", sql, &st);
+	err = db__prepare(db, "read heap events", sql, &st);
 	if (err)
 		return err;
 	sqlite3_bind_int64(st, 1, hi);
@@ -146,7 +146,7 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const c
 			 sqlite3_column_type(st, 8) == SQLITE_NULL ? -1 :
 			 sqlite3_column_int64(st, 8), sqlite3_column_int64(st, 9));
 	if (rc != SQLITE_DONE)
-		err = q_err(db, "read heap events");
+		err = db__err(db, "read heap events");
 	sqlite3_finalize(st);
 	return err;
 }
@@ -245,7 +245,7 @@ static int heap_temp_rows(struct db *db, bool *temp)
 	*temp = false;
 	if (!db__has(db, DB_TEMP_COUNT))
 		return 0;
-	err = q_prepare(db, "read heap events", "SELECT EXISTS (SELECT 1 FROM heap_events"
+	err = db__prepare(db, "read heap events", "SELECT EXISTS (SELECT 1 FROM heap_events"
 			" WHERE checkpoint_id = (SELECT MAX(checkpoint_id) FROM heap_events)"
 			" AND temp_count IS NOT NULL)", &st);
 	if (err)
@@ -254,7 +254,7 @@ static int heap_temp_rows(struct db *db, bool *temp)
 	if (rc == SQLITE_ROW)
 		*temp = sqlite3_column_int(st, 0);
 	else
-		err = q_err(db, "read heap events");
+		err = db__err(db, "read heap events");
 	sqlite3_finalize(st);
 	return err;
 }

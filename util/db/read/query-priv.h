@@ -90,10 +90,6 @@ struct scan {
 };
 
 
-/* Report sqlite's error for what; returns -RSPROF_EDB. */
-int q_err(struct db *db, const char *what);
-/* Prepare sql; on failure *st is NULL and the error reported. */
-int q_prepare(struct db *db, const char *what, const char *sql, sqlite3_stmt **st);
 /* Column i as a malloc'd string (NULL stays NULL); failure sets *err. */
 char *dup_col(sqlite3_stmt *st, int i, int *err);
 /* One row of n integers from sql. */

@@ -235,7 +235,7 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 	err = totals__open(q->db, &t);
 	if (err)
 		goto out;
-	err = q_prepare(q->db, "read heap stacks", t ?
+	err = db__prepare(q->db, "read heap stacks", t ?
 			"SELECT stack_id, pos, addr FROM stack_frames WHERE stack_id IN"
 			" (SELECT stack_id FROM heap_totals WHERE level = 2 AND stack_id >= 0"
 			" UNION SELECT stack_id FROM heap_events WHERE checkpoint_id > ?1"
@@ -264,7 +264,7 @@ int reattrib_load(struct qctx *q, struct reattrib *ra)
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(q->db, "read heap stacks");
+		err = db__err(q->db, "read heap stacks");
 	if (!err)
 		err = one_stack(&b, cur);
 out:
@@ -292,14 +292,14 @@ static int any_stack(struct db *db, bool *any)
 	*any = false;
 	if (!db__has(db, DB_V2))
 		return 0;	/* no stacks before version 2 */
-	err = q_prepare(db, "read heap stacks", "SELECT EXISTS (SELECT 1 FROM stack_frames)", &st);
+	err = db__prepare(db, "read heap stacks", "SELECT EXISTS (SELECT 1 FROM stack_frames)", &st);
 	if (err)
 		return err;
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*any = sqlite3_column_int(st, 0);
 	else
-		err = q_err(db, "read heap stacks");
+		err = db__err(db, "read heap stacks");
 	sqlite3_finalize(st);
 	return err;
 }

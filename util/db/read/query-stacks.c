@@ -72,7 +72,7 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 			x->addrs[n++] = (uint64_t)sqlite3_column_int64(x->frames, 0);
 		}
 		if (rc != SQLITE_DONE)
-			return q_err(x->q->db, "read stack frames");
+			return db__err(x->q->db, "read stack frames");
 		if (!n)
 			return 0;
 	}
@@ -282,7 +282,7 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 
 		if (!sql[i])
 			continue;
-		err = q_prepare(db, "read stacks", sql[i], &st);
+		err = db__prepare(db, "read stacks", sql[i], &st);
 		if (err)
 			break;
 		sqlite3_bind_int64(st, 1, lo);
@@ -309,7 +309,7 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 				break;
 		}
 		if (!err && rc != SQLITE_DONE)
-			err = q_err(db, "read stacks");
+			err = db__err(db, "read stacks");
 		sqlite3_finalize(st);
 	}
 	if (!err && *n)
@@ -352,7 +352,7 @@ int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,
 		x.single[i].function = s->function;
 	}
 	if (db__has(db, DB_V2)) {
-		err = q_prepare(db, "read stack frames", "SELECT addr FROM stack_frames"
+		err = db__prepare(db, "read stack frames", "SELECT addr FROM stack_frames"
 				" WHERE stack_id = ? ORDER BY pos", &x.frames);
 		if (err)
 			goto out;

@@ -35,21 +35,6 @@ void query_filter__init(struct query_filter *f)
 	f->group = GROUP_LINE;
 }
 
-int q_err(struct db *db, const char *what)
-{
-	pr_err("%s: %s: %s", db__path(db), what, sqlite3_errmsg(db__sqlite(db)));
-	return -RSPROF_EDB;
-}
-
-int q_prepare(struct db *db, const char *what, const char *sql, sqlite3_stmt **st)
-{
-	if (sqlite3_prepare_v2(db__sqlite(db), sql, -1, st, NULL) != SQLITE_OK) {
-		*st = NULL;
-		return q_err(db, what);
-	}
-	return 0;
-}
-
 int q_snapshot(struct db *db, bool *mine)
 {
 	*mine = sqlite3_get_autocommit(db__sqlite(db));
@@ -210,7 +195,7 @@ static int qctx_processes(struct qctx *q)
 		return err;
 	if (q->has_pid) {
 		/* a pid that exec'd has several rows: its last image names it */
-		err = q_prepare(q->db, "read processes",
+		err = db__prepare(q->db, "read processes",
 				"SELECT pid, comm, exe FROM processes ORDER BY pid, start_ms", &st);
 		if (err)
 			return err;
@@ -231,7 +216,7 @@ static int qctx_processes(struct qctx *q)
 					    (const char *)sqlite3_column_text(st, 2));
 		}
 		if (!err && rc != SQLITE_DONE)
-			err = q_err(q->db, "read processes");
+			err = db__err(q->db, "read processes");
 		sqlite3_finalize(st);
 	}
 	if (!err && !hashmap__get(&q->proc_index, (uint64_t)q->default_pid, NULL)) {
@@ -300,7 +285,7 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 	memset(q, 0, sizeof(*q));
 	q->db = db;
 	q->f = f;
-	err = q_prepare(db, "read symbols", sql, &st);
+	err = db__prepare(db, "read symbols", sql, &st);
 	if (err)
 		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -337,7 +322,7 @@ int qctx_load_syms(struct qctx *q, struct db *db, const struct query_filter *f)
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(db, "read symbols");
+		err = db__err(db, "read symbols");
 	sqlite3_finalize(st);
 	if (err)
 		return err;
@@ -453,7 +438,7 @@ int chains_load(struct qctx *q, struct chains *c)
 		return -ENOMEM;
 	if (!db__has(q->db, DB_V2))
 		return 0;
-	err = q_prepare(q->db, "read inline frames", "SELECT addr, depth, file, line, function"
+	err = db__prepare(q->db, "read inline frames", "SELECT addr, depth, file, line, function"
 			" FROM symbol_frames ORDER BY addr, depth", &st);
 	if (err)
 		return err;
@@ -492,7 +477,7 @@ int chains_load(struct qctx *q, struct chains *c)
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(q->db, "read inline frames");
+		err = db__err(q->db, "read inline frames");
 	sqlite3_finalize(st);
 	if (err)
 		return err;
@@ -521,7 +506,7 @@ int checkpoint_range(struct db *db, uint64_t from, uint64_t to, int64_t *lo, int
 			    bool *all)
 {
 	sqlite3_stmt *st;
-	int err = q_prepare(db, "read checkpoints",
+	int err = db__prepare(db, "read checkpoints",
 			    "SELECT MIN(id), MAX(id), (SELECT MIN(id) FROM checkpoints),"
 			    " (SELECT MAX(id) FROM checkpoints) FROM checkpoints"
 			    " WHERE timestamp_ms >= ? AND timestamp_ms <= ?", &st);
@@ -535,7 +520,7 @@ int checkpoint_range(struct db *db, uint64_t from, uint64_t to, int64_t *lo, int
 		sqlite3_bind_int64(st, 1, 0);
 	rc = sqlite3_step(st);
 	if (rc != SQLITE_ROW) {
-		err = q_err(db, "read checkpoints");
+		err = db__err(db, "read checkpoints");
 	} else if (sqlite3_column_type(st, 0) == SQLITE_NULL) {
 		*lo = 1;
 		*hi = 0;
@@ -692,8 +677,8 @@ int run_scan(struct db *db, const char *what, const char *fname, int nargs,
 
 	if (sqlite3_create_function(sq, fname, nargs, SQLITE_UTF8, sc, fn, NULL, NULL) !=
 	    SQLITE_OK)
-		return q_err(db, what);
-	err = q_prepare(db, what, sql, &st);
+		return db__err(db, what);
+	err = db__prepare(db, what, sql, &st);
 	if (!err) {
 		if (n_bind >= 1)
 			sqlite3_bind_int64(st, 1, b1);
@@ -702,7 +687,7 @@ int run_scan(struct db *db, const char *what, const char *fname, int nargs,
 		while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 			;
 		if (rc != SQLITE_DONE)
-			err = q_err(db, what);
+			err = db__err(db, what);
 	}
 	sqlite3_finalize(st);
 	sqlite3_create_function(sq, fname, nargs, SQLITE_UTF8, NULL, NULL, NULL, NULL);
@@ -712,12 +697,12 @@ int run_scan(struct db *db, const char *what, const char *fname, int nargs,
 int int_query(struct db *db, const char *what, const char *sql, int64_t *v, int n)
 {
 	sqlite3_stmt *st;
-	int err = q_prepare(db, what, sql, &st);
+	int err = db__prepare(db, what, sql, &st);
 
 	if (err)
 		return err;
 	if (sqlite3_step(st) != SQLITE_ROW) {
-		err = q_err(db, what);
+		err = db__err(db, what);
 	} else {
 		for (int i = 0; i < n; i++)
 			v[i] = sqlite3_column_int64(st, i);

@@ -32,10 +32,8 @@ int series__range(struct db *db, int64_t *lo, int64_t *hi)
 		*hi = sqlite3_column_int64(st, 1);
 	}
 	sqlite3_finalize(st);
-	if (rc != SQLITE_ROW && rc != SQLITE_DONE) {
-		pr_err("%s: read series state: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
-		return -RSPROF_EDB;
-	}
+	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
+		return db__err(db, "read series state");
 	/* nothing past the folded blocks, or a state rsprof cannot have written */
 	if (*hi <= *lo || *lo < 0 || *hi > TOTALS_MAX_ID || *hi % TOTALS_SPAN || *lo % TOTALS_SPAN)
 		*lo = *hi = 0;
@@ -250,9 +248,8 @@ int series__rows(struct db *db, bool heap, int64_t first, int64_t last, const in
 	    sqlite3_prepare_v2(sq, heap ? "SELECT data FROM heap_series WHERE id = ?1" :
 			       "SELECT data FROM cpu_series WHERE id = ?1", -1, &st, NULL) !=
 	    SQLITE_OK) {
-		pr_err("%s: read series: %s", db__path(db), sqlite3_errmsg(sq));
 		sqlite3_finalize(ids);
-		return -RSPROF_EDB;
+		return db__err(db, "read series");
 	}
 	for (int64_t b = (first - 1) / TOTALS_SPAN; b <= (last - 1) / TOTALS_SPAN && !err; b++) {
 		rs.n = 0;
@@ -307,10 +304,8 @@ int series__rows(struct db *db, bool heap, int64_t first, int64_t last, const in
 				fn(ctx, &rs.v[rs.order[i]]);
 		}
 	}
-	if (!err && rc != SQLITE_DONE) {
-		pr_err("%s: read series: %s", db__path(db), sqlite3_errmsg(sq));
-		err = -RSPROF_EDB;
-	}
+	if (!err && rc != SQLITE_DONE)
+		err = db__err(db, "read series");
 	if (err == -E2BIG)
 		err = db__too_many_rows(db, heap ? "heap_series" : "cpu_series");
 	sqlite3_finalize(st);
@@ -444,8 +439,7 @@ int series__check(struct db *db)
 			if (!err)
 				err = ks_totals(db, heap, b, &t);
 			if (err == -RSPROF_EDB)
-				pr_err("%s: check the series: %s", db__path(db),
-				       sqlite3_errmsg(db__sqlite(db)));
+				db__err(db, "check the series");
 			if (err)
 				break;
 			ks_merge(&a);

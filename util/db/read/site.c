@@ -158,22 +158,15 @@ static int add_addr(struct sitemap *sm, int64_t addr, long site)
 
 int sitemap__load(struct sitemap *sm, struct db *db, enum site_by by)
 {
-	sqlite3 *conn = db__sqlite(db);
 	sqlite3_stmt *st = NULL;
-	int rc, err = 0;
+	int rc, err;
 
-	if (!conn)
-		return -RSPROF_EDB;
 	/* module came with schema v2; a version-1 file has none */
-	rc = sqlite3_prepare_v2(conn, "SELECT addr, file, line, function, module FROM symbols",
-				-1, &st, NULL);
-	if (rc != SQLITE_OK)
-		rc = sqlite3_prepare_v2(conn, "SELECT addr, file, line, function, NULL FROM symbols",
-					-1, &st, NULL);
-	if (rc != SQLITE_OK) {
-		pr_err("cannot read the symbols: %s", sqlite3_errmsg(conn));
-		return -RSPROF_EDB;
-	}
+	err = db__prepare(db, "cannot read the symbols", db__has(db, DB_V2) ?
+			  "SELECT addr, file, line, function, module FROM symbols" :
+			  "SELECT addr, file, line, function, NULL FROM symbols", &st);
+	if (err)
+		return err;
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		long s;
 
@@ -191,10 +184,8 @@ int sitemap__load(struct sitemap *sm, struct db *db, enum site_by by)
 			break;
 		}
 	}
-	if (!err && rc != SQLITE_DONE) {
-		pr_err("cannot read the symbols: %s", sqlite3_errmsg(conn));
-		err = -RSPROF_EDB;
-	}
+	if (!err && rc != SQLITE_DONE)
+		err = db__err(db, "cannot read the symbols");
 	sqlite3_finalize(st);
 	return err;
 }

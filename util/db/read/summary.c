@@ -48,7 +48,7 @@ static int summary_compacted(struct db *db, struct prof_summary *s)
 			       " checkpoints WHERE id <= ?1 ORDER BY id DESC LIMIT 1), 0),"
 			       " MAX(timestamp_ms) FROM checkpoints WHERE id > ?1 AND id <= ?2", -1,
 			       &st, NULL) != SQLITE_OK)
-		return q_err(db, "read checkpoints");
+		return db__err(db, "read checkpoints");
 	sqlite3_bind_int64(st, 1, lo);
 	sqlite3_bind_int64(st, 2, hi);
 	rc = sqlite3_step(st);
@@ -58,7 +58,7 @@ static int summary_compacted(struct db *db, struct prof_summary *s)
 		s->compacted_until_ms = (uint64_t)sqlite3_column_int64(st, 2);
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
+	return rc == SQLITE_ROW ? 0 : db__err(db, "read checkpoints");
 }
 
 /* record --retain: what was folded (v3; nothing in older files). */
@@ -81,7 +81,7 @@ static int summary_folded(struct db *db, struct prof_summary *s)
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COUNT(*), TOTAL(merged), MAX(timestamp_ms),"
 			       " MIN(merged), MAX(merged) FROM checkpoints WHERE merged > 1", -1,
 			       &st, NULL) != SQLITE_OK)
-		return q_err(db, "read checkpoints");
+		return db__err(db, "read checkpoints");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW && sqlite3_column_int64(st, 0) > 0) {
 		s->folded_checkpoints = (uint64_t)sqlite3_column_int64(st, 0);
@@ -92,7 +92,7 @@ static int summary_folded(struct db *db, struct prof_summary *s)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
-		return q_err(db, "read checkpoints");
+		return db__err(db, "read checkpoints");
 	return summary_compacted(db, s);
 }
 
@@ -110,7 +110,7 @@ static int running_peak(struct db *db, int64_t v[2])
 	int rc, err;
 
 	v[0] = v[1] = 0;
-	err = q_prepare(db, "read heap peak", "SELECT timestamp_ms, heap_alloc_bytes -"
+	err = db__prepare(db, "read heap peak", "SELECT timestamp_ms, heap_alloc_bytes -"
 			" heap_free_bytes FROM checkpoints ORDER BY id", &st);
 	if (err)
 		return err;
@@ -130,7 +130,7 @@ static int running_peak(struct db *db, int64_t v[2])
 		}
 	}
 	sqlite3_finalize(st);
-	return rc == SQLITE_DONE ? 0 : q_err(db, "read heap peak");
+	return rc == SQLITE_DONE ? 0 : db__err(db, "read heap peak");
 }
 
 int db_query_summary(struct db *db, struct prof_summary *s)
@@ -302,12 +302,12 @@ int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT MAX(merged), MIN(timestamp_ms - (merged - 1) * ?3),"
 			       " MAX(timestamp_ms) FROM checkpoints WHERE timestamp_ms >= ?1"
 			       " AND timestamp_ms <= ?2", -1, &st, NULL) != SQLITE_OK)
-		return q_err(db, "read checkpoints");
+		return db__err(db, "read checkpoints");
 	sqlite3_bind_int64(st, 1, from_ms == TIME_NONE ? 0 : (int64_t)from_ms);
 	sqlite3_bind_int64(st, 2, to_ms >= INT64_MAX ? INT64_MAX : (int64_t)to_ms);
 	sqlite3_bind_int64(st, 3, (int64_t)iv);
 	rc = sqlite3_step(st);
-	err = rc == SQLITE_ROW ? 0 : q_err(db, "read checkpoints");
+	err = rc == SQLITE_ROW ? 0 : db__err(db, "read checkpoints");
 	if (!err && sqlite3_column_int64(st, 0) > 1) {
 		int64_t first = sat__sub(sqlite3_column_int64(st, 1), (int64_t)iv);
 
@@ -324,7 +324,7 @@ int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
 			       " WHERE timestamp_ms > ?1 AND merged > 1 AND"
 			       " timestamp_ms - merged * ?2 < ?1 ORDER BY id LIMIT 1", -1, &st,
 			       NULL) != SQLITE_OK)
-		return q_err(db, "read checkpoints");
+		return db__err(db, "read checkpoints");
 	sqlite3_bind_int64(st, 1, (int64_t)to_ms);
 	sqlite3_bind_int64(st, 2, (int64_t)iv);
 	rc = sqlite3_step(st);
@@ -336,7 +336,7 @@ int db_query_resolution(struct db *db, uint64_t from_ms, uint64_t to_ms,
 		r->first_ms = end > span ? (uint64_t)(end - span) : 0;
 		r->last_ms = (uint64_t)end;
 	} else if (rc != SQLITE_DONE) {
-		err = q_err(db, "read checkpoints");
+		err = db__err(db, "read checkpoints");
 	}
 	sqlite3_finalize(st);
 	return err;
@@ -346,7 +346,7 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 		  void *ctx)
 {
 	sqlite3_stmt *st;
-	int rc, err = q_prepare(db, "read meta", "SELECT key, value FROM meta ORDER BY key", &st);
+	int rc, err = db__prepare(db, "read meta", "SELECT key, value FROM meta ORDER BY key", &st);
 
 	if (err)
 		return err;
@@ -363,7 +363,7 @@ int db_query_meta(struct db *db, int (*cb)(const char *key, const char *value, v
 			break;
 	}
 	if (!err && rc != SQLITE_DONE)
-		err = q_err(db, "read meta");
+		err = db__err(db, "read meta");
 	sqlite3_finalize(st);
 	return err;
 }

@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/read/series.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -49,10 +50,18 @@ static const char *const tr_sql[TR_MAX] = {
 			" free_bytes, alloc_count, free_count, checkpoint_id, %s, %s)",
 };
 
+/* their names; the SQL is prepared from tr_sql for the file's columns */
+static const struct stmt_def tr_def[TR_MAX] = {
+	[TR_CPU_BLOCK] = { "read totals" },
+	[TR_HEAP_BLOCK] = { "read totals" },
+	[TR_CPU_RAW] = { "read totals" },
+	[TR_HEAP_RAW] = { "read totals" },
+};
+
 struct totals {
 	struct db *db;
 	sqlite3 *sq;
-	sqlite3_stmt *st[TR_MAX];
+	struct stmt_table sts;
 	int64_t through;
 	int64_t n[TOTALS_LEVELS];	/* checkpoints per block of each level */
 	int64_t series_lo, series_hi;	/* checkpoints (lo, hi] are compacted */
@@ -62,12 +71,6 @@ struct totals {
 	int64_t piece_last;
 	size_t rows;
 };
-
-static int tr_err(struct totals *t, const char *what)
-{
-	pr_err("%s: %s: %s", db__path(t->db), what, sqlite3_errmsg(t->sq));
-	return -RSPROF_EDB;
-}
 
 static void sql_row(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 {
@@ -120,8 +123,7 @@ void totals__delete(struct totals *t)
 {
 	if (!t)
 		return;
-	for (int i = 0; i < TR_MAX; i++)
-		sqlite3_finalize(t->st[i]);
+	stmt_table__fini(&t->sts);
 	free(t);
 }
 
@@ -140,7 +142,7 @@ static int tr_changed(struct totals *t, int64_t cpu_rowid, int64_t heap_rowid, b
 			       " WHERE rowid > ?1 AND +checkpoint_id <= ?3) OR EXISTS (SELECT 1"
 			       " FROM heap_events WHERE rowid > ?2 AND +checkpoint_id <= ?3)",
 			       -1, &st, NULL) != SQLITE_OK)
-		return tr_err(t, "read totals state");
+		return db__err(t->db, "read totals state");
 	sqlite3_bind_int64(st, 1, cpu_rowid);
 	sqlite3_bind_int64(st, 2, heap_rowid);
 	sqlite3_bind_int64(st, 3, t->through);
@@ -148,7 +150,7 @@ static int tr_changed(struct totals *t, int64_t cpu_rowid, int64_t heap_rowid, b
 	if (rc == SQLITE_ROW)
 		*changed = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : tr_err(t, "read totals state");
+	return rc == SQLITE_ROW ? 0 : db__err(t->db, "read totals state");
 }
 
 static bool tr_has_function(sqlite3 *sq)
@@ -180,7 +182,7 @@ int totals__open(struct db *db, struct totals **out)
 	t->sq = db__sqlite(db);
 	if (sqlite3_prepare_v2(t->sq, "SELECT span, through, cpu_rowid, heap_rowid"
 			       " FROM totals_state", -1, &st, NULL) != SQLITE_OK) {
-		err = tr_err(t, "read totals");
+		err = db__err(t->db, "read totals");
 		free(t);
 		return err;
 	}
@@ -235,23 +237,23 @@ int totals__open(struct db *db, struct totals **out)
 	if (!tr_has_function(t->sq) &&
 	    sqlite3_create_function(t->sq, "rsprof_totals_row", -1, SQLITE_UTF8, NULL, sql_row,
 				    NULL, NULL) != SQLITE_OK) {
-		err = tr_err(t, "read totals");
+		err = db__err(t->db, "read totals");
 		free(t);
 		return err;
 	}
-	for (int i = 0; i < TR_MAX; i++) {
+	err = stmt_table__init(&t->sts, db, tr_def, TR_MAX);
+	for (int i = 0; i < TR_MAX && !err; i++) {
 		bool block = i == TR_HEAP_BLOCK;
 		char sql[512];
 
 		snprintf(sql, sizeof(sql), tr_sql[i],
 			 db__has(db, block ? DB_TOTALS_TEMP : DB_TEMP_COUNT) ? "temp_count" : "NULL",
 			 db__has(db, block ? DB_TOTALS_KIND : DB_KIND) ? "kind" : "0");
-		if (sqlite3_prepare_v3(t->sq, sql, -1, SQLITE_PREPARE_PERSISTENT, &t->st[i],
-				       NULL) != SQLITE_OK) {
-			err = tr_err(t, "read totals");
-			totals__delete(t);
-			return err;
-		}
+		err = stmt_table__prepare(&t->sts, i, sql);
+	}
+	if (err) {
+		totals__delete(t);
+		return err;
 	}
 	*out = t;
 	return 0;
@@ -373,7 +375,7 @@ int totals__children(const struct totals *t, const struct totals_piece *pc,
 static int tr_run(struct totals *t, enum tr_stmt i, int64_t b1, int64_t b2, int64_t piece_last,
 		  totals_row_fn fn, void *ctx)
 {
-	sqlite3_stmt *st = t->st[i];
+	sqlite3_stmt *st = stmt_table__get(&t->sts, i);
 	int rc;
 
 	t->fn = fn;
@@ -382,12 +384,12 @@ static int tr_run(struct totals *t, enum tr_stmt i, int64_t b1, int64_t b2, int6
 	sqlite3_reset(st);
 	if (sqlite3_bind_int64(st, 1, b1) || sqlite3_bind_int64(st, 2, b2) ||
 	    sqlite3_bind_pointer(st, 3, t, "rsprof_totals", NULL))
-		return tr_err(t, "read totals");
+		return stmt_table__err(&t->sts, i);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW)
 		;
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return tr_err(t, "read totals");
+		return stmt_table__err(&t->sts, i);
 	return 0;
 }
 
@@ -461,14 +463,14 @@ static int checkpoint_before(struct totals *t, int64_t id, int64_t *prev)
 	*prev = 0;
 	if (sqlite3_prepare_v2(t->sq, "SELECT IFNULL(MAX(id), 0) FROM checkpoints WHERE id < ?1",
 			       -1, &st, NULL) != SQLITE_OK)
-		return tr_err(t, "read checkpoints");
+		return db__err(t->db, "read checkpoints");
 	rc = sqlite3_bind_int64(st, 1, id);
 	if (rc == SQLITE_OK)
 		rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*prev = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : tr_err(t, "read checkpoints");
+	return rc == SQLITE_ROW ? 0 : db__err(t->db, "read checkpoints");
 }
 
 /*
@@ -531,12 +533,12 @@ int totals__last_checkpoint(struct totals *t, int64_t *id)
 	*id = 0;
 	if (sqlite3_prepare_v2(t->sq, "SELECT IFNULL(MAX(id), 0) FROM checkpoints", -1, &st,
 			       NULL) != SQLITE_OK)
-		return tr_err(t, "read checkpoints");
+		return db__err(t->db, "read checkpoints");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW)
 		*id = sqlite3_column_int64(st, 0);
 	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : tr_err(t, "read checkpoints");
+	return rc == SQLITE_ROW ? 0 : db__err(t->db, "read checkpoints");
 }
 
 /* ---- the heap walk ------------------------------------------------------ */
@@ -1170,10 +1172,8 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 	sqlite3_stmt *st;
 	int rc, err = 0;
 
-	if (sqlite3_prepare_v2(db__sqlite(db), sql, -1, &st, NULL) != SQLITE_OK) {
-		pr_err("%s: check the totals: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
-		return -RSPROF_EDB;
-	}
+	if (sqlite3_prepare_v2(db__sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
+		return db__err(db, "check the totals");
 	sqlite3_bind_int64(st, 1, b1);
 	sqlite3_bind_int64(st, 2, b2);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -1192,10 +1192,8 @@ static int check_read(struct db *db, struct check *c, const char *sql, int64_t b
 			*v = sat__add(*v, sqlite3_column_int64(st, 4 + i));
 		}
 	}
-	if (!err && rc != SQLITE_DONE) {
-		pr_err("%s: check the totals: %s", db__path(db), sqlite3_errmsg(db__sqlite(db)));
-		err = -RSPROF_EDB;
-	}
+	if (!err && rc != SQLITE_DONE)
+		err = db__err(db, "check the totals");
 	sqlite3_finalize(st);
 	return err;
 }

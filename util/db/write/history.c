@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 
@@ -39,16 +40,19 @@ enum {
 	ST_N,
 };
 
-static const char *const stmt_sql[ST_N] = {
-	[ST_SLICE] = "INSERT INTO alloc_slices (time_first, time_last) VALUES (?, ?)",
-	[ST_CHUNK] = "INSERT INTO alloc_chunks (slice_id, addr_first, addr_last, kind)"
-		     " VALUES (?, ?, ?, ?)",
-	[ST_EVENT] = "INSERT INTO alloc_events (chunk_id, time_alloc, addr, size, site, stack_id,"
-		     " time_free) VALUES (?, ?, ?, ?, ?, ?, ?)",
-	[ST_FREE] = "UPDATE alloc_events SET time_free = ? WHERE id = ?",
-	[ST_BEGIN] = "BEGIN IMMEDIATE",
-	[ST_COMMIT] = "COMMIT",
-	[ST_ROLLBACK] = "ROLLBACK",
+static const struct stmt_def stmt_sql[ST_N] = {
+	[ST_SLICE] = { "allocation history: insert slice",
+		"INSERT INTO alloc_slices (time_first, time_last) VALUES (?, ?)" },
+	[ST_CHUNK] = { "allocation history: insert chunk",
+		"INSERT INTO alloc_chunks (slice_id, addr_first, addr_last, kind) VALUES (?, ?, ?, ?)" },
+	[ST_EVENT] = { "allocation history: insert allocation",
+		"INSERT INTO alloc_events (chunk_id, time_alloc, addr, size, site, stack_id,"
+		" time_free) VALUES (?, ?, ?, ?, ?, ?, ?)" },
+	[ST_FREE] = { "allocation history: set free time",
+		"UPDATE alloc_events SET time_free = ? WHERE id = ?" },
+	[ST_BEGIN] = { "allocation history: begin", "BEGIN IMMEDIATE" },
+	[ST_COMMIT] = { "allocation history: commit", "COMMIT" },
+	[ST_ROLLBACK] = { "allocation history: rollback", "ROLLBACK" },
 };
 
 /*
@@ -60,7 +64,7 @@ static const char *const stmt_sql[ST_N] = {
 
 struct history_writer {
 	struct db *db;
-	sqlite3_stmt *st[ST_N];
+	struct stmt_table sts;
 	struct pending *v;
 	size_t n, cap;
 	struct freed_row *fr;
@@ -72,16 +76,10 @@ struct history_writer {
 	int err;		/* the first error: nothing is written after it */
 };
 
-static int fail(struct history_writer *w, const char *what)
-{
-	pr_err("%s: allocation history: %s: %s", db__path(w->db), what,
-	       sqlite3_errmsg(db__sqlite(w->db)));
-	return -RSPROF_EDB;
-}
-
 int history_writer__new(struct db *db, struct history_writer **out)
 {
 	struct history_writer *w;
+	int err;
 
 	*out = NULL;
 	if (!db__has(db, DB_V3)) {
@@ -92,27 +90,13 @@ int history_writer__new(struct db *db, struct history_writer **out)
 	if (!w)
 		return -ENOMEM;
 	w->db = db;
-	for (int i = 0; i < ST_N; i++) {
-		if (sqlite3_prepare_v3(db__sqlite(db), stmt_sql[i], -1, SQLITE_PREPARE_PERSISTENT,
-				       &w->st[i], NULL) != SQLITE_OK) {
-			int err = fail(w, "prepare");
-
-			history_writer__delete(w);
-			return err;
-		}
+	err = stmt_table__init(&w->sts, db, stmt_sql, ST_N);
+	if (err) {
+		history_writer__delete(w);
+		return err;
 	}
 	*out = w;
 	return 0;
-}
-
-/* Step a bound statement to SQLITE_DONE and reset it. */
-static int step(struct history_writer *w, int i)
-{
-	int rc = sqlite3_step(w->st[i]);
-
-	sqlite3_reset(w->st[i]);
-	sqlite3_clear_bindings(w->st[i]);
-	return rc == SQLITE_DONE ? 0 : fail(w, stmt_sql[i]);
 }
 
 static int addr_cmp(const void *x, const void *y, void *ctx)
@@ -134,7 +118,7 @@ static uint64_t last_byte(const struct pending *p)
 static int write_chunk(struct history_writer *w, int64_t slice, uint64_t first, uint64_t last,
 		       const uint32_t *members, size_t n)
 {
-	sqlite3_stmt *st = w->st[ST_CHUNK];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_CHUNK);
 	int64_t id;
 	int err;
 
@@ -142,7 +126,7 @@ static int write_chunk(struct history_writer *w, int64_t slice, uint64_t first, 
 	sqlite3_bind_int64(st, 2, (int64_t)first);
 	sqlite3_bind_int64(st, 3, (int64_t)last);
 	sqlite3_bind_int(st, 4, ALLOC_KIND_HEAP);
-	err = step(w, ST_CHUNK);
+	err = stmt_table__step(&w->sts, ST_CHUNK);
 	if (err)
 		return err;
 	id = sqlite3_last_insert_rowid(db__sqlite(w->db));
@@ -202,7 +186,7 @@ static int bind_opt(sqlite3_stmt *st, int i, bool have, int64_t v)
 
 static int write_events(struct history_writer *w, size_t n)
 {
-	sqlite3_stmt *st = w->st[ST_EVENT];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_EVENT);
 	int err = 0;
 
 	for (size_t i = 0; i < n && !err; i++) {
@@ -217,7 +201,7 @@ static int write_events(struct history_writer *w, size_t n)
 		bind_opt(st, 5, p->site != 0, (int64_t)p->site);
 		bind_opt(st, 6, p->stack >= 0, p->stack);
 		bind_opt(st, 7, p->freed, (int64_t)p->time_free);
-		err = step(w, ST_EVENT);
+		err = stmt_table__step(&w->sts, ST_EVENT);
 		if (err)
 			break;
 		id = sqlite3_last_insert_rowid(db__sqlite(w->db));
@@ -232,20 +216,20 @@ static int write_events(struct history_writer *w, size_t n)
 
 static int write_frees(struct history_writer *w)
 {
-	sqlite3_stmt *st = w->st[ST_FREE];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_FREE);
 	int err = 0;
 
 	for (size_t i = 0; i < w->n_fr && !err; i++) {
 		sqlite3_bind_int64(st, 1, (int64_t)w->fr[i].time);
 		sqlite3_bind_int64(st, 2, w->fr[i].id);
-		err = step(w, ST_FREE);
+		err = stmt_table__step(&w->sts, ST_FREE);
 	}
 	return err;
 }
 
 int history_writer__flush(struct history_writer *w)
 {
-	sqlite3_stmt *st = w->st[ST_SLICE];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_SLICE);
 	/* in a checkpoint's transaction (util/db/rows.h's also()), or one of its own */
 	bool own = sqlite3_get_autocommit(db__sqlite(w->db));
 	int64_t slice;
@@ -256,13 +240,13 @@ int history_writer__flush(struct history_writer *w)
 	if (!w->n && !w->n_fr)
 		return 0;
 	if (own)
-		err = step(w, ST_BEGIN);
+		err = stmt_table__step(&w->sts, ST_BEGIN);
 	if (err)
 		return w->err = err;
 	if (w->n) {
 		sqlite3_bind_int64(st, 1, (int64_t)w->v[0].time);
 		sqlite3_bind_int64(st, 2, (int64_t)w->v[w->n - 1].time);
-		err = step(w, ST_SLICE);
+		err = stmt_table__step(&w->sts, ST_SLICE);
 		slice = sqlite3_last_insert_rowid(db__sqlite(w->db));
 		if (!err)
 			err = write_chunks(w, slice, w->n);
@@ -274,10 +258,10 @@ int history_writer__flush(struct history_writer *w)
 	if (!err)
 		err = write_frees(w);
 	if (!err && own)
-		err = step(w, ST_COMMIT);
+		err = stmt_table__step(&w->sts, ST_COMMIT);
 	if (err) {
 		if (own && !sqlite3_get_autocommit(db__sqlite(w->db)))
-			step(w, ST_ROLLBACK);
+			stmt_table__step(&w->sts, ST_ROLLBACK);
 		return w->err = err;
 	}
 	w->n = 0;
@@ -375,8 +359,7 @@ int history_writer__delete(struct history_writer *w)
 	if (!w)
 		return 0;
 	err = w->err ? w->err : history_writer__flush(w);
-	for (int i = 0; i < ST_N; i++)
-		sqlite3_finalize(w->st[i]);
+	stmt_table__fini(&w->sts);
 	hashmap__free(&w->live);
 	free(w->v);
 	free(w->order);

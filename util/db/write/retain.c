@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/write/series.h"
 #include "util/db/write/stacks.h"
 #include "util/db/totals.h"
@@ -39,10 +40,7 @@ enum rt_stmt {
 	RT_MAX,
 };
 
-static const struct {
-	const char *name;
-	const char *sql;
-} rt_sql[RT_MAX] = {
+static const struct stmt_def rt_sql[RT_MAX] = {
 	[RT_STATE] = { "read fold state", "SELECT span, folded0, folded1 FROM totals_state" },
 	[RT_LAST] = { "read checkpoints to fold",
 		"SELECT id, timestamp_ms, (SELECT COUNT(*) FROM checkpoints WHERE id BETWEEN ?1 AND ?2)"
@@ -112,7 +110,7 @@ static const struct {
 struct retain {
 	struct db *db;
 	sqlite3 *sq;
-	sqlite3_stmt *st[RT_MAX];
+	struct stmt_table sts;
 	uint64_t retain_ms;
 	int64_t n[TOTALS_LEVELS];	/* checkpoints per block of each level */
 	int64_t folded[2];		/* totals_state.folded0, folded1 */
@@ -125,44 +123,11 @@ struct retain {
 	struct hashmap key_index;
 };
 
-static int rt_err(struct retain *r, enum rt_stmt i)
-{
-	pr_err("%s: %s: %s", db__path(r->db), rt_sql[i].name, sqlite3_errmsg(r->sq));
-	sqlite3_reset(r->st[i]);
-	return -RSPROF_EDB;
-}
-
-/* Bind n integers to statement i and step it to the end; its last row's columns in out. */
-static int rt_run(struct retain *r, enum rt_stmt i, int n, const int64_t *args, int64_t *out,
-		  int n_out, bool *got_row)
-{
-	sqlite3_stmt *st = r->st[i];
-	int rc;
-
-	if (got_row)
-		*got_row = false;
-	sqlite3_reset(st);
-	for (int a = 0; a < n; a++)
-		if (sqlite3_bind_int64(st, a + 1, args[a]) != SQLITE_OK)
-			return rt_err(r, i);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int c = 0; c < n_out; c++)
-			out[c] = sqlite3_column_int64(st, c);
-		if (got_row)
-			*got_row = true;
-	}
-	if (rc != SQLITE_DONE)
-		return rt_err(r, i);
-	sqlite3_reset(st);
-	return 0;
-}
-
 void retain__delete(struct retain *r)
 {
 	if (!r)
 		return;
-	for (int i = 0; i < RT_MAX; i++)
-		sqlite3_finalize(r->st[i]);
+	stmt_table__fini(&r->sts);
 	free(r->keys);
 	hashmap__free(&r->key_index);
 	free(r);
@@ -181,12 +146,9 @@ int retain__new(struct db *db, uint64_t retain_ms, struct retain **out)
 	r->db = db;
 	r->sq = db__sqlite(db);
 	r->retain_ms = retain_ms;
-	for (int i = 0; i < RT_MAX && !err; i++)
-		if (sqlite3_prepare_v3(r->sq, rt_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
-				       &r->st[i], NULL) != SQLITE_OK)
-			err = rt_err(r, i);
+	err = stmt_table__init(&r->sts, db, rt_sql, RT_MAX);
 	if (!err)
-		err = rt_run(r, RT_STATE, 0, NULL, v, 3, &row);
+		err = stmt_table__run(&r->sts, RT_STATE, 0, NULL, v, 3, &row);
 	if (!err && (!row || v[0] < 2)) {
 		pr_err("%s: totals_state is damaged", db__path(db));
 		err = -RSPROF_EDB;
@@ -262,14 +224,14 @@ static struct key_peak *key_find(struct retain *r, int64_t addr, int64_t stack_i
  */
 static int unsettled_keys(struct retain *r, int k, int64_t b)
 {
-	sqlite3_stmt *st = r->st[RT_UNSETTLED];
+	sqlite3_stmt *st = stmt_table__get(&r->sts, RT_UNSETTLED);
 	int rc, err = 0;
 
 	hashmap__clear(&r->key_index);
 	r->n_keys = 0;
 	sqlite3_reset(st);
 	if (sqlite3_bind_int(st, 1, k) || sqlite3_bind_int64(st, 2, b))
-		return rt_err(r, RT_UNSETTLED);
+		return stmt_table__err(&r->sts, RT_UNSETTLED);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (!key_of(r, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			    sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3))) {
@@ -279,7 +241,7 @@ static int unsettled_keys(struct retain *r, int k, int64_t b)
 	}
 	sqlite3_reset(st);
 	if (!err && rc != SQLITE_DONE)
-		return rt_err(r, RT_UNSETTLED);
+		return stmt_table__err(&r->sts, RT_UNSETTLED);
 	return err;
 }
 
@@ -292,7 +254,7 @@ static int unsettled_keys(struct retain *r, int k, int64_t b)
  */
 static int recompute_peaks(struct retain *r, int k, int64_t b)
 {
-	sqlite3_stmt *st = r->st[RT_CHILDREN];
+	sqlite3_stmt *st = stmt_table__get(&r->sts, RT_CHILDREN);
 	int64_t lo = b * r->n[0], hi = lo + r->n[0] - 1;
 	size_t kept = 0;
 	int rc, err = 0;
@@ -304,7 +266,7 @@ static int recompute_peaks(struct retain *r, int k, int64_t b)
 	sqlite3_reset(st);
 	if (sqlite3_bind_int(st, 1, k - 1) || sqlite3_bind_int64(st, 2, lo) ||
 	    sqlite3_bind_int64(st, 3, hi))
-		return rt_err(r, RT_CHILDREN);
+		return stmt_table__err(&r->sts, RT_CHILDREN);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct key_peak *p = key_find(r, sqlite3_column_int64(st, 0),
 					      sqlite3_column_int64(st, 1),
@@ -321,14 +283,14 @@ static int recompute_peaks(struct retain *r, int k, int64_t b)
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return rt_err(r, RT_CHILDREN);
+		return stmt_table__err(&r->sts, RT_CHILDREN);
 	for (size_t i = 0; i < r->n_keys && !err; i++) {
 		int64_t a[7] = { k, b, r->keys[i].addr, r->keys[i].stack_id, r->keys[i].pid,
 				 r->keys[i].peak, r->keys[i].kind };
 
 		if (!r->keys[i].set)
 			continue;
-		err = rt_run(r, RT_PEAK_SET, 7, a, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_PEAK_SET, 7, a, NULL, 0, NULL);
 		if (!err && sqlite3_changes(r->sq))
 			r->keys[kept++] = r->keys[i];
 	}
@@ -353,7 +315,7 @@ static int compacted(struct retain *r, int64_t b, bool *yes)
 {
 	int64_t v[2] = { 0 };
 	bool row;
-	int err = rt_run(r, RT_COMPACTED, 0, NULL, v, 2, &row);
+	int err = stmt_table__run(&r->sts, RT_COMPACTED, 0, NULL, v, 2, &row);
 
 	*yes = !err && row && b * r->n[0] >= v[0] && (b + 1) * r->n[0] <= v[1];
 	return err;
@@ -367,13 +329,14 @@ static int fold_block(struct retain *r, int k, int64_t b)
 	bool row, done = false;
 	int err;
 
-	err = rt_run(r, RT_LAST, 2, (int64_t[]){ first, last }, v, 3, &row);
+	err = stmt_table__run(&r->sts, RT_LAST, 2, (int64_t[]){ first, last }, v, 3, &row);
 	if (err || !row || v[2] <= 1)
 		return err;	/* empty, or one checkpoint already */
 	last = v[0];
-	err = rt_run(r, RT_CP_SUM, 2, (int64_t[]){ first, last }, NULL, 0, NULL);
+	err = stmt_table__run(&r->sts, RT_CP_SUM, 2, (int64_t[]){ first, last }, NULL, 0, NULL);
 	if (!err)
-		err = rt_run(r, RT_CP_DEL, 2, (int64_t[]){ first, last }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_CP_DEL, 2, (int64_t[]){ first, last }, NULL, 0,
+				      NULL);
 	/*
 	 * The event rows: a block the compaction folded already has them as
 	 * folding writes them (24 ms of the writer's 30 for the rows of a
@@ -383,15 +346,19 @@ static int fold_block(struct retain *r, int k, int64_t b)
 		err = compacted(r, b, &done);
 	/* the rows past these rowids are the folded ones */
 	if (!err && !done)
-		err = rt_run(r, RT_MAX_ROWIDS, 0, NULL, rows, 2, NULL);
+		err = stmt_table__run(&r->sts, RT_MAX_ROWIDS, 0, NULL, rows, 2, NULL);
 	if (!err && !done)
-		err = rt_run(r, RT_CPU_INS, 3, (int64_t[]){ k, b, last }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_CPU_INS, 3, (int64_t[]){ k, b, last }, NULL, 0,
+				      NULL);
 	if (!err && !done)
-		err = rt_run(r, RT_CPU_DEL, 3, (int64_t[]){ first, last, rows[0] }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_CPU_DEL, 3, (int64_t[]){ first, last, rows[0] },
+				      NULL, 0, NULL);
 	if (!err && !done)
-		err = rt_run(r, RT_HEAP_INS, 3, (int64_t[]){ k, b, last }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_HEAP_INS, 3, (int64_t[]){ k, b, last }, NULL, 0,
+				      NULL);
 	if (!err && !done)
-		err = rt_run(r, RT_HEAP_DEL, 3, (int64_t[]){ first, last, rows[1] }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_HEAP_DEL, 3, (int64_t[]){ first, last, rows[1] },
+				      NULL, 0, NULL);
 	if (!err)
 		err = db_stacks__fold(r->db, first, last);
 	/* a compacted block's checkpoints go with it */
@@ -401,17 +368,21 @@ static int fold_block(struct retain *r, int k, int64_t b)
 	if (!err)
 		err = unsettled_keys(r, k, b);
 	if (!err)
-		err = rt_run(r, RT_PEAK_NET, 2, (int64_t[]){ k, b }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_PEAK_NET, 2, (int64_t[]){ k, b }, NULL, 0, NULL);
 	if (!err && k == 1) {
 		int64_t b0 = b * r->n[0], b1 = b0 + r->n[0] - 1, into = (last - 1) / r->n[0];
 
-		err = rt_run(r, RT_CPU0_DEL, 2, (int64_t[]){ b0, b1 }, NULL, 0, NULL);
+		err = stmt_table__run(&r->sts, RT_CPU0_DEL, 2, (int64_t[]){ b0, b1 }, NULL, 0,
+				      NULL);
 		if (!err)
-			err = rt_run(r, RT_HEAP0_DEL, 2, (int64_t[]){ b0, b1 }, NULL, 0, NULL);
+			err = stmt_table__run(&r->sts, RT_HEAP0_DEL, 2, (int64_t[]){ b0, b1 }, NULL,
+					      0, NULL);
 		if (!err)
-			err = rt_run(r, RT_CPU0_INS, 2, (int64_t[]){ b, into }, NULL, 0, NULL);
+			err = stmt_table__run(&r->sts, RT_CPU0_INS, 2, (int64_t[]){ b, into }, NULL,
+					      0, NULL);
 		if (!err)
-			err = rt_run(r, RT_HEAP0_INS, 2, (int64_t[]){ b, into }, NULL, 0, NULL);
+			err = stmt_table__run(&r->sts, RT_HEAP0_INS, 2, (int64_t[]){ b, into },
+					      NULL, 0, NULL);
 	}
 	/* the blocks above: only the keys whose peak changed below */
 	for (int up = k + 1; up < TOTALS_LEVELS && !err && r->n_keys; up++)
@@ -432,7 +403,7 @@ static int fold_level(struct retain *r, int k, int64_t through, uint64_t now_ms,
 	/* whole blocks in the totals; level 1 once its level-0 blocks are folded */
 	if (last > through || (k == 1 && last > r->folded[0]))
 		return 0;
-	err = rt_run(r, RT_LAST, 2, (int64_t[]){ b * n + 1, last }, v, 3, &row);
+	err = stmt_table__run(&r->sts, RT_LAST, 2, (int64_t[]){ b * n + 1, last }, v, 3, &row);
 	if (err)
 		return err;
 	if (row && ((uint64_t)v[1] > now_ms || now_ms - (uint64_t)v[1] < age_ms))
@@ -461,7 +432,7 @@ int retain__fold(struct retain *r, int64_t through, uint64_t now_ms)
 		any |= folded;
 	}
 	if (!err && any)
-		err = rt_run(r, RT_SAVE, 2, (int64_t[]){ r->folded[0], r->folded[1] }, NULL, 0,
-			     NULL);
+		err = stmt_table__run(&r->sts, RT_SAVE, 2,
+				      (int64_t[]){ r->folded[0], r->folded[1] }, NULL, 0, NULL);
 	return err;
 }

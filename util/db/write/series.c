@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/rows.h"
 #include "util/db/totals.h"
 #include "util/error.h"
@@ -56,10 +57,7 @@ enum sw_stmt {
  * holds the rowid: the rows of older blocks at the address are skipped
  * without reading the table); +checkpoint_id keeps SQLite on that index.
  */
-static const struct {
-	const char *name;
-	const char *sql;
-} sw_sql[SW_MAX] = {
+static const struct stmt_def sw_sql[SW_MAX] = {
 	[SW_STATE] = { "read series state",
 		"SELECT through, pack_addr, IFNULL(dropped, through), drop_addr FROM series_state" },
 	[SW_FOLDED] = { "read fold state", "SELECT folded0 FROM totals_state" },
@@ -190,7 +188,7 @@ struct stage {
 struct series_writer {
 	struct db *db;
 	sqlite3 *sq;
-	sqlite3_stmt *st[SW_MAX];
+	struct stmt_table sts;
 	uint64_t age_ms;
 	/* series_state */
 	int64_t through;	/* the blocks up to it are compacted (readers read the series) */
@@ -213,38 +211,6 @@ struct series_writer {
 	int64_t ahead_lo, ahead_hi;	/* blocks [lo, hi) packed ahead by this writer */
 };
 
-static int sw_err(struct series_writer *sw, enum sw_stmt i)
-{
-	pr_err("%s: %s: %s", db__path(sw->db), sw_sql[i].name, sqlite3_errmsg(sw->sq));
-	sqlite3_reset(sw->st[i]);
-	return -RSPROF_EDB;
-}
-
-/* Bind n integers to statement i and step it to the end; its last row's columns in out. */
-static int sw_run(struct series_writer *sw, enum sw_stmt i, int n, const int64_t *args,
-		  int64_t *out, int n_out, bool *got_row)
-{
-	sqlite3_stmt *st = sw->st[i];
-	int rc;
-
-	if (got_row)
-		*got_row = false;
-	sqlite3_reset(st);
-	for (int a = 0; a < n; a++)
-		if (sqlite3_bind_int64(st, a + 1, args[a]) != SQLITE_OK)
-			return sw_err(sw, i);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		for (int c = 0; c < n_out; c++)
-			out[c] = sqlite3_column_int64(st, c);
-		if (got_row)
-			*got_row = true;
-	}
-	if (rc != SQLITE_DONE)
-		return sw_err(sw, i);
-	sqlite3_reset(st);
-	return 0;
-}
-
 static void stage_clear(struct stage *g)
 {
 	for (size_t i = 0; i < g->n; i++)
@@ -263,8 +229,7 @@ void series_writer__delete(struct series_writer *sw)
 		free(sw->stage[j].keys);
 		free(sw->stage[j].order);
 	}
-	for (int i = 0; i < SW_MAX; i++)
-		sqlite3_finalize(sw->st[i]);
+	stmt_table__fini(&sw->sts);
 	for (int j = 0; j < 2; j++)
 		free(sw->job[j].addrs);
 	free(sw->ev);
@@ -275,7 +240,7 @@ void series_writer__delete(struct series_writer *sw)
 /* series_state as the file has it. */
 static int sw_load(struct series_writer *sw)
 {
-	sqlite3_stmt *st = sw->st[SW_STATE];
+	sqlite3_stmt *st = stmt_table__get(&sw->sts, SW_STATE);
 	int rc;
 
 	for (int j = 0; j < 2; j++)
@@ -292,7 +257,7 @@ static int sw_load(struct series_writer *sw)
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_ROW && rc != SQLITE_DONE)
-		return sw_err(sw, SW_STATE);
+		return stmt_table__err(&sw->sts, SW_STATE);
 	if (rc != SQLITE_ROW || sw->through < 0 || sw->through % TOTALS_SPAN ||
 	    sw->dropped < 0 || sw->dropped % TOTALS_SPAN || sw->dropped > sw->through ||
 	    (sw->drop_set && sw->dropped == sw->through)) {
@@ -314,10 +279,7 @@ int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **ou
 	sw->sq = db__sqlite(db);
 	sw->age_ms = age_ms;
 	sw->stage_block = -1;
-	for (int i = 0; i < SW_MAX && !err; i++)
-		if (sqlite3_prepare_v3(sw->sq, sw_sql[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
-				       &sw->st[i], NULL) != SQLITE_OK)
-			err = sw_err(sw, i);
+	err = stmt_table__init(&sw->sts, db, sw_sql, SW_MAX);
 	if (!err)
 		err = sw_load(sw);
 	if (err) {
@@ -426,13 +388,13 @@ static int pack_rows(struct buf *b, const struct ev *ev, size_t i, size_t j, boo
 static int sw_put(struct series_writer *sw, bool heap, int64_t id, int64_t addr,
 		  const struct buf *b)
 {
-	sqlite3_stmt *st = sw->st[heap ? SW_HEAP_PUT : SW_CPU_PUT];
+	sqlite3_stmt *st = stmt_table__get(&sw->sts, heap ? SW_HEAP_PUT : SW_CPU_PUT);
 
 	sqlite3_reset(st);
 	if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, addr) ||
 	    sqlite3_bind_blob(st, 3, b->p, (int)b->n, SQLITE_STATIC) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		return sw_err(sw, heap ? SW_HEAP_PUT : SW_CPU_PUT);
+		return stmt_table__err(&sw->sts, heap ? SW_HEAP_PUT : SW_CPU_PUT);
 	sqlite3_reset(st);
 	return 0;
 }
@@ -452,9 +414,9 @@ struct parts_out {
 static int parts_begin(struct series_writer *sw, bool heap, int64_t b, struct parts_out *po)
 {
 	*po = (struct parts_out){ .b = b, .heap = heap };
-	return sw_run(sw, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
-		      (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 }, &po->part,
-		      1, NULL);
+	return stmt_table__run(&sw->sts, heap ? SW_HEAP_NEXT : SW_CPU_NEXT, 2,
+			       (int64_t[]){ b * BLOCK_PARTS, b * BLOCK_PARTS + BLOCK_PARTS - 1 },
+			       &po->part, 1, NULL);
 }
 
 /* The keys gathered into a part of their own, the key count first. */
@@ -570,7 +532,7 @@ static int sw_push(struct series_writer *sw, struct ev **e)
 static int sw_read(struct series_writer *sw, bool heap, const struct sw_job *j, int64_t addr)
 {
 	enum sw_stmt i = heap ? SW_HEAP_READ : SW_CPU_READ;
-	sqlite3_stmt *st = sw->st[i];
+	sqlite3_stmt *st = stmt_table__get(&sw->sts, i);
 	int64_t first = j->block * TOTALS_SPAN + 1;
 	int rc, err = 0;
 
@@ -578,7 +540,7 @@ static int sw_read(struct series_writer *sw, bool heap, const struct sw_job *j, 
 	if (sqlite3_bind_int64(st, 1, addr) || sqlite3_bind_int64(st, 2, j->rows[heap][0]) ||
 	    sqlite3_bind_int64(st, 3, j->rows[heap][1]) || sqlite3_bind_int64(st, 4, first) ||
 	    sqlite3_bind_int64(st, 5, first + TOTALS_SPAN - 1))
-		return sw_err(sw, i);
+		return stmt_table__err(&sw->sts, i);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		struct ev *e;
 
@@ -604,13 +566,13 @@ static int sw_read(struct series_writer *sw, bool heap, const struct sw_job *j, 
 	sqlite3_reset(st);
 	if (err)
 		return err;
-	return rc == SQLITE_DONE ? 0 : sw_err(sw, i);
+	return rc == SQLITE_DONE ? 0 : stmt_table__err(&sw->sts, i);
 }
 
 /* What the file says of block b (once for each block a job takes). */
 static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
 {
-	sqlite3_stmt *st = sw->st[SW_ADDRS];
+	sqlite3_stmt *st = stmt_table__get(&sw->sts, SW_ADDRS);
 	int64_t first = b * TOTALS_SPAN + 1, last = first + TOTALS_SPAN - 1, v[2] = { 0 };
 	bool row;
 	int rc, err;
@@ -620,18 +582,18 @@ static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
 	j->block = -1;
 	j->n = 0;
 	j->last = 0;
-	err = sw_run(sw, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
+	err = stmt_table__run(&sw->sts, SW_LAST, 2, (int64_t[]){ first, last }, v, 2, &row);
 	if (err || !row)
 		goto out;	/* no checkpoint in it */
 	j->last = v[0];
 	for (int heap = 0; heap < 2 && !err; heap++)
-		err = sw_run(sw, heap ? SW_HEAP_SPAN : SW_CPU_SPAN, 2, (int64_t[]){ first, last },
-			     j->rows[heap], 2, NULL);
+		err = stmt_table__run(&sw->sts, heap ? SW_HEAP_SPAN : SW_CPU_SPAN, 2,
+				      (int64_t[]){ first, last }, j->rows[heap], 2, NULL);
 	if (err)
 		return err;
 	sqlite3_reset(st);
 	if (sqlite3_bind_int64(st, 1, b))
-		return sw_err(sw, SW_ADDRS);
+		return stmt_table__err(&sw->sts, SW_ADDRS);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
 		if (j->n == j->cap) {
 			size_t cap = j->cap ? 2 * j->cap : 1024;
@@ -648,7 +610,7 @@ static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
 	}
 	sqlite3_reset(st);
 	if (rc != SQLITE_DONE)
-		return sw_err(sw, SW_ADDRS);
+		return stmt_table__err(&sw->sts, SW_ADDRS);
 out:
 	if (!err)
 		j->block = b;
@@ -734,15 +696,16 @@ static int sw_drop_slice(struct series_writer *sw, bool all)
 	sw_slice(j, sw->drop_set, sw->drop_addr, all, &i0, &i1);
 	for (size_t i = i0; i < i1 && !err; i++)
 		for (int heap = 0; heap < 2 && !err; heap++)
-			err = sw_run(sw, heap ? SW_HEAP_DEL : SW_CPU_DEL, 5,
-				     (int64_t[]){ j->addrs[i], j->rows[heap][0], j->rows[heap][1],
-						  first, first + TOTALS_SPAN - 1 }, NULL, 0, NULL);
+			err = stmt_table__run(&sw->sts, heap ? SW_HEAP_DEL : SW_CPU_DEL, 5,
+					      (int64_t[]){ j->addrs[i], j->rows[heap][0],
+							   j->rows[heap][1], first,
+							   first + TOTALS_SPAN - 1 }, NULL, 0, NULL);
 	for (int heap = 0; heap < 2 && !err && i1 > i0; heap++)
-		err = sw_run(sw, heap ? SW_HEAP_FOLD : SW_CPU_FOLD, 4,
-			     (int64_t[]){ b, j->last, j->addrs[i0], j->addrs[i1 - 1] }, NULL, 0,
-			     NULL);
+		err = stmt_table__run(&sw->sts, heap ? SW_HEAP_FOLD : SW_CPU_FOLD, 4,
+				      (int64_t[]){ b, j->last, j->addrs[i0], j->addrs[i1 - 1] },
+				      NULL, 0, NULL);
 	if (!err && i1 > i0)
-		err = sw_run(sw, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
+		err = stmt_table__run(&sw->sts, SW_ROWIDS, 0, NULL, NULL, 0, NULL);
 	if (!err)
 		sw_slice_done(j, i1, &sw->drop_set, &sw->drop_addr, &sw->dropped);
 	return err;
@@ -750,7 +713,7 @@ static int sw_drop_slice(struct series_writer *sw, bool all)
 
 static int sw_save(struct series_writer *sw)
 {
-	sqlite3_stmt *st = sw->st[SW_SAVE];
+	sqlite3_stmt *st = stmt_table__get(&sw->sts, SW_SAVE);
 
 	sqlite3_reset(st);
 	if (sqlite3_bind_int64(st, 1, sw->through) ||
@@ -758,7 +721,7 @@ static int sw_save(struct series_writer *sw)
 	    sqlite3_bind_int64(st, 3, sw->dropped) ||
 	    (sw->drop_set ? sqlite3_bind_int64(st, 4, sw->drop_addr) : sqlite3_bind_null(st, 4)) ||
 	    sqlite3_step(st) != SQLITE_DONE)
-		return sw_err(sw, SW_SAVE);
+		return stmt_table__err(&sw->sts, SW_SAVE);
 	sqlite3_reset(st);
 	return 0;
 }
@@ -932,9 +895,9 @@ static int sw_cut(struct series_writer *sw, int64_t b, int64_t last)
 	int err = 0;
 
 	for (int heap = 0; heap < 2 && !err; heap++)
-		err = sw_run(sw, heap ? SW_HEAP_CUT : SW_CPU_CUT, 2,
-			     (int64_t[]){ b * BLOCK_PARTS, last * BLOCK_PARTS + BLOCK_PARTS - 1 },
-			     NULL, 0, NULL);
+		err = stmt_table__run(&sw->sts, heap ? SW_HEAP_CUT : SW_CPU_CUT, 2,
+				      (int64_t[]){ b * BLOCK_PARTS,
+						   last * BLOCK_PARTS + BLOCK_PARTS - 1 }, NULL, 0, NULL);
 	return err;
 }
 
@@ -952,7 +915,7 @@ static int sw_step(struct series_writer *sw, bool all)
 	/* nothing compacted to fold, no block past the compacted ones in the totals */
 	if (sw->dropped >= sw->through && sw->through + TOTALS_SPAN > sw->totals_through)
 		return 0;
-	err = sw_run(sw, SW_FOLDED, 0, NULL, &folded0, 1, &row);
+	err = stmt_table__run(&sw->sts, SW_FOLDED, 0, NULL, &folded0, 1, &row);
 	if (err)
 		return err;
 	/* record --retain folded them first (and dropped their series) */
@@ -980,8 +943,9 @@ static int sw_step(struct series_writer *sw, bool all)
 			/* older than the age: not at the checkpoint that makes it so,
 			 * which (at an age of whole minutes) also writes a block of
 			 * the totals */
-			err = sw_run(sw, SW_LAST, 2, (int64_t[]){ sw->through + 1,
-				     sw->through + TOTALS_SPAN }, v, 2, &row);
+			err = stmt_table__run(&sw->sts, SW_LAST, 2,
+					      (int64_t[]){ sw->through + 1,
+							   sw->through + TOTALS_SPAN }, v, 2, &row);
 			if (!err && (!row || ((uint64_t)v[1] <= sw->now_ms &&
 					       sw->now_ms - (uint64_t)v[1] > sw->age_ms))) {
 				int64_t b = sw->through / TOTALS_SPAN;
@@ -1052,10 +1016,8 @@ int series__drop_block(struct db *db, int64_t block)
 			return db__err(db, "fold series");
 		if (sqlite3_bind_int64(st, 1, block * BLOCK_PARTS) ||
 		    sqlite3_bind_int64(st, 2, block * BLOCK_PARTS + BLOCK_PARTS - 1) ||
-		    sqlite3_step(st) != SQLITE_DONE) {
-			pr_err("%s: fold series: %s", db__path(db), sqlite3_errmsg(sq));
-			err = -RSPROF_EDB;
-		}
+		    sqlite3_step(st) != SQLITE_DONE)
+			err = db__err(db, "fold series");
 		sqlite3_finalize(st);
 	}
 	return err;

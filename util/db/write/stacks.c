@@ -61,6 +61,5 @@ int db_stacks__fold(struct db *db, int64_t first, int64_t last)
 	}
 	return 0;
 fail:
-	pr_err("%s: fold cpu stacks: %s", db__path(db), sqlite3_errmsg(sq));
-	return -RSPROF_EDB;
+	return db__err(db, "fold cpu stacks");
 }

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/rows.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -22,10 +23,7 @@ enum tw_stmt {
 	TW_MAX,
 };
 
-static const struct {
-	const char *name;
-	const char *sql;
-} tw_sql[TW_MAX] = {
+static const struct stmt_def tw_sql[TW_MAX] = {
 	[TW_CPU] = { "write cpu totals",
 		"INSERT INTO cpu_totals (level, block, addr, pid, count) VALUES (?, ?, ?, ?, ?)"
 		" ON CONFLICT (level, block, addr, pid) DO UPDATE SET count = count + excluded.count" },
@@ -65,7 +63,7 @@ struct cpu_ent {
 
 struct totals_writer {
 	struct db *db;
-	sqlite3_stmt *st[TW_MAX];
+	struct stmt_table sts;
 	int64_t span;
 	int64_t through;	/* totals_state.through */
 	int64_t block;		/* the open level-0 block, -1: none yet */
@@ -80,12 +78,6 @@ struct totals_writer {
 	size_t n_touched, cap_touched;
 };
 
-static int tw_err(struct totals_writer *tw, const char *what)
-{
-	pr_err("%s: %s: %s", db__path(tw->db), what, sqlite3_errmsg(db__sqlite(tw->db)));
-	return -RSPROF_EDB;
-}
-
 static void tw_clear(struct totals_writer *tw)
 {
 	hashmap__clear(&tw->cpu_index);
@@ -99,8 +91,7 @@ void totals_writer__delete(struct totals_writer *tw)
 {
 	if (!tw)
 		return;
-	for (int i = 0; i < TW_MAX; i++)
-		sqlite3_finalize(tw->st[i]);
+	stmt_table__fini(&tw->sts);
 	hashmap__free(&tw->cpu_index);
 	free(tw->cpu);
 	hashmap__free(&tw->heap_index);
@@ -116,7 +107,7 @@ static int tw_read_state(struct totals_writer *tw)
 
 	if (sqlite3_prepare_v2(db__sqlite(tw->db), "SELECT span, through FROM totals_state",
 			       -1, &st, NULL) != SQLITE_OK)
-		return tw_err(tw, "read totals state");
+		return db__err(tw->db, "read totals state");
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
 		tw->span = sqlite3_column_int64(st, 0);
@@ -124,7 +115,7 @@ static int tw_read_state(struct totals_writer *tw)
 	}
 	sqlite3_finalize(st);
 	if (rc != SQLITE_ROW)
-		return tw_err(tw, "read totals state");
+		return db__err(tw->db, "read totals state");
 	if (tw->span < 2 || tw->through < 0) {
 		pr_err("%s: totals_state is damaged (span %lld, through %lld)", db__path(tw->db),
 		       (long long)tw->span, (long long)tw->through);
@@ -144,15 +135,9 @@ int totals_writer__new(struct db *db, struct totals_writer **out)
 	tw->db = db;
 	tw->block = -1;
 	tw->stale = true;	/* an appended file may have an open block */
-	for (int i = 0; i < TW_MAX; i++) {
-		if (sqlite3_prepare_v3(db__sqlite(db), tw_sql[i].sql, -1,
-				       SQLITE_PREPARE_PERSISTENT, &tw->st[i], NULL) != SQLITE_OK) {
-			err = tw_err(tw, tw_sql[i].name);
-			totals_writer__delete(tw);
-			return err;
-		}
-	}
-	err = tw_read_state(tw);
+	err = stmt_table__init(&tw->sts, db, tw_sql, TW_MAX);
+	if (!err)
+		err = tw_read_state(tw);
 	if (err) {
 		totals_writer__delete(tw);
 		return err;
@@ -313,16 +298,6 @@ static int cmp_heap(const void *pa, const void *pb)
 	return (a->kind > b->kind) - (a->kind < b->kind);
 }
 
-static int tw_step(struct totals_writer *tw, enum tw_stmt i)
-{
-	int rc = sqlite3_step(tw->st[i]);
-
-	sqlite3_reset(tw->st[i]);
-	if (rc != SQLITE_DONE)
-		return tw_err(tw, tw_sql[i].name);
-	return 0;
-}
-
 /* Write the open block into every level, and the state. */
 static int tw_flush(struct totals_writer *tw)
 {
@@ -337,7 +312,7 @@ static int tw_flush(struct totals_writer *tw)
 	if (tw->n_heap)
 		qsort(tw->heap, tw->n_heap, sizeof(*tw->heap), cmp_heap);
 	for (int level = 0; level < TOTALS_LEVELS && !err; level++) {
-		sqlite3_stmt *st = tw->st[TW_CPU];
+		sqlite3_stmt *st = stmt_table__get(&tw->sts, TW_CPU);
 		int64_t block = tw->block / div;
 
 		for (size_t i = 0; i < tw->n_cpu && !err; i++) {
@@ -345,11 +320,11 @@ static int tw_flush(struct totals_writer *tw)
 			    sqlite3_bind_int64(st, 3, tw->cpu[i].addr) ||
 			    sqlite3_bind_int64(st, 4, tw->cpu[i].pid) ||
 			    sqlite3_bind_int64(st, 5, tw->cpu[i].count))
-				err = tw_err(tw, tw_sql[TW_CPU].name);
+				err = stmt_table__err(&tw->sts, TW_CPU);
 			else
-				err = tw_step(tw, TW_CPU);
+				err = stmt_table__step(&tw->sts, TW_CPU);
 		}
-		st = tw->st[TW_HEAP];
+		st = stmt_table__get(&tw->sts, TW_HEAP);
 		for (size_t i = 0; i < tw->n_heap && !err; i++) {
 			const struct heap_ent *e = &tw->heap[i];
 
@@ -365,19 +340,19 @@ static int tw_flush(struct totals_writer *tw)
 			    (e->temp_count >= 0 ? sqlite3_bind_int64(st, 11, e->temp_count) :
 						  sqlite3_bind_null(st, 11)) ||
 			    sqlite3_bind_int64(st, 12, e->kind))
-				err = tw_err(tw, tw_sql[TW_HEAP].name);
+				err = stmt_table__err(&tw->sts, TW_HEAP);
 			else
-				err = tw_step(tw, TW_HEAP);
+				err = stmt_table__step(&tw->sts, TW_HEAP);
 		}
 		div *= tw->span;
 	}
 	if (!err) {
 		int64_t through = (tw->block + 1) * tw->span;
 
-		if (sqlite3_bind_int64(tw->st[TW_STATE], 1, through))
-			err = tw_err(tw, tw_sql[TW_STATE].name);
+		if (sqlite3_bind_int64(stmt_table__get(&tw->sts, TW_STATE), 1, through))
+			err = stmt_table__err(&tw->sts, TW_STATE);
 		else
-			err = tw_step(tw, TW_STATE);
+			err = stmt_table__step(&tw->sts, TW_STATE);
 		if (!err)
 			tw->through = through;
 	}
@@ -431,7 +406,7 @@ static int tw_read_back(struct totals_writer *tw)
 			       " free_bytes, alloc_count, free_count, IFNULL(pid, 0),"
 			       " IFNULL(temp_count, -1), kind FROM heap_events WHERE checkpoint_id > ?"
 			       " ORDER BY checkpoint_id", -1, &heap, NULL) != SQLITE_OK) {
-		err = tw_err(tw, "read back the open block");
+		err = db__err(tw->db, "read back the open block");
 		goto out;
 	}
 	sqlite3_bind_int64(cpu, 1, tw->through);
@@ -473,7 +448,7 @@ static int tw_read_back(struct totals_writer *tw)
 	}
 	if (!err && ((rc_cpu != SQLITE_DONE && rc_cpu != SQLITE_ROW) ||
 		     (rc_heap != SQLITE_DONE && rc_heap != SQLITE_ROW)))
-		err = tw_err(tw, "read back the open block");
+		err = db__err(tw->db, "read back the open block");
 	if (!err && cur >= 0)
 		err = tw_end(tw, cur);
 out:

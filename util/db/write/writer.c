@@ -12,6 +12,7 @@
 #include <sqlite3.h>
 
 #include "util/db/db.h"
+#include "util/db/stmt.h"
 #include "util/db/wal-checkpointer.h"
 #include "util/db/write/retain.h"
 #include "util/db/write/rows-vtab.h"
@@ -39,10 +40,7 @@ enum db_stmt {
 	ST_ROLLBACK,
 	ST_MAX,
 };
-static const struct {
-	const char *name;
-	const char *sql;
-} db_stmts[ST_MAX] = {
+static const struct stmt_def db_stmts[ST_MAX] = {
 	[ST_CHECKPOINT] = { "insert checkpoint",
 		"INSERT INTO checkpoints (timestamp_ms, lost_samples, heap_dropped, cpu_total,"
 		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
@@ -77,7 +75,7 @@ static const struct {
 		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
 	/* prepared when first used: a file has cpu_stacks from record -g on */
 	[ST_STACK_COUNT] = { "insert cpu stack",
-		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) VALUES (?, ?, ?)" },
+		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) VALUES (?, ?, ?)", true },
 	[ST_BEGIN] = { "begin", "BEGIN IMMEDIATE" },
 	[ST_COMMIT] = { "commit", "COMMIT" },
 	[ST_ROLLBACK] = { "rollback", "ROLLBACK" },
@@ -89,7 +87,7 @@ struct db_writer {
 	struct db *db;
 	sqlite3 *sq;
 	bool appending;		/* --append: the file was there before */
-	sqlite3_stmt *st[ST_MAX];
+	struct stmt_table sts;
 	struct totals_writer *totals;	/* NULL: a file without totals (appended to) */
 	struct retain *retain;		/* record --retain; NULL: keep everything */
 	struct series_writer *series;	/* compaction; NULL: every checkpoint kept whole */
@@ -101,45 +99,20 @@ struct db_writer {
 	size_t cap_rows;
 };
 
-static int db_prepare_writer(struct db_writer *w)
-{
-	for (int i = 0; i < ST_MAX; i++) {
-		if (i == ST_STACK_COUNT)
-			continue;
-		if (sqlite3_prepare_v3(w->sq, db_stmts[i].sql, -1, SQLITE_PREPARE_PERSISTENT,
-				       &w->st[i], NULL) != SQLITE_OK)
-			return db__err(w->db, db_stmts[i].name);
-	}
-	return 0;
-}
-
-/* Step a bound writer statement to SQLITE_DONE and reset it. */
-static int db_step(struct db_writer *w, enum db_stmt i)
-{
-	sqlite3_stmt *st = w->st[i];
-	int rc = sqlite3_step(st);
-
-	sqlite3_reset(st);
-	sqlite3_clear_bindings(st);
-	if (rc != SQLITE_DONE)
-		return db__err(w->db, db_stmts[i].name);
-	return 0;
-}
-
 static int db_begin(struct db_writer *w)
 {
-	return db_step(w, ST_BEGIN);
+	return stmt_table__step(&w->sts, ST_BEGIN);
 }
 
 static int db_commit(struct db_writer *w)
 {
-	return db_step(w, ST_COMMIT);
+	return stmt_table__step(&w->sts, ST_COMMIT);
 }
 
 static void db_rollback(struct db_writer *w)
 {
 	if (!sqlite3_get_autocommit(w->sq))
-		db_step(w, ST_ROLLBACK);
+		stmt_table__step(&w->sts, ST_ROLLBACK);
 }
 
 /*
@@ -167,10 +140,7 @@ static void db_finish(struct db_writer *w)
 /* Every statement finalized, the parts stopped: the connection alone is left. */
 static void writer_stop(struct db_writer *w)
 {
-	for (int i = 0; i < ST_MAX; i++) {
-		sqlite3_finalize(w->st[i]);
-		w->st[i] = NULL;
-	}
+	stmt_table__fini(&w->sts);
 	retain__delete(w->retain);
 	series_writer__delete(w->series);
 	totals_writer__delete(w->totals);
@@ -238,7 +208,7 @@ int db_writer__create(const char *path, bool append, struct db_writer **out)
 	if (rows_vtab__register(w->sq) != SQLITE_OK)
 		err = db__err(db, "register rsprof_rows");
 	if (!err)
-		err = db_prepare_writer(w);
+		err = stmt_table__init(&w->sts, db, db_stmts, ST_MAX);
 	if (err)
 		goto fail;
 	/* the WAL copied into the file by a thread of its own (else by the writer) */
@@ -263,14 +233,12 @@ fail:
 
 int db_writer__meta_set(struct db_writer *w, const char *key, const char *value)
 {
-	sqlite3_stmt *st = w->st[ST_META_SET];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_META_SET);
 
 	if (sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC) != SQLITE_OK ||
-	    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC) != SQLITE_OK) {
-		sqlite3_reset(st);
-		return db__err(w->db, db_stmts[ST_META_SET].name);
-	}
-	return db_step(w, ST_META_SET);
+	    sqlite3_bind_text(st, 2, value ? value : "", -1, SQLITE_STATIC) != SQLITE_OK)
+		return stmt_table__err(&w->sts, ST_META_SET);
+	return stmt_table__step(&w->sts, ST_META_SET);
 }
 
 int db_writer__meta_set_int(struct db_writer *w, const char *key, long long value)
@@ -291,7 +259,7 @@ static int db_write_symbol(struct db_writer *w, const struct symbol *s)
 {
 	static const struct frame none;
 	const struct frame *f = &none;
-	sqlite3_stmt *st = w->st[ST_SYMBOL];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_SYMBOL);
 	int err;
 
 	/* symbol.h promises n_frames >= 1; a broken one is stored as unresolved */
@@ -301,24 +269,20 @@ static int db_write_symbol(struct db_writer *w, const struct symbol *s)
 	if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || bind_text(st, 2, f->file) ||
 	    (f->line > 0 ? sqlite3_bind_int(st, 3, f->line) : sqlite3_bind_null(st, 3)) ||
 	    bind_text(st, 4, f->function) || bind_text(st, 5, s->module) ||
-	    bind_text(st, 6, s->mangled)) {
-		sqlite3_reset(st);
-		return db__err(w->db, db_stmts[ST_SYMBOL].name);
-	}
-	err = db_step(w, ST_SYMBOL);
+	    bind_text(st, 6, s->mangled))
+		return stmt_table__err(&w->sts, ST_SYMBOL);
+	err = stmt_table__step(&w->sts, ST_SYMBOL);
 	if (err)
 		return err;
-	st = w->st[ST_FRAME];
+	st = stmt_table__get(&w->sts, ST_FRAME);
 	for (int d = 0; s->frames && d < s->n_frames; d++) {
 		f = &s->frames[d];
 		if (sqlite3_bind_int64(st, 1, (int64_t)s->addr) || sqlite3_bind_int(st, 2, d) ||
 		    bind_text(st, 3, f->file) ||
 		    (f->line > 0 ? sqlite3_bind_int(st, 4, f->line) : sqlite3_bind_null(st, 4)) ||
-		    bind_text(st, 5, f->function)) {
-			sqlite3_reset(st);
-			return db__err(w->db, db_stmts[ST_FRAME].name);
-		}
-		err = db_step(w, ST_FRAME);
+		    bind_text(st, 5, f->function))
+			return stmt_table__err(&w->sts, ST_FRAME);
+		err = stmt_table__step(&w->sts, ST_FRAME);
 		if (err)
 			return err;
 	}
@@ -327,25 +291,21 @@ static int db_write_symbol(struct db_writer *w, const struct symbol *s)
 
 static int db_write_stack(struct db_writer *w, const struct stack_rec *s)
 {
-	sqlite3_stmt *st = w->st[ST_STACK];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_STACK);
 	int err;
 
 	if (sqlite3_bind_int64(st, 1, s->id) || sqlite3_bind_int64(st, 2, (int64_t)s->hash) ||
-	    sqlite3_bind_int(st, 3, s->depth)) {
-		sqlite3_reset(st);
-		return db__err(w->db, db_stmts[ST_STACK].name);
-	}
-	err = db_step(w, ST_STACK);
+	    sqlite3_bind_int(st, 3, s->depth))
+		return stmt_table__err(&w->sts, ST_STACK);
+	err = stmt_table__step(&w->sts, ST_STACK);
 	if (err)
 		return err;
-	st = w->st[ST_STACK_FRAME];
+	st = stmt_table__get(&w->sts, ST_STACK_FRAME);
 	for (int i = 0; i < s->depth; i++) {
 		if (sqlite3_bind_int64(st, 1, s->id) || sqlite3_bind_int(st, 2, i) ||
-		    sqlite3_bind_int64(st, 3, (int64_t)s->addrs[i])) {
-			sqlite3_reset(st);
-			return db__err(w->db, db_stmts[ST_STACK_FRAME].name);
-		}
-		err = db_step(w, ST_STACK_FRAME);
+		    sqlite3_bind_int64(st, 3, (int64_t)s->addrs[i]))
+			return stmt_table__err(&w->sts, ST_STACK_FRAME);
+		err = stmt_table__step(&w->sts, ST_STACK_FRAME);
 		if (err)
 			return err;
 	}
@@ -398,15 +358,13 @@ static int db_order_rows(struct db_writer *w, const struct checkpoint *cp, bool 
 static int db_insert_rows(struct db_writer *w, enum db_stmt i, int64_t id, size_t n)
 {
 	struct rows_vtab rows = { w->rows, n };
-	sqlite3_stmt *st = w->st[i];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, i);
 
 	if (!n)
 		return 0;
-	if (sqlite3_bind_int64(st, 1, id) || rows_vtab__bind(st, 2, &rows)) {
-		sqlite3_reset(st);
-		return db__err(w->db, db_stmts[i].name);
-	}
-	return db_step(w, i);
+	if (sqlite3_bind_int64(st, 1, id) || rows_vtab__bind(st, 2, &rows))
+		return stmt_table__err(&w->sts, i);
+	return stmt_table__step(&w->sts, i);
 }
 
 /* Room for n rows in w->rows. */
@@ -460,7 +418,7 @@ static int db_write_rows(struct db_writer *w, const struct checkpoint *cp, int64
 	err = db_insert_rows(w, ST_HEAP, id, cp->n_heap);
 	if (err)
 		return err;
-	st = w->st[ST_PROCESS];
+	st = stmt_table__get(&w->sts, ST_PROCESS);
 	for (size_t i = 0; i < cp->n_processes; i++) {
 		const struct process_row *p = &cp->processes[i];
 
@@ -470,11 +428,9 @@ static int db_write_rows(struct db_writer *w, const struct checkpoint *cp, int64
 		    sqlite3_bind_int64(st, 5, (int64_t)p->start_ms) ||
 		    (p->end_ms >= 0 ? sqlite3_bind_int64(st, 6, p->end_ms) :
 				      sqlite3_bind_null(st, 6)) ||
-		    sqlite3_bind_int64(st, 7, (int64_t)p->samples)) {
-			sqlite3_reset(st);
-			return db__err(w->db, db_stmts[ST_PROCESS].name);
-		}
-		err = db_step(w, ST_PROCESS);
+		    sqlite3_bind_int64(st, 7, (int64_t)p->samples))
+			return stmt_table__err(&w->sts, ST_PROCESS);
+		err = stmt_table__step(&w->sts, ST_PROCESS);
 		if (err)
 			return err;
 	}
@@ -489,20 +445,16 @@ static int db_write_stack_counts(struct db_writer *w, const struct checkpoint *c
 
 	if (!cp->n_stack_counts)
 		return 0;
-	if (!w->st[ST_STACK_COUNT] &&
-	    sqlite3_prepare_v3(w->sq, db_stmts[ST_STACK_COUNT].sql, -1, SQLITE_PREPARE_PERSISTENT,
-			       &w->st[ST_STACK_COUNT], NULL) != SQLITE_OK)
-		return db__err(w->db, db_stmts[ST_STACK_COUNT].name);
-	st = w->st[ST_STACK_COUNT];
+	st = stmt_table__get(&w->sts, ST_STACK_COUNT);
+	if (!st)
+		return -RSPROF_EDB;
 	for (size_t i = 0; i < cp->n_stack_counts; i++) {
 		const struct stack_count *c = &cp->stack_counts[i];
 
 		if (sqlite3_bind_int64(st, 1, id) || sqlite3_bind_int64(st, 2, c->stack_id) ||
-		    sqlite3_bind_int64(st, 3, (int64_t)c->count)) {
-			sqlite3_reset(st);
-			return db__err(w->db, db_stmts[ST_STACK_COUNT].name);
-		}
-		err = db_step(w, ST_STACK_COUNT);
+		    sqlite3_bind_int64(st, 3, (int64_t)c->count))
+			return stmt_table__err(&w->sts, ST_STACK_COUNT);
+		err = stmt_table__step(&w->sts, ST_STACK_COUNT);
 		if (err)
 			return err;
 	}
@@ -528,7 +480,7 @@ static int db_wal_to_file(struct db_writer *w)
 
 int db_writer__checkpoint(struct db_writer *w, const struct checkpoint *cp, int64_t *id)
 {
-	sqlite3_stmt *st = w->st[ST_CHECKPOINT];
+	sqlite3_stmt *st = stmt_table__get(&w->sts, ST_CHECKPOINT);
 	int64_t cpu_total = 0, ab = 0, fb = 0, ac = 0, fc = 0;
 	int64_t cid;
 	int err;
@@ -569,11 +521,10 @@ int db_writer__checkpoint(struct db_writer *w, const struct checkpoint *cp, int6
 			   sqlite3_bind_null(st, 10)) ||
 	    (cp->has_rss ? sqlite3_bind_int64(st, 11, cp->rss_anon_bytes) :
 			   sqlite3_bind_null(st, 11))) {
-		sqlite3_reset(st);
-		err = db__err(w->db, db_stmts[ST_CHECKPOINT].name);
+		err = stmt_table__err(&w->sts, ST_CHECKPOINT);
 		goto fail;
 	}
-	err = db_step(w, ST_CHECKPOINT);
+	err = stmt_table__step(&w->sts, ST_CHECKPOINT);
 	if (err)
 		goto fail;
 	cid = sqlite3_last_insert_rowid(w->sq);
@@ -660,26 +611,22 @@ int db_writer__write_maps(struct db_writer *w, const struct map_set *m)
 		pr_err("%s: write maps: not in a checkpoint's transaction", db__path(w->db));
 		return -RSPROF_EDB;
 	}
-	st = w->st[ST_MAP_DELETE];
-	if (sqlite3_bind_int64(st, 1, m->pid)) {
-		sqlite3_reset(st);
-		return db__err(w->db, db_stmts[ST_MAP_DELETE].name);
-	}
-	err = db_step(w, ST_MAP_DELETE);
+	st = stmt_table__get(&w->sts, ST_MAP_DELETE);
+	if (sqlite3_bind_int64(st, 1, m->pid))
+		return stmt_table__err(&w->sts, ST_MAP_DELETE);
+	err = stmt_table__step(&w->sts, ST_MAP_DELETE);
 	if (err)
 		return err;
-	st = w->st[ST_MAP_INSERT];
+	st = stmt_table__get(&w->sts, ST_MAP_INSERT);
 	for (size_t i = 0; i < m->n; i++) {
 		const struct map_row *e = &m->v[i];
 
 		if (sqlite3_bind_int64(st, 1, m->pid) ||
 		    sqlite3_bind_int64(st, 2, (int64_t)e->start) ||
 		    sqlite3_bind_int64(st, 3, (int64_t)e->end) || bind_text(st, 4, e->perms) ||
-		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path)) {
-			sqlite3_reset(st);
-			return db__err(w->db, db_stmts[ST_MAP_INSERT].name);
-		}
-		err = db_step(w, ST_MAP_INSERT);
+		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path))
+			return stmt_table__err(&w->sts, ST_MAP_INSERT);
+		err = stmt_table__step(&w->sts, ST_MAP_INSERT);
 		if (err)
 			return err;
 	}
