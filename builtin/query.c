@@ -17,11 +17,11 @@
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/read/profile.h"
 #include "util/db/read/user.h"
 #include "util/error.h"
 #include "util/output/format.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 
 static struct query_opts {
 	long max_rows;
@@ -208,7 +208,7 @@ static int query_run(const char *file, const char *sql)
 	struct db *db = NULL;
 	int err;
 
-	err = db__open(file, &db);
+	err = profile__open(file, &db);
 	if (err)
 		return exit_from_err(err);
 	err = db_user__run(db, sql, output_args.top_n, &cbs, &o);
@@ -251,11 +251,6 @@ int cmd_query(int argc, const char **argv)
 	int ret = options_parse(pc, "[OPTION...] FILE SQL", NULL, NULL);
 	char *sql_in = NULL;
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

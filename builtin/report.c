@@ -19,6 +19,7 @@
 #include "util/db/read/addrs.h"
 #include "util/analysis/callgraph.h"
 #include "util/db/db.h"
+#include "util/db/read/profile.h"
 #include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -28,9 +29,7 @@
 #include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
-#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
@@ -703,8 +702,7 @@ out:
 static int report_run(void)
 {
 	struct report rp = { 0 };
-	char *newest = NULL, *cpu_mode = NULL;
-	const char *path = opts.file;
+	char *cpu_mode = NULL;
 	int err;
 
 	query_filter__init(&rp.f);
@@ -715,13 +713,7 @@ static int report_run(void)
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
-	if (!path) {
-		err = naming__newest(".", &newest);
-		if (err)
-			return exit_from_err(err);
-		path = newest;
-	}
-	err = db__open(path, &rp.db);
+	err = profile__open(opts.file, &rp.db);
 	if (err)
 		goto out;
 	/* one snapshot: the header and the tables agree while a recorder writes */
@@ -744,7 +736,7 @@ static int report_run(void)
 						   rp.sum.has_heap));
 	rp.show_heap = opts.heap || (!opts.cpu && rp.sum.has_heap);
 	if (opts.heap && !rp.sum.has_heap) {
-		pr_err("'%s' has no heap data", path);
+		pr_err("'%s' has no heap data", db__path(rp.db));
 		pr_hint("record with heap tracking (without --no-heap) to see live heap");
 		err = -RSPROF_EDB;
 		goto out;
@@ -806,7 +798,6 @@ out:
 	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);
-	free(newest);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	return exit_from_err(err);
@@ -819,16 +810,9 @@ int cmd_report(int argc, const char **argv)
 	const char **args;
 	int n;
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
-		if (n > 1) {
-			pr_err("one profile at a time, not %d ('%s', '%s'...)", n, args[0], args[1]);
-			pr_hint("to compare two profiles, use 'rsprof diff A.db B.db'");
+		if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
 			opts.file = args[0];

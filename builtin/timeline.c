@@ -22,15 +22,14 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
+#include "util/db/read/profile.h"
 #include "util/analysis/timeline.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
-#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/outfile.h"
 #include "util/output/svg.h"
 
@@ -623,9 +622,10 @@ static int timeline_run(const char *file)
 	else
 		o.top = n;
 
-	err = db__open(file, &db);
+	err = profile__open(file, &db);
 	if (err)
 		return exit_from_err(err);
+	file = db__path(db);
 	/* one snapshot: totals and sites agree while a recorder keeps writing */
 	err = db__snapshot_begin(db);
 	if (!err)
@@ -670,29 +670,18 @@ int cmd_timeline(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof timeline", argc, argv, timeline_options, 0);
 	int ret = options_parse(pc, "[OPTION...] [FILE]", option_cb, NULL);
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;
 		const char **a = options_args(pc, &n);
-		char *newest = NULL;
 
 		if (options_output_check()) {
 			ret = EXIT_USAGE;
-		} else if (n > 1) {
-			pr_err("too many arguments: one profile at a time");
-			pr_hint("rsprof timeline [FILE]; compare two profiles with rsprof diff");
+		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
-		} else if (n == 0 && (ret = naming__newest(".", &newest))) {
-			ret = exit_from_err(ret);
 		} else {
-			ret = timeline_run(n ? a[0] : newest);
+			ret = timeline_run(a[0]);
 		}
-		free(newest);
 	} else {
 		ret = ret > 0 ? EXIT_OK : EXIT_USAGE;
 	}

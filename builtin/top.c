@@ -26,7 +26,6 @@
 #include "util/error.h"
 #include "util/output/styled.h"
 #include "util/tui/follow.h"
-#include "util/db/naming.h"
 #include "util/options.h"
 #include "util/record/caps.h"
 #include "util/record/options.h"
@@ -482,23 +481,13 @@ static int top_run(void)
 	/* keys come from stdin: without a terminal on both (or TERM=dumb), print once */
 	bool screen = !opts.stdio && tui__usable();
 	bool target = target_args.pid_args || target_args.process || opts.cmd;
-	char *newest = NULL;
-	int ret;
 
 	if (target)
 		return top_record(screen);
-	/* a file only: nothing but reading (SPEC §9) */
+	/* a file only (the newest here when none is named): nothing but reading */
 	if (caps__drop_all())
 		return EXIT_PERM;
-	if (!opts.file) {
-		ret = naming__newest(".", &newest);
-		if (ret < 0)
-			return exit_from_err(ret);
-		opts.file = newest;
-	}
-	ret = screen ? top_follow(opts.file) : top_stdio(opts.file);
-	free(newest);
-	return ret;
+	return screen ? top_follow(opts.file) : top_stdio(opts.file);
 }
 
 /* Where "--" starts the command to launch, or argc. */

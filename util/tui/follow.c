@@ -6,6 +6,7 @@
 #include <time.h>
 
 #include "util/db/db.h"
+#include "util/db/read/profile.h"
 #include "util/error.h"
 #include "util/str.h"
 
@@ -61,7 +62,7 @@ int follow__open(const char *path, struct follow **out)
 	*out = NULL;
 	if (!f)
 		return -ENOMEM;
-	err = db__open(path, &f->db);
+	err = profile__open(path, &f->db);
 	if (err < 0) {
 		free(f);
 		return err;

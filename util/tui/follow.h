@@ -70,7 +70,7 @@ struct follow {
 	bool loaded;
 };
 
-/* Opens path read-only (errors printed). */
+/* Opens path read-only, the newest profile here when NULL (errors printed). */
 int follow__open(const char *path, struct follow **out);
 void follow__delete(struct follow *f);	/* NULL ok */
 
