@@ -102,8 +102,9 @@ static int show(const struct styled_text *t, const char *title, int hot)
 static void window_text(const struct query_filter *f, const struct prof_summary *s, bool at_peak,
 			char *buf, size_t len)
 {
-	uint64_t from = f->from_ms == TIME_NONE ? 0 : f->from_ms - 1;
-	uint64_t to = f->to_ms == TIME_NONE || f->to_ms > s->duration_ms ? s->duration_ms : f->to_ms;
+	uint64_t from = f->win.from_ms == TIME_NONE ? 0 : time_window__after(&f->win);
+	uint64_t to = f->win.to_ms == TIME_NONE || f->win.to_ms > s->duration_ms ? s->duration_ms :
+		      f->win.to_ms;
 	char a[32], b[32], c[32];
 
 	if (f->at_ms == TIME_NONE)

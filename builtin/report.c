@@ -310,10 +310,10 @@ static void print_header(const struct report *rp)
 	}
 	if (rp->f.pid)
 		printf("# process:  %d only\n", rp->f.pid);
-	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
-		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
-		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
-			      s->duration_ms : rp->f.to_ms;
+	if (rp->f.win.from_ms != TIME_NONE || rp->f.win.to_ms != TIME_NONE) {
+		uint64_t from = rp->f.win.from_ms == TIME_NONE ? 0 : time_window__after(&rp->f.win);
+		uint64_t to = rp->f.win.to_ms == TIME_NONE || rp->f.win.to_ms > s->duration_ms ?
+			      s->duration_ms : rp->f.win.to_ms;
 
 		printf("# window:   %s..%s", duration__format(from, a, sizeof(a)),
 		       duration__format(to, b, sizeof(b)));
@@ -380,8 +380,8 @@ static int print_text(const struct report *rp)
 	if (rp->show_cpu) {
 		putchar('\n');
 		if (!rp->cpu_total)
-			printf("# no CPU samples%s\n", rp->f.from_ms != TIME_NONE ||
-			       rp->f.to_ms != TIME_NONE ? " in the window" : "");
+			printf("# no CPU samples%s\n", rp->f.win.from_ms != TIME_NONE ||
+			       rp->f.win.to_ms != TIME_NONE ? " in the window" : "");
 		else if (!rp->cpu.n)
 			printf("# no CPU location passes the filter and threshold\n");
 		else
@@ -449,12 +449,12 @@ static int print_json(const struct report *rp)
 	json__begin_object(&j, "query");
 	json__string(&j, "sort", group_names[rp->f.group]);
 	json__string(&j, "sort_by", heap_sort_names[rp->f.heap_sort]);
-	if (rp->f.from_ms != TIME_NONE)
-		json__uint(&j, "from_ms", rp->f.from_ms - 1);
+	if (rp->f.win.from_ms != TIME_NONE)
+		json__uint(&j, "from_ms", time_window__after(&rp->f.win));
 	else
 		json__null(&j, "from_ms");
-	if (rp->f.to_ms != TIME_NONE)
-		json__uint(&j, "to_ms", rp->f.to_ms);
+	if (rp->f.win.to_ms != TIME_NONE)
+		json__uint(&j, "to_ms", rp->f.win.to_ms);
 	else
 		json__null(&j, "to_ms");
 	if (rp->f.at_ms != TIME_NONE)
@@ -723,7 +723,7 @@ static int report_run(void)
 	if (!err)
 		err = parse_window(&rp);
 	if (!err && rp.sum.folded_checkpoints)
-		err = db_query_resolution(rp.db, rp.f.from_ms, rp.f.to_ms, &rp.res);
+		err = db_query_resolution(rp.db, rp.f.win.from_ms, rp.f.win.to_ms, &rp.res);
 	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)
 		err = db_query_resolution(rp.db, TIME_NONE, rp.f.at_ms, &rp.res_at);
 	if (err)

@@ -112,23 +112,17 @@ static int option_cb(int val, const char *arg, void *ctx)
 /* --since, --until, --window into the options (checked by option_cb). */
 static int set_window(struct timeline_opts *o)
 {
-	uint64_t a, b;
-
 	if (args.window && (args.since || args.until)) {
 		pr_err("--window cannot be combined with --since or --until");
 		return -RSPROF_EUSAGE;
 	}
+	o->win = TIME_WINDOW_ALL;
 	if (args.since)
 		duration__parse(args.since, &o->since_ms);
 	if (args.until)
-		duration__parse(args.until, &o->to_ms);
-	if (args.window && !duration__parse_range(args.window, &a, &b)) {
-		/* as in report: from A (exclusive) to B (inclusive) */
-		if (a != UINT64_MAX)
-			o->from_ms = a + 1;
-		if (b != UINT64_MAX)
-			o->to_ms = b ? b : 1;
-	}
+		duration__parse(args.until, &o->win.to_ms);
+	if (args.window)
+		time_window__parse(args.window, &o->win);
 	return 0;
 }
 

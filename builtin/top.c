@@ -285,8 +285,12 @@ static int open_pane(struct tui *t, struct top_view *v, struct follow *f, enum t
 	if (!r)
 		return 0;
 	c.heap = kind == SERIES_HEAP;
-	if (v->windowed && f->sum.duration_ms > v->window_ms)
-		c.from_ms = f->sum.duration_ms - v->window_ms + 1;
+	if (v->windowed) {
+		struct time_window w = TIME_WINDOW_ALL;
+
+		time_window__since(&w, v->window_ms, f->sum.duration_ms);
+		c.from_ms = w.from_ms;
+	}
 	snprintf(fn, sizeof(fn), "%s", r->function ? r->function : "[unknown]");
 	if (a == TOP_ANNOTATE) {
 		snprintf(title, sizeof(title), "annotate %s", fn);

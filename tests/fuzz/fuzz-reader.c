@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	query_filter__init(&f);
 	f.at_ms = 1500;
-	f.from_ms = 1000;
+	f.win.from_ms = 1000;
 	tables(db, &f);
 	query_filter__init(&f);
 	stacks(db, &f, false);

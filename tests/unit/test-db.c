@@ -339,7 +339,7 @@ static void test_queries(void)
 	is_int(rs.r[0].samples, 950, "the executable 950");
 
 	query_filter__init(&f);
-	f.from_ms = 6000;
+	f.win.from_ms = 6000;
 	memset(&rs, 0, sizeof(rs));
 	db_query_cpu(db, &f, &total, collect, &rs);
 	is_int(total, 500, "from 6 s: 500 samples");
@@ -347,7 +347,7 @@ static void test_queries(void)
 	is_int(rs.r[1].samples, 175, "warm: 175");
 
 	query_filter__init(&f);
-	f.to_ms = 5000;
+	f.win.to_ms = 5000;
 	f.pattern = "COLD";
 	memset(&rs, 0, sizeof(rs));
 	db_query_cpu(db, &f, &total, collect, &rs);

@@ -348,8 +348,8 @@ static bool compare_all(const char *path, const char *scan, int64_t n_cp, const 
 				if (gi == GROUP_PROCESS + 2)
 					f.alloc_fn = wrappers;
 				f.pattern = pats[pi];
-				f.from_ms = times[ti][0];
-				f.to_ms = times[ti][1];
+				f.win.from_ms = times[ti][0];
+				f.win.to_ms = times[ti][1];
 				f.at_ms = times[ti][2];
 				/* ranked by temporaries now and then (report --sort-by temporary) */
 				if ((ti + pi) % 3 == 1)

@@ -66,20 +66,20 @@ static int grow_pairs(struct diff_ctx *c)
 }
 
 /* The checkpoint ids [*lo, *hi] of a window (*lo > *hi when it holds none). */
-static int window_ids(struct db *db, const struct diff_window *w, int64_t *lo, int64_t *hi)
+static int window_ids(struct db *db, const struct time_window *w, int64_t *lo, int64_t *hi)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
 
 	*lo = 0;
 	*hi = INT64_MAX;
-	if (!w->on)
+	if (w->from_ms == TIME_NONE && w->to_ms == TIME_NONE)
 		return 0;
 	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
-			       " FROM checkpoints WHERE timestamp_ms > ? AND timestamp_ms <= ?",
+			       " FROM checkpoints WHERE timestamp_ms >= ? AND timestamp_ms <= ?",
 			       -1, &st, NULL))
 		return db__err(db, "cannot read the checkpoints");
-	sqlite3_bind_int64(st, 1, w->from_ms == TIME_NONE ? -1 : (int64_t)w->from_ms);
+	sqlite3_bind_int64(st, 1, w->from_ms == TIME_NONE ? 0 : (int64_t)w->from_ms);
 	sqlite3_bind_int64(st, 2, w->to_ms == TIME_NONE ? INT64_MAX : (int64_t)w->to_ms);
 	rc = sqlite3_step(st);
 	if (rc == SQLITE_ROW) {
@@ -103,7 +103,7 @@ static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
 }
 
 /* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(struct db *db, const struct run *r, const struct diff_window *w,
+static int scan(struct db *db, const struct run *r, const struct time_window *w,
 		struct side *loc, uint64_t *total)
 {
 	const struct sitemap *sm = r->sm;
@@ -202,7 +202,7 @@ static void totals_heap(void *ctx, const struct totals_row *r)
 
 /* The same as scan(), from the writer's totals. */
 static int scan_totals(struct db *db, struct totals *t, const struct run *run,
-		       const struct diff_window *w, struct side *loc, uint64_t *total)
+		       const struct time_window *w, struct side *loc, uint64_t *total)
 {
 	struct totals_scan x = { run->sm, run, loc, total, false };
 	int64_t lo, hi, last;

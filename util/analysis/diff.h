@@ -60,19 +60,13 @@ struct diff_row {
 	int64_t allocs_a, allocs_b;
 };
 
-/*
- * A window of one run (`diff FILE@A..B`): checkpoints whose interval ends
- * after from_ms and at or before to_ms, as report --window; TIME_NONE ends
- * are open. CPU compares the window's samples, heap the live bytes at its
- * end and the allocations inside it. !on (zeroed): the whole run.
- */
-struct diff_window {
-	bool on;
-	uint64_t from_ms, to_ms;
-};
-
 struct diff_opts {
-	struct diff_window win[2];	/* A, B */
+	/*
+	 * The window of each run (`diff FILE@A..B`, util/time-window.h; all
+	 * of it: TIME_WINDOW_ALL): CPU compares the window's samples, heap the
+	 * live bytes at its end and the allocations inside it.
+	 */
+	struct time_window win[2];	/* A, B */
 	enum site_by by;
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent

@@ -722,20 +722,21 @@ static void site_free(struct timeline_site *s)
 static int window(const struct timeline *tl, const struct timeline_opts *o, size_t *lo,
 		  size_t *hi)
 {
-	uint64_t last = tl->t_ms[tl->n - 1], from = o->from_ms, to = o->to_ms ? o->to_ms : UINT64_MAX;
-	char a[32], b[32];
+	uint64_t last = tl->t_ms[tl->n - 1];
+	struct time_window w = o->win;
+	char a[32], b[32], c[32];
 
-	if (o->since_ms && o->since_ms < last && last - o->since_ms + 1 > from)
-		from = last - o->since_ms + 1;
-	for (*lo = 0; *lo < tl->n && tl->t_ms[*lo] < from; (*lo)++)
+	if (o->since_ms)
+		time_window__since(&w, o->since_ms, last);
+	for (*lo = 0; *lo < tl->n && !time_window__has(&w, tl->t_ms[*lo]); (*lo)++)
 		;
-	for (*hi = tl->n; *hi > 0 && tl->t_ms[*hi - 1] > to; (*hi)--)
+	for (*hi = tl->n; *hi > *lo && !time_window__has(&w, tl->t_ms[*hi - 1]); (*hi)--)
 		;
 	if (*lo >= *hi) {
 		pr_err("no checkpoint between %s and %s; the recording has %s",
-		       duration__format(from, a, sizeof(a)),
-		       to == UINT64_MAX ? "the end" : duration__format(to, b, sizeof(b)),
-		       duration__format(last, b, sizeof(b)));
+		       duration__format(w.from_ms == TIME_NONE ? 0 : w.from_ms, a, sizeof(a)),
+		       w.to_ms == TIME_NONE ? "the end" : duration__format(w.to_ms, b, sizeof(b)),
+		       duration__format(last, c, sizeof(c)));
 		pr_hint("choose a window within the recording");
 		return -RSPROF_EUSAGE;
 	}

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util/time-window.h"
+
 /*
  * A profile as series over its checkpoints (`rsprof timeline`).
  *
@@ -36,12 +38,12 @@ struct timeline_opts {
 	const char *pattern;	/* file or function contains it (any case); NULL: all sites */
 	bool need_growth;	/* find the site that grew most */
 	/*
-	 * The window: checkpoints whose time is >= from_ms and <= to_ms (0: to
-	 * the end), and with since_ms (0: none) within the last since_ms of the
-	 * recording. Series, ranks and growth cover the window only; live bytes
-	 * still count what was allocated before it.
+	 * The window (util/time-window.h), and with since_ms (0: none) only the
+	 * last since_ms of the recording. Series, ranks and growth cover the
+	 * window only; live bytes still count what was allocated before it.
 	 */
-	uint64_t from_ms, to_ms, since_ms;
+	struct time_window win;
+	uint64_t since_ms;
 	/*
 	 * Heap sites past allocation wrappers, as report: the built-in ones,
 	 * meta.heap_alloc_fn and these (globs, NULL-terminated; NULL: none).

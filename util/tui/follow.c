@@ -208,10 +208,9 @@ static int load_tables(struct follow *f, const struct follow_query *q)
 	query_filter__init(&qf);
 	qf.group = q->by_process ? GROUP_PROCESS : GROUP_LINE;
 	qf.pattern = q->pattern && *q->pattern ? q->pattern : NULL;
-	/* The window is the last window_ms of the recording, checkpoints
-	 * ending after its start: (end - window, end]. */
-	if (q->window_ms && f->sum.duration_ms > q->window_ms)
-		qf.from_ms = f->sum.duration_ms - q->window_ms + 1;
+	/* The window is the last window_ms of the recording */
+	if (q->window_ms)
+		time_window__since(&qf.win, q->window_ms, f->sum.duration_ms);
 
 	table_clear(&f->cpu);
 	f->cpu.total_samples = 0;

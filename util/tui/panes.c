@@ -18,7 +18,7 @@
 static void filter_of(const struct pane_ctx *c, struct query_filter *f)
 {
 	query_filter__init(f);
-	f->from_ms = c->from_ms;
+	f->win.from_ms = c->from_ms;
 }
 
 /* Errors a pane can live with become a line of the pane; the rest are returned. */

@@ -128,8 +128,8 @@ static int scan_heap(struct db *db, struct accs *a, int64_t wlo, int64_t hi,
 int db_query_addrs(struct db *db, const struct query_filter *f, struct addr_totals *t,
 		   addr_row_cb cb, void *ctx)
 {
-	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
-		       f->at_ms : f->to_ms;
+	uint64_t end = f->at_ms != TIME_NONE && (f->win.to_ms == TIME_NONE || f->at_ms < f->win.to_ms) ?
+		       f->at_ms : f->win.to_ms;
 	struct query_filter all;
 	struct accs a = { 0 };
 	struct qctx q;
@@ -141,13 +141,13 @@ int db_query_addrs(struct db *db, const struct query_filter *f, struct addr_tota
 	query_filter__init(&all);
 	err = qctx_load(&q, db, &all);
 	if (!err)
-		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &whole);
+		err = checkpoint_range(db, f->win.from_ms, f->win.to_ms, &lo, &hi, &whole);
 	if (!err && lo <= hi)
 		err = scan_cpu(db, &a, lo, hi, &t->samples);
 	if (!err)
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &whole);
 	if (!err)
-		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &whole);
+		err = checkpoint_range(db, f->win.from_ms, end, &wlo, &whi, &whole);
 	if (!err && lo <= hi)
 		err = scan_heap(db, &a, wlo > whi ? INT64_MAX : wlo, hi, t);
 	if (err)

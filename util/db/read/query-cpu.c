@@ -55,7 +55,7 @@ int db_query_cpu(struct db *db, const struct query_filter *f, uint64_t *total,
 		return err;
 	err = qctx_load(&q, db, f);
 	if (!err)
-		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
+		err = checkpoint_range(db, f->win.from_ms, f->win.to_ms, &lo, &hi, &all);
 	if (!err)
 		err = totals__open(db, &t);
 	if (err || lo > hi)

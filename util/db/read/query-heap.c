@@ -299,8 +299,8 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 		      prof_row_cb cb, void *ctx, struct heap_hint *hint)
 {
 	const bool v2 = db__has(db, DB_V2);
-	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
-		       f->at_ms : f->to_ms;
+	uint64_t end = f->at_ms != TIME_NONE && (f->win.to_ms == TIME_NONE || f->at_ms < f->win.to_ms) ?
+		       f->at_ms : f->win.to_ms;
 	struct scan sc = { 0 };
 	struct reattrib ra = { 0 };
 	struct hashmap slots = { 0 };
@@ -325,7 +325,7 @@ static int heap_query(struct db *db, const struct query_filter *f, int64_t *tota
 	if (!err)
 		err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 	if (!err)
-		err = checkpoint_range(db, f->from_ms, end, &wlo, &whi, &all);
+		err = checkpoint_range(db, f->win.from_ms, end, &wlo, &whi, &all);
 	if (!err && !db__has(db, DB_TOTALS_TEMP))
 		err = heap_temp_rows(db, &temp);
 	if (!err && !temp)

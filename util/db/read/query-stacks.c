@@ -215,8 +215,8 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 			 struct stack_weight **v, int *n)
 {
 	const bool v2 = db__has(db, DB_V2);
-	uint64_t end = f->at_ms != TIME_NONE && (f->to_ms == TIME_NONE || f->at_ms < f->to_ms) ?
-		       f->at_ms : f->to_ms;
+	uint64_t end = f->at_ms != TIME_NONE && (f->win.to_ms == TIME_NONE || f->at_ms < f->win.to_ms) ?
+		       f->at_ms : f->win.to_ms;
 	int64_t lo, hi, win = 0;
 	bool all, has_cpu_stacks = false;
 	const char *sql[2] = { NULL, NULL };
@@ -226,12 +226,12 @@ static int stack_weights(struct db *db, const struct query_filter *f, bool heap,
 	*n = 0;
 	if (heap) {
 		/* live bytes from the start, allocations in the window */
-		err = checkpoint_range(db, f->from_ms, end, &win, &hi, &all);
+		err = checkpoint_range(db, f->win.from_ms, end, &win, &hi, &all);
 		if (!err)
 			err = checkpoint_range(db, TIME_NONE, end, &lo, &hi, &all);
 		lo = 0;
 	} else {
-		err = checkpoint_range(db, f->from_ms, f->to_ms, &lo, &hi, &all);
+		err = checkpoint_range(db, f->win.from_ms, f->win.to_ms, &lo, &hi, &all);
 	}
 	if (err || lo > hi)
 		return err;

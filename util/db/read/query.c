@@ -31,7 +31,8 @@
 void query_filter__init(struct query_filter *f)
 {
 	memset(f, 0, sizeof(*f));
-	f->from_ms = f->to_ms = f->at_ms = TIME_NONE;
+	f->win = TIME_WINDOW_ALL;
+	f->at_ms = TIME_NONE;
 	f->group = GROUP_LINE;
 }
 

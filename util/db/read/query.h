@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "util/time-window.h"
+
 /*
  * The read queries every reader shares (report, top, diff, timeline, info).
  * All values are bound; the user's SQL only ever runs in `query`.
@@ -19,8 +21,6 @@ enum group_by {
 	GROUP_SYMBOL,		/* the ELF symbol (the real function, inlined code in it), per
 				 * module: what perf shows */
 };
-
-#define TIME_NONE UINT64_MAX
 
 /*
  * How heap rows are ranked (report --sort-by), largest first: live bytes
@@ -38,8 +38,7 @@ enum heap_sort {
 };
 
 struct query_filter {
-	uint64_t from_ms;	/* checkpoints with timestamp_ms >= from_ms; TIME_NONE: from start */
-	uint64_t to_ms;		/* ... and <= to_ms; TIME_NONE: to the end */
+	struct time_window win;	/* the checkpoints read (util/time-window.h) */
 	uint64_t at_ms;		/* heap: live bytes as of this moment; TIME_NONE: at the end */
 	const char *pattern;	/* case-insensitive substring of path or function; NULL: all */
 	int pid;		/* only the rows of this process; 0: every process */
