@@ -2,19 +2,17 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/read/totals.h"
 #include "util/hashmap.h"
 #include "util/error.h"
 #include "util/saturate.h"
 #include "util/symbols/srcpath.h"
 
-/* One run's numbers for one site. */
+/* One run's numbers for one of the shared sites. */
 struct side {
 	uint64_t samples;
 	int64_t live, allocs;
@@ -25,14 +23,10 @@ struct pair {
 	struct side s[2];	/* A, B */
 };
 
-/* One run as read: its own sites and their numbers. */
+/* One run as read: its own sites and their numbers (util/db/read/site.h). */
 struct run {
 	struct sitemap *sm;
-	struct side *loc;
-	/* heap stacks counted past an allocation wrapper (as report): id -> site + 1 */
-	struct hashmap moved;
-	enum site_by by;
-	bool v2;		/* heap_events has alloc_count and stack_id */
+	struct site_sums *loc;
 };
 
 struct diff_ctx {
@@ -65,169 +59,6 @@ static int grow_pairs(struct diff_ctx *c)
 	return 0;
 }
 
-/* The checkpoint ids [*lo, *hi] of a window (*lo > *hi when it holds none). */
-static int window_ids(struct db *db, const struct time_window *w, int64_t *lo, int64_t *hi)
-{
-	sqlite3_stmt *st = NULL;
-	int rc;
-
-	*lo = 0;
-	*hi = INT64_MAX;
-	if (w->from_ms == TIME_NONE && w->to_ms == TIME_NONE)
-		return 0;
-	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT COALESCE(MIN(id), 1), COALESCE(MAX(id), 0)"
-			       " FROM checkpoints WHERE timestamp_ms >= ? AND timestamp_ms <= ?",
-			       -1, &st, NULL))
-		return db__err(db, "cannot read the checkpoints");
-	sqlite3_bind_int64(st, 1, w->from_ms == TIME_NONE ? 0 : (int64_t)w->from_ms);
-	sqlite3_bind_int64(st, 2, w->to_ms == TIME_NONE ? INT64_MAX : (int64_t)w->to_ms);
-	rc = sqlite3_step(st);
-	if (rc == SQLITE_ROW) {
-		*lo = sqlite3_column_int64(st, 0);
-		*hi = sqlite3_column_int64(st, 1);
-	}
-	sqlite3_finalize(st);
-	return rc == SQLITE_ROW ? 0 : db__err(db, "cannot read the checkpoints");
-}
-
-/* A heap stack re-attributed past a wrapper: its site in the run, made when new. */
-static int moved_cb(void *ctx, int64_t stack_id, const char *file, int line,
-		    const char *function, const char *module)
-{
-	struct run *r = ctx;
-	long s = sitemap__intern(r->sm, r->by, file, line, function, module);
-
-	if (s < 0)
-		return (int)s;
-	return hashmap__set(&r->moved, (uint64_t)stack_id, (uint64_t)s + 1);
-}
-
-/* Scan the event tables of one run (its window) into per-site numbers (local sites). */
-static int scan(struct db *db, const struct run *r, const struct time_window *w,
-		struct side *loc, uint64_t *total)
-{
-	const struct sitemap *sm = r->sm;
-	sqlite3_stmt *st = NULL;
-	int64_t lo, hi;
-	int rc, err;
-
-	err = window_ids(db, w, &lo, &hi);
-	if (err)
-		return err;
-	if (sqlite3_prepare_v2(db__sqlite(db), "SELECT addr, count FROM cpu_samples"
-			       " WHERE checkpoint_id BETWEEN ? AND ?", -1, &st, NULL))
-		return db__err(db, "cannot read the CPU samples");
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, hi);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long s = sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
-		int64_t n = sqlite3_column_int64(st, 1);
-
-		*total += (uint64_t)n;
-		if (s >= 0) {
-			loc[s].samples += (uint64_t)n;
-			loc[s].cpu = true;
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(db, "cannot read the CPU samples");
-
-	/*
-	 * alloc_count and stack_id came with schema v2; live bytes at the
-	 * window's end, allocations in it
-	 */
-	if (sqlite3_prepare_v2(db__sqlite(db), r->v2 ? "SELECT addr, alloc_bytes - free_bytes, CASE WHEN"
-			       " checkpoint_id >= ?1 THEN alloc_count ELSE 0 END,"
-			       " IFNULL(stack_id, -1) FROM heap_events WHERE checkpoint_id <= ?2" :
-			       "SELECT addr, alloc_bytes - free_bytes, 0, -1 "
-			       "FROM heap_events WHERE checkpoint_id <= ?2", -1, &st, NULL))
-		return db__err(db, "cannot read the heap events");
-	sqlite3_bind_int64(st, 1, lo);
-	sqlite3_bind_int64(st, 2, lo > hi ? 0 : hi);
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 3);
-		uint64_t v;
-		long s = id >= 0 && hashmap__size(&r->moved) &&
-			 hashmap__get(&r->moved, (uint64_t)id, &v) && v ? (long)v - 1 :
-			 sitemap__find_addr(sm, sqlite3_column_int64(st, 0));
-
-		if (s >= 0) {
-			loc[s].live = sat__add(loc[s].live, sqlite3_column_int64(st, 1));
-			loc[s].allocs = sat__add(loc[s].allocs, sqlite3_column_int64(st, 2));
-			loc[s].heap = true;
-		}
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(db, "cannot read the heap events");
-	return 0;
-}
-
-struct totals_scan {
-	const struct sitemap *sm;
-	const struct run *run;	/* its moved heap stacks (--alloc-fn) */
-	struct side *loc;
-	uint64_t *total;
-	bool allocs;		/* the heap rows are in the window: count their allocations */
-};
-
-static void totals_cpu(void *ctx, const struct totals_row *r)
-{
-	struct totals_scan *x = ctx;
-	long s = sitemap__find_addr(x->sm, r->addr);
-
-	*x->total += (uint64_t)r->count;
-	if (s >= 0) {
-		x->loc[s].samples += (uint64_t)r->count;
-		x->loc[s].cpu = true;
-	}
-}
-
-static void totals_heap(void *ctx, const struct totals_row *r)
-{
-	struct totals_scan *x = ctx;
-	uint64_t v;
-	long s = r->stack_id >= 0 && hashmap__size(&x->run->moved) &&
-		 hashmap__get(&x->run->moved, (uint64_t)r->stack_id, &v) && v ? (long)v - 1 :
-		 sitemap__find_addr(x->sm, r->addr);
-
-	if (s >= 0) {
-		x->loc[s].live = sat__add(x->loc[s].live, sat__sub(r->alloc_bytes, r->free_bytes));
-		if (x->allocs)
-			x->loc[s].allocs = sat__add(x->loc[s].allocs, r->alloc_count);
-		x->loc[s].heap = true;
-	}
-}
-
-/* The same as scan(), from the writer's totals. */
-static int scan_totals(struct db *db, struct totals *t, const struct run *run,
-		       const struct time_window *w, struct side *loc, uint64_t *total)
-{
-	struct totals_scan x = { run->sm, run, loc, total, false };
-	int64_t lo, hi, last;
-	int err = window_ids(db, w, &lo, &hi);
-
-	if (!err)
-		err = totals__last_checkpoint(t, &last);
-	if (err)
-		return err;
-	if (lo < 1)
-		lo = 1;
-	if (hi > last)
-		hi = last;
-	if (lo > hi)
-		return 0;
-	err = totals__cpu_range(t, lo, hi, totals_cpu, &x);
-	/* live bytes at the window's end, allocations in it */
-	if (!err && lo > 1)
-		err = totals__heap_range(t, 1, lo - 1, totals_heap, &x);
-	x.allocs = true;
-	if (!err)
-		err = totals__heap_range(t, lo, hi, totals_heap, &x);
-	return err;
-}
-
 static bool matches(const char *pattern, const char *file, const char *function)
 {
 	if (!pattern || !*pattern)
@@ -239,42 +70,12 @@ static bool matches(const char *pattern, const char *file, const char *function)
 static int read_run(struct diff_ctx *c, struct db *db, int side)
 {
 	struct run *r = &c->run[side];
-	struct totals *t = NULL;
-	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
-	bool snap = sqlite3_get_autocommit(db__sqlite(db));
-	int err;
 
 	r->sm = sitemap__new();
 	if (!r->sm)
 		return -ENOMEM;
-	err = snap ? db__snapshot_begin(db) : 0;	/* the totals agree with the rows */
-	if (err)
-		return err;
-	/* held for the whole pass: else every sqlite3_column_*() takes it */
-	sqlite3_mutex_enter(mx);
-	r->by = c->o->by;
-	r->v2 = db__has(db, DB_V2);
-	err = sitemap__load(r->sm, db, c->o->by);
-	if (!err && db__has(db, DB_V2))
-		err = db_query_heap_moved(db, c->o->alloc_fn, moved_cb, r);
-	if (!err) {
-		r->loc = calloc(sitemap__count(r->sm) + 1, sizeof(*r->loc));
-		if (!r->loc)
-			err = -ENOMEM;
-	}
-	if (!err)
-		err = totals__open(db, &t);
-	if (!err && t)
-		err = scan_totals(db, t, r, &c->o->win[side], r->loc,
-				  &c->total_samples[side]);
-	else if (!err)
-		err = scan(db, r, &c->o->win[side], r->loc,
-			   &c->total_samples[side]);
-	totals__delete(t);
-	sqlite3_mutex_leave(mx);
-	if (snap)
-		db__snapshot_end(db);
-	return err;
+	return site_sums__read(db, r->sm, c->o->by, c->o->alloc_fn, &c->o->win[side], &r->loc,
+			       &c->total_samples[side]);
 }
 
 /* ---- two checkouts: the directories the source files hang from ---------- */
@@ -469,7 +270,7 @@ static int fold_run(struct diff_ctx *c, int side)
 	int err = 0;
 
 	for (size_t i = 0; !err && i < sitemap__count(r->sm); i++) {
-		const struct side *loc = &r->loc[i];
+		const struct site_sums *loc = &r->loc[i];
 		const char *file, *function, *module, *mf;
 		char disp[1024];
 		struct side *d;
@@ -1000,7 +801,6 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	free(c.pairs);
 	for (int i = 0; i < 2; i++) {
 		sitemap__delete(c.run[i].sm);
-		hashmap__free(&c.run[i].moved);
 		free(c.run[i].loc);
 		free(c.root[i]);
 	}

@@ -1,6 +1,7 @@
 #ifndef RSPROF_UTIL_DB_SITE_H
 #define RSPROF_UTIL_DB_SITE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -43,5 +44,26 @@ long sitemap__addr_at(const struct sitemap *sm, size_t i, int64_t *addr);
 /* A site's key fields, owned by sm; line is 0 and function NULL where the level drops them. */
 void sitemap__site(const struct sitemap *sm, long s, const char **file, int *line,
 		   const char **function, const char **module);
+
+/* One run's numbers at one site (diff). */
+struct site_sums {
+	uint64_t samples;	/* CPU samples in the window */
+	int64_t live;		/* heap: live bytes at the window's end */
+	int64_t allocs;		/* heap: allocations in the window */
+	bool cpu, heap;		/* the site has CPU samples, heap rows */
+};
+
+/*
+ * The sites of db at level by, loaded into sm (sitemap__load()), and their
+ * numbers in window w: *out (malloc'd, sitemap__count(sm) + 1 of them) and
+ * *total_samples (all CPU samples of the window, added to). Heap stacks
+ * that an allocation wrapper (built in, meta.heap_alloc_fn, alloc_fn) is in
+ * count at the line past it, as report's (db_query_heap_moved()). In one
+ * read snapshot, unless the caller holds one. 0, -ENOMEM or -RSPROF_EDB.
+ */
+struct time_window;
+int site_sums__read(struct db *db, struct sitemap *sm, enum site_by by,
+		    const char *const *alloc_fn, const struct time_window *w,
+		    struct site_sums **out, uint64_t *total_samples);
 
 #endif
