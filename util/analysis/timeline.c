@@ -2,12 +2,12 @@
 
 #include <errno.h>
 #include <math.h>
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "util/db/db.h"
+#include "util/db/read/events.h"
 #include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
@@ -30,7 +30,6 @@ struct site_acc {
 
 struct tl_ctx {
 	struct db *db;
-	sqlite3 *conn;
 	const struct timeline_opts *o;
 	struct sitemap *sm;
 	/* heap stacks whose rows count at another site than their addr (past an
@@ -50,97 +49,86 @@ struct tl_ctx {
 	size_t n_chosen, cap_chosen;
 };
 
+/* Loading the checkpoints. */
+struct tl_load {
+	struct tl_ctx *c;
+	struct timeline *tl;
+	size_t cap;
+	bool have_live;
+};
+
 static bool in_series(const struct tl_ctx *c, int64_t id)
 {
 	return id > c->series_lo && id <= c->series_hi;
 }
 
-/* Schema v3: one row per checkpoint with its totals and the resident memory. */
-static const char sql_cp_v3[] =
-	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes, "
-	"rss_bytes FROM checkpoints ORDER BY id";
-/* Schema v2: the totals. */
-static const char sql_cp_v2[] =
-	"SELECT id, timestamp_ms, cpu_total, heap_alloc_bytes, heap_free_bytes, heap_live_bytes, "
-	"NULL FROM checkpoints ORDER BY id";
-/* Schema v1 (seed 000 as written): the same totals, computed. */
-static const char sql_cp_v1[] =
-	"SELECT cp.id, cp.timestamp_ms, "
-	"(SELECT COALESCE(SUM(count), 0) FROM cpu_samples WHERE checkpoint_id = cp.id), "
-	"(SELECT COALESCE(SUM(alloc_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
-	"(SELECT COALESCE(SUM(free_bytes), 0) FROM heap_events WHERE checkpoint_id = cp.id), "
-	"0, NULL FROM checkpoints cp ORDER BY cp.id";
+/* One checkpoint into the series (db_events__checkpoints()). */
+static int checkpoint_row(void *ctx, const struct checkpoint_row *r)
+{
+	struct tl_load *l = ctx;
+	struct timeline *tl = l->tl;
+	struct tl_ctx *c = l->c;
+
+	if (tl->n >= DB_MAX_ROWS)
+		return db__too_many_rows(c->db, "checkpoints");
+	if (tl->n == l->cap) {
+		size_t nc = l->cap ? l->cap * 2 : 256;
+		void *p[7];
+
+		p[0] = realloc(tl->t_ms, nc * sizeof(*tl->t_ms));
+		if (p[0])
+			tl->t_ms = p[0];
+		p[1] = realloc(tl->live, nc * sizeof(double));
+		if (p[1])
+			tl->live = p[1];
+		p[2] = realloc(tl->alloc, nc * sizeof(double));
+		if (p[2])
+			tl->alloc = p[2];
+		p[3] = realloc(tl->freed, nc * sizeof(double));
+		if (p[3])
+			tl->freed = p[3];
+		p[4] = realloc(tl->cpu, nc * sizeof(double));
+		if (p[4])
+			tl->cpu = p[4];
+		p[5] = realloc(c->cp_ids, nc * sizeof(*c->cp_ids));
+		if (p[5])
+			c->cp_ids = p[5];
+		p[6] = realloc(tl->rss, nc * sizeof(double));
+		if (p[6])
+			tl->rss = p[6];
+		if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5] || !p[6])
+			return -ENOMEM;
+		l->cap = nc;
+	}
+	c->cp_ids[tl->n] = r->id;
+	tl->t_ms[tl->n] = r->t_ms;
+	tl->cpu[tl->n] = (double)r->cpu_total;
+	tl->alloc[tl->n] = (double)r->alloc_bytes;
+	tl->freed[tl->n] = (double)r->free_bytes;
+	tl->live[tl->n] = (double)r->live_bytes;
+	tl->rss[tl->n] = NAN;
+	if (r->has_rss) {
+		tl->rss[tl->n] = (double)r->rss_bytes;
+		tl->has_rss = true;
+	}
+	if (tl->live[tl->n] != 0)
+		l->have_live = true;
+	if (tl->alloc[tl->n] != 0 || tl->freed[tl->n] != 0)
+		tl->has_heap = true;
+	tl->n++;
+	return 0;
+}
 
 static int load_checkpoints(struct tl_ctx *c, struct timeline *tl)
 {
-	sqlite3_stmt *st = NULL;
-	size_t cap = 0;
-	bool have_live = false;
+	struct tl_load l = { .c = c, .tl = tl };
 	double live = 0;
-	int rc;
+	int err = db_events__checkpoints(c->db, checkpoint_row, &l);
 
-	/* a version-1 file (seed 000 as written) has no totals: computed */
-	if (db__prepare(c->db, "cannot read the checkpoints", db__has(c->db, DB_V3) ? sql_cp_v3 :
-			db__has(c->db, DB_V2) ? sql_cp_v2 : sql_cp_v1, &st))
-		return -RSPROF_EDB;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (tl->n >= DB_MAX_ROWS) {
-			sqlite3_finalize(st);
-			return db__too_many_rows(c->db, "checkpoints");
-		}
-		if (tl->n == cap) {
-			size_t nc = cap ? cap * 2 : 256;
-			void *p[7];
-
-			p[0] = realloc(tl->t_ms, nc * sizeof(*tl->t_ms));
-			if (p[0])
-				tl->t_ms = p[0];
-			p[1] = realloc(tl->live, nc * sizeof(double));
-			if (p[1])
-				tl->live = p[1];
-			p[2] = realloc(tl->alloc, nc * sizeof(double));
-			if (p[2])
-				tl->alloc = p[2];
-			p[3] = realloc(tl->freed, nc * sizeof(double));
-			if (p[3])
-				tl->freed = p[3];
-			p[4] = realloc(tl->cpu, nc * sizeof(double));
-			if (p[4])
-				tl->cpu = p[4];
-			p[5] = realloc(c->cp_ids, nc * sizeof(*c->cp_ids));
-			if (p[5])
-				c->cp_ids = p[5];
-			p[6] = realloc(tl->rss, nc * sizeof(double));
-			if (p[6])
-				tl->rss = p[6];
-			if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5] || !p[6]) {
-				sqlite3_finalize(st);
-				return -ENOMEM;
-			}
-			cap = nc;
-		}
-		c->cp_ids[tl->n] = sqlite3_column_int64(st, 0);
-		tl->t_ms[tl->n] = (uint64_t)sqlite3_column_int64(st, 1);
-		tl->cpu[tl->n] = (double)sqlite3_column_int64(st, 2);
-		tl->alloc[tl->n] = (double)sqlite3_column_int64(st, 3);
-		tl->freed[tl->n] = (double)sqlite3_column_int64(st, 4);
-		tl->live[tl->n] = (double)sqlite3_column_int64(st, 5);
-		tl->rss[tl->n] = NAN;
-		if (sqlite3_column_type(st, 6) != SQLITE_NULL) {
-			tl->rss[tl->n] = (double)sqlite3_column_int64(st, 6);
-			tl->has_rss = true;
-		}
-		if (tl->live[tl->n] != 0)
-			have_live = true;
-		if (tl->alloc[tl->n] != 0 || tl->freed[tl->n] != 0)
-			tl->has_heap = true;
-		tl->n++;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(c->db, "cannot read the checkpoints");
+	if (err)
+		return err;
 	/* no recorded live heap (version 1, or a writer that left it out): sum it up */
-	if (!have_live && tl->has_heap) {
+	if (!l.have_live && tl->has_heap) {
 		for (size_t i = 0; i < tl->n; i++) {
 			live += tl->alloc[i] - tl->freed[i];
 			tl->live[i] = live;
@@ -250,17 +238,57 @@ static void window_start(struct tl_ctx *c)
 	}
 }
 
-/* heap_events rows: checkpoint, address, delta, stack (-1: none; v1 has no stacks). */
-static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
+/* The heap pass over the rows, and where it is. */
+struct heap_walk {
+	struct tl_ctx *c;
+	int64_t first_id, last_id;
+	bool sorted;
+	long *touched;
+	size_t n_touched;
+	int64_t cur;
+	bool started;
+};
+
+#define HEAP_UNSORTED	1	/* rows out of checkpoint order: read them sorted */
+#define HEAP_DONE	2	/* past the window, sorted: the rest is not needed */
+
+static int heap_row(void *ctx, int64_t id, int64_t addr, int64_t delta, int64_t stack)
 {
-	if (db__has(c->db, DB_V2))
-		return sorted ? "SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"
-				" IFNULL(stack_id, -1) FROM heap_events ORDER BY checkpoint_id" :
-				"SELECT checkpoint_id, addr, alloc_bytes - free_bytes,"
-				" IFNULL(stack_id, -1) FROM heap_events";
-	return sorted ? "SELECT checkpoint_id, addr, alloc_bytes - free_bytes, -1"
-			" FROM heap_events ORDER BY checkpoint_id" :
-			"SELECT checkpoint_id, addr, alloc_bytes - free_bytes, -1 FROM heap_events";
+	struct heap_walk *k = ctx;
+	struct tl_ctx *c = k->c;
+	struct site_acc *a;
+	long s;
+
+	if (id != k->cur) {
+		if (id < k->cur)
+			return HEAP_UNSORTED;
+		close_checkpoint(c, k->touched, &k->n_touched);
+		if (!k->started && id > k->first_id) {
+			window_start(c);
+			k->started = true;
+		}
+		/*
+		 * Past the window: the end, once sorted; before, the rest is
+		 * read for its order only (record --retain puts a folded
+		 * checkpoint's rows after later ones).
+		 */
+		if (id > k->last_id && k->sorted)
+			return HEAP_DONE;
+		k->cur = id;
+	}
+	if (id > k->last_id)
+		return 0;
+	s = heap_site(c, addr, stack);
+	if (s < 0)
+		return 0;
+	a = &c->acc[s];
+	a->live = sat__add(a->live, delta);
+	a->heap = true;
+	if (a->touched != id) {
+		a->touched = id;
+		k->touched[k->n_touched++] = s;
+	}
+	return 0;
 }
 
 /*
@@ -272,68 +300,23 @@ static const char *heap_rows_sql(const struct tl_ctx *c, bool sorted)
  */
 static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool sorted)
 {
-	sqlite3_stmt *st = NULL;
-	long *touched = malloc((sitemap__count(c->sm) + 1) * sizeof(*touched));
-	size_t n_touched = 0;
-	int64_t cur = INT64_MIN;
-	bool started = false;
-	int rc, err = 0;
+	struct heap_walk k = { .c = c, .first_id = first_id, .last_id = last_id,
+			       .sorted = sorted, .cur = INT64_MIN };
+	int err;
 
-	if (!touched)
+	k.touched = malloc((sitemap__count(c->sm) + 1) * sizeof(*k.touched));
+	if (!k.touched)
 		return -ENOMEM;
-	if (db__prepare(c->db, "cannot read the heap events", heap_rows_sql(c, sorted), &st)) {
-		free(touched);
-		return -RSPROF_EDB;
-	}
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		long s;
-		struct site_acc *a;
-
-		if (id != cur) {
-			if (id < cur) {
-				err = 1;	/* out of order: redo sorted */
-				break;
-			}
-			close_checkpoint(c, touched, &n_touched);
-			if (!started && id > first_id) {
-				window_start(c);
-				started = true;
-			}
-			/*
-			 * Past the window: the end, once sorted; before, the
-			 * rest is read for its order only (record --retain
-			 * puts a folded checkpoint's rows after later ones).
-			 */
-			if (id > last_id && sorted) {
-				rc = SQLITE_DONE;
-				break;
-			}
-			cur = id;
-		}
-		if (id > last_id)
-			continue;
-		s = heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3));
-		if (s < 0)
-			continue;
-		a = &c->acc[s];
-		a->live = sat__add(a->live, sqlite3_column_int64(st, 2));
-		a->heap = true;
-		if (a->touched != id) {
-			a->touched = id;
-			touched[n_touched++] = s;
-		}
-	}
-	if (!err && rc != SQLITE_DONE)
-		err = db__err(c->db, "cannot read the heap events");
+	err = db_events__heap(c->db, sorted, heap_row, &k);
+	if (err == HEAP_DONE)
+		err = 0;
 	if (!err) {
-		close_checkpoint(c, touched, &n_touched);
-		if (!started)
+		close_checkpoint(c, k.touched, &k.n_touched);
+		if (!k.started)
 			window_start(c);
 	}
-	sqlite3_finalize(st);
-	free(touched);
-	if (err == 1) {
+	free(k.touched);
+	if (err == HEAP_UNSORTED) {
 		pr_debug(1, "heap events out of checkpoint order: sorting");
 		for (size_t i = 0; i < sitemap__count(c->sm); i++) {
 			c->acc[i].live = c->acc[i].peak = c->acc[i].first = 0;
@@ -345,30 +328,30 @@ static int heap_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id, bool s
 	return err;
 }
 
+struct cpu_walk {
+	struct tl_ctx *c;
+	int64_t first_id, last_id;
+};
+
+static int cpu_row(void *ctx, int64_t id, int64_t addr, int64_t n)
+{
+	struct cpu_walk *k = ctx;
+	long s;
+
+	if (id < k->first_id || id > k->last_id)
+		return 0;
+	s = sitemap__find_addr(k->c->sm, addr);
+	if (s >= 0)
+		k->c->acc[s].cpu_total = sat__add(k->c->acc[s].cpu_total, n);
+	return 0;
+}
+
 /* Samples per site in the window's checkpoints (first_id..last_id). */
 static int cpu_pass(struct tl_ctx *c, int64_t first_id, int64_t last_id)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct cpu_walk k = { c, first_id, last_id };
 
-	if (db__prepare(c->db, "cannot read the CPU samples",
-			"SELECT checkpoint_id, addr, count FROM cpu_samples", &st))
-		return -RSPROF_EDB;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		int64_t id = sqlite3_column_int64(st, 0);
-		long s;
-
-		if (id < first_id || id > last_id)
-			continue;
-		s = sitemap__find_addr(c->sm, sqlite3_column_int64(st, 1));
-		if (s >= 0)
-			c->acc[s].cpu_total = sat__add(c->acc[s].cpu_total,
-						       sqlite3_column_int64(st, 2));
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(c->db, "cannot read the CPU samples");
-	return 0;
+	return db_events__cpu(c->db, cpu_row, &k);
 }
 
 static int totals_site(void *ctx, const struct totals_row *r)
@@ -453,45 +436,49 @@ static int cmp_cpu(const void *x, const void *y)
 	return a < b ? -1 : a > b;
 }
 
-/*
- * The series of one heap site when stacks were moved past a wrapper: a
- * site's rows are not all at its addresses, so the rows are read in full
- * (the series of the few chosen sites only).
- */
-static int site_series_moved(struct tl_ctx *c, const struct timeline *tl, long s, double *out)
+/* A site's series being read. */
+struct series_read {
+	struct tl_ctx *c;
+	const struct timeline *tl;
+	long s;
+	double *out;
+};
+
+static int moved_row(void *ctx, int64_t id, int64_t addr, int64_t delta, int64_t stack)
 {
-	sqlite3_stmt *st = NULL;
-	int rc;
+	struct series_read *r = ctx;
+	long k;
 
-	if (db__prepare(c->db, "cannot read a site's series", heap_rows_sql(c, false), &st))
-		return -RSPROF_EDB;
-	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		long k;
+	if (in_series(r->c, id) || heap_site(r->c, addr, stack) != r->s)
+		return 0;
+	k = cp_index(r->c, r->tl->n, id);
+	if (k >= 0)
+		r->out[k] += (double)delta;
+	return 0;
+}
 
-		if (in_series(c, sqlite3_column_int64(st, 0)) ||
-		    heap_site(c, sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 3)) != s)
-			continue;
-		k = cp_index(c, tl->n, sqlite3_column_int64(st, 0));
-		if (k >= 0)
-			out[k] += (double)sqlite3_column_int64(st, 2);
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(c->db, "cannot read a site's series");
+static int series_row(void *ctx, int64_t id, int64_t value)
+{
+	struct series_read *r = ctx;
+	long k = in_series(r->c, id) ? -1 : cp_index(r->c, r->tl->n, id);
+
+	if (k >= 0)
+		r->out[k] += (double)value;
 	return 0;
 }
 
 /*
  * The series of one site: its rows through idx_heap_addr (or idx_cpu_addr),
  * per checkpoint (heap: deltas, summed into live bytes by series_fill()
- * once the compacted checkpoints are in).
+ * once the compacted checkpoints are in). When stacks were moved past a
+ * wrapper, a site's rows are not all at its addresses: the rows are read
+ * in full (the series of the few chosen sites only).
  */
 static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool heap,
 		       double *out)
 {
 	const struct site_acc *a = &c->acc[s];
-	sqlite3_stmt *st = NULL;
-	int rc = SQLITE_DONE;
+	struct series_read r = { c, tl, s, out };
 
 	if (c->n_chosen == c->cap_chosen) {
 		size_t cap = c->cap_chosen ? 2 * c->cap_chosen : 32;
@@ -504,30 +491,8 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	}
 	c->chosen[c->n_chosen++] = (struct chosen){ s, heap, out };
 	if (heap && hashmap__size(&c->moved))
-		return site_series_moved(c, tl, s, out);
-	if (db__prepare(c->db, "cannot read a site's series", heap ?
-			"SELECT checkpoint_id, alloc_bytes - free_bytes FROM heap_events WHERE addr = ?" :
-			"SELECT checkpoint_id, count FROM cpu_samples WHERE addr = ?", &st))
-		return -RSPROF_EDB;
-	for (size_t i = 0; i < a->n_addrs; i++) {
-		sqlite3_reset(st);
-		rc = sqlite3_bind_int64(st, 1, a->addrs[i]);
-		if (rc != SQLITE_OK)
-			break;
-		while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-			int64_t id = sqlite3_column_int64(st, 0);
-			long k = in_series(c, id) ? -1 : cp_index(c, tl->n, id);
-
-			if (k >= 0)
-				out[k] += (double)sqlite3_column_int64(st, 1);
-		}
-		if (rc != SQLITE_DONE)
-			break;
-	}
-	sqlite3_finalize(st);
-	if (rc != SQLITE_DONE)
-		return db__err(c->db, "cannot read a site's series");
-	return 0;
+		return db_events__heap(c->db, false, moved_row, &r);
+	return db_events__at(c->db, heap, a->addrs, a->n_addrs, series_row, &r);
 }
 
 struct fill {
@@ -787,7 +752,7 @@ void timeline__delete(struct timeline *tl)
 
 int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline **out)
 {
-	struct tl_ctx c = { .db = db, .conn = db__sqlite(db), .o = o };
+	struct tl_ctx c = { .db = db, .o = o };
 	struct timeline *tl = calloc(1, sizeof(*tl));
 	struct totals *t = NULL;
 	bool need_sites = o->top > 0 || o->cpu_top > 0 || o->need_growth;
@@ -797,16 +762,7 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	*out = NULL;
 	if (!tl)
 		return -ENOMEM;
-	if (!c.conn) {
-		free(tl);
-		return -RSPROF_EDB;
-	}
-	/*
-	 * Hold the connection's (recursive) mutex for the whole load: every
-	 * sqlite3_column_*() call takes it otherwise, a tenth of the time of
-	 * a pass over millions of rows.
-	 */
-	sqlite3_mutex_enter(sqlite3_db_mutex(c.conn));
+	db__lock(db);	/* for the whole load */
 	err = load_checkpoints(&c, tl);
 	if (!err && tl->n)
 		err = window(tl, o, &lo, &hi);
@@ -841,7 +797,7 @@ out:
 	totals__delete(t);
 	if (!err && tl->n)
 		slice(tl, lo, hi);
-	sqlite3_mutex_leave(sqlite3_db_mutex(c.conn));
+	db__unlock(db);
 	if (c.acc)
 		for (size_t i = 0; i < sitemap__count(c.sm); i++)
 			free(c.acc[i].addrs);

@@ -31,6 +31,16 @@ int db__prepare(struct db *db, const char *what, const char *sql, sqlite3_stmt *
 	return 0;
 }
 
+void db__lock(struct db *db)
+{
+	sqlite3_mutex_enter(sqlite3_db_mutex(db->sq));
+}
+
+void db__unlock(struct db *db)
+{
+	sqlite3_mutex_leave(sqlite3_db_mutex(db->sq));
+}
+
 const char *db__path(const struct db *db)
 {
 	return db->path;

@@ -176,7 +176,6 @@ int site_sums__read(struct db *db, struct sitemap *sm, enum site_by by,
 {
 	struct sums_read r = { .sm = sm, .by = by, .v2 = db__has(db, DB_V2) };
 	struct totals *t = NULL;
-	sqlite3_mutex *mx = sqlite3_db_mutex(db__sqlite(db));
 	bool snap = sqlite3_get_autocommit(db__sqlite(db));
 	int err;
 
@@ -184,8 +183,7 @@ int site_sums__read(struct db *db, struct sitemap *sm, enum site_by by,
 	err = snap ? db__snapshot_begin(db) : 0;	/* the totals agree with the rows */
 	if (err)
 		return err;
-	/* held for the whole pass: else every sqlite3_column_*() takes it */
-	sqlite3_mutex_enter(mx);
+	db__lock(db);	/* for the whole pass */
 	err = sitemap__load(sm, db, by);
 	if (!err && r.v2)
 		err = db_query_heap_moved(db, alloc_fn, moved_cb, &r);
@@ -201,7 +199,7 @@ int site_sums__read(struct db *db, struct sitemap *sm, enum site_by by,
 	else if (!err)
 		err = scan(db, &r, w, *out, total_samples);
 	totals__delete(t);
-	sqlite3_mutex_leave(mx);
+	db__unlock(db);
 	if (snap)
 		db__snapshot_end(db);
 	hashmap__free(&r.moved);
