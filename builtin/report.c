@@ -27,6 +27,7 @@
 #include "util/output/callgraph.h"
 #include "util/output/chart.h"
 #include "util/output/escape.h"
+#include "util/output/export.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
@@ -517,102 +518,6 @@ static void print_hint(const struct heap_hint *h)
 			"--alloc-fn NAME to count its callers instead");
 }
 
-/* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
-
-static int folded_cb(const struct prof_stack *s, void *ctx)
-{
-	return folded__add(ctx, s);
-}
-
-static int pprof_cb(const struct prof_stack *s, void *ctx)
-{
-	return pprof__add(ctx, s);
-}
-
-/* The finished export to -o FILE, or stdout. */
-static int export_flush(struct membuf *mem, int err)
-{
-	FILE *f;
-
-	if (err || !opts.output)
-		return membuf__flush(mem, err, stdout);
-	/* issue 11: safe create */
-	f = fopen(opts.output, "w");
-	if (!f) {
-		err = -errno;
-		pr_err("cannot create '%s': %s", opts.output, strerror(errno));
-		membuf__flush(mem, err, NULL);
-		return err;
-	}
-	err = membuf__flush(mem, 0, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		pr_err("cannot write '%s': %s", opts.output, strerror(-err));
-		unlink(opts.output);
-	}
-	return err;
-}
-
-/* Unix nanoseconds of an ISO 8601 UTC time as the recorder writes it, 0 if unknown. */
-static int64_t iso_ns(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-
-	return end ? (int64_t)timegm(&tm) * 1000000000LL : 0;
-}
-
-static int export_stacks(struct report *rp, bool heap)
-{
-	char *freq = NULL, *start = NULL;
-	struct pprof *pp = NULL;
-	struct membuf mem;
-	int err;
-
-	/* all or nothing on stdout or in the file, as for --json */
-	err = membuf__open(&mem);
-	if (err)
-		return err;
-	if (rp->format == FMT_FOLDED) {
-		struct folded *fo = folded__new();
-
-		err = fo ? db_query_stacks(rp->db, &rp->f, heap, folded_cb, fo) : -ENOMEM;
-		if (!err)
-			err = folded__write(fo, mem.f);
-		folded__delete(fo);
-		return export_flush(&mem, err);
-	}
-	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
-	if (!err)
-		err = db__meta_get(rp->db, "start_time", &start);
-	if (!err) {
-		long hz = freq ? atol(freq) : 0;
-
-		pp = pprof__new(heap ? PPROF_HEAP : PPROF_CPU,
-				1000000000ULL / (uint64_t)(hz > 0 ? hz : 99), iso_ns(start),
-				sat__mul((int64_t)rp->sum.duration_ms, 1000000));
-		if (!pp)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		struct maps *m = NULL;
-
-		err = maps__from_profile(rp->db, &m);
-		if (!err)
-			err = pprof__add_maps(pp, m);
-		maps__delete(m);
-	}
-	if (!err)
-		err = db_query_stacks(rp->db, &rp->f, heap, pprof_cb, pp);
-	if (!err)
-		err = pprof__write(pp, mem.f);
-	pprof__delete(pp);
-	free(freq);
-	free(start);
-	return export_flush(&mem, err);
-}
-
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */
 
 static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg_dir dir,
@@ -759,7 +664,9 @@ static int report_run(void)
 	if (!err)
 		err = db__meta_get(rp.db, "alloc_history_dropped", &rp.meta_hist_dropped);
 	if (!err && rp.format != FMT_TEXT) {
-		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
+		err = export__stacks(rp.db, &rp.f, rp.show_heap && !rp.show_cpu,
+				     rp.format == FMT_FOLDED ? EXPORT_FOLDED : EXPORT_PPROF,
+				     rp.sum.duration_ms, opts.output);
 		goto out;
 	}
 	if (!err && (opts.graph || opts.callers || opts.callees)) {

@@ -2,6 +2,7 @@
 #define RSPROF_UTIL_OUTFILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /*
@@ -57,5 +58,12 @@ void outfile__abort(struct outfile *o);
 
 /* Release without closing or removing: the caller keeps o->fd. Frees the names. */
 void outfile__release(struct outfile *o);
+
+/*
+ * A stdio stream writing to the file: a duplicate of o->fd, to fclose()
+ * (checked) before outfile__commit(). NULL with the error printed, errno
+ * set.
+ */
+FILE *outfile__fdopen(struct outfile *o);
 
 #endif
