@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/read/profile.h"
 #include "util/db/read/user.h"
@@ -176,16 +177,10 @@ static char *read_stdin(void)
 		len += n;
 		if (n == 0)
 			break;
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+		if (cap - len < 2 && ALLOC_GROW(buf, cap + 1, cap, 4096)) {
+			free(buf);
+			buf = NULL;
+			break;
 		}
 	}
 	if (!buf) {

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/symbols/funcname.h"
@@ -55,15 +56,8 @@ static int strtab_intern(struct strtab *st, const char *s, int *idx)
 	if (err)
 		return err;
 	if (fresh) {
-		if (st->n == st->cap) {
-			int cap = st->cap ? 2 * st->cap : 64;
-			char **nv = realloc(st->v, cap * sizeof(*nv));
-
-			if (!nv)
-				return -ENOMEM;
-			st->v = nv;
-			st->cap = cap;
-		}
+		if (ALLOC_GROW(st->v, st->n + 1, st->cap, 64))
+			return -ENOMEM;
 		st->v[st->n] = strdup(s);
 		if (!st->v[st->n])
 			return -ENOMEM;
@@ -136,15 +130,8 @@ static int stack_cb(const struct prof_stack *s, void *ctx)
 
 	for (int i = 0; i < s->depth; i++)
 		n += s->frames[i].n_lines;
-	if (p->n == p->cap) {
-		int cap = p->cap ? 2 * p->cap : 256;
-		struct cg_stack *v = realloc(p->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (ALLOC_GROW(p->v, p->n + 1, p->cap, 256))
+		return -ENOMEM;
 	id = p->n;
 	st = &p->v[p->n++];
 	memset(st, 0, sizeof(*st));
@@ -298,15 +285,8 @@ static int node_new(struct callgraph *cg, int func, const char *file, int line)
 	struct cg_priv *p = cg->priv;
 	struct cg_node *n;
 
-	if (cg->n_nodes == p->nodes_cap) {
-		int cap = p->nodes_cap ? 2 * p->nodes_cap : 256;
-		struct cg_node *v = realloc(cg->nodes, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		cg->nodes = v;
-		p->nodes_cap = cap;
-	}
+	if (ALLOC_GROW(cg->nodes, cg->n_nodes + 1, p->nodes_cap, 256))
+		return -ENOMEM;
 	n = &cg->nodes[cg->n_nodes];
 	memset(n, 0, sizeof(*n));
 	n->func = func;

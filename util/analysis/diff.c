@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/hashmap.h"
 #include "util/error.h"
@@ -41,21 +42,14 @@ struct diff_ctx {
 	char *root[2];		/* the checkout directory of each run, NULL: none found */
 };
 
+/* Room for every shared site's pair, the new ones zeroed. */
 static int grow_pairs(struct diff_ctx *c)
 {
-	size_t need = sitemap__count(c->shared), nc = c->cap ? c->cap * 2 : 1024;
-	struct pair *p;
+	size_t old = c->cap;
 
-	if (need < c->cap)
-		return 0;
-	while (nc <= need)
-		nc *= 2;
-	p = realloc(c->pairs, nc * sizeof(*p));
-	if (!p)
+	if (ALLOC_GROW(c->pairs, sitemap__count(c->shared) + 1, c->cap, 1024))
 		return -ENOMEM;
-	memset(p + c->cap, 0, (nc - c->cap) * sizeof(*p));
-	c->pairs = p;
-	c->cap = nc;
+	memset(c->pairs + old, 0, (c->cap - old) * sizeof(*c->pairs));
 	return 0;
 }
 
@@ -213,17 +207,10 @@ static int find_roots(struct diff_ctx *c)
 			if (k < nv) {
 				free(key);
 			} else {
-				if (nv == cap) {
-					size_t nc = cap ? 2 * cap : 16;
-					struct vote *p = realloc(v, nc * sizeof(*p));
-
-					if (!p) {
-						free(key);
-						err = -ENOMEM;
-						break;
-					}
-					v = p;
-					cap = nc;
+				if (ALLOC_GROW(v, nv + 1, cap, 16)) {
+					free(key);
+					err = -ENOMEM;
+					break;
 				}
 				v[nv++] = (struct vote){ .key = key, .len_a = pa };
 			}

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/read/events.h"
 #include "util/db/read/query.h"
@@ -155,15 +156,8 @@ static long cp_index(const struct tl_ctx *c, size_t n, int64_t id)
 
 static int add_addr(struct site_acc *a, int64_t addr)
 {
-	if (a->n_addrs == a->cap_addrs) {
-		size_t nc = a->cap_addrs ? a->cap_addrs * 2 : 4;
-		int64_t *p = realloc(a->addrs, nc * sizeof(*p));
-
-		if (!p)
-			return -ENOMEM;
-		a->addrs = p;
-		a->cap_addrs = nc;
-	}
+	if (ALLOC_GROW(a->addrs, a->n_addrs + 1, a->cap_addrs, 4))
+		return -ENOMEM;
 	a->addrs[a->n_addrs++] = addr;
 	return 0;
 }
@@ -480,15 +474,8 @@ static int site_series(struct tl_ctx *c, const struct timeline *tl, long s, bool
 	const struct site_acc *a = &c->acc[s];
 	struct series_read r = { c, tl, s, out };
 
-	if (c->n_chosen == c->cap_chosen) {
-		size_t cap = c->cap_chosen ? 2 * c->cap_chosen : 32;
-		struct chosen *v = realloc(c->chosen, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->chosen = v;
-		c->cap_chosen = cap;
-	}
+	if (ALLOC_GROW(c->chosen, c->n_chosen + 1, c->cap_chosen, 32))
+		return -ENOMEM;
 	c->chosen[c->n_chosen++] = (struct chosen){ s, heap, out };
 	if (heap && hashmap__size(&c->moved))
 		return db_events__heap(c->db, false, moved_row, &r);

@@ -14,6 +14,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
+
 #define SOURCE_MAX (64u << 20)
 
 int source__check_map(const char *map)
@@ -90,15 +92,8 @@ static int source_split(struct source *s, size_t len)
 	while (p < s->text + len) {
 		char *nl = memchr(p, '\n', s->text + len - p);
 
-		if (s->n == cap) {
-			int ncap = cap ? 2 * cap : 256;
-			char **v = realloc(s->lines, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->lines = v;
-			cap = ncap;
-		}
+		if (ALLOC_GROW(s->lines, s->n + 1, cap, 256))
+			return -ENOMEM;
 		s->lines[s->n++] = p;
 		if (!nl)
 			break;

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/hashmap.h"
 #include "util/db/write/writer.h"
 #include "util/db/write/history.h"
@@ -28,15 +29,8 @@ struct vec {
 
 static void *vec__push(struct vec *a)
 {
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 256;
-		void *nv = realloc(a->v, ncap * a->elem);
-
-		if (!nv)
-			return NULL;
-		a->v = nv;
-		a->cap = ncap;
-	}
+	if (array__grow(&a->v, &a->cap, a->n + 1, a->elem, 256))
+		return NULL;
 	return (char *)a->v + a->elem * a->n++;
 }
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/read/addrs.h"
 #include "util/db/rows.h"
 
@@ -76,16 +77,9 @@ int maps__load(pid_t pid, struct maps **out)
 	m->pid = pid;
 	errno = 0;
 	while (getline(&line, &cap, f) > 0) {
-		if (m->n == alloc) {
-			size_t na = alloc ? alloc * 2 : 64;
-			struct map *v = realloc(m->v, na * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			m->v = v;
-			alloc = na;
+		if (ALLOC_GROW(m->v, m->n + 1, alloc, 64)) {
+			err = -ENOMEM;
+			break;
 		}
 		err = map__parse(line, &m->v[m->n]);
 		if (err == -EINVAL) {
@@ -262,15 +256,8 @@ static int profile_map(void *ctx, int pid, const struct map_row *r)
 	struct maps *m = pm->m;
 	struct map *e;
 
-	if (m->n == pm->cap) {
-		size_t nc = pm->cap ? 2 * pm->cap : 32;
-		struct map *v = realloc(m->v, nc * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		m->v = v;
-		pm->cap = nc;
-	}
+	if (ALLOC_GROW(m->v, m->n + 1, pm->cap, 32))
+		return -ENOMEM;
 	m->pid = pid;
 	e = &m->v[m->n];
 	memset(e, 0, sizeof(*e));

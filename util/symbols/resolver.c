@@ -31,6 +31,7 @@
 #include <gelf.h>
 
 #include "preload/heap-region.h"
+#include "util/array.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/symbols/filepages.h"
@@ -232,15 +233,8 @@ static int resolver__report(struct resolver *r)
 			if (ud)
 				*ud = &r->fctx;
 		}
-		if (r->n_mods == r->alloc_mods) {
-			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
-			struct module *v = realloc(r->mods, na * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			r->mods = v;
-			r->alloc_mods = na;
-		}
+		if (ALLOC_GROW(r->mods, r->n_mods + 1, r->alloc_mods, 16))
+			return -ENOMEM;
 		mod = &r->mods[r->n_mods];
 		memset(mod, 0, sizeof(*mod));
 		mod->path = strdup(m->path);

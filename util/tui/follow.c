@@ -5,6 +5,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/read/profile.h"
 #include "util/error.h"
@@ -146,15 +147,8 @@ static int row_cb(const struct prof_row *r, void *ctx)
 	struct live_row *lr;
 	int err = 0;
 
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 64;
-		struct live_row *rows = realloc(t->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->rows, t->n + 1, t->cap, 64))
+		return -ENOMEM;
 	lr = &t->rows[t->n];
 	memset(lr, 0, sizeof(*lr));
 	lr->file = str__dup(r->file, &err);

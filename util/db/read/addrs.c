@@ -5,6 +5,7 @@
  * one GROUP BY pass per table, kept in a hash map by address.
  */
 #include "util/db/read/addrs.h"
+#include "util/array.h"
 #include "util/db/read/query-priv.h"
 
 #include <errno.h>
@@ -36,15 +37,8 @@ static struct acc *acc_get(struct accs *a, int64_t addr)
 
 	if (hashmap__get(&a->ix, (uint64_t)addr, &i))
 		return &a->v[i];
-	if (a->n == a->cap) {
-		size_t cap = a->cap ? 2 * a->cap : 256;
-		struct acc *v = realloc(a->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		a->v = v;
-		a->cap = cap;
-	}
+	if (ALLOC_GROW(a->v, a->n + 1, a->cap, 256))
+		return NULL;
 	if (hashmap__set(&a->ix, (uint64_t)addr, a->n))
 		return NULL;
 	memset(&a->v[a->n], 0, sizeof(a->v[0]));

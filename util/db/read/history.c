@@ -25,6 +25,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/stmt.h"
 #include "util/error.h"
@@ -153,15 +154,8 @@ struct cands {
 
 static int cands_add(struct cands *c, sqlite3_stmt *st)
 {
-	if (c->n == c->cap) {
-		int cap = c->cap ? 2 * c->cap : 64;
-		struct alloc_record *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (ALLOC_GROW(c->v, c->n + 1, c->cap, 64))
+		return -ENOMEM;
 	record_of(st, &c->v[c->n++]);
 	return 0;
 }

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/stmt.h"
 #include "util/db/read/series.h"
@@ -55,15 +56,8 @@ struct packed {
 
 static int add_addr(struct packed *p, int64_t addr)
 {
-	if (p->n_addrs == p->cap_addrs) {
-		size_t cap = p->cap_addrs ? 2 * p->cap_addrs : 16;
-		int64_t *v = realloc(p->addrs, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->addrs = v;
-		p->cap_addrs = cap;
-	}
+	if (ALLOC_GROW(p->addrs, p->n_addrs + 1, p->cap_addrs, 16))
+		return -ENOMEM;
 	/* symbols.addr is its primary key: the query gives them sorted */
 	p->addrs[p->n_addrs++] = addr;
 	return 0;

@@ -3,6 +3,7 @@
  * group, from the heap_events deltas in checkpoint order.
  */
 #include "util/db/read/query.h"
+#include "util/array.h"
 #include "util/db/read/query-priv.h"
 
 #include <errno.h>
@@ -42,16 +43,9 @@ static void stack_tally(struct scan *sc, int64_t stack_id, int group, int64_t de
 	struct stack_live *l;
 
 	if (!hashmap__get(sc->stack_slot, (uint64_t)stack_id, &slot)) {
-		if (sc->n_stack_live == sc->cap_stack_live) {
-			int cap = sc->cap_stack_live ? 2 * sc->cap_stack_live : 1024;
-			struct stack_live *v = realloc(sc->stack_live, cap * sizeof(*v));
-
-			if (!v) {
-				sc->no_memory = true;
-				return;
-			}
-			sc->stack_live = v;
-			sc->cap_stack_live = cap;
+		if (ALLOC_GROW(sc->stack_live, sc->n_stack_live + 1, sc->cap_stack_live, 1024)) {
+			sc->no_memory = true;
+			return;
 		}
 		slot = (uint64_t)++sc->n_stack_live;
 		sc->stack_live[slot - 1] = (struct stack_live){ .id = stack_id, .group = group };

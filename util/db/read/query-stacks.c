@@ -3,6 +3,7 @@
  * of a -g profile, live heap bytes per allocation stack.
  */
 #include "util/db/read/query.h"
+#include "util/array.h"
 #include "util/db/read/query-priv.h"
 
 #include <errno.h>
@@ -105,15 +106,8 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 
 static int add_weight(struct stack_weight **v, int *n, int *cap, const struct stack_weight *w)
 {
-	if (*n == *cap) {
-		int ncap = *cap ? 2 * *cap : 256;
-		struct stack_weight *nv = realloc(*v, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (ALLOC_GROW(*v, *n + 1, *cap, 256))
+		return -ENOMEM;
 	(*v)[(*n)++] = *w;
 	return 0;
 }

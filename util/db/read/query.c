@@ -14,6 +14,7 @@
  * gives per-site peaks in the same pass.
  */
 #include "util/db/read/query.h"
+#include "util/array.h"
 #include "util/db/read/query-priv.h"
 
 #include <errno.h>
@@ -454,16 +455,9 @@ int chains_load(struct qctx *q, struct chains *c)
 			err = db__too_many_rows(q->db, "symbol_frames");
 			break;
 		}
-		if (c->nv == cap) {
-			int ncap = cap ? 2 * cap : 1024;
-			struct frame *v = realloc(c->v, ncap * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			c->v = v;
-			cap = ncap;
+		if (ALLOC_GROW(c->v, c->nv + 1, cap, 1024)) {
+			err = -ENOMEM;
+			break;
 		}
 		if (!c->n[si])
 			c->first[si] = c->nv;

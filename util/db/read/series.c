@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/read/totals.h"
 #include "util/error.h"
@@ -202,15 +203,8 @@ static int parts_of(sqlite3_stmt *ids, const int64_t *want, size_t n_want, struc
 {
 	*n = 0;
 	while ((*rc = sqlite3_step(ids)) == SQLITE_ROW) {
-		if (*n == *cap) {
-			size_t c = *cap ? 2 * *cap : 256;
-			struct part *p = realloc(*v, c * sizeof(*p));
-
-			if (!p)
-				return -ENOMEM;
-			*v = p;
-			*cap = c;
-		}
+		if (ALLOC_GROW(*v, *n + 1, *cap, 256))
+			return -ENOMEM;
 		(*v)[(*n)++] = (struct part){ sqlite3_column_int64(ids, 0),
 					      sqlite3_column_int64(ids, 1) };
 	}
@@ -334,16 +328,9 @@ static void ks_push(struct ksums *k, const struct ksum *s)
 {
 	if (k->err)
 		return;
-	if (k->n == k->cap) {
-		size_t cap = k->cap ? 2 * k->cap : 4096;
-		struct ksum *v = realloc(k->v, cap * sizeof(*v));
-
-		if (!v) {
-			k->err = -ENOMEM;
-			return;
-		}
-		k->v = v;
-		k->cap = cap;
+	if (ALLOC_GROW(k->v, k->n + 1, k->cap, 4096)) {
+		k->err = -ENOMEM;
+		return;
 	}
 	k->v[k->n++] = *s;
 }

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -94,16 +95,9 @@ long sitemap__intern(struct sitemap *sm, enum site_by by, const char *file, int 
 		free(key);
 		return (long)idx;
 	}
-	if (sm->n_sites == sm->cap_sites) {
-		size_t nc = sm->cap_sites ? sm->cap_sites * 2 : 256;
-		struct site *p = realloc(sm->sites, nc * sizeof(*p));
-
-		if (!p) {
-			free(key);
-			return -ENOMEM;
-		}
-		sm->sites = p;
-		sm->cap_sites = nc;
+	if (ALLOC_GROW(sm->sites, sm->n_sites + 1, sm->cap_sites, 256)) {
+		free(key);
+		return -ENOMEM;
 	}
 	s = &sm->sites[sm->n_sites];
 	memset(s, 0, sizeof(*s));

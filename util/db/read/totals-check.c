@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/heap-key.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/saturate.h"
@@ -43,21 +45,13 @@ static struct check_key *check_key(struct check *c, int64_t addr, int64_t stack_
 				   int64_t kind, bool heap)
 {
 	struct check_key k = { addr, stack_id, pid, kind, heap, { 0 }, { 0 } };
-	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64(((uint64_t)pid * 8 + (uint64_t)kind) * 2 +
-							 heap))) | 1;
+	/* a CPU key and a heap key of one tuple: told apart by check_eq() */
+	uint64_t h = heap_key__hash(addr, stack_id, pid, kind);
 	uint64_t idx = c->n;
 	bool fresh;
 
-	if (c->n == c->cap) {
-		size_t cap = c->cap ? 2 * c->cap : 1024;
-		struct check_key *v = realloc(c->v, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		c->v = v;
-		c->cap = cap;
-	}
+	if (ALLOC_GROW(c->v, c->n + 1, c->cap, 1024))
+		return NULL;
 	if (hashmap__intern(&c->index, h, check_eq, &k, c, &idx, &fresh))
 		return NULL;
 	if (fresh)

@@ -5,6 +5,7 @@
  * one only where two keys of a group meet in it and leave the peak open.
  */
 #include "util/db/read/totals.h"
+#include "util/array.h"
 #include "util/db/read/totals-priv.h"
 
 #include <errno.h>
@@ -118,16 +119,9 @@ static void raw_row(void *ctx, const struct totals_row *r)
 		return;
 	if (!k->slot && w->counted)
 		w->counted(w->ctx, r, g);
-	if (k->n_raw == k->cap_raw) {
-		size_t cap = k->cap_raw ? 2 * k->cap_raw : 4096;
-		struct raw_row *v = realloc(k->raw, cap * sizeof(*v));
-
-		if (!v) {
-			k->no_memory = true;
-			return;
-		}
-		k->raw = v;
-		k->cap_raw = cap;
+	if (ALLOC_GROW(k->raw, k->n_raw + 1, k->cap_raw, 4096)) {
+		k->no_memory = true;
+		return;
 	}
 	x = &k->raw[k->n_raw];
 	x->checkpoint = r->checkpoint;
@@ -216,15 +210,8 @@ static int walk_raw(struct walk *k, const struct totals_piece *p)
 static int queue(struct walk *k, const struct totals_piece *p, int g, int64_t start,
 		 int64_t ub)
 {
-	if (k->nq == k->capq) {
-		size_t cap = k->capq ? 2 * k->capq : 64;
-		struct refine *v = realloc(k->q, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		k->q = v;
-		k->capq = cap;
-	}
+	if (ALLOC_GROW(k->q, k->nq + 1, k->capq, 64))
+		return -ENOMEM;
 	k->q[k->nq++] = (struct refine){ *p, g, start, ub };
 	return 0;
 }

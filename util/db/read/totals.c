@@ -6,6 +6,7 @@
  * of info --check totals-check.c's.
  */
 #include "util/db/read/totals.h"
+#include "util/array.h"
 #include "util/db/read/totals-priv.h"
 
 #include <errno.h>
@@ -274,15 +275,8 @@ static int push(struct pieces *p, int level, int64_t block, int64_t first, int64
 		p->v[p->n - 1].last = last;	/* raw next to raw: one piece */
 		return 0;
 	}
-	if (p->n == p->cap) {
-		size_t cap = p->cap ? 2 * p->cap : 16;
-		struct totals_piece *v = realloc(p->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		p->v = v;
-		p->cap = cap;
-	}
+	if (ALLOC_GROW(p->v, p->n + 1, p->cap, 16))
+		return -ENOMEM;
 	p->v[p->n++] = (struct totals_piece){ level, block, first, last };
 	return 0;
 }

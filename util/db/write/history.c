@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/stmt.h"
 #include "util/error.h"
@@ -334,15 +335,8 @@ int history_writer__free(struct history_writer *w, uint64_t time_ns, uint64_t ad
 		w->v[where >> 1].freed = true;
 		return 0;
 	}
-	if (w->n_fr == w->cap_fr) {
-		size_t cap = w->cap_fr ? 2 * w->cap_fr : 1024;
-		struct freed_row *v = realloc(w->fr, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		w->fr = v;
-		w->cap_fr = cap;
-	}
+	if (ALLOC_GROW(w->fr, w->n_fr + 1, w->cap_fr, 1024))
+		return -ENOMEM;
 	w->fr[w->n_fr++] = (struct freed_row){ (int64_t)(where >> 1), time_ns };
 	return 0;
 }

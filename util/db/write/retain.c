@@ -9,7 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/heap-key.h"
 #include "util/db/stmt.h"
 #include "util/db/write/series.h"
 #include "util/db/write/stacks.h"
@@ -179,20 +181,12 @@ static struct key_peak *key_of(struct retain *r, int64_t addr, int64_t stack_id,
 			       int64_t kind)
 {
 	int64_t k[4] = { addr, stack_id, pid, kind };
-	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
+	uint64_t h = heap_key__hash(addr, stack_id, pid, kind);
 	uint64_t idx = r->n_keys;
 	bool fresh;
 
-	if (r->n_keys == r->cap_keys) {
-		size_t cap = r->cap_keys ? 2 * r->cap_keys : 1024;
-		struct key_peak *v = realloc(r->keys, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		r->keys = v;
-		r->cap_keys = cap;
-	}
+	if (ALLOC_GROW(r->keys, r->n_keys + 1, r->cap_keys, 1024))
+		return NULL;
 	if (hashmap__intern(&r->key_index, h, key_eq, k, r, &idx, &fresh))
 		return NULL;
 	if (fresh)
@@ -206,8 +200,7 @@ static struct key_peak *key_find(struct retain *r, int64_t addr, int64_t stack_i
 				 int64_t kind)
 {
 	int64_t k[4] = { addr, stack_id, pid, kind };
-	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
+	uint64_t h = heap_key__hash(addr, stack_id, pid, kind);
 	uint64_t idx;
 
 	if (!hashmap__lookup(&r->key_index, h, key_eq, k, r, &idx))

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/heap-key.h"
 #include "util/db/stmt.h"
 #include "util/db/rows.h"
 #include "util/db/totals.h"
@@ -295,16 +297,7 @@ int series_writer__new(struct db *db, uint64_t age_ms, struct series_writer **ou
 /* Room for n more bytes in b. */
 static int reserve(struct buf *b, size_t n)
 {
-	while (b->cap - b->n < n) {
-		size_t cap = b->cap ? 2 * b->cap : 65536;
-		unsigned char *p = realloc(b->p, cap);
-
-		if (!p)
-			return -ENOMEM;
-		b->p = p;
-		b->cap = cap;
-	}
-	return 0;
+	return ALLOC_GROW(b->p, b->n + n, b->cap, 65536);
 }
 
 static int put_bytes(struct buf *b, const struct buf *from)
@@ -513,15 +506,8 @@ static int sw_pack(struct series_writer *sw, bool heap, int64_t b)
 
 static int sw_push(struct series_writer *sw, struct ev **e)
 {
-	if (sw->n_ev == sw->cap_ev) {
-		size_t cap = sw->cap_ev ? 2 * sw->cap_ev : 4096;
-		struct ev *v = realloc(sw->ev, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		sw->ev = v;
-		sw->cap_ev = cap;
-	}
+	if (ALLOC_GROW(sw->ev, sw->n_ev + 1, sw->cap_ev, 4096))
+		return -ENOMEM;
 	*e = &sw->ev[sw->n_ev];
 	memset(*e, 0, sizeof(**e));
 	(*e)->seq = sw->n_ev++;
@@ -595,16 +581,9 @@ static int sw_job_load(struct series_writer *sw, struct sw_job *j, int64_t b)
 	if (sqlite3_bind_int64(st, 1, b))
 		return stmt_table__err(&sw->sts, SW_ADDRS);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (j->n == j->cap) {
-			size_t cap = j->cap ? 2 * j->cap : 1024;
-			int64_t *a = realloc(j->addrs, cap * sizeof(*a));
-
-			if (!a) {
-				sqlite3_reset(st);
-				return -ENOMEM;
-			}
-			j->addrs = a;
-			j->cap = cap;
+		if (ALLOC_GROW(j->addrs, j->n + 1, j->cap, 1024)) {
+			sqlite3_reset(st);
+			return -ENOMEM;
 		}
 		j->addrs[j->n++] = sqlite3_column_int64(st, 0);
 	}
@@ -742,20 +721,12 @@ static struct stage_key *stage_key(struct stage *g, int64_t addr, int64_t stack_
 				   int64_t kind)
 {
 	int64_t k[4] = { addr, stack_id, pid, kind };
-	uint64_t h = hashmap__hash_u64((uint64_t)addr ^ hashmap__hash_u64((uint64_t)stack_id ^
-				       hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
+	uint64_t h = heap_key__hash(addr, stack_id, pid, kind);
 	uint64_t idx = g->n;
 	bool fresh;
 
-	if (g->n == g->cap) {
-		size_t cap = g->cap ? 2 * g->cap : 1024;
-		struct stage_key *v = realloc(g->keys, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		g->keys = v;
-		g->cap = cap;
-	}
+	if (ALLOC_GROW(g->keys, g->n + 1, g->cap, 1024))
+		return NULL;
 	if (hashmap__intern(&g->index, h, stage_key_eq, k, g, &idx, &fresh))
 		return NULL;
 	if (fresh)

@@ -10,7 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/heap-key.h"
 #include "util/db/stmt.h"
 #include "util/db/rows.h"
 #include "util/error.h"
@@ -177,28 +179,15 @@ static bool cpu_key_eq(uint64_t val, const void *key, const void *ctx)
 	return tw->cpu[val].addr == k[0] && tw->cpu[val].pid == k[1];
 }
 
-static uint64_t key_hash(int64_t a, int64_t b, int64_t c)
-{
-	return hashmap__hash_u64((uint64_t)a ^ hashmap__hash_u64((uint64_t)b ^
-				 hashmap__hash_u64((uint64_t)c))) | 1;
-}
-
 static int tw_add_cpu(struct totals_writer *tw, int64_t addr, int64_t pid, int64_t count)
 {
 	int64_t key[2] = { addr, pid };
 	uint64_t idx = tw->n_cpu;
 	bool fresh;
 
-	if (tw->n_cpu == tw->cap_cpu) {
-		size_t cap = tw->cap_cpu ? 2 * tw->cap_cpu : 256;
-		struct cpu_ent *v = realloc(tw->cpu, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		tw->cpu = v;
-		tw->cap_cpu = cap;
-	}
-	if (hashmap__intern(&tw->cpu_index, key_hash(addr, pid, 0), cpu_key_eq, key, tw, &idx,
+	if (ALLOC_GROW(tw->cpu, tw->n_cpu + 1, tw->cap_cpu, 256))
+		return -ENOMEM;
+	if (hashmap__intern(&tw->cpu_index, heap_key__hash(addr, -1, pid, 0), cpu_key_eq, key, tw, &idx,
 			    &fresh))
 		return -ENOMEM;
 	if (fresh)
@@ -216,16 +205,9 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 	struct heap_ent *e;
 	bool fresh;
 
-	if (tw->n_heap == tw->cap_heap) {
-		size_t cap = tw->cap_heap ? 2 * tw->cap_heap : 256;
-		struct heap_ent *v = realloc(tw->heap, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		tw->heap = v;
-		tw->cap_heap = cap;
-	}
-	if (hashmap__intern(&tw->heap_index, key_hash(addr, stack_id, pid * 8 + kind), heap_key_eq,
+	if (ALLOC_GROW(tw->heap, tw->n_heap + 1, tw->cap_heap, 256))
+		return -ENOMEM;
+	if (hashmap__intern(&tw->heap_index, heap_key__hash(addr, stack_id, pid, kind), heap_key_eq,
 			    key, tw,
 			    &idx, &fresh))
 		return -ENOMEM;
@@ -249,15 +231,8 @@ static int tw_add_heap(struct totals_writer *tw, int64_t id, int64_t addr, int64
 		e->temp_count = (e->temp_count < 0 ? 0 : e->temp_count) + tc;
 	e->net += ab - fb;
 	if (e->touched != id) {
-		if (tw->n_touched == tw->cap_touched) {
-			size_t cap = tw->cap_touched ? 2 * tw->cap_touched : 256;
-			size_t *v = realloc(tw->touched, cap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			tw->touched = v;
-			tw->cap_touched = cap;
-		}
+		if (ALLOC_GROW(tw->touched, tw->n_touched + 1, tw->cap_touched, 256))
+			return -ENOMEM;
 		tw->touched[tw->n_touched++] = idx;
 		e->touched = id;
 	}
