@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "util/array.h"
+#include "util/infile.h"
 
 #define SOURCE_MAX (64u << 20)
 
@@ -113,16 +114,11 @@ int source__read(const char *path, struct source **out)
 	int fd, err = 0;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = infile__open(path, 0, &st);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	} else if ((uint64_t)st.st_size > SOURCE_MAX) {
+		return fd;
+	if ((uint64_t)st.st_size > SOURCE_MAX)
 		err = -EFBIG;
-	}
 	s = err ? NULL : calloc(1, sizeof(*s));
 	if (!err && (!s || !(s->text = malloc(st.st_size + 1))))
 		err = -ENOMEM;

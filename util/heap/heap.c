@@ -23,6 +23,7 @@
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
+#include "util/infile.h"
 #include "util/record/maps.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
@@ -180,9 +181,9 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 		h->code_path = strdup(mp->path);
 		/* the target's view of its files first (containers) */
 		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid, mp->path);
-		h->code_fd = open(rooted, O_RDONLY | O_CLOEXEC);
+		h->code_fd = infile__open(rooted, 0, NULL);
 		if (h->code_fd < 0)
-			h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+			h->code_fd = infile__open(mp->path, 0, NULL);
 		if (!h->code_path || h->code_fd < 0) {
 			if (h->code_fd >= 0)
 				close(h->code_fd);

@@ -32,6 +32,7 @@
 
 #include "preload/heap-region.h"
 #include "util/array.h"
+#include "util/infile.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/symbols/filepages.h"
@@ -659,7 +660,8 @@ static const char *resolver__jit_name(struct resolver *r, uint64_t addr)
 	if (stat(r->perf_map_path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	if (st.st_size != r->perf_map_size) {
-		FILE *f = fopen(r->perf_map_path, "re");
+		/* in /tmp: anyone may have put a link or a FIFO there since */
+		FILE *f = infile__fopen(r->perf_map_path, INFILE_NOFOLLOW, &st);
 
 		symtab__delete(r->perf_map);
 		r->perf_map = f ? symtab__from_text(f, SYMTAB_PERF_MAP) : NULL;
