@@ -120,7 +120,7 @@ $(OUT)/%.skel.h: $(OUT)/%.bpf.o
 PRELOAD_CFLAGS := -O2 -flto -fPIC -fvisibility=hidden -fno-omit-frame-pointer -fno-plt \
 		  -std=gnu11 -Wall -Wextra -Wno-unused-parameter -D_GNU_SOURCE -I.
 
-$(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+$(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h) util/symbols/x86-prologue.h
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -shared -Wl,-z,now -Wl,-z,defs -Wl,-soname,librsprof-heap.so \
@@ -128,7 +128,7 @@ $(PRELOAD_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
 
 # The same with UBSan (it cannot run under ASan, whose allocator it would
 # replace): tests/t1524 runs its stress test with it (RSPROF_HEAP_TRACKER).
-$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h)
+$(PRELOAD_UBSAN_SO): $(PRELOAD_SRC) $(wildcard preload/*.h) util/symbols/x86-prologue.h
 	$(call msg,LD,$@)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(PRELOAD_CFLAGS) -fsanitize=undefined -fno-sanitize-recover=all -shared \
