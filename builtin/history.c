@@ -1,5 +1,5 @@
 /*
- * rsprof history: who owned an address, and when (SPEC §8, seed 001). In a
+ * rsprof history: who owned an address, and when. In a
  * profile with an allocation history, the first N allocations at or after
  * (--before: at or before) a moment that overlap an address range, each
  * with its site, size, the time it was made and the time it was freed;

@@ -1,7 +1,7 @@
 /*
  * rsprof query: run one SQL statement of the user's on a profile and print
  * the result as a table, CSV or JSON. The profile is opened read-only and
- * a statement that would write is refused before it runs (util/db/user.h),
+ * a statement that would write is refused before it runs (util/db/read/user.h),
  * so the file stays byte-identical. SQL `-` reads the statement from stdin.
  * Rows are printed as they come (a table's widths are taken from its first
  * rows), so a result of any size needs no more memory than a few rows;

@@ -244,7 +244,7 @@ static void print_header(const struct report *rp)
 		if (s->heap_sample > 1)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
 		putchar('\n');
-		/* never silent (issue 3): what the tracker could not count */
+		/* never silent: what the tracker could not count */
 		if (s->heap_dropped)
 			printf("# heap:     %s event%s dropped (tracker's map full)\n",
 			       format__count(s->heap_dropped, a, sizeof(a)),
@@ -278,7 +278,7 @@ static void print_header(const struct report *rp)
 			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
-	/* issue 9: what the tracked heap is of the process's memory */
+	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
 		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",
 		       format__bytes(s->live_bytes, a, sizeof(a)),
@@ -297,7 +297,7 @@ static void print_header(const struct report *rp)
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
-	/* what CPU% is a share of (issue 10): perf's meaning unless --user-only */
+	/* what CPU% is a share of: perf's meaning unless --user-only */
 	if (rp->show_cpu) {
 		const char *scope = rp->cpu_scope;
 
@@ -497,7 +497,7 @@ static int print_json(const struct report *rp)
 
 /*
  * One site holds most of the heap and many lines reach it: likely an
- * allocation wrapper nobody named (issue 9). On stderr, after the table.
+ * allocation wrapper nobody named. On stderr, after the table.
  */
 static void print_hint(const struct heap_hint *h)
 {

@@ -1,5 +1,5 @@
 /*
- * rsprof top: the live view of the hottest lines (SPEC §2, §7, issue 5).
+ * rsprof top: the live view of the hottest lines.
  *
  * With a target (-p PID, -P NAME or -- CMD) it records exactly as `record`
  * does, same options and same file, in a sampler thread that owns the

@@ -6,7 +6,7 @@
 #include <sys/types.h>
 
 /*
- * The one way rsprof creates a file it writes (SPEC §9): the profile and
+ * The one way rsprof creates a file it writes: the profile and
  * its -wal/-shm, `timeline --svg`, anything given with -o.
  *
  * OUTFILE_NEW: the file must not exist: open(O_CREAT | O_EXCL | O_NOFOLLOW),

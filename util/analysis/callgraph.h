@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_CALLGRAPH_H
-#define RSPROF_UTIL_DB_CALLGRAPH_H
+#ifndef RSPROF_UTIL_ANALYSIS_CALLGRAPH_H
+#define RSPROF_UTIL_ANALYSIS_CALLGRAPH_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -477,7 +477,7 @@ static long group_at(const struct diff_ctx *c, const long *g, size_t n, int line
  * shift, every line of A whose line + d has B data moved there, including
  * lines that have numbers on both sides under one line number: a hot line
  * moved onto the line where A had a few stray samples is the hot line, not
- * the stray one (issue 12). 0 when the function has no such shift.
+ * the stray one. 0 when the function has no such shift.
  */
 static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t n)
 {

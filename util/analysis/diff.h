@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_DIFF_H
-#define RSPROF_UTIL_DB_DIFF_H
+#ifndef RSPROF_UTIL_ANALYSIS_DIFF_H
+#define RSPROF_UTIL_ANALYSIS_DIFF_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_TIMELINE_H
-#define RSPROF_UTIL_DB_TIMELINE_H
+#ifndef RSPROF_UTIL_ANALYSIS_TIMELINE_H
+#define RSPROF_UTIL_ANALYSIS_TIMELINE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -258,7 +258,7 @@ int db__create(const char *path, bool append, struct db **out)
 	}
 	sqlite3_busy_timeout(db->sq, 5000);
 	sqlite3_db_config(db->sq, SQLITE_DBCONFIG_DEFENSIVE, 1, (int *)NULL);
-	/* seed 000 §7.4.1 */
+	/* WAL: readers follow the file while it is written, never blocking the writer */
 	if (!err)
 		err = db__exec(db, "set journal mode", "PRAGMA journal_mode = WAL");
 	if (!err)
@@ -276,7 +276,7 @@ int db__create(const char *path, bool append, struct db **out)
 		err = db__exec(db, "set cache size", "PRAGMA cache_size = -8192");
 	if (!err)
 		err = db__exec(db, "set wal checkpoint", "PRAGMA wal_autocheckpoint = 8192");
-	/* a version-3 file of before heap_events.temp_count or kind (issues 14, 9):
+	/* a version-3 file of before heap_events.temp_count or kind:
 	 * the columns, as new files have them (old rows: NULL, 0) */
 	if (!err)
 		db_features(db);

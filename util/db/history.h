@@ -6,7 +6,7 @@
 #include <stdint.h>
 
 /*
- * The allocation history (SPEC §8, seed 001): every allocation of a
+ * The allocation history: every allocation of a
  * recording made with --alloc-history, with its address, size, site,
  * stack, the time it was made and the time it was freed, laid out for the
  * "half-axis" query: the first N allocations at or after (or before) time

@@ -74,7 +74,8 @@ struct checkpoint {
 	size_t n_cpu;
 	const struct heap_count *heap;
 	size_t n_heap;
-	/* symbols not written before (lazy symbol insertion, seed 000 §7.4.3) */
+	/* the symbols rows of addresses no checkpoint had before: every addr a
+	 * row refers to has its symbols row, written with its first checkpoint */
 	const struct symbol *const *symbols;
 	size_t n_symbols;
 	const struct stack_rec *stacks;	/* new stacks */

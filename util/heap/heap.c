@@ -1,5 +1,5 @@
 /*
- * Heap tracking, what both backends share (issue 8): once per checkpoint,
+ * Heap tracking, what both backends share: once per checkpoint,
  * the backend's running counters per call stack become deltas attributed
  * to the user's line (util/heap/attrib.c). A stack seen for the first time
  * is read from the backend, resolved, given its site and queued for the

@@ -106,7 +106,7 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 }
 
 /*
- * What a heap row's memory is (issue 9): "heap" (the malloc family),
+ * What a heap row's memory is: "heap" (the malloc family),
  * "mmap" (anonymous mappings), "heap+mmap"; NULL for a CPU row or a row
  * that only freed.
  */

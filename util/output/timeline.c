@@ -249,7 +249,7 @@ int timeline_view__chart(FILE *f, const char *file, const struct timeline *tl,
 			err = sparkline_rate(f, &st, "CPU samples per interval", tw, tl, tl->cpu,
 					     CHART_COUNT);
 	}
-	/* issue 9: the memory the tracked heap is part of */
+	/* the memory the tracked heap is part of: the process's resident memory */
 	if (!err && tl->has_rss) {
 		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
 		double *rss = rss_filled(tl);

@@ -30,7 +30,7 @@
 #include "util/record/sampler.h"
 #include "util/record/target.h"
 
-#define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
+#define DRAIN_MS	10	/* the rings are drained on a ~10 ms loop */
 #define RESCAN_MS	100	/* --no-inherit: new threads sampled within 0.1 s */
 #define TICK_MS		250
 #define ALIVE_MS	50
@@ -82,7 +82,7 @@ static uint64_t ms_since(const struct timespec *t0)
 /*
  * -g walks the frame-pointer chain: say once, when the program that got
  * the samples (not a wrapper around it) keeps none in its own code and its
- * CPU stacks will be short (issue 9).
+ * CPU stacks will be short.
  */
 static void check_frame_pointers(struct recorder *r, struct resolver *res, const char *exe)
 {

@@ -1,5 +1,5 @@
 /*
- * Address to inline chain through libdw (SPEC §4).
+ * Address to inline chain through libdw.
  *
  * A code address of an optimised program usually sits inside several
  * inlined functions: in Rust the innermost one is nearly always core's
@@ -303,7 +303,7 @@ static char *die_function_name(Dwarf_Die *die)
 /*
  * DWARF 5 directory entries may be relative to the compilation directory
  * (gcc 12: "tests/unit"), and libdw does not join them with it: we do, so
- * the profile holds full paths (SPEC §4) and display can shorten them.
+ * the profile holds full paths and display can shorten them.
  */
 static char *full_path(const char *file, const char *comp_dir)
 {

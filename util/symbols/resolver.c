@@ -1,5 +1,5 @@
 /*
- * Address to symbol for one target process (SPEC §4).
+ * Address to symbol for one target process.
  *
  * Every file-backed executable mapping (of /proc/PID/maps, or of the
  * mappings the recorder builds from perf's mmap2 records) is reported to
@@ -582,7 +582,7 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
-/* CPU time spent tracking the heap (issue 8): the tracker's code, the uprobe trampoline. */
+/* CPU time spent tracking the heap: the tracker's code, the uprobe trampoline. */
 #define RSPROF_HEAP_TRACKING "[rsprof heap tracking]"
 
 static bool is_heap_tracker(const char *path)

@@ -8,7 +8,7 @@
 #include "util/db/read/query.h"
 
 /*
- * Following a profile file while it is written (SPEC §7, seed 002 §3.4):
+ * Following a profile file while it is written:
  * a read-only connection of its own (WAL: the writer is never blocked),
  * polled by the live view. A poll costs one PRAGMA when nothing was
  * committed since the last one; the rankings are queried again only when
@@ -25,7 +25,7 @@ struct live_row {
 	double pct;
 	int64_t live_bytes, peak_bytes;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
-	unsigned int kinds;	/* heap: HEAP_KINDS_* (util/db/query.h) */
+	unsigned int kinds;	/* heap: HEAP_KINDS_* (util/db/read/query.h) */
 };
 
 struct live_table {

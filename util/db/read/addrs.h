@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_ADDRS_H
-#define RSPROF_UTIL_DB_ADDRS_H
+#ifndef RSPROF_UTIL_DB_READ_ADDRS_H
+#define RSPROF_UTIL_DB_READ_ADDRS_H
 
 #include <stdbool.h>
 #include <stdint.h>

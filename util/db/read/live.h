@@ -1,12 +1,12 @@
-#ifndef RSPROF_UTIL_DB_LIVE_H
-#define RSPROF_UTIL_DB_LIVE_H
+#ifndef RSPROF_UTIL_DB_READ_LIVE_H
+#define RSPROF_UTIL_DB_READ_LIVE_H
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 /*
- * The queries of the live view (`top`) that util/db/query.h has no use
+ * The queries of the live view (`top`) that util/db/read/query.h has no use
  * for: "did the file change?", asked every 100 ms, and the per-checkpoint
  * series of one location for the row detail. Statements are prepared once
  * (SQLITE_PREPARE_PERSISTENT) on the reader's connection and reused.

@@ -146,7 +146,7 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const c
 }
 
 /*
- * The hint (issue 9): the top group holds at least half of the live heap
+ * The hint: the top group holds at least half of the live heap
  * and its stacks were called from at least HINT_CALLERS distinct lines.
  */
 #define HINT_MIN_PCT	50.0

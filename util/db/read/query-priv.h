@@ -1,8 +1,8 @@
-#ifndef RSPROF_UTIL_DB_QUERY_PRIV_H
-#define RSPROF_UTIL_DB_QUERY_PRIV_H
+#ifndef RSPROF_UTIL_DB_READ_QUERY_PRIV_H
+#define RSPROF_UTIL_DB_READ_QUERY_PRIV_H
 
 /*
- * Inside the read queries (util/db-query*.c, util/db/summary.c): the
+ * Inside the read queries (util/db/read/query*.c, summary.c, site-sums.c): the
  * symbols table grouped at the filter's level, and the helpers the CPU,
  * heap, stack and summary queries share. Not for other files.
  */
@@ -137,7 +137,7 @@ void chains_free(struct chains *c, int n_syms);
 
 /*
  * Heap sites re-attributed from the stored stacks past allocation wrappers
- * (util/db/query-reattrib.c): per heap stack id, the index + 1 in q->syms
+ * (util/db/read/query-reattrib.c): per heap stack id, the index + 1 in q->syms
  * of its site when a wrapper moved it, and a hash of the line that called
  * the site (file, line, function).
  */

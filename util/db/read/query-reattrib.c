@@ -1,5 +1,5 @@
 /*
- * Heap sites from the stored stacks (issue 9): the readers apply the site
+ * Heap sites from the stored stacks: the readers apply the site
  * rule (util/heap/attrib.c) again to each heap stack of the file, with the
  * built-in allocation wrappers, the recording's meta.heap_alloc_fn and the
  * reader's own (report --alloc-fn). Where a wrapper is in the way, the

@@ -1,9 +1,9 @@
 /*
- * The shared part of the read queries (seed 000 §7.5, extended): the
- * symbols table loaded once and grouped (line, function, file, module),
- * ranked rows handed to the caller, and the scan that feeds table rows to C.
- * The CPU, heap, stack and summary queries are in db-query-cpu.c,
- * db-query-heap.c, db-query-stacks.c and db-summary.c.
+ * The shared part of the read queries: the symbols table loaded once and
+ * grouped (line, function, file, module), ranked rows handed to the
+ * caller, and the scan that feeds table rows to C. The CPU, heap, stack
+ * and summary queries are in query-cpu.c, query-heap.c, query-stacks.c
+ * and summary.c.
  *
  * The ranking aggregates in C rather than with GROUP BY: one sequential scan
  * of cpu_samples or heap_events feeds per-address counters, addresses map

@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_QUERY_H
-#define RSPROF_UTIL_DB_QUERY_H
+#ifndef RSPROF_UTIL_DB_READ_QUERY_H
+#define RSPROF_UTIL_DB_READ_QUERY_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -105,7 +105,7 @@ int db_query_heap(struct db *db, const struct query_filter *f, int64_t *total_li
 /*
  * When one site holds most of the live heap and is reached from many
  * lines, it may be an allocation wrapper that nobody named: report says
- * so (issue 9). Filled by db_query_heap_hint().
+ * so. Filled by db_query_heap_hint().
  */
 struct heap_hint {
 	bool suspect;		/* the rest is set only when true */
@@ -134,7 +134,7 @@ int db_query_heap_moved(struct db *db, const char *const *alloc_fn, heap_moved_c
 			void *ctx);
 
 /*
- * Call stacks with a weight, for flame graphs and pprof (SPEC §8): CPU
+ * Call stacks with a weight, for flame graphs and pprof: CPU
  * samples per stack of a `record -g` profile (table cpu_stacks), or live heap
  * bytes per allocation stack (heap_events.stack_id). Without stacks in the
  * file, each sampled address is a stack of one frame. The filter's window,

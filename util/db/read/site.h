@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_SITE_H
-#define RSPROF_UTIL_DB_SITE_H
+#ifndef RSPROF_UTIL_DB_READ_SITE_H
+#define RSPROF_UTIL_DB_READ_SITE_H
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -32,7 +32,7 @@ enum tr_stmt {
 
 /*
  * The rows reach C through an SQL function evaluated in the WHERE clause
- * of a query that returns nothing (as the scans of util/db/query.c do):
+ * of a query that returns nothing (as the scans of util/db/read/query.c do):
  * no sqlite3_step()/sqlite3_column_*() per row. The reader's handle is
  * bound to ?3 (sqlite3_bind_pointer), not the function's user data, so
  * that handles open at once on one connection do not take each other's

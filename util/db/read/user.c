@@ -222,7 +222,7 @@ int db_user__run(struct db *db, const char *sql, long limit, const struct user_c
 		return -RSPROF_EDB;
 	}
 
-	/* the user's own SQL may use views (off for the other readers, util/db/db.c) */
+	/* the user's own SQL may use views (off for the other readers, util/db/open.c) */
 	sqlite3_db_config(conn, SQLITE_DBCONFIG_ENABLE_VIEW, 1, (int *)NULL);
 	sqlite3_set_authorizer(conn, authorize, &auth);
 	rc = sqlite3_prepare_v2(conn, sql, -1, &st, &tail);

@@ -1,11 +1,11 @@
-#ifndef RSPROF_UTIL_DB_USER_H
-#define RSPROF_UTIL_DB_USER_H
+#ifndef RSPROF_UTIL_DB_READ_USER_H
+#define RSPROF_UTIL_DB_READ_USER_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 /*
- * The user's own SQL on a profile (`rsprof query`, SPEC §9): the only place
+ * The user's own SQL on a profile (`rsprof query`): the only place
  * where SQL that rsprof did not write runs. It runs on the reader's
  * connection (opened SQLITE_OPEN_READONLY by db__open()), after
  * `PRAGMA query_only=1`, and with an authorizer that refuses every action

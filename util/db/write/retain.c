@@ -1,5 +1,5 @@
 /*
- * record --retain (util/db/retain.h): folding the checkpoints of a block of
+ * record --retain (util/db/write/retain.h): folding the checkpoints of a block of
  * the totals into one, in the writer's transaction.
  */
 #include "util/db/write/retain.h"

@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_RETAIN_H
-#define RSPROF_UTIL_DB_RETAIN_H
+#ifndef RSPROF_UTIL_DB_WRITE_RETAIN_H
+#define RSPROF_UTIL_DB_WRITE_RETAIN_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_ROWS_VTAB_H
-#define RSPROF_UTIL_DB_ROWS_VTAB_H
+#ifndef RSPROF_UTIL_DB_WRITE_ROWS_VTAB_H
+#define RSPROF_UTIL_DB_WRITE_ROWS_VTAB_H
 
 #include <stddef.h>
 #include <stdint.h>

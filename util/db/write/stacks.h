@@ -1,5 +1,5 @@
-#ifndef RSPROF_UTIL_DB_STACKS_H
-#define RSPROF_UTIL_DB_STACKS_H
+#ifndef RSPROF_UTIL_DB_WRITE_STACKS_H
+#define RSPROF_UTIL_DB_WRITE_STACKS_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -25,7 +25,7 @@ struct db;
  */
 int db_stacks__create(struct db *db);
 /*
- * record --retain (util/db/retain.h): the rows of checkpoints first..last
+ * record --retain (util/db/write/retain.h): the rows of checkpoints first..last
  * summed per stack into checkpoint last, in the writer's open transaction.
  * Nothing to do in a file without cpu_stacks.
  */

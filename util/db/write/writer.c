@@ -21,7 +21,7 @@
 #include "util/error.h"
 #include "util/symbols/symbol.h"
 
-/* The writer's statements, prepared once (SQLITE_PREPARE_PERSISTENT), seed 000 §7.4.2. */
+/* The writer's statements, prepared once (SQLITE_PREPARE_PERSISTENT): util/db/stmt.h. */
 enum db_stmt {
 	ST_CHECKPOINT,
 	ST_CPU,
@@ -46,7 +46,7 @@ static const struct stmt_def db_stmts[ST_MAX] = {
 		" heap_alloc_bytes, heap_free_bytes, heap_alloc_count, heap_free_count,"
 		" heap_live_bytes, rss_bytes, rss_anon_bytes)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)" },
-	/* a checkpoint's rows in one run each (util/db/rows-vtab.h) */
+	/* a checkpoint's rows in one run each (util/db/write/rows-vtab.h) */
 	[ST_CPU] = { "insert cpu samples",
 		"INSERT OR FAIL INTO cpu_samples (checkpoint_id, addr, count, pid)"
 		" SELECT ?1, c0, c1, c2 FROM rsprof_rows(?2)" },
