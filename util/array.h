@@ -63,4 +63,16 @@ static inline int array__grow(void **v, size_t *alloc, size_t nr, size_t elem, s
 	err_;										\
 })
 
+/* The same for two arrays that grow together, with one capacity. */
+#define ALLOC_GROW2(x, y, nr, alloc, first) ({						\
+	__typeof__(alloc) a1_ = (alloc), a2_ = (alloc);					\
+	int e2_ = ALLOC_GROW(x, nr, a1_, first);					\
+											\
+	if (!e2_)									\
+		e2_ = ALLOC_GROW(y, nr, a2_, first);					\
+	if (!e2_)									\
+		(alloc) = a1_;								\
+	e2_;										\
+})
+
 #endif

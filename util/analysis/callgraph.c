@@ -98,20 +98,8 @@ static int func_of(struct callgraph *cg, const char *name, int *fn)
 		return 0;
 	}
 	/* a new name: names and funcs grow together, same index */
-	if (cg->n_funcs == p->funcs_cap) {
-		int cap = p->funcs_cap ? 2 * p->funcs_cap : 64;
-		struct cg_func *v = realloc(cg->funcs, cap * sizeof(*v));
-		int *s;
-
-		if (!v)
-			return -ENOMEM;
-		cg->funcs = v;
-		s = realloc(p->stamp, cap * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		p->stamp = s;
-		p->funcs_cap = cap;
-	}
+	if (ALLOC_GROW2(cg->funcs, p->stamp, cg->n_funcs + 1, p->funcs_cap, 64))
+		return -ENOMEM;
 	memset(&cg->funcs[cg->n_funcs], 0, sizeof(cg->funcs[0]));
 	cg->funcs[cg->n_funcs].name = p->names.v[idx];
 	cg->funcs[cg->n_funcs].line = 0;

@@ -73,33 +73,18 @@ static int checkpoint_row(void *ctx, const struct checkpoint_row *r)
 	if (tl->n >= DB_MAX_ROWS)
 		return db__too_many_rows(c->db, "checkpoints");
 	if (tl->n == l->cap) {
-		size_t nc = l->cap ? l->cap * 2 : 256;
-		void *p[7];
+		/* seven arrays of one length: each grown from the same capacity */
+		size_t k[7] = { l->cap, l->cap, l->cap, l->cap, l->cap, l->cap, l->cap };
 
-		p[0] = realloc(tl->t_ms, nc * sizeof(*tl->t_ms));
-		if (p[0])
-			tl->t_ms = p[0];
-		p[1] = realloc(tl->live, nc * sizeof(double));
-		if (p[1])
-			tl->live = p[1];
-		p[2] = realloc(tl->alloc, nc * sizeof(double));
-		if (p[2])
-			tl->alloc = p[2];
-		p[3] = realloc(tl->freed, nc * sizeof(double));
-		if (p[3])
-			tl->freed = p[3];
-		p[4] = realloc(tl->cpu, nc * sizeof(double));
-		if (p[4])
-			tl->cpu = p[4];
-		p[5] = realloc(c->cp_ids, nc * sizeof(*c->cp_ids));
-		if (p[5])
-			c->cp_ids = p[5];
-		p[6] = realloc(tl->rss, nc * sizeof(double));
-		if (p[6])
-			tl->rss = p[6];
-		if (!p[0] || !p[1] || !p[2] || !p[3] || !p[4] || !p[5] || !p[6])
+		if (ALLOC_GROW(tl->t_ms, tl->n + 1, k[0], 256) ||
+		    ALLOC_GROW(tl->live, tl->n + 1, k[1], 256) ||
+		    ALLOC_GROW(tl->alloc, tl->n + 1, k[2], 256) ||
+		    ALLOC_GROW(tl->freed, tl->n + 1, k[3], 256) ||
+		    ALLOC_GROW(tl->cpu, tl->n + 1, k[4], 256) ||
+		    ALLOC_GROW(c->cp_ids, tl->n + 1, k[5], 256) ||
+		    ALLOC_GROW(tl->rss, tl->n + 1, k[6], 256))
 			return -ENOMEM;
-		l->cap = nc;
+		l->cap = k[0];
 	}
 	c->cp_ids[tl->n] = r->id;
 	tl->t_ms[tl->n] = r->t_ms;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/db/read/totals.h"
 #include "util/heap/alloc-fn.h"
@@ -155,20 +156,8 @@ static int push_frame(struct ra_build *b, int64_t addr)
 	const struct qsym *s = qctx_find(b->q, addr);
 	int si = s == &b->q->unknown ? -1 : (int)(s - b->q->syms);
 
-	if (b->n == b->cap) {
-		int cap = b->cap ? 2 * b->cap : 64;
-		const struct symbol **f = realloc(b->frames, cap * sizeof(*f));
-		int *v;
-
-		if (!f)
-			return -ENOMEM;
-		b->frames = f;
-		v = realloc(b->frame_si, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		b->frame_si = v;
-		b->cap = cap;
-	}
+	if (ALLOC_GROW2(b->frames, b->frame_si, b->n + 1, b->cap, 64))
+		return -ENOMEM;
 	b->frame_si[b->n] = si;
 	b->frames[b->n++] = sym_of(b, si);
 	return 0;

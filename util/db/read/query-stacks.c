@@ -56,20 +56,8 @@ static int stack_emit(struct stacks_ctx *x, const struct stack_weight *w, prof_s
 		while ((rc = sqlite3_step(x->frames)) == SQLITE_ROW) {
 			if (n >= DB_MAX_ROWS)
 				return db__too_many_rows(x->q->db, "stack_frames of one stack");
-			if (n == x->cap) {
-				int ncap = 2 * x->cap;
-				uint64_t *a = realloc(x->addrs, ncap * sizeof(*a));
-				struct prof_frame *p;
-
-				if (!a)
-					return -ENOMEM;
-				x->addrs = a;
-				p = realloc(x->pf, ncap * sizeof(*p));
-				if (!p)
-					return -ENOMEM;
-				x->pf = p;
-				x->cap = ncap;
-			}
+			if (ALLOC_GROW2(x->addrs, x->pf, n + 1, x->cap, 64))
+				return -ENOMEM;
 			x->addrs[n++] = (uint64_t)sqlite3_column_int64(x->frames, 0);
 		}
 		if (rc != SQLITE_DONE)

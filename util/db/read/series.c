@@ -78,23 +78,10 @@ struct rows {
 
 static int rows_push(struct rows *rs, const struct totals_row *r)
 {
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? 2 * rs->cap : 4096;
-		struct totals_row *v;
-		size_t *o;
-
-		if (cap > DB_MAX_ROWS)
-			return -E2BIG;
-		v = realloc(rs->v, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		rs->v = v;
-		o = realloc(rs->order, cap * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		rs->order = o;
-		rs->cap = cap;
-	}
+	if (rs->n >= DB_MAX_ROWS)
+		return -E2BIG;
+	if (ALLOC_GROW2(rs->v, rs->order, rs->n + 1, rs->cap, 4096))
+		return -ENOMEM;
 	rs->v[rs->n++] = *r;
 	return 0;
 }

@@ -128,20 +128,8 @@ static int add_addr(struct sitemap *sm, int64_t addr, long site)
 {
 	if (hashmap__get(&sm->by_addr, (uint64_t)addr, NULL))
 		return 0;	/* symbols.addr is a primary key: cannot happen */
-	if (sm->n_addrs == sm->cap_addrs) {
-		size_t nc = sm->cap_addrs ? sm->cap_addrs * 2 : 1024;
-		int64_t *a = realloc(sm->addrs, nc * sizeof(*a));
-		long *s;
-
-		if (!a)
-			return -ENOMEM;
-		sm->addrs = a;
-		s = realloc(sm->addr_site, nc * sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		sm->addr_site = s;
-		sm->cap_addrs = nc;
-	}
+	if (ALLOC_GROW2(sm->addrs, sm->addr_site, sm->n_addrs + 1, sm->cap_addrs, 1024))
+		return -ENOMEM;
 	if (hashmap__set(&sm->by_addr, (uint64_t)addr, (uint64_t)site))
 		return -ENOMEM;
 	sm->addrs[sm->n_addrs] = addr;

@@ -283,20 +283,8 @@ int history_writer__alloc(struct history_writer *w, uint64_t time_ns, uint64_t a
 		if (err)
 			return err;
 	}
-	if (w->n == w->cap) {
-		size_t cap = w->cap ? 2 * w->cap : 4096;
-		struct pending *v = realloc(w->v, cap * sizeof(*v));
-		uint32_t *o;
-
-		if (!v)
-			return -ENOMEM;
-		w->v = v;
-		o = realloc(w->order, cap * sizeof(*o));
-		if (!o)
-			return -ENOMEM;
-		w->order = o;
-		w->cap = cap;
-	}
+	if (ALLOC_GROW2(w->v, w->order, w->n + 1, w->cap, 4096))
+		return -ENOMEM;
 	if (time_ns < w->last_time) {
 		time_ns = w->last_time;
 		w->stats.reordered++;
