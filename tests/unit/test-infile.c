@@ -12,16 +12,7 @@
 #include "tap.h"
 
 static char dir[] = "/tmp/rsprof-test-infile.XXXXXX";
-
-static const char *tmp(const char *name)
-{
-	static char buf[4][256];
-	static int i;
-
-	i = (i + 1) % 4;
-	snprintf(buf[i], sizeof(buf[i]), "%s/%s", dir, name);
-	return buf[i];
-}
+static char map[300], fifo[300], link_[300], fifolink[300], none[300];
 
 int main(void)
 {
@@ -34,46 +25,51 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	f = fopen(tmp("map"), "w");
+	snprintf(map, sizeof(map), "%s/map", dir);
+	snprintf(fifo, sizeof(fifo), "%s/fifo", dir);
+	snprintf(link_, sizeof(link_), "%s/link", dir);
+	snprintf(fifolink, sizeof(fifolink), "%s/fifolink", dir);
+	snprintf(none, sizeof(none), "%s/none", dir);
+	f = fopen(map, "w");
 	if (f) {
 		fputs("1000 10 jit_fn\n", f);
 		fclose(f);
 	}
-	fd = infile__open(tmp("map"), INFILE_NOFOLLOW, &st);
+	fd = infile__open(map, INFILE_NOFOLLOW, &st);
 	ok(fd >= 0, "a regular file opens");
 	is_int((int)st.st_size, 15, "with its stat");
 	ok(fd >= 0 && !(fcntl(fd, F_GETFL) & O_NONBLOCK), "and blocking reads again");
 	if (fd >= 0)
 		close(fd);
-	f = infile__fopen(tmp("map"), 0, NULL);
+	f = infile__fopen(map, 0, NULL);
 	ok(f && fgets(line, sizeof(line), f), "as a stdio stream");
 	is_str(line, "1000 10 jit_fn\n", "which reads it");
 	if (f)
 		fclose(f);
 
 	/* a FIFO in its place: refused at once, not a reader blocked in open() */
-	ok(!mkfifo(tmp("fifo"), 0600), "mkfifo");
-	is_int(infile__open(tmp("fifo"), 0, NULL), -EINVAL, "a FIFO: -EINVAL, no block");
-	ok(!infile__fopen(tmp("fifo"), INFILE_NOFOLLOW, NULL) && errno == EINVAL,
+	ok(!mkfifo(fifo, 0600), "mkfifo");
+	is_int(infile__open(fifo, 0, NULL), -EINVAL, "a FIFO: -EINVAL, no block");
+	ok(!infile__fopen(fifo, INFILE_NOFOLLOW, NULL) && errno == EINVAL,
 	   "as a stream too");
 	is_int(infile__open(dir, 0, NULL), -EISDIR, "a directory: -EISDIR");
-	is_int(infile__open(tmp("none"), 0, NULL), -ENOENT, "a missing file: -ENOENT");
+	is_int(infile__open(none, 0, NULL), -ENOENT, "a missing file: -ENOENT");
 
 	/* a link planted in a shared directory */
-	ok(!symlink(tmp("map"), tmp("link")), "symlink");
-	is_int(infile__open(tmp("link"), INFILE_NOFOLLOW, NULL), -ELOOP,
+	ok(!symlink(map, link_), "symlink");
+	is_int(infile__open(link_, INFILE_NOFOLLOW, NULL), -ELOOP,
 	       "INFILE_NOFOLLOW: a link is refused (-ELOOP)");
-	fd = infile__open(tmp("link"), 0, NULL);
+	fd = infile__open(link_, 0, NULL);
 	ok(fd >= 0, "without it a link to a regular file opens");
 	if (fd >= 0)
 		close(fd);
-	ok(!symlink(tmp("fifo"), tmp("fifolink")), "symlink to the FIFO");
-	is_int(infile__open(tmp("fifolink"), 0, NULL), -EINVAL, "a link to a FIFO: -EINVAL");
+	ok(!symlink(fifo, fifolink), "symlink to the FIFO");
+	is_int(infile__open(fifolink, 0, NULL), -EINVAL, "a link to a FIFO: -EINVAL");
 
-	unlink(tmp("map"));
-	unlink(tmp("fifo"));
-	unlink(tmp("link"));
-	unlink(tmp("fifolink"));
+	unlink(map);
+	unlink(fifo);
+	unlink(link_);
+	unlink(fifolink);
 	rmdir(dir);
 	return done_testing();
 }

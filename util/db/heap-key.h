@@ -18,4 +18,23 @@ static inline uint64_t heap_key__hash(int64_t addr, int64_t stack_id, int64_t pi
 				 hashmap__hash_u64((uint64_t)pid * 8 + (uint64_t)kind))) | 1;
 }
 
+/* The order of heap keys: addr, then stack_id, pid and kind. -1, 0 or 1. */
+static inline int heap_key__cmp(int64_t a_addr, int64_t a_stack, int64_t a_pid, int64_t a_kind,
+				int64_t b_addr, int64_t b_stack, int64_t b_pid, int64_t b_kind)
+{
+	if (a_addr != b_addr)
+		return a_addr < b_addr ? -1 : 1;
+	if (a_stack != b_stack)
+		return a_stack < b_stack ? -1 : 1;
+	if (a_pid != b_pid)
+		return a_pid < b_pid ? -1 : 1;
+	if (a_kind != b_kind)
+		return a_kind < b_kind ? -1 : 1;
+	return 0;
+}
+
+/* heap_key__cmp() of two structs with the fields addr, stack_id, pid and kind. */
+#define HEAP_KEY_CMP(a, b) heap_key__cmp((a)->addr, (a)->stack_id, (a)->pid, (a)->kind, \
+					 (b)->addr, (b)->stack_id, (b)->pid, (b)->kind)
+
 #endif

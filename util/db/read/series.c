@@ -12,6 +12,7 @@
 
 #include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/heap-key.h"
 #include "util/db/read/totals.h"
 #include "util/error.h"
 #include "util/hashmap.h"
@@ -335,13 +336,7 @@ static int cmp_ks(const void *pa, const void *pb)
 {
 	const struct ksum *a = pa, *b = pb;
 
-#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
-	CMP(addr);
-	CMP(stack_id);
-	CMP(pid);
-	CMP(kind);
-#undef CMP
-	return 0;
+	return HEAP_KEY_CMP(a, b);
 }
 
 /* Sort by key and add up the rows of one key. */

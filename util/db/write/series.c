@@ -331,22 +331,18 @@ static int put_z(struct buf *b, int64_t v)
 static int cmp_ev(const void *pa, const void *pb)
 {
 	const struct ev *a = pa, *b = pb;
+	int c = HEAP_KEY_CMP(a, b);
 
-#define CMP(f) if (a->f != b->f) return a->f < b->f ? -1 : 1
-	CMP(addr);
-	CMP(stack_id);
-	CMP(pid);
-	CMP(kind);
-	CMP(off);
-	CMP(seq);
-#undef CMP
-	return 0;
+	if (c)
+		return c;
+	if (a->off != b->off)
+		return a->off < b->off ? -1 : 1;
+	return (a->seq > b->seq) - (a->seq < b->seq);
 }
 
 static bool same_key(const struct ev *a, const struct ev *b)
 {
-	return a->addr == b->addr && a->stack_id == b->stack_id && a->pid == b->pid &&
-	       a->kind == b->kind;
+	return !HEAP_KEY_CMP(a, b);
 }
 
 /* The rows of one key (ev[i..j)) into b. */
