@@ -71,6 +71,7 @@
 #include <libunwind.h>
 
 #include "preload/tracker.h"
+#include "util/symbols/x86-prologue.h"
 #include "util/unwind/cfi.h"
 
 /* --- the modules and whether they keep frame pointers -------------------- */
@@ -292,38 +293,13 @@ static struct module *mod_of(uintptr_t ip)
 }
 
 /*
- * The function at f sets up a frame pointer: push %rbp, then mov %rsp,%rbp
- * with nothing pushed and no stack space taken between them. Not always at
- * its first bytes: gcc -O2 schedules other instructions before and between
- * the two (Redis's zmalloc_usable begins with a movabs, _sdsnewlen has a
- * lea between them), so both are looked for in its first FP_WINDOW bytes
- * (never past end, the module's code). Code built without frame pointers
- * may use %rbp as any register, even `mov %rsp,%rbp` to point at a buffer
- * on its stack, but after pushing other registers or `sub $N,%rsp`: a byte
- * 0x50-0x57 (a push) or 48 83/81 ec (sub from %rsp) after the push rules a
- * candidate out. Bytes are not instructions, so an operand may rule a real
- * prologue out too: that function is then unwound through the CFI, which
- * is slower, never wrong.
+ * The function at f sets up a frame pointer (push %rbp, then mov
+ * %rsp,%rbp in its first bytes: util/symbols/x86-prologue.h), reading
+ * never past end, the module's code.
  */
-#define FP_WINDOW	32
 static bool fp_prologue(const uint8_t *f, uintptr_t end)
 {
-	static const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
-	size_t n = end - (uintptr_t)f < FP_WINDOW ? end - (uintptr_t)f : FP_WINDOW;
-
-	for (size_t i = 0; i + 1 + sizeof(mov) <= n; i++) {
-		if (f[i] != 0x55)
-			continue;
-		for (size_t j = i + 1; j + sizeof(mov) <= n; j++) {
-			if (!memcmp(f + j, mov, sizeof(mov)))
-				return true;
-			if ((f[j] >= 0x50 && f[j] <= 0x57) ||
-			    (f[j] == 0x48 && (f[j + 1] == 0x83 || f[j + 1] == 0x81) &&
-			     f[j + 2] == 0xec))
-				break;
-		}
-	}
-	return false;
+	return x86__fp_prologue(f, end - (uintptr_t)f) == 1;
 }
 
 /*

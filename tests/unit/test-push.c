@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/push/item.h"
 #include "util/push/otlp.h"
 #include "util/push/proto/otlp-profiles.pb-c.h"

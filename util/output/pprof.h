@@ -6,7 +6,7 @@
 
 /*
  * A profile in pprof's format (github.com/google/pprof proto/profile.proto),
- * gzipped: what `go tool pprof`, Parca and Pyroscope read (SPEC §8). Built
+ * gzipped: what `go tool pprof`, Parca and Pyroscope read. Built
  * from db_query_stacks() stacks; each address becomes one Location whose
  * Lines are its inline chain (innermost first, as the format wants), each
  * (function, file) one Function.

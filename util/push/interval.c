@@ -9,10 +9,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/addrs.h"
+#include "util/db/read/addrs.h"
 #include "util/db/db.h"
-#include "util/db/processes.h"
-#include "util/db/query.h"
+#include "util/db/read/processes.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/output/format.h"
@@ -696,10 +696,10 @@ static int start(struct build *b, int pid)
 	b->skipping = b->skip && b->skip(b->ctx, b->part);
 	if (b->skipping)
 		return 0;
-	err = db_query_maps_pid(b->s->db, pid, &m);
+	err = maps__from_profile_pid(b->s->db, pid, &m);
 	/* a child forked without exec: its parent's mappings, the target's */
 	if (!err && !m)
-		err = db_query_maps(b->s->db, &m);
+		err = maps__from_profile(b->s->db, &m);
 	if (err)
 		return err;
 	if (b->spec->dest.format == PUSH_OTLP) {
@@ -757,8 +757,8 @@ int push_source__build(struct push_source *s, const struct push_spec *spec, uint
 	procs_free(s);
 	err = db_query_processes(s->db, proc_cb, s);
 	query_filter__init(&f);
-	f.from_ms = from_ms + 1;	/* (from_ms, to_ms] */
-	f.to_ms = to_ms;
+	f.win.from_ms = from_ms + 1;	/* (from_ms, to_ms] */
+	f.win.to_ms = to_ms;
 	for (int k = 0; k < 2 && !err; k++) {
 		b.heap = k == 1;
 		if (b.heap ? !s->heap : !s->cpu)

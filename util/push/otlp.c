@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/output/escape.h"
 #include "util/push/proto/otlp-profiles.pb-c.h"

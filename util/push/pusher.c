@@ -12,7 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/push-log.h"
+#include "util/db/write/push-log.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/hashmap.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
@@ -129,23 +130,6 @@ struct process_tree {
 	size_t n_fres;
 };
 
-/* Grow *v (elements of size sz, capacity *cap) to hold n + 1. */
-static int grow(void *pv, size_t *cap, size_t n, size_t sz)
-{
-	void **v = pv;
-
-	if (n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *nv = realloc(*v, ncap * sz);
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
-
 static uint64_t to_ms(const struct process_tree *pt, uint64_t t_ns)
 {
 	return pt->base_ms + (t_ns > pt->t0_ns ? (t_ns - pt->t0_ns) / 1000000 : 0);
@@ -229,7 +213,7 @@ static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *
 {
 	struct space *sp = calloc(1, sizeof(*sp));
 
-	if (!sp || grow(&pt->spaces, &pt->cap_spaces, pt->n_spaces, sizeof(*pt->spaces))) {
+	if (!sp || ALLOC_GROW(pt->spaces, pt->n_spaces + 1, pt->cap_spaces, 16)) {
 		free(sp);
 		maps__delete(m);
 		return NULL;
@@ -259,7 +243,7 @@ static int image_start(struct process_tree *pt, struct process *p, const char *c
 {
 	struct image *im;
 
-	if (grow(&pt->images, &pt->cap_images, pt->n_images, sizeof(*pt->images)))
+	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16))
 		return -ENOMEM;
 	im = &pt->images[pt->n_images];
 	memset(im, 0, sizeof(*im));
@@ -302,7 +286,7 @@ static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
 {
 	struct process *p;
 
-	if (grow(&pt->procs, &pt->cap_procs, pt->n_procs, sizeof(*pt->procs)))
+	if (ALLOC_GROW(pt->procs, pt->n_procs + 1, pt->cap_procs, 16))
 		return NULL;
 	p = &pt->procs[pt->n_procs];
 	memset(p, 0, sizeof(*p));
@@ -586,7 +570,7 @@ static int intern(struct process_tree *pt, const char *s, uint64_t *id)
 
 	if (hashmap__lookup(&pt->str_index, h, str_eq, s, pt, id))
 		return 0;
-	if (grow(&pt->strs, &pt->cap_strs, pt->n_strs, sizeof(*pt->strs)))
+	if (ALLOC_GROW(pt->strs, pt->n_strs + 1, pt->cap_strs, 16))
 		return -ENOMEM;
 	*id = pt->n_strs;
 	err = hashmap__intern(&pt->str_index, h, str_eq, s, pt, id, &fresh);
@@ -620,7 +604,7 @@ static int identity(struct process_tree *pt, struct space *sp, uint64_t addr, st
 
 static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64_t addr)
 {
-	if (grow(&pt->pend, &pt->cap_pend, pt->n_pend, sizeof(*pt->pend)))
+	if (ALLOC_GROW(pt->pend, pt->n_pend + 1, pt->cap_pend, 16))
 		return -ENOMEM;
 	pt->pend[pt->n_pend++] = (struct pending){ key, addr, sp };
 	/*
@@ -684,7 +668,7 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 	if (err)
 		return err;
 	if (!hashmap__get(&pt->claims, addr, &idx)) {
-		if (grow(&pt->cl, &pt->cap_cl, pt->n_cl, sizeof(*pt->cl)))
+		if (ALLOC_GROW(pt->cl, pt->n_cl + 1, pt->cap_cl, 16))
 			return -ENOMEM;
 		pt->cl[pt->n_cl++] = c;
 		err = hashmap__set(&pt->claims, addr, pt->n_cl);
@@ -844,7 +828,7 @@ static int id_sym_add(struct process_tree *pt, const struct claim *id, const str
 	uint64_t v;
 	bool fresh;
 
-	if (grow(&pt->id_syms, &pt->cap_id_syms, pt->n_id_syms, sizeof(*pt->id_syms)))
+	if (ALLOC_GROW(pt->id_syms, pt->n_id_syms + 1, pt->cap_id_syms, 64))
 		return -ENOMEM;
 	d = symbol_at(s, s->addr);
 	if (!d)
@@ -1092,7 +1076,7 @@ int process_tree__changed_rows(struct process_tree *pt, const struct process_row
 
 		if (!im->dirty)
 			continue;
-		if (grow(&pt->rows, &pt->cap_rows, k, sizeof(*pt->rows)))
+		if (ALLOC_GROW(pt->rows, k + 1, pt->cap_rows, 16))
 			return -ENOMEM;
 		im->row.comm = im->comm;
 		im->row.exe = im->exe;

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/db/rows.h"
+
 /*
  * The processes of a recording and their address spaces, as perf's
  * side-band records tell them (util/record/sampler.h): a fork gives the
@@ -116,15 +118,6 @@ struct resolver *process_tree__busiest(struct process_tree *pt, const char **exe
 
 /* The resolver of pid's current address space, made if needed; NULL when unknown. */
 struct resolver *process_tree__resolver(struct process_tree *pt, pid_t pid);
-
-/* One image of a process (a pid has one per exec): a row of the processes table. */
-struct process_row {
-	pid_t pid, ppid;
-	const char *comm, *exe;
-	uint64_t start_ms;	/* fork, exec or start of the recording */
-	int64_t end_ms;		/* exec or exit; -1 while running */
-	uint64_t samples;	/* CPU samples so far */
-};
 
 /* The rows changed since the last call: *rows owned by the tree until the next call. */
 int process_tree__changed_rows(struct process_tree *pt, const struct process_row **rows,

@@ -15,8 +15,9 @@
 #include "util/record/checkpoint-writer.h"
 #include "util/record/proc.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
-#include "util/db/stacks.h"
+#include "util/db/write/history.h"
+#include "util/db/write/stacks.h"
+#include "util/db/write/writer.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
@@ -31,7 +32,7 @@
 #include "util/record/sampler.h"
 #include "util/record/target.h"
 
-#define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
+#define DRAIN_MS	10	/* the rings are drained on a ~10 ms loop */
 #define RESCAN_MS	100	/* --no-inherit: new threads sampled within 0.1 s */
 #define TICK_MS		250
 #define ALIVE_MS	50
@@ -45,8 +46,7 @@ struct recorder {
 
 	struct sampler *sampler;
 	struct process_tree *pt;
-	struct db *db;
-	struct db_stacks *dbst;	/* -g */
+	struct db_writer *db;
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
@@ -251,8 +251,8 @@ static int open_output(struct recorder *r)
 	else
 		naming__default(r->o.output_dir, r->t.comm, r->t.pid, time(NULL), r->path,
 				sizeof(r->path));
-	err = db__create(r->path, r->o.append, &r->db);
-	if (err) {	/* printed by db__create(), -EEXIST with its hint */
+	err = db_writer__create(r->path, r->o.append, &r->db);
+	if (err) {	/* printed by db_writer__create(), -EEXIST with its hint */
 		r->db = NULL;
 		if (err == -ENOENT || err == -EACCES || err == -EROFS)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
@@ -262,17 +262,17 @@ static int open_output(struct recorder *r)
 	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
 	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
-		err = db_stacks__new(r->db, &r->dbst);
+		err = db_stacks__create(db_writer__db(r->db));
 		if (err)
 			return err;
 	}
 	if (r->o.retain_ms) {
-		err = db__set_retain(r->db, r->o.retain_ms);
+		err = db_writer__set_retain(r->db, r->o.retain_ms);
 		if (err)
 			return err;
 	}
 	if (r->o.compact_set) {
-		err = db__set_compact(r->db, r->o.compact_ms);
+		err = db_writer__set_compact(r->db, r->o.compact_ms);
 		if (err)
 			return err;
 	}
@@ -377,16 +377,16 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (!r->sampler)
 			process_tree__refresh(r->pt, r->t.pid);
 	}
-	err = checkpoint_writer__new(r->db, r->dbst, r->pt, r->heap, r->t.pid, &r->cpw);
+	err = checkpoint_writer__new(r->db, r->o.call_graph, r->pt, r->heap, r->t.pid, &r->cpw);
 	if (err)
 		goto fail;
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 	if (r->o.alloc_history && heap__has_history(r->heap)) {
-		err = history_writer__new(r->db, &r->hw);
+		err = history_writer__new(db_writer__db(r->db), &r->hw);
 		/* the history's time 0 on the system's CLOCK_MONOTONIC (the
 		 * program's own clock), less the --append base */
 		if (!err)
-			err = db__meta_set_int(r->db, "alloc_history_monotonic_ns",
+			err = db_writer__meta_set_int(r->db, "alloc_history_monotonic_ns",
 					       (long long)(ns_of(&r->t0) - r->ts_base * 1000000));
 		if (err)
 			goto fail;
@@ -416,10 +416,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 fail:
 	target__abort(&r->t);
 	if (r->db) {
-		db_stacks__delete(r->dbst);
-		r->dbst = NULL;
 		/* a new file goes with its -wal/-shm; an appended one is closed */
-		db__discard(r->db);
+		db_writer__discard(r->db);
 		r->db = NULL;
 	}
 	r->finalised = true;
@@ -448,7 +446,7 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	if (r->pusher) {
 		/* the interval is in the file: the pusher may read it; what it sent goes in */
 		pusher__checkpoint(r->pusher, r->ts_base + now_ms);
-		err = pusher__write_ledger(r->pusher, r->db);
+		err = pusher__write_ledger(r->pusher, db_writer__db(r->db));
 		if (err)
 			return err;
 	}
@@ -703,9 +701,9 @@ static int finish_history(struct recorder *r)
 	heap__history_stats(r->heap, &hs);
 	history_writer__stats(r->hw, &ws);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
+		err = db_writer__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
+		err = db_writer__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
 	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped; %llu "
 		 "allocations written, %llu frees matched, %llu of blocks from before, %llu "
 		 "reordered, %llu slices, %llu chunks", (unsigned long long)hs.events,
@@ -745,22 +743,23 @@ static int finish(struct recorder *r, int err)
 	if (r->pusher) {
 		pusher__finish(r->pusher, r->ts_base + now);
 		if (!err)
-			err = pusher__write_ledger(r->pusher, r->db);
+			err = pusher__write_ledger(r->pusher, db_writer__db(r->db));
 		update_stats(r, now);
 	}
 	if (!err && r->hw)
 		err = finish_history(r);
 	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
 	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
-		err = db__meta_set_int(r->db, "rss_peak_bytes",
+		err = db_writer__meta_set_int(r->db, "rss_peak_bytes",
 				       (long long)checkpoint_writer__rss_peak(r->cpw));
 	if (!err && r->cpw && r->o.call_graph) {
 		uint64_t unwound, truncated;
 
 		checkpoint_writer__stacks(r->cpw, &unwound, &truncated);
-		err = db__meta_set_int(r->db, "cpu_stacks_unwound", (long long)unwound);
+		err = db_writer__meta_set_int(r->db, "cpu_stacks_unwound", (long long)unwound);
 		if (!err)
-			err = db__meta_set_int(r->db, "cpu_stacks_truncated", (long long)truncated);
+			err = db_writer__meta_set_int(r->db, "cpu_stacks_truncated",
+						     (long long)truncated);
 	}
 	if (!err && r->heap) {
 		struct heap_stats hs;
@@ -776,7 +775,7 @@ static int finish(struct recorder *r, int err)
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
 	if (!err2)
-		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
+		err2 = db__verify(db_writer__db(r->db));	/* deleted or replaced meanwhile: lost */
 	/* -a: whatever runs on the host, with or without debug information */
 	if (!err && !err2 && r->o.cpu && !r->o.all) {
 		err = check_debuginfo_end(r);
@@ -953,10 +952,9 @@ int recorder__delete(struct recorder *r)
 	checkpoint_writer__delete(r->cpw);
 	if (history_writer__delete(r->hw) && !err)
 		err = -RSPROF_EDB;
-	db_stacks__delete(r->dbst);
 	if (r->keep_dac)
 		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
-	err2 = db__close(r->db);
+	err2 = db_writer__close(r->db);
 	if (!err)
 		err = err2;
 	/* its reader of the file after the writer (see check_fd in util/db/db.c) */

@@ -15,7 +15,7 @@ struct push_opts;
  * drains the rings every ~10 ms and writes a checkpoint every interval
  * (seed 002 §3.2.2). `record` runs it in the main thread; `top` runs it in
  * a sampler thread that owns the writer while the screen reads the file
- * through its own connection (SPEC §7).
+ * through its own connection.
  */
 struct recorder;
 

@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/caps.h"
@@ -330,15 +331,8 @@ static void report_open_error(const struct sampler *s, pid_t pid, int err)
 
 static int grow_threads(struct sampler *s)
 {
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 16;
-		struct thread_ev *nv = realloc(s->t, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->t = nv;
-		s->cap = ncap;
-	}
+	if (ALLOC_GROW(s->t, s->n + 1, s->cap, 16))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -664,27 +658,10 @@ static int pend_push(struct sampler *s, const unsigned char *data, uint64_t size
 {
 	struct pending *p;
 
-	if (s->n_pend == s->cap_pend) {
-		size_t ncap = s->cap_pend ? s->cap_pend * 2 : 1024;
-		struct pending *nv = realloc(s->pend, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->pend = nv;
-		s->cap_pend = ncap;
-	}
-	if (s->arena_len + len > s->arena_cap) {
-		size_t ncap = s->arena_cap ? s->arena_cap * 2 : 65536;
-		unsigned char *nv;
-
-		while (ncap < s->arena_len + len)
-			ncap *= 2;
-		nv = realloc(s->arena, ncap);
-		if (!nv)
-			return -ENOMEM;
-		s->arena = nv;
-		s->arena_cap = ncap;
-	}
+	if (ALLOC_GROW(s->pend, s->n_pend + 1, s->cap_pend, 1024))
+		return -ENOMEM;
+	if (ALLOC_GROW(s->arena, s->arena_len + len, s->arena_cap, 65536))
+		return -ENOMEM;
 	ring_copy(data, size, off, s->arena + s->arena_len, len);
 	p = &s->pend[s->n_pend++];
 	p->off = s->arena_len;

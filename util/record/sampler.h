@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /*
- * CPU sampling (SPEC §5): PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK at a
+ * CPU sampling: PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK at a
  * frequency, user and kernel time (or user time only), with the side-band
  * records that say what the sampled processes are: fork, exec (comm),
  * exit and every executable mapping (mmap2, with its build-id).

@@ -67,7 +67,7 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 			format__bytes(st->peak_bytes, b2, sizeof(b2)),
 			format__count(st->allocs, n1, sizeof(n1)), st->allocs == 1 ? "" : "s",
 			format__count(st->frees, n2, sizeof(n2)), st->frees == 1 ? "" : "s");
-		/* never silent (issue 3): what could not be attributed or counted */
+		/* never silent: what could not be attributed or counted */
 		if (st->unknown_frees)
 			fprintf(f, ", %s free%s of memory allocated before the recording",
 				format__count(st->unknown_frees, n1, sizeof(n1)),
@@ -77,7 +77,7 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 				format__count(st->heap_dropped, n1, sizeof(n1)),
 				st->heap_dropped == 1 ? "" : "s");
 		fputs(" ]\n", f);
-		/* which backend ran, and why not the in-process tracker (issue 8) */
+		/* which backend ran, and why not the in-process tracker */
 		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
 			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
 		else if (st->heap_backend && st->heap_why)

@@ -1,5 +1,5 @@
 /*
- * Address to symbol for one target process (SPEC §4).
+ * Address to symbol for one target process.
  *
  * Every file-backed executable mapping (of /proc/PID/maps, or of the
  * mappings the recorder builds from perf's mmap2 records) is reported to
@@ -31,6 +31,8 @@
 #include <gelf.h>
 
 #include "preload/heap-region.h"
+#include "util/array.h"
+#include "util/infile.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/symbols/filepages.h"
@@ -236,15 +238,8 @@ static int resolver__report(struct resolver *r)
 			if (ud)
 				*ud = &r->fctx;
 		}
-		if (r->n_mods == r->alloc_mods) {
-			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
-			struct module *v = realloc(r->mods, na * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			r->mods = v;
-			r->alloc_mods = na;
-		}
+		if (ALLOC_GROW(r->mods, r->n_mods + 1, r->alloc_mods, 16))
+			return -ENOMEM;
 		mod = &r->mods[r->n_mods];
 		memset(mod, 0, sizeof(*mod));
 		mod->path = strdup(m->path);
@@ -593,7 +588,7 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
-/* CPU time spent tracking the heap (issue 8): the tracker's code, the uprobe trampoline. */
+/* CPU time spent tracking the heap: the tracker's code, the uprobe trampoline. */
 #define RSPROF_HEAP_TRACKING "[rsprof heap tracking]"
 
 static bool is_heap_tracker(const char *path)
@@ -671,7 +666,8 @@ static const char *resolver__jit_name(struct resolver *r, uint64_t addr)
 	if (stat(r->perf_map_path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	if (st.st_size != r->perf_map_size) {
-		FILE *f = fopen(r->perf_map_path, "re");
+		/* in /tmp: anyone may have put a link or a FIFO there since */
+		FILE *f = infile__fopen(r->perf_map_path, INFILE_NOFOLLOW, &st);
 
 		symtab__delete(r->perf_map);
 		r->perf_map = f ? symtab__from_text(f, SYMTAB_PERF_MAP) : NULL;

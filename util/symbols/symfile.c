@@ -13,6 +13,7 @@
 #include <gelf.h>
 
 #include "util/error.h"
+#include "util/infile.h"
 #include "util/record/maps.h"
 
 int symfile__build_id(int fd, unsigned char *bits, size_t len)
@@ -78,10 +79,10 @@ static bool cache_path(const unsigned char *bits, int len, const char *name, cha
 /* Open path (O_RDONLY); keep it when no build-id is wanted or it matches. */
 static int try_open(const char *path, const unsigned char *bits, int len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = infile__open(path, 0, NULL);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (len > 0 && !fd_has_build_id(fd, bits, len)) {
 		pr_debug(2, "%s: not the build-id that was mapped", path);
 		close(fd);
