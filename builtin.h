@@ -29,6 +29,7 @@ int cmd_annotate(int argc, const char **argv);
 int cmd_history(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
+int cmd_flamegraph(int argc, const char **argv);
 int cmd_info(int argc, const char **argv);
 int cmd_query(int argc, const char **argv);
 int cmd_push(int argc, const char **argv);

@@ -26,6 +26,8 @@ const struct cmd_struct commands[] = {
 	{ "diff", cmd_diff, CMD_READ_ONLY, "compare two profiles" },
 	{ "timeline", cmd_timeline, CMD_READ_ONLY,
 	  "heap and CPU over the checkpoints of a profile" },
+	{ "flamegraph", cmd_flamegraph, CMD_READ_ONLY,
+	  "a profile's call stacks as an interactive flame graph (SVG)" },
 	{ "info", cmd_info, CMD_READ_ONLY, "show what a profile holds" },
 	{ "query", cmd_query, CMD_READ_ONLY, "run SQL on a profile, read-only" },
 	/* writes the profile's ledger of what was pushed */
