@@ -66,6 +66,7 @@ int tracker_mode = M_UNINIT;
 unsigned long tracker_early;
 struct heap_region *tracker_region;
 uint32_t sample_every = 1;
+uint64_t sample_bytes;
 uint16_t tracker_epoch;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
@@ -463,6 +464,7 @@ void tracker__init(void)
 	int expect = M_UNINIT;
 	struct heap_region *r;
 
+	next__init();	/* whatever happens next, calls go to the right allocator */
 	if (!environ)
 		return;
 	if (!__atomic_compare_exchange_n(&tracker_mode, &expect, M_INIT, false, __ATOMIC_ACQ_REL,
@@ -479,6 +481,9 @@ void tracker__init(void)
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
+	sample_bytes = r->sample_bytes;
+	if (sample_bytes)
+		sample_every = 1;
 	r->stats[HEAP_RSTAT_EARLY] = tracker_early;
 	tracker_early = 0;
 	sites__init(r);

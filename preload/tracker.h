@@ -96,12 +96,42 @@ bool live__take(uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
 void live__reset(void);
 
+/* --- the allocator forwarded to (preload/next.c) --------------------------- */
+
+/*
+ * Each function of the malloc family the program would call without the
+ * tracker. foreign: not all glibc's (jemalloc, mimalloc, tcmalloc...): every
+ * call is forwarded unchanged, the blocks counted through the live table.
+ */
+struct next_alloc {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable)(void *);
+	const void *owner;	/* the link map of the object whose malloc it is */
+	uintptr_t lo, hi;	/* that object's mappings (foreign: 0, 0 when unknown) */
+	bool foreign;
+};
+
+extern struct next_alloc next_alloc;
+/* Find them (once; no allocation, no lock: safe at the first malloc). */
+void next__init(void);
+
 /* --- the tracker's state and its counting (preload/tracker.c, count.c) ---- */
 
 enum tracker_mode { M_UNINIT, M_INIT, M_OFF, M_ON };
 
 extern int tracker_mode;
 extern uint32_t sample_every;
+/* Byte sampling (record --heap-sample-bytes): the mean bytes between two
+ * allocations tracked; 0: off. */
+extern uint64_t sample_bytes;
 /* The account this process counts into (preload/block.h): a fork child's
  * is its parent's + 1. */
 extern uint16_t tracker_epoch;
@@ -128,12 +158,14 @@ enum thread_state {
 struct thread {
 	uint8_t busy;		/* inside the tracker: its calls are not counted */
 	uint8_t ready;		/* enum thread_state */
+	uint8_t sampling;	/* byte sampling: its first interval drawn */
 	uint32_t tid;		/* set when it starts */
 	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
-	uint64_t rng;
+	uint64_t rng;		/* 0: not seeded yet */
+	int64_t sample_left;	/* byte sampling: bytes before the next tracked one */
 	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
 	struct heap_region_block *block;	/* NULL: count into the records */
 	struct tindex *index;		/* 2 * count_cap entries */
@@ -232,6 +264,21 @@ void count__add_live(struct thread *t, int64_t bytes);
 void count__thread_exit(struct thread *t);
 
 #define BLOCK_NO_TICK	UINT32_MAX
+
+/* Byte sampling: the countdown reached, draw the next interval; is the
+ * allocation of n bytes (the one that reached it) tracked? */
+bool count__sample_hit(struct thread *t, uint64_t n);
+
+/* Is an allocation of n bytes tracked (always without byte sampling)? Touches
+ * nothing but the thread's countdown. */
+static inline bool count__sampled(struct thread *t, uint64_t n)
+{
+	if (likely(!sample_bytes))
+		return true;
+	if (likely((int64_t)n >= 0 && (t->sample_left -= (int64_t)n) > 0))
+		return false;
+	return count__sample_hit(t, n);
+}
 
 /* --- exec (preload/exec.c): the tree keeps the tracker ------------------- */
 

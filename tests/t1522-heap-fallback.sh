@@ -54,12 +54,13 @@ if backend_ok uprobe; then
 		! grep "single-stepped" sum
 	'
 
-	# a program linking jemalloc: uprobes on jemalloc's malloc, not glibc's
+	# a program linking jemalloc, with uprobes (in-process by default:
+	# t1531): uprobes on jemalloc's malloc, not glibc's
 	if echo "int main(void) { return 0; }" | gcc -x c -o jtest - -ljemalloc 2>/dev/null; then
 		test_expect_success 'a program linking libjemalloc: uprobes on jemalloc'"'"'s own malloc' '
 			gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o c_jemalloc "$C" -ljemalloc &&
-			"$RSPROF" record -v --no-cpu -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
-			grep -q "heap tracked with uprobes: the executable links the allocator libjemalloc" sum &&
+			"$RSPROF" record -v --no-cpu --heap-backend uprobe -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
+			grep -q "heap tracked with uprobes: --heap-backend uprobe" sum &&
 			grep -q "heap: malloc in .*libjemalloc" sum &&
 			heap_lines je.db >jlines && head -n 3 jlines &&
 			sed -n 1p jlines | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|grow|" &&

@@ -10,9 +10,9 @@
  * a static executable, setuid/setgid (the loader ignores LD_PRELOAD), an
  * executable that defines malloc itself (it wins over the preload: rustc
  * with its jemalloc), a Rust #[global_allocator] that is jemalloc or
- * mimalloc (its allocations never reach malloc), an allocator library
- * among its DT_NEEDED or in LD_PRELOAD (the tracker would replace it with
- * glibc's).
+ * mimalloc (its allocations never reach malloc). A program linked with
+ * an allocator library (DT_NEEDED, or in LD_PRELOAD) is tracked in-process:
+ * the tracker forwards to that allocator (preload/next.c).
  */
 #include "util/heap/preload.h"
 
@@ -101,7 +101,6 @@ struct heap_be {
 static const char *blocker(const char *exe, enum heap_probes probes)
 {
 	static char why[160];
-	const char *pre = getenv("LD_PRELOAD");
 	struct alloc_exe x;
 	struct stat st;
 
@@ -128,12 +127,7 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 			 x.alloc_name);
 		return why;
 	}
-	if (x.alloc_lib[0]) {
-		snprintf(why, sizeof(why), "the executable links the allocator %s", x.alloc_lib);
-		return why;
-	}
-	if (pre && (strstr(pre, "jemalloc") || strstr(pre, "tcmalloc") || strstr(pre, "mimalloc")))
-		return "LD_PRELOAD holds another allocator";
+	/* an allocator library (DT_NEEDED, LD_PRELOAD): the tracker forwards to it */
 	return NULL;
 }
 
