@@ -244,6 +244,9 @@ static void print_header(const struct report *rp)
 		       format__count(s->alloc_count, c, sizeof(c)));
 		if (s->heap_sample > 1)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
+		if (s->heap_sample_bytes)
+			printf("  (estimates: sampled every %s allocated, scaled)",
+			       format__bytes((int64_t)s->heap_sample_bytes, b, sizeof(b)));
 		putchar('\n');
 		/* never silent (issue 3): what the tracker could not count */
 		if (s->heap_dropped)
@@ -437,6 +440,7 @@ static int print_json(const struct report *rp)
 	json__uint(&j, "heap_dropped", s->heap_dropped);
 	json__uint(&j, "unknown_frees", s->unknown_frees);
 	json__uint(&j, "heap_sample", s->heap_sample > 1 ? s->heap_sample : 1);
+	json__uint(&j, "heap_sample_bytes", s->heap_sample_bytes);
 	if (s->has_rss) {
 		json__int(&j, "rss_bytes", s->rss_bytes);
 		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);

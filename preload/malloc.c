@@ -283,6 +283,9 @@ alloc_from(size_t n, const uintptr_t *frame)
 
 EXPORT void *malloc(size_t n)
 {
+	/* byte sampling, not tracked: the thread's countdown only */
+	if (count__skip(&th, n))
+		return NEXT.malloc(n);
 	return alloc_from(n, __builtin_frame_address(0));
 }
 
@@ -293,6 +296,12 @@ EXPORT void free(void *p)
 
 	if (!p)
 		return;
+	/* byte sampling: a block never tracked goes back at once (one load of
+	 * the live table's filter, the word before it with glibc) */
+	if (sample_bytes && !live__maybe((uintptr_t)p) && (NEXT.foreign || !block_ours(p))) {
+		NEXT.free(p);
+		return;
+	}
 	how = tracker__begin(t);
 	put(t, how, p);
 	if (how == TRACK_ON)

@@ -96,6 +96,21 @@ bool live__take(uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
 void live__reset(void);
 
+/* The table's filter (preload/live.c): 0 in ptr's slot, ptr is not there. */
+#define LIVE_FILTER	(1u << 16)
+extern uint8_t live_filter[LIVE_FILTER];
+
+static inline unsigned int live__filter_slot(uint64_t ptr)
+{
+	return (unsigned int)(((ptr >> 4) * 0x9e3779b97f4a7c15ULL) >> 48);
+}
+
+/* May ptr be in the table? false: it is not (one load, no lock). */
+static inline bool live__maybe(uint64_t ptr)
+{
+	return __atomic_load_n(&live_filter[live__filter_slot(ptr)], __ATOMIC_ACQUIRE) != 0;
+}
+
 /* --- the allocator forwarded to (preload/next.c) --------------------------- */
 
 /*
@@ -278,6 +293,13 @@ static inline bool count__sampled(struct thread *t, uint64_t n)
 	if (likely((int64_t)n >= 0 && (t->sample_left -= (int64_t)n) > 0))
 		return false;
 	return count__sample_hit(t, n);
+}
+
+/* Byte sampling's fast path: n bytes counted down, not tracked (false:
+ * sampling off, or this one may be: count__sample_hit() decides). */
+static inline bool count__skip(struct thread *t, uint64_t n)
+{
+	return sample_bytes && (int64_t)n >= 0 && (t->sample_left -= (int64_t)n) > 0;
 }
 
 /* --- exec (preload/exec.c): the tree keeps the tracker ------------------- */

@@ -109,7 +109,7 @@ _rsprof()
 		COMPREPLY=($(compgen -W 'text pprof folded' -- "$cur"))
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
-	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
+	--since | --until | --window | --at | --filter | --heap-sample | --heap-sample-bytes | --path-map | \
 	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn)
 		return ;;
 	esac

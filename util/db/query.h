@@ -191,6 +191,7 @@ struct prof_summary {
 	uint64_t unknown_frees;		/* frees of memory allocated before attach */
 	int64_t unknown_free_bytes;	/* -1: the allocator told no sizes (not glibc's) */
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
+	uint64_t heap_sample_bytes;	/* one allocation per N bytes on average; 0: off */
 	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
 	uint64_t mappings;		/* rows of the `map` table */
 	/* the process's resident memory (schema v3; has_rss false before or when unread) */

@@ -67,6 +67,9 @@ int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes p
 		     const char **why);
 /* The environment to exec the program with (environ + LD_PRELOAD + RSPROF_HEAP_DIR). */
 char *const *heap_launch__env(const struct heap_launch *l);
+/* Byte sampling (record --heap-sample-bytes): the mean bytes between two
+ * tracked allocations, for every region of the launch. */
+void heap_launch__sample_bytes(struct heap_launch *l, uint64_t bytes);
 /* Removes the directory and what is in it. NULL ok. */
 void heap_launch__delete(struct heap_launch *l);
 

@@ -57,6 +57,7 @@ struct heap_launch {
 	char **env;
 	size_t n_env;
 	unsigned int sample;
+	uint64_t sample_bytes;	/* byte sampling; 0: off */
 	bool inherit;		/* every process of the tree */
 	int cleanup_fd;		/* the cleaner's pipe; -1: none */
 	pid_t cleaner;
@@ -407,6 +408,13 @@ char *const *heap_launch__env(const struct heap_launch *l)
 	return l->env;
 }
 
+void heap_launch__sample_bytes(struct heap_launch *l, uint64_t bytes)
+{
+	l->sample_bytes = bytes;
+	if (bytes)
+		l->sample = 1;
+}
+
 void heap_launch__delete(struct heap_launch *l)
 {
 	int err = l && l->dir[0] ? dir_remove(l->dir) : 0;
@@ -433,8 +441,9 @@ static size_t align_page(size_t n)
 }
 
 /* A region's header with the geometry every region of the recording has. */
-static void region_header(struct heap_region *r, unsigned int sample)
+static void region_header(struct heap_region *r, const struct heap_launch *l)
 {
+	unsigned int sample = l->sample;
 	size_t off_index = align_page(sizeof(*r));
 	size_t off_sites = align_page(off_index + INDEX_CAP * sizeof(struct heap_region_slot));
 	size_t off_frames = align_page(off_sites + SITE_CAP * sizeof(struct heap_region_site));
@@ -448,6 +457,7 @@ static void region_header(struct heap_region *r, unsigned int sample)
 	r->header_size = sizeof(*r);
 	r->size = off_blocks + BLOCK_CAP * block_size;
 	r->sample_every = sample;
+	r->sample_bytes = l->sample_bytes;
 	r->site_cap = SITE_CAP;
 	r->index_cap = INDEX_CAP;
 	r->frame_cap = FRAME_CAP;
@@ -472,7 +482,7 @@ static int tree_offer(struct heap_be *b)
 	ssize_t n;
 	int fd;
 
-	region_header(&t, b->launch->sample);
+	region_header(&t, b->launch);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, b->launch->dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 	if (fd < 0)
@@ -537,7 +547,7 @@ static int region_offer(struct heap_be *b)
 	void *p;
 	int fd, err;
 
-	region_header(&t, l->sample);
+	region_header(&t, l);
 	if (b->hist)
 		t.size += heap_history__layout(&t, t.size);	/* the event rings last */
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
@@ -1013,8 +1023,9 @@ int heap_preload__new(const struct heap_opts *o, struct heap_be **out)
 		preload_delete(b);
 		return err;
 	}
-	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u)", (int)o->pid,
-		 b->launch->inherit ? " and its tree" : "", b->launch->sample);
+	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u, bytes %llu)", (int)o->pid,
+		 b->launch->inherit ? " and its tree" : "", b->launch->sample,
+		 (unsigned long long)b->launch->sample_bytes);
 	*out = b;
 	return 0;
 }
