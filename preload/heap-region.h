@@ -89,6 +89,10 @@ enum heap_region_stat {
 					 * ring: dropped */
 	HEAP_RSTAT_CFI,			/* 1: libunwind loaded, code without frame
 					 * pointers unwound through its CFI; 0: not */
+	HEAP_RSTAT_HOOKED,		/* allocator entry points rewritten to the
+					 * tracker (preload/hooks.c) */
+	HEAP_RSTAT_HOOK_REFUSED,	/* entry points found that could not be: their
+					 * allocations are not seen */
 	HEAP_RSTAT_MAX = 16,
 };
 

@@ -127,8 +127,8 @@ static inline void *with_hdr(struct thread *t, enum track how, void *raw, uint32
 	return block_make(raw, off, n, site, tick, tracker_epoch);
 }
 
-/* A block of glibc's as it is, counted through the live table. */
-static void *tabled(struct thread *t, enum track how, void *p, size_t n,
+/* A block of the allocator's as it is, counted through the live table. */
+void *malloc__tabled(struct thread *t, enum track how, void *p, size_t n,
 		    const struct unwind_from *from)
 {
 	struct live_entry e, stale;
@@ -165,7 +165,7 @@ static inline void *get_as(struct thread *t, enum track how, bool samp, size_t n
 	if (how == TRACK_OFF || !samp)
 		return NEXT.malloc(n);
 	if (unlikely(NEXT.foreign || n >= HDR_SIZE_LIMIT))
-		return tabled(t, how, NEXT.malloc(n), n, from);
+		return malloc__tabled(t, how, NEXT.malloc(n), n, from);
 	return with_hdr(t, how, __libc_malloc(n + BLOCK_HDR), BLOCK_HDR, n, from);
 }
 
@@ -192,7 +192,7 @@ static void *get_aligned(struct thread *t, enum track how, size_t align, size_t 
 	if (align <= BLOCK_ALIGN_MAX && n < HDR_SIZE_LIMIT)
 		return with_hdr(t, how, __libc_memalign(align, n + align), (uint32_t)align, n,
 				from);
-	return tabled(t, how, __libc_memalign(align, n), n, from);
+	return malloc__tabled(t, how, __libc_memalign(align, n), n, from);
 }
 
 /* What the allocator's malloc_usable_size says of p's block, less the header. */
@@ -328,7 +328,7 @@ EXPORT void *calloc(size_t n, size_t size)
 		if (how == TRACK_ON)
 			CALLER(from);
 		if (NEXT.foreign || bytes >= HDR_SIZE_LIMIT)
-			p = tabled(t, how, NEXT.calloc(n, size), bytes, &from);
+			p = malloc__tabled(t, how, NEXT.calloc(n, size), bytes, &from);
 		else
 			p = with_hdr(t, how, __libc_calloc(1, bytes + BLOCK_HDR), BLOCK_HDR,
 				     bytes, &from);
@@ -416,7 +416,7 @@ static void *realloc_plain(struct thread *t, enum track how, bool samp, void *ol
 		count__unknown_free(unknown);
 	if (!p || !samp)
 		return p;
-	return tabled(t, how, p, n, from);
+	return malloc__tabled(t, how, p, n, from);
 }
 
 static void *do_realloc(void *old, size_t n, const struct unwind_from *from)
@@ -506,12 +506,12 @@ static void *aligned(enum aligned_fn fn, size_t align, size_t n, const struct un
 	if (NEXT.foreign) {
 		p = foreign_aligned(fn, align, n);
 		if (how != TRACK_OFF && count__sampled(t, n))
-			p = tabled(t, how, p, n, from);
+			p = malloc__tabled(t, how, p, n, from);
 	} else if (fn == AL_VALLOC || fn == AL_PVALLOC) {
 		/* a page-aligned block: glibc's, through the live table */
 		p = fn == AL_VALLOC ? __libc_valloc(n) : __libc_pvalloc(n);
 		if (how != TRACK_OFF && count__sampled(t, n))
-			p = tabled(t, how, p, n, from);
+			p = malloc__tabled(t, how, p, n, from);
 	} else {
 		p = get_aligned(t, how, align, n, from);
 	}
@@ -552,7 +552,7 @@ EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		how = tracker__begin(t);
 		rc = NEXT.posix_memalign(out, align, n);
 		if (!rc && how != TRACK_OFF && count__sampled(t, n))
-			tabled(t, how, *out, n, &from);
+			malloc__tabled(t, how, *out, n, &from);
 		if (how == TRACK_ON)
 			tracker__end(t);
 		return rc;
@@ -586,6 +586,24 @@ EXPORT size_t malloc_usable_size(void *p)
 {
 	return p ? usable(p) : 0;
 }
+
+/*
+ * The tracker's own definitions, whatever the program's symbols resolve
+ * to (an executable's malloc wins over ours for every reference, the
+ * tracker's included): what preload/hooks.c makes an executable's own
+ * malloc jump to.
+ */
+#define OWN(name) extern __typeof__(name) tracker_##name __attribute__((alias(#name), copy(name), visibility("hidden")));
+OWN(malloc)
+OWN(free)
+OWN(calloc)
+OWN(realloc)
+OWN(memalign)
+OWN(aligned_alloc)
+OWN(posix_memalign)
+OWN(valloc)
+OWN(pvalloc)
+#undef OWN
 
 /*
  * C++ operator new: Debian's libstdc++ keeps no frame pointers, so at the

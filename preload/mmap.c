@@ -138,6 +138,15 @@ static size_t map_find(uint64_t a)
  * or its thread is inside it. Then inside the tracker until tracker__end(). */
 static bool enter(struct thread *t)
 {
+	/*
+	 * Never the tracker's start from here: an allocator maps memory while
+	 * it holds its own locks (jemalloc's malloc_init_hard), and the start
+	 * allocates (dlopen, pthread_key_create). The constructor or the first
+	 * malloc starts it; mappings made before are not counted. A fork
+	 * child's restart allocates nothing: it may start here.
+	 */
+	if (__atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE) == M_UNINIT && !tracker_started)
+		return false;
 	return !t->busy && tracker__begin(t) == TRACK_ON;
 }
 

@@ -168,7 +168,12 @@ static void *sym_addr(const struct dynobj *o, const ElfW(Sym) *s)
 /* The first definition of `name` outside the tracker; *owner: its object. */
 static void *find(const char *name, const struct link_map **owner)
 {
-	*owner = NULL;
+	return next__find(name, (const void **)owner, NULL);
+}
+
+void *next__find(const char *name, const void **map, size_t *size)
+{
+	*map = NULL;
 	for (const struct link_map *m = _r_debug.r_map; m; m = m->l_next) {
 		struct dynobj o;
 		const ElfW(Sym) *s;
@@ -177,11 +182,31 @@ static void *find(const char *name, const struct link_map **owner)
 			continue;
 		s = lookup(&o, name);
 		if (s) {
-			*owner = m;
+			*map = m;
+			if (size)
+				*size = s->st_size;
 			return sym_addr(&o, s);
 		}
 	}
 	return NULL;
+}
+
+void *next__lookup(const void *map, const char *name, size_t *size)
+{
+	const struct link_map *m = map;
+	struct dynobj o;
+	const ElfW(Sym) *s;
+
+	if (!m || m->l_ld == _DYNAMIC || !dynobj_of(m, &o) || !(s = lookup(&o, name)))
+		return NULL;
+	if (size)
+		*size = s->st_size;
+	return sym_addr(&o, s);
+}
+
+const void *next__exe(void)
+{
+	return _r_debug.r_map;
 }
 
 extern void *__libc_malloc(size_t n);

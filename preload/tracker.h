@@ -143,6 +143,8 @@ void next__init(void);
 enum tracker_mode { M_UNINIT, M_INIT, M_OFF, M_ON };
 
 extern int tracker_mode;
+/* This image started the tracker once (a fork child restarting: true). */
+extern bool tracker_started;
 extern uint32_t sample_every;
 /* Byte sampling (record --heap-sample-bytes): the mean bytes between two
  * allocations tracked; 0: off. */
@@ -279,6 +281,46 @@ void count__add_live(struct thread *t, int64_t bytes);
 void count__thread_exit(struct thread *t);
 
 #define BLOCK_NO_TICK	UINT32_MAX
+
+/* A block the allocator handed out as it is (no header), counted through
+ * the live table when `how` says so (preload/malloc.c). p. */
+void *malloc__tabled(struct thread *t, enum track how, void *p, size_t n,
+		     const struct unwind_from *from);
+
+/* --- rewriting entry points (preload/patch.c, preload/hooks.c) ----------- */
+
+/*
+ * Make fn (fn_size bytes; 0: unknown) jump to hook; *orig: a trampoline
+ * that does what fn did. 0, or -1: fn left as it is (an instruction the
+ * decoder does not know, a branch into the bytes to replace, no memory
+ * within reach, the system refused to write the code).
+ */
+int patch__hook(void *fn, size_t fn_size, void *hook, void **orig);
+/* The tracker's malloc family (preload/malloc.c), bound inside the library. */
+void *tracker_malloc(size_t n);
+void tracker_free(void *p);
+void *tracker_calloc(size_t n, size_t size);
+void *tracker_realloc(void *p, size_t n);
+void *tracker_memalign(size_t align, size_t n);
+void *tracker_aligned_alloc(size_t align, size_t n);
+int tracker_posix_memalign(void **out, size_t align, size_t n);
+void *tracker_valloc(size_t n);
+void *tracker_pvalloc(size_t n);
+
+/* Hook the allocator entry points not reached through malloc (the Rust
+ * allocator shims over a #[global_allocator], an executable's own malloc,
+ * CPython's object allocator) when patch (the image's first start: one
+ * thread running); the counts into the region either way. */
+void hooks__init(bool patch);
+
+/* --- symbols of the loaded objects (preload/next.c) ---------------------- */
+
+/* The executable's link map. */
+const void *next__exe(void);
+/* name defined in map (its dynamic symbols); *size: its st_size. NULL: not there. */
+void *next__lookup(const void *map, const char *name, size_t *size);
+/* name in any object but the tracker, first in the lookup order; *map: its object. */
+void *next__find(const char *name, const void **map, size_t *size);
 
 /* Byte sampling: the countdown reached, draw the next interval; is the
  * allocation of n bytes (the one that reached it) tracked? */

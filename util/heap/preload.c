@@ -117,18 +117,13 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 		return "it is not an ELF executable";
 	if (x.is_static)
 		return "the executable is statically linked (no LD_PRELOAD)";
-	if (x.own_malloc) {
-		snprintf(why, sizeof(why), "the executable has its own malloc%s%s%s",
-			 x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
-		return why;
-	}
-	/* a #[global_allocator] of unknown make most likely wraps System (malloc) */
-	if (x.rust_global && x.alloc_name[0]) {
-		snprintf(why, sizeof(why), "the Rust program's #[global_allocator] is %s",
-			 x.alloc_name);
-		return why;
-	}
-	/* an allocator library (DT_NEEDED, LD_PRELOAD): the tracker forwards to it */
+	/*
+	 * An allocator library (DT_NEEDED, LD_PRELOAD): the tracker forwards to
+	 * it. An executable's own malloc, a #[global_allocator] (jemalloc,
+	 * mimalloc...): the tracker rewrites their entry points
+	 * (preload/hooks.c).
+	 */
+	(void)why;
 	return NULL;
 }
 
@@ -844,7 +839,8 @@ static void region_debug(const struct region *reg)
 
 	pr_debug(1, "heap: process %d generation %u: %llu threads (%llu blocks, %llu without), "
 		 "%llu forks, %llu calls before the start, %llu calls re-entered, %llu stale, "
-		 "%llu NULL returns, %llu unknown frees, CFI unwinding %s", (int)reg->pid, reg->gen,
+		 "%llu NULL returns, %llu unknown frees, CFI unwinding %s, %llu allocator entry "
+		 "points rewritten (%llu refused)", (int)reg->pid, reg->gen,
 		 (unsigned long long)s[HEAP_RSTAT_THREADS],
 		 (unsigned long long)reg->r->n_blocks,
 		 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
@@ -854,7 +850,9 @@ static void region_debug(const struct region *reg)
 		 (unsigned long long)s[HEAP_RSTAT_STALE],
 		 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS],
 		 (unsigned long long)s[HEAP_RSTAT_UNKNOWN_FREES],
-		 s[HEAP_RSTAT_CFI] ? "on (libunwind)" : "off (no libunwind.so.8)");
+		 s[HEAP_RSTAT_CFI] ? "on (libunwind)" : "off (no libunwind.so.8)",
+		 (unsigned long long)s[HEAP_RSTAT_HOOKED],
+		 (unsigned long long)s[HEAP_RSTAT_HOOK_REFUSED]);
 }
 
 /*

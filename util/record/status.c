@@ -75,14 +75,14 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 		/* which backend ran, and why not the in-process tracker (issue 8) */
 		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
 			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
-		if (st->heap_sample_bytes)
-			fprintf(f, "[ heap figures are estimates: one allocation tracked per %s "
-				"allocated on average, scaled ]\n",
-				format__bytes((int64_t)st->heap_sample_bytes, b1, sizeof(b1)));
 		else if (st->heap_backend && st->heap_why)
 			fprintf(f, "[ heap tracked with uprobes: %s ]\n", st->heap_why);
 		else if (st->heap_backend)
 			fputs("[ heap tracked with uprobes ]\n", f);
+		if (st->heap_sample_bytes)
+			fprintf(f, "[ heap figures are estimates: one allocation tracked per %s "
+				"allocated on average, scaled ]\n",
+				format__bytes((int64_t)st->heap_sample_bytes, b1, sizeof(b1)));
 	}
 	if (st->target_exited && st->exit_status >= 0) {
 		int s = st->exit_status;

@@ -1,0 +1,443 @@
+/*
+ * Allocator entry points that are not reached through malloc, hooked by
+ * rewriting their entry (preload/patch.c) when the tracker starts:
+ *
+ *  - the Rust allocator shims of an executable with a #[global_allocator]
+ *    (no __rdl_alloc: the default one ends in malloc and is seen there):
+ *    __rust_alloc, __rust_alloc_zeroed, __rust_realloc, __rust_dealloc,
+ *    under their plain names and rustc's v0-mangled ones
+ *    (_RNvCs<hash>_7___rustc12___rust_alloc). They are local symbols:
+ *    read from the executable's .symtab (/proc/self/exe). jemalloc
+ *    (tikv-jemallocator), mimalloc, or an allocator over its own mmap
+ *    are then tracked at the Rust call's line;
+ *  - an executable that defines malloc itself (rustc, with jemalloc
+ *    linked in): the program's references bind to its malloc, never to
+ *    the tracker's, so each function of the family it defines jumps to
+ *    the tracker's (preload/malloc.c), which forwards to a trampoline that
+ *    does the executable's own work;
+ *  - CPython's allocator of objects and memory (pymalloc serves both):
+ *    not by rewriting (its callers reach pymalloc through a table of
+ *    function pointers, PyObject_Malloc inlined into them) but as
+ *    tracemalloc does, through its documented PyMem_GetAllocator() and
+ *    PyMem_SetAllocator() for the MEM and OBJ domains: the objects are
+ *    the sites, at the C line that asked for them, and pymalloc's arenas
+ *    (mapped from inside) are not counted again.
+ *
+ * While a hooked function runs, its thread is marked busy: what it
+ * allocates inside (malloc, the mmap of an arena) is its own business and
+ * is not counted again. The blocks are counted through the live table
+ * (pointer -> size, site): the allocator's blocks stay as they come.
+ */
+#include <elf.h>
+#include <fcntl.h>
+#include <link.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "preload/sys.h"
+#include "preload/tracker.h"
+
+#define CALLER(c) unwind__from_frame(&(c), __builtin_frame_address(0))
+
+/* --- the hooks ------------------------------------------------------------ */
+
+/* A call not counted (sampled out): its inner allocations neither. */
+#define QUIET_CALL(t, expr)						\
+	do {								\
+		uint8_t b_ = (t)->busy;					\
+		(t)->busy = 1;						\
+		expr;							\
+		(t)->busy = b_;						\
+	} while (0)
+
+/* An allocation of `bytes` that returns a block (ARGS: the call). */
+#define HOOK_ALLOC(id, PARAMS, ARGS, BYTES)				\
+	static void *(*o_##id) PARAMS;					\
+	static void *h_##id PARAMS					\
+	{								\
+		struct thread *t = &th;					\
+		struct unwind_from from;				\
+		enum track how;						\
+		void *p;						\
+									\
+		if (count__skip(t, (BYTES))) {				\
+			QUIET_CALL(t, p = o_##id ARGS);			\
+			return p;					\
+		}							\
+		how = tracker__begin(t);				\
+		if (how != TRACK_ON)					\
+			return o_##id ARGS;				\
+		CALLER(from);						\
+		p = o_##id ARGS;					\
+		if (p && count__sampled(t, (BYTES)))			\
+			malloc__tabled(t, how, p, (BYTES), &from);	\
+		tracker__end(t);					\
+		return p;						\
+	}
+
+/* The block p goes: off the table before the allocator has it back. */
+static void untrack(struct thread *t, void *p)
+{
+	struct live_entry e;
+
+	if (live__take((uintptr_t)p, &e))
+		count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK);
+}
+
+#define HOOK_FREE(id, PARAMS, ARGS, PTR)				\
+	static void (*o_##id) PARAMS;					\
+	static void h_##id PARAMS					\
+	{								\
+		struct thread *t = &th;					\
+		enum track how;						\
+									\
+		if (!(PTR) || (sample_bytes && !live__maybe((uintptr_t)(PTR)))) { \
+			QUIET_CALL(t, o_##id ARGS);			\
+			return;						\
+		}							\
+		how = tracker__begin(t);				\
+		if (how != TRACK_ON) {					\
+			o_##id ARGS;					\
+			return;						\
+		}							\
+		untrack(t, (PTR));					\
+		o_##id ARGS;						\
+		tracker__end(t);					\
+	}
+
+/*
+ * A realloc of PTR to BYTES: the old block leaves the table before the
+ * call (after it, another thread may get its address) and comes back if
+ * the call fails.
+ */
+#define HOOK_REALLOC(id, PARAMS, ARGS, PTR, BYTES)			\
+	static void *(*o_##id) PARAMS;					\
+	static void *h_##id PARAMS					\
+	{								\
+		struct thread *t = &th;					\
+		struct unwind_from from;				\
+		struct live_entry e, stale;				\
+		enum track how = tracker__begin(t);			\
+		bool had;						\
+		void *p;						\
+									\
+		if (how != TRACK_ON)					\
+			return o_##id ARGS;				\
+		CALLER(from);						\
+		had = (PTR) && live__take((uintptr_t)(PTR), &e);	\
+		p = o_##id ARGS;					\
+		if (!p && (BYTES)) {					\
+			if (had && live__put(&e, &stale) < 0)		\
+				count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK); \
+		} else {						\
+			if (had)					\
+				count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK); \
+			if (p && count__sampled(t, (BYTES)))		\
+				malloc__tabled(t, how, p, (BYTES), &from); \
+		}							\
+		tracker__end(t);					\
+		return p;						\
+	}
+
+static inline size_t mul_sat(size_t a, size_t b)
+{
+	size_t r;
+
+	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
+}
+
+/* Rust: size and alignment given; dealloc knows the size too. */
+HOOK_ALLOC(rust_alloc, (size_t n, size_t al), (n, al), n)
+HOOK_ALLOC(rust_zeroed, (size_t n, size_t al), (n, al), n)
+HOOK_REALLOC(rust_realloc, (void *p0, size_t old, size_t al, size_t n), (p0, old, al, n), p0, n)
+HOOK_FREE(rust_dealloc, (void *p0, size_t n, size_t al), (p0, n, al), p0)
+
+/* CPython: PyMemAllocatorEx (its stable ABI since 3.5), the one replaced
+ * kept as each domain's context. */
+struct py_alloc {
+	void *ctx;
+	void *(*malloc)(void *ctx, size_t size);
+	void *(*calloc)(void *ctx, size_t nelem, size_t elsize);
+	void *(*realloc)(void *ctx, void *ptr, size_t new_size);
+	void (*free)(void *ctx, void *ptr);
+};
+
+#define PY_DOMAIN_MEM	1
+#define PY_DOMAIN_OBJ	2
+static struct py_alloc py_old[3];
+
+static void *py_malloc(void *ctx, size_t n);
+static void *py_calloc(void *ctx, size_t k, size_t n);
+static void *py_realloc(void *ctx, void *p0, size_t n);
+static void py_free(void *ctx, void *p0);
+
+#define o_py_malloc(c, n)	(((struct py_alloc *)(c))->malloc(((struct py_alloc *)(c))->ctx, n))
+#define o_py_calloc(c, k, n)	(((struct py_alloc *)(c))->calloc(((struct py_alloc *)(c))->ctx, k, n))
+#define o_py_realloc(c, p, n)	(((struct py_alloc *)(c))->realloc(((struct py_alloc *)(c))->ctx, p, n))
+#define o_py_free(c, p)		(((struct py_alloc *)(c))->free(((struct py_alloc *)(c))->ctx, p))
+
+#define HOOK_ALLOC_BODY(CALL, BYTES)					\
+	struct thread *t = &th;						\
+	struct unwind_from from;					\
+	enum track how;							\
+	void *p;							\
+									\
+	if (count__skip(t, (BYTES))) {					\
+		QUIET_CALL(t, p = CALL);				\
+		return p;						\
+	}								\
+	how = tracker__begin(t);					\
+	if (how != TRACK_ON)						\
+		return CALL;						\
+	CALLER(from);							\
+	p = CALL;							\
+	if (p && count__sampled(t, (BYTES)))				\
+		malloc__tabled(t, how, p, (BYTES), &from);		\
+	tracker__end(t);						\
+	return p;
+
+static void *py_malloc(void *ctx, size_t n)
+{
+	HOOK_ALLOC_BODY(o_py_malloc(ctx, n), n)
+}
+
+static void *py_calloc(void *ctx, size_t k, size_t n)
+{
+	HOOK_ALLOC_BODY(o_py_calloc(ctx, k, n), mul_sat(k, n))
+}
+
+static void *py_realloc(void *ctx, void *p0, size_t n)
+{
+	struct thread *t = &th;
+	struct unwind_from from;
+	struct live_entry e, stale;
+	enum track how = tracker__begin(t);
+	bool had;
+	void *p;
+
+	if (how != TRACK_ON)
+		return o_py_realloc(ctx, p0, n);
+	CALLER(from);
+	had = p0 && live__take((uintptr_t)p0, &e);
+	p = o_py_realloc(ctx, p0, n);
+	if (!p) {
+		/* failed (CPython's realloc of 0 bytes gives a block): the old one stays */
+		if (had && live__put(&e, &stale) < 0)
+			count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK);
+	} else {
+		if (had)
+			count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK);
+		if (count__sampled(t, n))
+			malloc__tabled(t, how, p, n, &from);
+	}
+	tracker__end(t);
+	return p;
+}
+
+static void py_free(void *ctx, void *p0)
+{
+	struct thread *t = &th;
+	enum track how;
+
+	if (!p0 || (sample_bytes && !live__maybe((uintptr_t)p0))) {
+		QUIET_CALL(t, o_py_free(ctx, p0));
+		return;
+	}
+	how = tracker__begin(t);
+	if (how != TRACK_ON) {
+		o_py_free(ctx, p0);
+		return;
+	}
+	untrack(t, p0);
+	o_py_free(ctx, p0);
+	tracker__end(t);
+}
+
+/* --- finding them ---------------------------------------------------------- */
+
+static unsigned int hooked, refused;
+
+static void hook(void *fn, size_t size, void *h, void **orig)
+{
+	if (!fn)
+		return;
+	if (patch__hook(fn, size, h, orig))
+		refused++;
+	else
+		hooked++;
+}
+
+/* Is sym the Rust allocator shim `want` (plain, or v0: ..._7___rustc<len>_<want>)? */
+static bool rust_name(const char *sym, const char *want)
+{
+	size_t n = strlen(sym), w = strlen(want);
+
+	if (!strcmp(sym, want))
+		return true;
+	if (n <= w + 10 || strncmp(sym, "_RNv", 4) || strcmp(sym + n - w, want) ||
+	    !strstr(sym, "_7___rustc"))
+		return false;
+	/* the length before the name, and the '_' that separates a name
+	 * beginning with one from it */
+	n -= w;
+	if (sym[n - 1] == '_')
+		n--;
+	return sym[n - 1] >= '0' && sym[n - 1] <= '9';
+}
+
+enum { R_ALLOC, R_ZEROED, R_REALLOC, R_DEALLOC, R_RDL, R_N };
+static const char *const rust_names[R_N] = {
+	"__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rust_dealloc", "__rdl_alloc",
+};
+
+/*
+ * The Rust shims in the executable's .symtab (read from /proc/self/exe,
+ * mapped for the time of the search): addr[i], size[i] relative to the
+ * load address; false: no .symtab, or not a Rust program.
+ */
+static bool rust_shims(uint64_t addr[R_N], uint64_t size[R_N])
+{
+	int fd = sys_open("/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
+	off_t len;
+	const uint8_t *f;
+	const ElfW(Ehdr) *eh;
+	const ElfW(Shdr) *sh;
+	bool any = false;
+
+	memset(addr, 0, R_N * sizeof(*addr));
+	memset(size, 0, R_N * sizeof(*size));
+	if (fd < 0)
+		return false;
+	len = lseek(fd, 0, SEEK_END);
+	f = len > (off_t)sizeof(*eh) ? sys_mmap(NULL, (size_t)len, PROT_READ, MAP_PRIVATE, fd, 0) :
+				       MAP_FAILED;
+	sys_close(fd);
+	if (f == MAP_FAILED)
+		return false;
+	eh = (const ElfW(Ehdr) *)f;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) || eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_shentsize != sizeof(*sh) || eh->e_shoff > (uint64_t)len ||
+	    ((uint64_t)len - eh->e_shoff) / sizeof(*sh) < eh->e_shnum)
+		goto out;
+	sh = (const ElfW(Shdr) *)(f + eh->e_shoff);
+	for (unsigned int i = 0; i < eh->e_shnum; i++) {
+		const ElfW(Shdr) *st;
+		const ElfW(Sym) *sym;
+		const char *str;
+		uint64_t n;
+
+		if (sh[i].sh_type != SHT_SYMTAB || sh[i].sh_link >= eh->e_shnum)
+			continue;
+		st = &sh[sh[i].sh_link];
+		if (sh[i].sh_offset > (uint64_t)len || sh[i].sh_size > (uint64_t)len - sh[i].sh_offset ||
+		    st->sh_offset > (uint64_t)len || st->sh_size > (uint64_t)len - st->sh_offset ||
+		    !st->sh_size || f[st->sh_offset + st->sh_size - 1])
+			continue;
+		sym = (const ElfW(Sym) *)(f + sh[i].sh_offset);
+		str = (const char *)(f + st->sh_offset);
+		n = sh[i].sh_size / sizeof(*sym);
+		for (uint64_t k = 0; k < n; k++) {
+			const char *name;
+
+			if (ELF64_ST_TYPE(sym[k].st_info) != STT_FUNC || !sym[k].st_value ||
+			    sym[k].st_name >= st->sh_size)
+				continue;
+			name = str + sym[k].st_name;
+			if (name[0] != '_' || !strstr(name, "_r"))
+				continue;
+			for (int r = 0; r < R_N; r++) {
+				if (!addr[r] && rust_name(name, rust_names[r])) {
+					addr[r] = sym[k].st_value;
+					size[r] = sym[k].st_size;
+					any = true;
+				}
+			}
+		}
+	}
+out:
+	sys_munmap((void *)f, (size_t)len);
+	return any;
+}
+
+/* The Rust allocator shims, when a #[global_allocator] stands behind them. */
+static void hook_rust(void)
+{
+	const struct link_map *exe = next__exe();
+	uint64_t a[R_N], s[R_N];
+
+	if (!exe || !rust_shims(a, s) || !a[R_ALLOC] || a[R_RDL])
+		return;
+#define AT(r) (a[r] ? (void *)(exe->l_addr + a[r]) : NULL)
+	hook(AT(R_ALLOC), s[R_ALLOC], (void *)h_rust_alloc, (void **)&o_rust_alloc);
+	hook(AT(R_ZEROED), s[R_ZEROED], (void *)h_rust_zeroed, (void **)&o_rust_zeroed);
+	hook(AT(R_REALLOC), s[R_REALLOC], (void *)h_rust_realloc, (void **)&o_rust_realloc);
+	hook(AT(R_DEALLOC), s[R_DEALLOC], (void *)h_rust_dealloc, (void **)&o_rust_dealloc);
+#undef AT
+}
+
+/* The executable's own malloc family: each function it defines jumps to
+ * the tracker's, which forwards to the executable's (its trampoline). */
+static void hook_exe_malloc(void)
+{
+	const void *exe = next__exe();
+	size_t size;
+	void *fn;
+
+#define EXE(name, field)						\
+	do {								\
+		fn = next__lookup(exe, #name, &size);			\
+		if (fn && fn == (void *)next_alloc.field)		\
+			hook(fn, size, (void *)tracker_##name, (void **)&next_alloc.field); \
+	} while (0)
+	if (!next_alloc.foreign || next_alloc.owner != exe)
+		return;
+	EXE(malloc, malloc);
+	EXE(free, free);
+	EXE(calloc, calloc);
+	EXE(realloc, realloc);
+	EXE(memalign, memalign);
+	EXE(aligned_alloc, aligned_alloc);
+	EXE(posix_memalign, posix_memalign);
+	EXE(valloc, valloc);
+	EXE(pvalloc, pvalloc);
+#undef EXE
+}
+
+/* CPython's allocator (the executable or libpython): each of the MEM and
+ * OBJ domains wrapped, as tracemalloc wraps them. */
+static void hook_python(void)
+{
+	void (*get)(int, struct py_alloc *), (*set)(int, struct py_alloc *);
+	const void *map;
+	size_t size;
+
+	get = (__typeof__(get))next__find("PyMem_GetAllocator", &map, &size);
+	set = (__typeof__(set))next__find("PyMem_SetAllocator", &map, &size);
+	if (!get || !set)
+		return;
+	for (int d = PY_DOMAIN_MEM; d <= PY_DOMAIN_OBJ; d++) {
+		struct py_alloc mine = { &py_old[d], py_malloc, py_calloc, py_realloc, py_free };
+
+		get(d, &py_old[d]);
+		if (!py_old[d].malloc || !py_old[d].calloc || !py_old[d].realloc || !py_old[d].free) {
+			refused++;
+			continue;
+		}
+		set(d, &mine);
+		hooked++;
+	}
+}
+
+void hooks__init(bool patch)
+{
+	if (patch) {
+		hook_rust();
+		hook_exe_malloc();
+		hook_python();
+	}
+	if (tracker_region) {
+		tracker_region->stats[HEAP_RSTAT_HOOKED] = hooked;
+		tracker_region->stats[HEAP_RSTAT_HOOK_REFUSED] = refused;
+	}
+}
