@@ -15,6 +15,14 @@
  *    the tracker's, so each function of the family it defines jumps to
  *    the tracker's (preload/malloc.c), which forwards to a trampoline that
  *    does the executable's own work;
+ *  - the allocators' own entry points, which programs call directly (a
+ *    Rust #[global_allocator] inlines its calls to them into every
+ *    caller): mimalloc's mi_malloc, mi_malloc_aligned, mi_free... in
+ *    libmimalloc; jemalloc's mallocx, rallocx, sdallocx, dallocx in
+ *    libjemalloc, and the same prefixed _rjem_ (tikv-jemallocator, linked
+ *    into the executable: its .symtab); tcmalloc's tc_malloc, tc_free...
+ *    A block then counts once whichever function of the family allocates
+ *    or frees it: malloc's block freed with mi_free, mallocx's with free;
  *  - CPython's allocator of objects and memory (pymalloc serves both):
  *    not by rewriting (its callers reach pymalloc through a table of
  *    function pointers, PyObject_Malloc inlined into them) but as
@@ -254,18 +262,68 @@ static void py_free(void *ctx, void *p0)
 	tracker__end(t);
 }
 
+/* The allocators' own entry points (signatures as their headers give them;
+ * flags and alignments passed on as they come). */
+HOOK_ALLOC(mi_malloc, (size_t n), (n), n)
+HOOK_ALLOC(mi_zalloc, (size_t n), (n), n)
+HOOK_ALLOC(mi_malloc_small, (size_t n), (n), n)
+HOOK_ALLOC(mi_zalloc_small, (size_t n), (n), n)
+HOOK_ALLOC(mi_calloc, (size_t k, size_t n), (k, n), mul_sat(k, n))
+HOOK_ALLOC(mi_mallocn, (size_t k, size_t n), (k, n), mul_sat(k, n))
+HOOK_ALLOC(mi_malloc_aligned, (size_t n, size_t al), (n, al), n)
+HOOK_ALLOC(mi_zalloc_aligned, (size_t n, size_t al), (n, al), n)
+HOOK_ALLOC(mi_calloc_aligned, (size_t k, size_t n, size_t al), (k, n, al), mul_sat(k, n))
+HOOK_REALLOC(mi_realloc, (void *p0, size_t n), (p0, n), p0, n)
+HOOK_REALLOC(mi_reallocn, (void *p0, size_t k, size_t n), (p0, k, n), p0, mul_sat(k, n))
+HOOK_REALLOC(mi_realloc_aligned, (void *p0, size_t n, size_t al), (p0, n, al), p0, n)
+HOOK_FREE(mi_free, (void *p0), (p0), p0)
+HOOK_FREE(mi_free_size, (void *p0, size_t n), (p0, n), p0)
+HOOK_FREE(mi_free_aligned, (void *p0, size_t al), (p0, al), p0)
+HOOK_FREE(mi_free_size_aligned, (void *p0, size_t n, size_t al), (p0, n, al), p0)
+
+HOOK_ALLOC(je_mallocx, (size_t n, int fl), (n, fl), n)
+HOOK_REALLOC(je_rallocx, (void *p0, size_t n, int fl), (p0, n, fl), p0, n)
+HOOK_FREE(je_dallocx, (void *p0, int fl), (p0, fl), p0)
+HOOK_FREE(je_sdallocx, (void *p0, size_t n, int fl), (p0, n, fl), p0)
+HOOK_ALLOC(rj_malloc, (size_t n), (n), n)
+HOOK_ALLOC(rj_calloc, (size_t k, size_t n), (k, n), mul_sat(k, n))
+HOOK_REALLOC(rj_realloc, (void *p0, size_t n), (p0, n), p0, n)
+HOOK_FREE(rj_free, (void *p0), (p0), p0)
+HOOK_ALLOC(rj_mallocx, (size_t n, int fl), (n, fl), n)
+HOOK_REALLOC(rj_rallocx, (void *p0, size_t n, int fl), (p0, n, fl), p0, n)
+HOOK_FREE(rj_dallocx, (void *p0, int fl), (p0, fl), p0)
+HOOK_FREE(rj_sdallocx, (void *p0, size_t n, int fl), (p0, n, fl), p0)
+HOOK_ALLOC(rj_aligned_alloc, (size_t al, size_t n), (al, n), n)
+
+HOOK_ALLOC(tc_malloc, (size_t n), (n), n)
+HOOK_ALLOC(tc_calloc, (size_t k, size_t n), (k, n), mul_sat(k, n))
+HOOK_ALLOC(tc_memalign, (size_t al, size_t n), (al, n), n)
+HOOK_REALLOC(tc_realloc, (void *p0, size_t n), (p0, n), p0, n)
+HOOK_FREE(tc_free, (void *p0), (p0), p0)
+HOOK_FREE(tc_free_sized, (void *p0, size_t n), (p0, n), p0)
+
 /* --- finding them ---------------------------------------------------------- */
 
 static unsigned int hooked, refused;
+/* Entries rewritten: an alias of one (mimalloc's malloc is mi_malloc,
+ * tcmalloc's tc_delete may be tc_free) is hooked by it already. */
+#define DONE_MAX 64
+static uintptr_t done[DONE_MAX];
+static unsigned int n_done;
 
 static void hook(void *fn, size_t size, void *h, void **orig)
 {
 	if (!fn)
 		return;
-	if (patch__hook(fn, size, h, orig))
+	for (unsigned int i = 0; i < n_done; i++)
+		if (done[i] == (uintptr_t)fn)
+			return;
+	if (n_done == DONE_MAX || patch__hook(fn, size, h, orig)) {
 		refused++;
-	else
-		hooked++;
+		return;
+	}
+	done[n_done++] = (uintptr_t)fn;
+	hooked++;
 }
 
 /* Is sym the Rust allocator shim `want` (plain, or v0: ..._7___rustc<len>_<want>)? */
@@ -286,9 +344,17 @@ static bool rust_name(const char *sym, const char *want)
 	return sym[n - 1] >= '0' && sym[n - 1] <= '9';
 }
 
-enum { R_ALLOC, R_ZEROED, R_REALLOC, R_DEALLOC, R_RDL, R_N };
+enum {
+	R_ALLOC, R_ZEROED, R_REALLOC, R_DEALLOC, R_RDL,
+	/* tikv-jemallocator's jemalloc, prefixed, linked into the executable */
+	J_MALLOC, J_CALLOC, J_REALLOC, J_FREE, J_MALLOCX, J_RALLOCX, J_DALLOCX, J_SDALLOCX,
+	J_ALIGNED,
+	R_N
+};
 static const char *const rust_names[R_N] = {
 	"__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rust_dealloc", "__rdl_alloc",
+	"_rjem_malloc", "_rjem_calloc", "_rjem_realloc", "_rjem_free", "_rjem_mallocx",
+	"_rjem_rallocx", "_rjem_dallocx", "_rjem_sdallocx", "_rjem_aligned_alloc",
 };
 
 /*
@@ -347,7 +413,8 @@ static bool rust_shims(uint64_t addr[R_N], uint64_t size[R_N])
 			if (name[0] != '_' || !strstr(name, "_r"))
 				continue;
 			for (int r = 0; r < R_N; r++) {
-				if (!addr[r] && rust_name(name, rust_names[r])) {
+				if (!addr[r] && (r < J_MALLOC ? rust_name(name, rust_names[r]) :
+						 !strcmp(name, rust_names[r]))) {
 					addr[r] = sym[k].st_value;
 					size[r] = sym[k].st_size;
 					any = true;
@@ -360,15 +427,27 @@ out:
 	return any;
 }
 
-/* The Rust allocator shims, when a #[global_allocator] stands behind them. */
+/* The Rust allocator shims, when a #[global_allocator] stands behind them,
+ * and a jemalloc prefixed _rjem_ linked into the executable. */
 static void hook_rust(void)
 {
 	const struct link_map *exe = next__exe();
 	uint64_t a[R_N], s[R_N];
 
-	if (!exe || !rust_shims(a, s) || !a[R_ALLOC] || a[R_RDL])
+	if (!exe || !rust_shims(a, s))
 		return;
 #define AT(r) (a[r] ? (void *)(exe->l_addr + a[r]) : NULL)
+	hook(AT(J_MALLOC), s[J_MALLOC], (void *)h_rj_malloc, (void **)&o_rj_malloc);
+	hook(AT(J_CALLOC), s[J_CALLOC], (void *)h_rj_calloc, (void **)&o_rj_calloc);
+	hook(AT(J_REALLOC), s[J_REALLOC], (void *)h_rj_realloc, (void **)&o_rj_realloc);
+	hook(AT(J_FREE), s[J_FREE], (void *)h_rj_free, (void **)&o_rj_free);
+	hook(AT(J_MALLOCX), s[J_MALLOCX], (void *)h_rj_mallocx, (void **)&o_rj_mallocx);
+	hook(AT(J_RALLOCX), s[J_RALLOCX], (void *)h_rj_rallocx, (void **)&o_rj_rallocx);
+	hook(AT(J_DALLOCX), s[J_DALLOCX], (void *)h_rj_dallocx, (void **)&o_rj_dallocx);
+	hook(AT(J_SDALLOCX), s[J_SDALLOCX], (void *)h_rj_sdallocx, (void **)&o_rj_sdallocx);
+	hook(AT(J_ALIGNED), s[J_ALIGNED], (void *)h_rj_aligned_alloc, (void **)&o_rj_aligned_alloc);
+	if (!a[R_ALLOC] || a[R_RDL])
+		return;
 	hook(AT(R_ALLOC), s[R_ALLOC], (void *)h_rust_alloc, (void **)&o_rust_alloc);
 	hook(AT(R_ZEROED), s[R_ZEROED], (void *)h_rust_zeroed, (void **)&o_rust_zeroed);
 	hook(AT(R_REALLOC), s[R_REALLOC], (void *)h_rust_realloc, (void **)&o_rust_realloc);
@@ -404,6 +483,53 @@ static void hook_exe_malloc(void)
 #undef EXE
 }
 
+/* The allocators' own functions, wherever they are defined (dynamic symbols). */
+static void hook_apis(void)
+{
+	const void *map;
+	size_t size;
+	void *fn;
+
+#define API(name, id)							\
+	do {								\
+		fn = next__find(#name, &map, &size);			\
+		hook(fn, size, (void *)h_##id, (void **)&o_##id);	\
+	} while (0)
+	if (next__find("mi_free", &map, &size)) {
+		API(mi_malloc, mi_malloc);
+		API(mi_zalloc, mi_zalloc);
+		API(mi_malloc_small, mi_malloc_small);
+		API(mi_zalloc_small, mi_zalloc_small);
+		API(mi_calloc, mi_calloc);
+		API(mi_mallocn, mi_mallocn);
+		API(mi_malloc_aligned, mi_malloc_aligned);
+		API(mi_zalloc_aligned, mi_zalloc_aligned);
+		API(mi_calloc_aligned, mi_calloc_aligned);
+		API(mi_realloc, mi_realloc);
+		API(mi_reallocn, mi_reallocn);
+		API(mi_realloc_aligned, mi_realloc_aligned);
+		API(mi_free, mi_free);
+		API(mi_free_size, mi_free_size);
+		API(mi_free_aligned, mi_free_aligned);
+		API(mi_free_size_aligned, mi_free_size_aligned);
+	}
+	if (next__find("sdallocx", &map, &size)) {
+		API(mallocx, je_mallocx);
+		API(rallocx, je_rallocx);
+		API(dallocx, je_dallocx);
+		API(sdallocx, je_sdallocx);
+	}
+	if (next__find("tc_free", &map, &size)) {
+		API(tc_malloc, tc_malloc);
+		API(tc_calloc, tc_calloc);
+		API(tc_memalign, tc_memalign);
+		API(tc_realloc, tc_realloc);
+		API(tc_free, tc_free);
+		API(tc_free_sized, tc_free_sized);
+	}
+#undef API
+}
+
 /* CPython's allocator (the executable or libpython): each of the MEM and
  * OBJ domains wrapped, as tracemalloc wraps them. */
 static void hook_python(void)
@@ -434,6 +560,7 @@ void hooks__init(bool patch)
 	if (patch) {
 		hook_rust();
 		hook_exe_malloc();
+		hook_apis();
 		hook_python();
 	}
 	if (tracker_region) {

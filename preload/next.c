@@ -16,7 +16,9 @@
  * lookup skips the tracker's object wherever it sits in the list).
  *
  * glibc: every function found is libc.so.6's (the object that defines
- * __libc_malloc). The tracker then keeps its header path (preload/block.h:
+ * gnu_get_libc_version: mimalloc and others define __libc_malloc too),
+ * and the __libc_malloc & co. the tracker's own references are bound to
+ * are libc's. The tracker then keeps its header path (preload/block.h:
  * exact for glibc's chunk layout only); any other allocator gets every
  * call forwarded to its own function unchanged and its blocks kept in the
  * side table (preload/malloc.c says why).
@@ -226,7 +228,8 @@ void next__init(void)
 	if (__atomic_load_n(&next_done, __ATOMIC_ACQUIRE))
 		return;
 	memset(&n, 0, sizeof(n));
-	lm = find("__libc_malloc", &libc);
+	find("gnu_get_libc_version", &libc);
+	lm = libc ? next__lookup(libc, "__libc_malloc", NULL) : NULL;
 #define NEXT(field, name)						\
 	do {								\
 		n.field = (__typeof__(n.field))find(name, &o);		\
@@ -246,7 +249,17 @@ void next__init(void)
 	NEXT(pvalloc, "pvalloc");
 	NEXT(usable, "malloc_usable_size");
 #undef NEXT
-	if (!lm || !n.malloc || !n.free || !n.calloc || !n.realloc || (n.malloc == lm && !n.foreign)) {
+	/* the tracker's own references to __libc_malloc & co. must land in libc */
+	if (libc && (lm != (void *)__libc_malloc ||
+		     next__lookup(libc, "__libc_free", NULL) != (void *)__libc_free ||
+		     next__lookup(libc, "__libc_calloc", NULL) != (void *)__libc_calloc ||
+		     next__lookup(libc, "__libc_realloc", NULL) != (void *)__libc_realloc ||
+		     next__lookup(libc, "__libc_memalign", NULL) != (void *)__libc_memalign ||
+		     next__lookup(libc, "__libc_valloc", NULL) != (void *)__libc_valloc ||
+		     next__lookup(libc, "__libc_pvalloc", NULL) != (void *)__libc_pvalloc))
+		n.foreign = true;
+	if (!libc || !lm || !n.malloc || !n.free || !n.calloc || !n.realloc ||
+	    (n.malloc == lm && !n.foreign)) {
 		/* glibc's (or nothing readable: glibc's, as the library is linked) */
 		n.foreign = false;
 		n.malloc = __libc_malloc;

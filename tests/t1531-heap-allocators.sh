@@ -4,7 +4,8 @@
 # call to that allocator's own function (the next malloc in the lookup
 # order, as heaptrack does), never to glibc's, and leaves its blocks as
 # they come (no header: the program hands them to the allocator's own
-# functions too). The program's output is the same as without rsprof, the
+# functions too, whose entry points are hooked: a block counts once
+# whichever function of the family allocates or frees it). The program's output is the same as without rsprof, the
 # sites are on its lines with the bytes it keeps; the allocator's own
 # mappings are not counted again as mmap sites. Also an allocator in
 # LD_PRELOAD, after the tracker.
@@ -51,6 +52,7 @@ for a in jemalloc mimalloc tcmalloc; do
 		want_line $a.lines ALIB_CALLOC 1048576 1 0 &&
 		want_line $a.lines ALIB_ALIGNED 524288 64 0 &&
 		want_line $a.lines ALIB_CHURN 0 $N $N &&
+		want_line $a.lines ALIB_MIX 0 200 200 &&
 		grep -q \"^\$(line_of ALIB_REALLOC \"\$SRC\")|8388608|\" $a.lines &&
 		no_negative_site $a.db
 	"

@@ -10,7 +10,9 @@
  * Keeps 1,024,000 bytes in 1000 malloc'd blocks (ALIB_KEEP), 1 MiB from
  * calloc (ALIB_CALLOC), 8 MiB grown by realloc (ALIB_REALLOC), 64 blocks
  * of 8 KiB aligned to 4 KiB (ALIB_ALIGNED); churns CHURN malloc+free pairs
- * (ALIB_CHURN). Prints what the allocator says of its blocks and a sum of
+ * (ALIB_CHURN); 100 blocks of malloc's freed with the allocator's own
+ * function and 100 of its own freed with free() (ALIB_MIX: nothing left).
+ * Prints what the allocator says of its blocks and a sum of
  * their contents: the same with the tracker as without.
  */
 #include <malloc.h>
@@ -76,7 +78,7 @@ int main(int argc, char **argv)
 	}
 	/* malloc's blocks to the allocator's own functions, and back */
 	for (int i = 0; i < 100; i++) {
-		void *p = malloc(100), *q = OWN_ALLOC(200);
+		void *p = malloc(100), *q = OWN_ALLOC(200); /* ALIB_MIX */
 
 		if (!p || !q)
 			return 1;
