@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <locale.h>
 #include <popt.h>
+#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -220,6 +221,45 @@ static int parse_opts(struct report *rp)
 
 /* ---- output ------------------------------------------------------------- */
 
+/*
+ * Most of the heap at its peak in anonymous mappings ([mmap] rows): an
+ * allocator's arenas (CPython's pymalloc without its hook, a Rust
+ * #[global_allocator] that maps its own memory and is inlined into its
+ * callers), whose blocks the tracker does not see one by one. Say so,
+ * and what makes them visible.
+ */
+static void mmap_hint(struct db *db)
+{
+	static const char sql[] =
+		"SELECT m, l FROM (SELECT SUM(SUM(CASE WHEN kind = 1 THEN alloc_bytes - free_bytes"
+		" ELSE 0 END)) OVER (ORDER BY checkpoint_id) AS m, SUM(SUM(alloc_bytes - free_bytes))"
+		" OVER (ORDER BY checkpoint_id) AS l FROM heap_events GROUP BY checkpoint_id)"
+		" ORDER BY l DESC LIMIT 1";
+	sqlite3_stmt *st = NULL;
+	int64_t m = 0, l = 0;
+	char a[32];
+
+	if (!db__has_column(db, "heap_events", "kind") ||
+	    sqlite3_prepare_v2(db__sqlite(db), sql, -1, &st, NULL) != SQLITE_OK)
+		goto out;
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		m = sqlite3_column_int64(st, 0);
+		l = sqlite3_column_int64(st, 1);
+	}
+	if (l >= (1 << 20) && m * 2 > l)
+		printf("# heap:     %.0f%% of the heap at its peak (%s) is anonymous mappings"
+		       " ([mmap] rows):\n"
+		       "#           an allocator's arenas, whose blocks rsprof does not see. To see"
+		       " them: CPython, PYTHONMALLOC=malloc;\n"
+		       "#           a Rust #[global_allocator] over its own mmap, allocate through"
+		       " System, mimalloc or jemalloc;\n"
+		       "#           another, --alloc-fn NAME of its allocation function (its arenas"
+		       " then count at its callers)\n", 100.0 * (double)m / (double)l,
+		       format__bytes(l, a, sizeof(a)));
+out:
+	sqlite3_finalize(st);
+}
+
 static void print_header(const struct report *rp)
 {
 	const struct prof_summary *s = &rp->sum;
@@ -282,6 +322,8 @@ static void print_header(const struct report *rp)
 			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
+	if (s->has_heap)
+		mmap_hint(rp->db);
 	/* issue 9: what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
 		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",

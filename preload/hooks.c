@@ -2,14 +2,6 @@
  * Allocator entry points that are not reached through malloc, hooked by
  * rewriting their entry (preload/patch.c) when the tracker starts:
  *
- *  - the Rust allocator shims of an executable with a #[global_allocator]
- *    (no __rdl_alloc: the default one ends in malloc and is seen there):
- *    __rust_alloc, __rust_alloc_zeroed, __rust_realloc, __rust_dealloc,
- *    under their plain names and rustc's v0-mangled ones
- *    (_RNvCs<hash>_7___rustc12___rust_alloc). They are local symbols:
- *    read from the executable's .symtab (/proc/self/exe). jemalloc
- *    (tikv-jemallocator), mimalloc, or an allocator over its own mmap
- *    are then tracked at the Rust call's line;
  *  - an executable that defines malloc itself (rustc, with jemalloc
  *    linked in): the program's references bind to its malloc, never to
  *    the tracker's, so each function of the family it defines jumps to
@@ -155,11 +147,6 @@ static inline size_t mul_sat(size_t a, size_t b)
 	return __builtin_mul_overflow(a, b, &r) ? SIZE_MAX : r;
 }
 
-/* Rust: size and alignment given; dealloc knows the size too. */
-HOOK_ALLOC(rust_alloc, (size_t n, size_t al), (n, al), n)
-HOOK_ALLOC(rust_zeroed, (size_t n, size_t al), (n, al), n)
-HOOK_REALLOC(rust_realloc, (void *p0, size_t old, size_t al, size_t n), (p0, old, al, n), p0, n)
-HOOK_FREE(rust_dealloc, (void *p0, size_t n, size_t al), (p0, n, al), p0)
 
 /* CPython: PyMemAllocatorEx (its stable ABI since 3.5), the one replaced
  * kept as each domain's context. */
@@ -326,43 +313,30 @@ static void hook(void *fn, size_t size, void *h, void **orig)
 	hooked++;
 }
 
-/* Is sym the Rust allocator shim `want` (plain, or v0: ..._7___rustc<len>_<want>)? */
-static bool rust_name(const char *sym, const char *want)
-{
-	size_t n = strlen(sym), w = strlen(want);
-
-	if (!strcmp(sym, want))
-		return true;
-	if (n <= w + 10 || strncmp(sym, "_RNv", 4) || strcmp(sym + n - w, want) ||
-	    !strstr(sym, "_7___rustc"))
-		return false;
-	/* the length before the name, and the '_' that separates a name
-	 * beginning with one from it */
-	n -= w;
-	if (sym[n - 1] == '_')
-		n--;
-	return sym[n - 1] >= '0' && sym[n - 1] <= '9';
-}
-
+/*
+ * tikv-jemallocator's jemalloc, prefixed _rjem_, linked into the
+ * executable (local symbols: its .symtab). Not the Rust allocator shims
+ * (__rust_alloc & co.): rustc inlines them, and a #[global_allocator]'s
+ * methods, into their callers, so a hook there sees some calls and not
+ * others; the functions the inlined code calls (mimalloc's, jemalloc's,
+ * malloc) are what the tracker hooks.
+ */
 enum {
-	R_ALLOC, R_ZEROED, R_REALLOC, R_DEALLOC, R_RDL,
-	/* tikv-jemallocator's jemalloc, prefixed, linked into the executable */
 	J_MALLOC, J_CALLOC, J_REALLOC, J_FREE, J_MALLOCX, J_RALLOCX, J_DALLOCX, J_SDALLOCX,
 	J_ALIGNED,
 	R_N
 };
 static const char *const rust_names[R_N] = {
-	"__rust_alloc", "__rust_alloc_zeroed", "__rust_realloc", "__rust_dealloc", "__rdl_alloc",
 	"_rjem_malloc", "_rjem_calloc", "_rjem_realloc", "_rjem_free", "_rjem_mallocx",
 	"_rjem_rallocx", "_rjem_dallocx", "_rjem_sdallocx", "_rjem_aligned_alloc",
 };
 
 /*
- * The Rust shims in the executable's .symtab (read from /proc/self/exe,
- * mapped for the time of the search): addr[i], size[i] relative to the
- * load address; false: no .symtab, or not a Rust program.
+ * Those in the executable's .symtab (read from /proc/self/exe, mapped for
+ * the time of the search): addr[i], size[i] relative to the load address;
+ * false: none.
  */
-static bool rust_shims(uint64_t addr[R_N], uint64_t size[R_N])
+static bool exe_syms(uint64_t addr[R_N], uint64_t size[R_N])
 {
 	int fd = sys_open("/proc/self/exe", O_RDONLY | O_CLOEXEC, 0);
 	off_t len;
@@ -410,11 +384,10 @@ static bool rust_shims(uint64_t addr[R_N], uint64_t size[R_N])
 			    sym[k].st_name >= st->sh_size)
 				continue;
 			name = str + sym[k].st_name;
-			if (name[0] != '_' || !strstr(name, "_r"))
+			if (strncmp(name, "_rjem_", 6))
 				continue;
 			for (int r = 0; r < R_N; r++) {
-				if (!addr[r] && (r < J_MALLOC ? rust_name(name, rust_names[r]) :
-						 !strcmp(name, rust_names[r]))) {
+				if (!addr[r] && !strcmp(name, rust_names[r])) {
 					addr[r] = sym[k].st_value;
 					size[r] = sym[k].st_size;
 					any = true;
@@ -427,14 +400,13 @@ out:
 	return any;
 }
 
-/* The Rust allocator shims, when a #[global_allocator] stands behind them,
- * and a jemalloc prefixed _rjem_ linked into the executable. */
-static void hook_rust(void)
+/* A jemalloc prefixed _rjem_ linked into the executable. */
+static void hook_rjem(void)
 {
 	const struct link_map *exe = next__exe();
 	uint64_t a[R_N], s[R_N];
 
-	if (!exe || !rust_shims(a, s))
+	if (!exe || !exe_syms(a, s))
 		return;
 #define AT(r) (a[r] ? (void *)(exe->l_addr + a[r]) : NULL)
 	hook(AT(J_MALLOC), s[J_MALLOC], (void *)h_rj_malloc, (void **)&o_rj_malloc);
@@ -446,12 +418,6 @@ static void hook_rust(void)
 	hook(AT(J_DALLOCX), s[J_DALLOCX], (void *)h_rj_dallocx, (void **)&o_rj_dallocx);
 	hook(AT(J_SDALLOCX), s[J_SDALLOCX], (void *)h_rj_sdallocx, (void **)&o_rj_sdallocx);
 	hook(AT(J_ALIGNED), s[J_ALIGNED], (void *)h_rj_aligned_alloc, (void **)&o_rj_aligned_alloc);
-	if (!a[R_ALLOC] || a[R_RDL])
-		return;
-	hook(AT(R_ALLOC), s[R_ALLOC], (void *)h_rust_alloc, (void **)&o_rust_alloc);
-	hook(AT(R_ZEROED), s[R_ZEROED], (void *)h_rust_zeroed, (void **)&o_rust_zeroed);
-	hook(AT(R_REALLOC), s[R_REALLOC], (void *)h_rust_realloc, (void **)&o_rust_realloc);
-	hook(AT(R_DEALLOC), s[R_DEALLOC], (void *)h_rust_dealloc, (void **)&o_rust_dealloc);
 #undef AT
 }
 
@@ -558,7 +524,7 @@ static void hook_python(void)
 void hooks__init(bool patch)
 {
 	if (patch) {
-		hook_rust();
+		hook_rjem();
 		hook_exe_malloc();
 		hook_apis();
 		hook_python();

@@ -78,6 +78,21 @@ else
 	test_skip 'Rust over mimalloc' "it does not build here ($(head -n 1 mg.err))"
 fi
 
+# a #[global_allocator] that maps its own memory and is inlined into its
+# callers: no entry point to hook; the arena's mapping is counted, and the
+# report says most of the heap is an allocator's arenas, and what to do
+test_expect_success 'Rust #[global_allocator] over its own mmap: the same output, and a hint' '
+	same ar.db "$TARGETS/heap_arena_alloc" 20000 &&
+	"$RSPROF" report --heap ar.db >ar.rep && cat ar.rep &&
+	grep -q "of the heap at its peak (64.0 MiB) is anonymous mappings" ar.rep &&
+	grep -q "Rust #\[global_allocator\] over its own mmap, allocate through System" ar.rep
+'
+
+test_expect_success 'a heap of malloc blocks gets no such hint' '
+	"$RSPROF" record -q --no-cpu -o c.db -- "$TARGETS/heap_c" 1000 0 &&
+	"$RSPROF" report --heap c.db >c.rep && ! grep -q "anonymous mappings" c.rep
+'
+
 PY=$(command -v python3.11 || true)
 [ -x /usr/bin/python3.11 ] && PY=/usr/bin/python3.11
 if [ -n "$PY" ] && nm -D "$PY" 2>/dev/null | grep -q " T PyMem_SetAllocator$"; then
