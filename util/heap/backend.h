@@ -62,6 +62,9 @@ struct heap_backend_ops {
 	void (*totals)(struct heap_be *b, struct heap_totals *t);
 	/* record --alloc-history: the drain of the event rings; NULL: none (uprobes) */
 	struct heap_history *(*history)(struct heap_be *b);
+	/* Is file offset off of file path (its base name) a probed instruction?
+	 * NULL: no probes (the in-process tracker) */
+	bool (*probe_at)(struct heap_be *b, const char *path, uint64_t off);
 	void (*delete)(struct heap_be *b);
 };
 

@@ -334,6 +334,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
 	so.sideband_only = !o->cpu;
+	/* uprobes: a kernel sample at a probe is the tracking's (checkpoint-writer.c) */
+	so.user_ip = o->heap && o->cpu && !r->heap_launch;
 	err = sampler__new(&so, &r->sampler);
 	if (err) {
 		r->sampler = NULL;
@@ -400,6 +402,7 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		heap__stats(r->heap, &hs);	/* the probes are attached: rust or libc */
 		r->st.heap_probes = hs.probes;
 		r->st.heap_backend = hs.backend;
+		r->st.freq = o->cpu ? o->freq : 0;
 		r->st.heap_why = r->heap_why;
 		if (!strcmp(hs.backend, "preload"))
 			r->st.heap_sample_bytes = r->o.heap_sample_bytes;
@@ -463,6 +466,7 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	r->st.frees = hs.frees;
 	r->st.heap_dropped = hs.dropped;
 	r->st.unknown_frees = hs.unknown_frees;
+	r->st.tracking_samples = checkpoint_writer__tracking_samples(r->cpw);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }

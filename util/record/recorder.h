@@ -68,6 +68,8 @@ struct recorder_stats {
 	const char *heap_backend;	/* "preload", "uprobe"; NULL: no heap */
 	const char *heap_why;		/* why not the in-process tracker; NULL: it ran, or attach */
 	uint64_t heap_sample_bytes;	/* byte sampling in force (in-process); 0: none */
+	uint64_t tracking_samples;	/* CPU samples taken handling the heap's uprobes */
+	unsigned int freq;		/* the CPU sampling frequency (0: no CPU) */
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;
 	bool target_exited;
