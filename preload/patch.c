@@ -22,11 +22,17 @@
  *               tramp: the replaced instructions, relocated; jmp rel32 back
  *
  * The page is mapped within 2 GiB of the function (rel32 reaches it; a
- * RIP-relative operand moved there still reaches its target). The
- * function's page is made writable for the time of the write (mprotect;
- * where the system refuses that, no hook). Done while the process has one
- * thread (the tracker's start) or while its threads are stopped.
+ * RIP-relative operand moved there still reaches its target); it is
+ * writable or executable, never both: written with signals blocked, then
+ * made read-only and executable. The function's page is made writable
+ * for the time of the write (mprotect; where the system refuses that, no
+ * hook). A function whose size is unknown (a symbol without one) is left
+ * alone: the scan for branches into the replaced bytes needs its end.
+ * Done while the process has one thread (the tracker's start) or while
+ * its threads are stopped.
  */
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
 
@@ -283,7 +289,7 @@ static uint8_t *near_alloc(uintptr_t near, size_t n)
 
 			if (!reaches(near, a) || a < 65536)
 				break;
-			p = sys_mmap((void *)a, PAGE, PROT_READ | PROT_WRITE | PROT_EXEC,
+			p = sys_mmap((void *)a, PAGE, PROT_READ | PROT_WRITE,
 				     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
 			if (p == MAP_FAILED)
 				continue;
@@ -307,17 +313,38 @@ static void put32(uint8_t *p, int64_t v)
 	memcpy(p, &x, 4);
 }
 
-int patch__hook(void *fn_, size_t fn_size, void *hook, void **orig)
+static int hook_locked(uint8_t *fn, size_t fn_size, void *hook, void **orig);
+
+int patch__hook(void *fn, size_t fn_size, void *hook, void **orig)
 {
-	uint8_t *fn = fn_, *page, *stub, *tr, *w;
+	sigset_t all, old;
+	int rc;
+
+	if (!fn || !hook || !fn_size)
+		return -1;
+	/* no handler may run the code half written */
+	sigfillset(&all);
+	if (pthread_sigmask(SIG_SETMASK, &all, &old))
+		return -1;
+	rc = hook_locked(fn, fn_size, hook, orig);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
+/* The page of p, writable (w) or executable. */
+static int page_prot(void *p, bool w)
+{
+	return sys_mprotect((void *)((uintptr_t)p & ~(PAGE - 1)), PAGE,
+			    w ? PROT_READ | PROT_WRITE : PROT_READ | PROT_EXEC);
+}
+
+static int hook_locked(uint8_t *fn, size_t fn_size, void *hook, void **orig)
+{
+	uint8_t *page, *stub, *tr, *w;
 	struct insn ins[MAX_COPY];
 	size_t len = 0, n = 0, room;
 	uintptr_t pg;
 
-	if (!fn || !hook)
-		return -1;
-	if (!fn_size)
-		fn_size = 64;	/* unknown: what the decoder reads, the scan too */
 	/* the instructions that cover the jump (5 bytes) */
 	while (len < 5) {
 		if (n == MAX_COPY || !decode(fn + len, fn_size - len, &ins[n]))
@@ -331,7 +358,7 @@ int patch__hook(void *fn_, size_t fn_size, void *hook, void **orig)
 	/* stub (14) + trampoline (each insn at most 6 bytes longer) + jmp back (5) */
 	room = 16 + len + 6 * n + 8;
 	page = near_alloc((uintptr_t)fn, room);
-	if (!page)
+	if (!page || page_prot(page, true))
 		return -1;
 	stub = page;
 	memcpy(stub, "\xff\x25\x00\x00\x00\x00", 6);	/* jmp *0(%rip) */
@@ -366,14 +393,18 @@ int patch__hook(void *fn_, size_t fn_size, void *hook, void **orig)
 
 			memcpy(&d, fn + at + in->rip_disp, 4);
 			target = (int64_t)src_next + d;
-			if (!reaches((uintptr_t)w + in->len, (uintptr_t)target))
-				return -1;	/* the page stays taken: harmless */
+			if (!reaches((uintptr_t)w + in->len, (uintptr_t)target)) {
+				page_prot(page, false);	/* the bytes stay taken: harmless */
+				return -1;
+			}
 			put32(w + in->rip_disp, target - (int64_t)((uintptr_t)w + in->len));
 		}
 		w += in->len;
 	}
 	*w = 0xe9;					/* back after the replaced bytes */
 	put32(w + 1, (int64_t)((uintptr_t)fn + len) - (int64_t)((uintptr_t)w + 5));
+	if (page_prot(page, false))
+		return -1;
 	*orig = tr;
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	/* the entry: jmp stub, then int3 over the rest of what was replaced */

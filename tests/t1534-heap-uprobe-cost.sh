@@ -9,7 +9,7 @@
 
 if backend_ok uprobe; then
 	test_expect_success 'attached: the probes'"'"' time is one [rsprof heap tracking] row' '
-		"$TARGETS/heap_bench" 300000 1500 >/dev/null & pid=$! &&
+		"$TARGETS/heap_bench" 300000 3000 >/dev/null & pid=$! &&
 		sleep 0.3 &&
 		"$RSPROF" record -F 999 -o up.db -p $pid 2>sum; rc=$?; wait $pid; test $rc = 0 &&
 		cat sum &&
@@ -21,7 +21,7 @@ if backend_ok uprobe; then
 	'
 
 	test_expect_success 'without CPU sampling: the summary says the cost per call' '
-		"$TARGETS/heap_bench" 100000 1000 >/dev/null & pid=$! &&
+		"$TARGETS/heap_bench" 300000 3000 >/dev/null & pid=$! &&
 		sleep 0.3 &&
 		"$RSPROF" record --no-cpu -o up2.db -p $pid 2>sum2; rc=$?; wait $pid; test $rc = 0 &&
 		grep -q "the uprobes cost the program a trap into the kernel per allocation" sum2

@@ -8,6 +8,8 @@
 //
 // Keeps 8 MiB in one Vec (AR_KEEP) and 2,000 boxes of 1 KiB (AR_BOXES),
 // churns CHURN small Vecs (AR_CHURN).
+mod hint;
+use hint::black_box;
 use std::alloc::{GlobalAlloc, Layout};
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -74,7 +76,7 @@ fn boxes() -> Vec<Box<[u8; 1024]>> {
 fn churn(n: usize) -> usize {
     let mut sum = 0;
     for i in 0..n {
-        let v: Vec<u64> = std::hint::black_box(Vec::with_capacity(4 + (i & 7))); // AR_CHURN
+        let v: Vec<u64> = black_box(Vec::with_capacity(4 + (i & 7))); // AR_CHURN
         sum += v.capacity();
     }
     sum

@@ -9,6 +9,9 @@
 // Keeps 8 MiB in one Vec (MG_KEEP), 2,000 boxes of 1 KiB (MG_BOXES), a
 // Vec grown by realloc to 1 MiB of u64 (MG_GROW); churns CHURN small Vecs
 // (MG_CHURN).
+#[path = "../hint.rs"]
+mod hint;
+use hint::black_box;
 use std::alloc::{GlobalAlloc, Layout};
 
 #[link(name = "mimalloc")]
@@ -66,7 +69,7 @@ fn grow() -> Vec<u64> {
 fn churn(n: usize) -> usize {
     let mut sum = 0;
     for i in 0..n {
-        let v: Vec<u64> = std::hint::black_box(Vec::with_capacity(4 + (i & 7))); // MG_CHURN
+        let v: Vec<u64> = black_box(Vec::with_capacity(4 + (i & 7))); // MG_CHURN
         sum += v.capacity();
     }
     sum
