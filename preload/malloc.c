@@ -106,6 +106,17 @@ static size_t next_usable(void *p)
 	return NEXT.usable ? NEXT.usable(p) : 0;
 }
 
+/*
+ * The size of a block the tracker never saw allocated, for its count of
+ * unknown frees: only from the allocator's own malloc_usable_size (an
+ * allocator that has none would have glibc's read bytes before the block
+ * that are not glibc's, maybe on a page not mapped); else 0, unknown.
+ */
+static size_t unknown_size(void *p)
+{
+	return NEXT.usable_own ? next_usable(p) : 0;
+}
+
 /* --- blocks with a header -------------------------------------------------- */
 
 /*
@@ -239,7 +250,7 @@ static void uncount_plain(struct thread *t, enum track how, void *p)
 	if (live__take((uintptr_t)p, &e))
 		count__free(t, e.ptr, e.size, e.site, BLOCK_NO_TICK);
 	else if (sample_every == 1 && !sample_bytes)
-		count__unknown_free(next_usable(p));
+		count__unknown_free(unknown_size(p));
 }
 
 /* free(p) as `how` says; p not NULL. */
@@ -396,7 +407,7 @@ static void *realloc_plain(struct thread *t, enum track how, bool samp, void *ol
 	if (how == TRACK_ON) {
 		had = live__take((uintptr_t)old, &e);
 		if (!had && sample_every == 1 && !sample_bytes)
-			unknown = next_usable(old);
+			unknown = unknown_size(old);
 	}
 	p = NEXT.realloc(old, n);
 	if (!p && n) {

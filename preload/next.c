@@ -249,6 +249,7 @@ void next__init(void)
 	NEXT(pvalloc, "pvalloc");
 	NEXT(usable, "malloc_usable_size");
 #undef NEXT
+	n.usable_own = n.usable && find("malloc_usable_size", &o) && o == n.owner;
 	/* the tracker's own references to __libc_malloc & co. must land in libc */
 	if (libc && (lm != (void *)__libc_malloc ||
 		     next__lookup(libc, "__libc_free", NULL) != (void *)__libc_free ||
@@ -269,6 +270,7 @@ void next__init(void)
 		n.memalign = __libc_memalign;
 		n.valloc = __libc_valloc;
 		n.pvalloc = __libc_pvalloc;
+		n.usable_own = n.usable != NULL;
 	}
 	if (n.foreign && _dl_find_object) {
 		/* its object: the mappings it makes are its heap's, not the program's */

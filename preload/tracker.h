@@ -132,6 +132,7 @@ struct next_alloc {
 	const void *owner;	/* the link map of the object whose malloc it is */
 	uintptr_t lo, hi;	/* that object's mappings (foreign: 0, 0 when unknown) */
 	bool foreign;
+	bool usable_own;	/* usable is from malloc's object (glibc's for glibc) */
 };
 
 extern struct next_alloc next_alloc;
