@@ -61,6 +61,11 @@
 		enum track how;						\
 		void *p;						\
 									\
+		/* inside the tracker or an outer counted call (the	\
+		 * tracker's malloc calling mimalloc's, an alias): that	\
+		 * one counts, and counts down the sampling, alone */	\
+		if (t->busy)						\
+			return o_##id ARGS;				\
 		if (count__skip(t, (BYTES))) {				\
 			QUIET_CALL(t, p = o_##id ARGS);			\
 			return p;					\
@@ -178,6 +183,8 @@ static void py_free(void *ctx, void *p0);
 	enum track how;							\
 	void *p;							\
 									\
+	if (t->busy)							\
+		return CALL;						\
 	if (count__skip(t, (BYTES))) {					\
 		QUIET_CALL(t, p = CALL);				\
 		return p;						\

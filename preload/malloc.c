@@ -294,9 +294,20 @@ alloc_from(size_t n, const uintptr_t *frame)
 
 EXPORT void *malloc(size_t n)
 {
-	/* byte sampling, not tracked: the thread's countdown only */
-	if (count__skip(&th, n))
-		return NEXT.malloc(n);
+	struct thread *t = &th;
+
+	/* byte sampling, not tracked: the thread's countdown only (busy: an
+	 * allocator's own entry point that is this malloc, hooked, must not
+	 * count it down again) */
+	if (count__skip(t, n)) {
+		uint8_t busy = t->busy;
+		void *p;
+
+		t->busy = 1;
+		p = NEXT.malloc(n);
+		t->busy = busy;
+		return p;
+	}
 	return alloc_from(n, __builtin_frame_address(0));
 }
 

@@ -72,14 +72,17 @@ test_expect_success 'a fork tree and threads under byte sampling: the same outpu
 	grep -v "^ticks" plain2.txt >a && grep -v "^ticks" prof2.txt >b && cmp a b && no_negative_site st.db
 '
 
-if gcc -g -O1 -fno-omit-frame-pointer -o sizes_je "$SRC" -ljemalloc 2>/dev/null; then
-	test_expect_success 'jemalloc under byte sampling: the same output, the same estimates' '
-		./sizes_je 1000 >plain3.out &&
-		"$RSPROF" record -q --no-cpu --heap-sample-bytes 64K -o je.db -- ./sizes_je 1000 >prof3.out &&
+# another allocator: forwarded to (jemalloc), or with its malloc an alias
+# of its own entry points, hooked (mimalloc, tcmalloc): counted down once
+for a in jemalloc mimalloc tcmalloc; do
+	gcc -g -O1 -fno-omit-frame-pointer -o sizes_$a "$SRC" -l$a 2>/dev/null || continue
+	test_expect_success "$a under byte sampling: the same output, the same estimates" "
+		./sizes_$a 1000 >plain3.out &&
+		\"\$RSPROF\" record -q --no-cpu --heap-sample-bytes 64K -o $a.db -- ./sizes_$a 1000 >prof3.out &&
 		cmp plain3.out prof3.out &&
-		live=$(sql je.db "SELECT SUM(alloc_bytes) - SUM(free_bytes) FROM heap_events") &&
-		within "$live" $((104 * MiB)) 10
-	'
-fi
+		live=\$(sql $a.db 'SELECT SUM(alloc_bytes) - SUM(free_bytes) FROM heap_events') &&
+		within \"\$live\" \$((104 * MiB)) 10
+	"
+done
 
 test_done
