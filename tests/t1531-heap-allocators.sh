@@ -8,7 +8,8 @@
 # whichever function of the family allocates or frees it). The program's output is the same as without rsprof, the
 # sites are on its lines with the bytes it keeps; the allocator's own
 # mappings are not counted again as mmap sites. Also an allocator in
-# LD_PRELOAD, after the tracker.
+# LD_PRELOAD, after the tracker (set for the target by env: rsprof's own
+# environment stays its own, an ASan build's included).
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -63,7 +64,8 @@ done
 
 if [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then
 	test_expect_success 'jemalloc in LD_PRELOAD, after the tracker: forwarded to it' '
-		LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 same pre.db "$TARGETS/heap_alloclib" $N &&
+		same pre.db env LD_PRELOAD=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2 \
+			"$TARGETS/heap_alloclib" $N &&
 		source_lines pre.db "$SRC" >pre.lines && cat pre.lines &&
 		want_line pre.lines ALIB_KEEP 1024000 1000 0 &&
 		want_line pre.lines ALIB_CHURN 0 $N $N
