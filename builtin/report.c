@@ -41,7 +41,7 @@
 #include "util/symbols/symbol.h"
 
 static struct report_opts {
-	int cpu, heap;
+	int cpu, heap, all;
 	double threshold;
 	const char *filter;
 	const char *sort;
@@ -62,6 +62,9 @@ static const char report_usage[] = "[OPTION...] [FILE]";
 
 static struct poptOption report_options[] = {
 	{ "cpu", 0, POPT_ARG_NONE, &opts.cpu, 0, "show the CPU table only", NULL },
+	{ "all", 'a', POPT_ARG_NONE, &opts.all, 0,
+	  "also the rows that show nothing (0.0 %% of the CPU; heap sites with neither "
+	  "live bytes nor a peak), which are left out and counted", NULL },
 	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show the heap table only", NULL },
 	{ "threshold", 't', POPT_ARG_DOUBLE, &opts.threshold, 0,
 	  "leave out rows below PCT percent of the total", "PCT" },
@@ -312,18 +315,23 @@ static void print_header(const struct report *rp)
 		mmap_hint(rp->db);
 	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
-		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",
-		       format__bytes(s->live_bytes, a, sizeof(a)),
-		       /* more than resident: allocated pages count before they are touched */
-		       s->live_bytes <= s->rss_bytes ? " of " : ", ",
-		       format__bytes(s->rss_bytes, b, sizeof(b)),
+		/* more than resident: pages allocated count before they are touched */
+		if (s->live_bytes <= s->rss_bytes)
+			printf("# memory:   tracked heap %s of %s resident\n",
+			       format__bytes(s->live_bytes, a, sizeof(a)),
+			       format__bytes(s->rss_bytes, b, sizeof(b)));
+		else
+			printf("# memory:   tracked heap %s, more than the %s resident (pages "
+			       "not yet touched)\n", format__bytes(s->live_bytes, a, sizeof(a)),
+			       format__bytes(s->rss_bytes, b, sizeof(b)));
+		printf("#           anonymous %s, peak %s",
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
 		/* what the in-process tracker's block headers add to it */
 		if (s->header_bytes > 0)
-			printf("; the tracker's block headers ~%s",
+			printf("; the tracker's headers ~%s",
 			       format__bytes(s->header_bytes, a, sizeof(a)));
-		puts(")");
+		putchar('\n');
 	} else if (s->has_rss)
 		printf("# memory:   %s resident (anonymous %s, peak %s)\n",
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
@@ -336,7 +344,7 @@ static void print_header(const struct report *rp)
 		printf("# CPU%%:     %s", !scope ? "share of user time only (a profile recorded "
 		       "before kernel time was counted)" : !strcmp(scope, "user") ?
 		       "share of user time only (--user-only, or kernel samples not allowed)" :
-		       "share of all CPU time, user and kernel ([kernel.kallsyms] rows), as perf");
+		       "share of all CPU time, user and kernel, as perf");
 		if (rp->n_processes > 1)
 			printf("; %d processes (-s process splits them)", rp->n_processes);
 		putchar('\n');
@@ -404,10 +412,17 @@ static void print_header(const struct report *rp)
 	}
 }
 
+/* The rows a table left out, in one line under it. */
+static void print_hidden(int n, const char *what)
+{
+	if (n)
+		printf("# %d %s not shown (-a shows them)\n", n, what);
+}
+
 static int print_text(const struct report *rp)
 {
 	int width = format__term_width();
-	int err = 0;
+	int err = 0, hidden = 0;
 
 	print_header(rp);
 	if (rp->show_cpu) {
@@ -418,7 +433,9 @@ static int print_text(const struct report *rp)
 		else if (!rp->cpu.n)
 			printf("# no CPU location passes the filter and threshold\n");
 		else
-			err = report_table__print_cpu(&rp->cpu, stdout, width);
+			err = report_table__print_cpu(&rp->cpu, stdout, width, &hidden);
+		if (!err)
+			print_hidden(hidden, hidden == 1 ? "row below 0.05 %" : "rows below 0.05 %");
 	}
 	if (!err && rp->show_heap) {
 		putchar('\n');
@@ -426,7 +443,12 @@ static int print_text(const struct report *rp)
 			printf("# no live heap%s\n", rp->f.pattern || rp->f.threshold_pct > 0 ?
 			       " passing the filter and threshold" : "");
 		else
-			err = report_table__print_heap(&rp->heap, stdout, width);
+			err = report_table__print_heap(&rp->heap, stdout, width, &hidden);
+		if (!err)
+			print_hidden(hidden, rp->heap.allocated || rp->heap.temporary ?
+				     (hidden == 1 ? "site that shows nothing" : "sites that show nothing") :
+				     (hidden == 1 ? "site with neither live bytes nor a peak" :
+				      "sites with neither live bytes nor a peak"));
 	}
 	return err;
 }
@@ -667,6 +689,7 @@ static int report_run(void)
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
+	rp.cpu.all = rp.heap.all = opts.all;
 	err = profile__open(opts.file, &rp.db);
 	if (err)
 		goto out;

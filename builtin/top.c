@@ -115,8 +115,8 @@ static int stdio_print(struct follow *f, bool heap)
 		err = report_table__add(&row, &t);
 	}
 	if (err >= 0)
-		err = heap ? report_table__print_heap(&t, stdout, 0) :
-			     report_table__print_cpu(&t, stdout, 0);
+		err = heap ? report_table__print_heap(&t, stdout, 0, NULL) :
+			     report_table__print_cpu(&t, stdout, 0, NULL);
 	report_table__exit(&t);
 	return err;
 }

@@ -81,7 +81,7 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	return err;
 }
 
-int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
+int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
 	static const struct table_col cols[] = {
 		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
@@ -91,12 +91,19 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 	struct table *t = table__new(cols, 3);
 	int err = t ? 0 : -ENOMEM;
 
+	if (hidden)
+		*hidden = 0;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
 		char pct[16];
 		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
 					 w->function_short };
 
+		if (!rt->all && w->r.pct < 0.05) {
+			if (hidden)
+				(*hidden)++;
+			continue;
+		}
 		err = table__add_row(t, cells);
 	}
 	if (!err)
@@ -119,7 +126,18 @@ static const char *kinds_name(unsigned int k)
 	return k ? "heap+mmap" : NULL;
 }
 
-int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
+/* Does a heap row show anything in the table as sorted? */
+static bool heap_row_shows(const struct report_table *rt, const struct report_row *w)
+{
+	if (rt->allocated)
+		return w->r.alloc_bytes || w->r.live_bytes;
+	if (rt->temporary)	/* temporaries not counted ("-"): ranked by allocations */
+		return (w->r.temp_count < 0 ? w->r.alloc_count > 0 : w->r.temp_count > 0) ||
+		       w->r.live_bytes;
+	return w->r.live_bytes || w->r.peak_bytes;
+}
+
+int report_table__print_heap(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
 	static const struct table_col all[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
@@ -141,9 +159,17 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 			cols[nc++] = all[c];
 	t = table__new(cols, nc);
 	err = t ? 0 : -ENOMEM;
+	if (hidden)
+		*hidden = 0;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
 		char live[32], peak[32], al[32], n[32], tc[32], fn[1100];
+
+		if (!rt->all && !heap_row_shows(rt, w)) {
+			if (hidden)
+				(*hidden)++;
+			continue;
+		}
 		const char *v[7] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
@@ -153,7 +179,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 			w->location, w->function_short,
 		};
 		const char *cells[7];
-		int k = 0;
+		int k;
 
 		/* anonymous mappings, not malloc: tagged after the function */
 		if (w->r.kinds & HEAP_KINDS_MMAP) {
@@ -161,6 +187,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 				 *w->function_short ? " " : "", kinds_name(w->r.kinds));
 			v[6] = fn;
 		}
+		k = 0;
 		for (int c = 0; c < 7; c++)
 			if (shown[c])
 				cells[k++] = v[c];
