@@ -83,9 +83,9 @@ static void tables(struct db *db, struct query_filter *f)
 	report_table__init(&cpu, f->group, false);
 	report_table__init(&heap, f->group, f->group == GROUP_FILE);
 	if (!db_query_cpu(db, f, &total, report_table__add, &cpu))
-		report_table__print_cpu(&cpu, null, 80);
+		report_table__print_cpu(&cpu, null, 80, NULL);
 	if (!db_query_heap(db, f, &live, report_table__add, &heap))
-		report_table__print_heap(&heap, null, 80);
+		report_table__print_heap(&heap, null, 80, NULL);
 	report_table__csv_rows(&cpu, "cpu", null);
 	json__init(&j, null);
 	json__begin_array(&j, NULL);
