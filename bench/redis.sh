@@ -8,6 +8,7 @@
 # private port, no persistence):
 #   unprofiled    redis-server
 #   launch        rsprof record --no-cpu -- redis-server
+#   sampled       rsprof record --no-cpu --heap-sample-bytes 512K -- redis-server
 #   attach        rsprof record --no-cpu -p PID (started after the server
 #                 is up; the benchmark starts after its first checkpoint):
 #                 the in-process tracker injected into the server
@@ -143,7 +144,7 @@ build() {
 get_source
 echo "source: $SRC"
 BUILDS=${BUILDS:-fp nofp}
-CFGS=${CFGS:-unprofiled launch attach uprobe heaptrack heaptrack-p}
+CFGS=${CFGS:-unprofiled launch sampled attach uprobe heaptrack heaptrack-p}
 case " $BUILDS " in *" fp "*) ;; *) BUILDS="fp $BUILDS" ;; esac	# redis-cli, redis-benchmark
 build fp "-O2 -fno-omit-frame-pointer"
 case " $BUILDS " in *" nofp "*) build nofp "-O2 -fomit-frame-pointer" ;; esac
@@ -217,6 +218,10 @@ run() {
 	launch|caller)
 		serve "$RSPROF" record -q --no-cpu "$@" -o "$RUN/r.db" -- >"$RUN/tool.log" 2>&1 &
 		tool_pid=$! ;;
+	sampled)
+		serve "$RSPROF" record -q --no-cpu --heap-sample-bytes 512K "$@" -o "$RUN/r.db" -- \
+			>"$RUN/tool.log" 2>&1 &
+		tool_pid=$! ;;
 	attach|uprobe)
 		serve &
 		srv_pid=$!
@@ -264,7 +269,7 @@ run() {
 		echo "$bld $cfg $(awk -v a="$c0" -v b="$c1" -v n=$((N + 3 * M)) \
 			'BEGIN { printf "%.3f", (b - a) / n / 1000 }')" >>"$W/cpu"
 	case $cfg in
-	launch|attach|uprobe|caller)
+	launch|sampled|attach|uprobe|caller)
 		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
 	heaptrack|heaptrack-p)
 		for f in "$RUN"/ht.*; do
@@ -329,6 +334,7 @@ echo
 label() {
 	case $1 in
 	launch) echo "rsprof launch" ;;
+	sampled) echo "launch 512K" ;;
 	attach) echo "rsprof inject" ;;
 	uprobe) echo "rsprof uprobe" ;;
 	*) echo "$1" ;;
@@ -375,7 +381,7 @@ sort -k1,1 -k3,3 -k2,2 "$W/results" | awk '
 for bld in $BUILDS; do
 	echo
 	echo "==== heap sites, build $bld ($(cat "$W/$bld/.opt")) ===="
-	for cfg in launch attach uprobe caller; do
+	for cfg in launch sampled attach uprobe caller; do
 		f=$OUT_DIR/rsprof-$cfg-$bld.db
 		[ -f "$f" ] || continue
 		echo
@@ -386,6 +392,18 @@ for bld in $BUILDS; do
 		echo "(meta: $(heap_meta "$f"))"
 		"$RSPROF" report --heap -n 10 "$f"
 	done
+	if [ -f "$OUT_DIR/rsprof-launch-$bld.db" ] && [ -f "$OUT_DIR/rsprof-sampled-$bld.db" ]; then
+		echo
+		echo "---- --heap-sample-bytes 512K against full tracking (launch, last round): the"
+		echo "     live bytes at the end of every site holding 1 MiB or more"
+		for c in launch sampled; do
+			"$RSPROF" report --heap --csv -n 1000 "$OUT_DIR/rsprof-$c-$bld.db" |
+				awk -F, -v c=$c 'NR > 1 { print c "|" $10 "|" $4 }'
+		done | awk -F'|' '$1 == "launch" { f[$2] = $3 } $1 == "sampled" { s[$2] = $3 }
+			END { for (l in f) if (f[l] >= 1048576)
+				printf "  %-40s %10.2f MiB full %10.2f MiB sampled (%+.1f%%)\n", l,
+					f[l] / 1048576, s[l] / 1048576, 100 * (s[l] - f[l]) / f[l] }'
+	fi
 	if [ -f "$OUT_DIR/rsprof-launch-$bld.db" ]; then
 		echo
 		echo "---- rsprof's stored stacks (launch, last round): report --heap --format=folded, top 5"

@@ -171,12 +171,6 @@ static size_t one(const struct object *o, const ElfW(Rela) *r, bool restore)
 	return slot_write(o, a, v, f->ours);
 }
 
-/* d_ptr of a dynamic entry: the loader relocated it in place, but not everywhere. */
-static uintptr_t dptr(uintptr_t base, uintptr_t v)
-{
-	return v < base ? v + base : v;
-}
-
 struct walk {
 	bool restore;
 	size_t slots, objects;
@@ -207,12 +201,12 @@ static int object_cb(struct dl_phdr_info *info, size_t size, void *data)
 		return 0;
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
-		case DT_SYMTAB: o.sym = (const void *)dptr(o.base, dyn->d_un.d_ptr); break;
-		case DT_STRTAB: o.str = (const void *)dptr(o.base, dyn->d_un.d_ptr); break;
+		case DT_SYMTAB: o.sym = (const void *)next__dyn_ptr(o.base, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: o.str = (const void *)next__dyn_ptr(o.base, dyn->d_un.d_ptr); break;
 		case DT_STRSZ: o.strsz = dyn->d_un.d_val; break;
-		case DT_JMPREL: rel[0] = (const void *)dptr(o.base, dyn->d_un.d_ptr); break;
+		case DT_JMPREL: rel[0] = (const void *)next__dyn_ptr(o.base, dyn->d_un.d_ptr); break;
 		case DT_PLTRELSZ: relsz[0] = dyn->d_un.d_val; break;
-		case DT_RELA: rel[1] = (const void *)dptr(o.base, dyn->d_un.d_ptr); break;
+		case DT_RELA: rel[1] = (const void *)next__dyn_ptr(o.base, dyn->d_un.d_ptr); break;
 		case DT_RELASZ: relsz[1] = dyn->d_un.d_val; break;
 		case DT_PLTREL: if (dyn->d_un.d_val != DT_RELA) return 0; break;
 		}

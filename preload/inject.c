@@ -255,6 +255,7 @@ static int attach(const struct heap_inject_args *a, bool *region_taken)
 		if (!dladdr((const void *)attach, &di) ||
 		    !(self_handle = dlopen(di.dli_fname, RTLD_LAZY | RTLD_NOLOAD)))
 			return HEAP_INJECT_ENOMEM;
+		next__init();	/* glibc's functions, before their trampolines replace them */
 		malloc__resolve();
 		if (got__init(ours))
 			return HEAP_INJECT_ENOMEM;

@@ -66,11 +66,13 @@ TRACKER_HOT int tracker_mode = M_UNINIT;
 unsigned long tracker_early;
 TRACKER_HOT struct heap_region *tracker_region;
 TRACKER_HOT uint32_t sample_every = 1;
+TRACKER_HOT uint64_t sample_bytes;
 TRACKER_HOT uint16_t tracker_epoch;
 TRACKER_HOT uint32_t tracker_gen;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
-static bool started_once;		/* this image registered its handlers */
+bool tracker_started;			/* this image registered its handlers */
+static bool hooks_done;			/* this image's entry points are rewritten */
 
 static pthread_key_t thread_key;
 static struct heap_region *last;	/* the range of the last attach's region */
@@ -221,6 +223,8 @@ void tracker__thread_init(struct thread *t)
 	}
 	if (t->ready == T_NEW) {
 		t->tid = (uint32_t)sys_gettid();
+		if (!t->rng)
+			t->rng = ((uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ULL) | 1;
 		m = t->mem = mem_new();
 		if (!m) {
 			t->ready = T_NO_MEM;
@@ -240,7 +244,6 @@ void tracker__thread_init(struct thread *t)
 	}
 	if (first) {
 		m->salt = (uint32_t)(uintptr_t)m * 2654435761u;
-		m->rng = ((uint64_t)(uintptr_t)m ^ 0x9e3779b97f4a7c15ULL) | 1;
 		tracker_stat(HEAP_RSTAT_THREADS, 1);
 		block_take(m, t->tid);
 		slot = callout__begin(HEAP_CALLOUT_THREAD_KEY);
@@ -506,6 +509,7 @@ void tracker__init(void)
 	int expect = M_UNINIT;
 	struct heap_region *r;
 
+	next__init();	/* whatever happens next, calls go to the right allocator */
 	if (!environ)
 		return;
 	if (!__atomic_compare_exchange_n(&tracker_mode, &expect, M_INIT, false, __ATOMIC_ACQ_REL,
@@ -522,6 +526,9 @@ void tracker__init(void)
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
+	sample_bytes = r->sample_bytes;
+	if (sample_bytes)
+		sample_every = 1;
 	r->stats[HEAP_RSTAT_EARLY] = tracker_early;
 	tracker_early = 0;
 	sites__init(r);
@@ -530,13 +537,15 @@ void tracker__init(void)
 	__atomic_store_n(&tracker_gen, tracker_gen + 1, __ATOMIC_RELEASE);
 	if (tree)
 		exec__follow(getenv(HEAP_REGION_DIR_ENV));
-	if (!started_once) {	/* a fork child keeps its parent's */
-		started_once = true;
+	if (!tracker_started) {	/* a fork child keeps its parent's */
+		tracker_started = true;
 		unwind__init();
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		pthread_key_create(&thread_key, thread_exit);
 	}
 	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
+	hooks__init(!hooks_done);	/* a fork child keeps its parent's */
+	hooks_done = true;
 	__atomic_store_n(&tracker_mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }
@@ -575,6 +584,9 @@ int tracker__adopt(int fd)
 	last = r;
 	last_size = st.st_size;
 	sample_every = r->sample_every ? r->sample_every : 1;
+	sample_bytes = r->sample_bytes;
+	if (sample_bytes)
+		sample_every = 1;
 	r->generation = tracker_gen + 1;	/* what preload/mmap.c kept is of another region */
 	sites__init(r);
 	history__init(r);
@@ -582,8 +594,8 @@ int tracker__adopt(int fd)
 	tracker_epoch++;	/* blocks of an earlier attach are not in this account */
 	tracker_region = r;
 	__atomic_store_n(&tracker_gen, tracker_gen + 1, __ATOMIC_RELEASE);
-	if (!started_once) {
-		started_once = true;
+	if (!tracker_started) {
+		tracker_started = true;
 		unwind__init();
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		pthread_key_create(&thread_key, thread_exit);

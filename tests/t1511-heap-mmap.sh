@@ -107,7 +107,7 @@ time.sleep(max(0.5, 6 - (time.monotonic() - t0)))
 		break
 	done &&
 	test "$hwm" -ge $((100 * MiB)) && test "$cpmax" -lt $((60 * MiB)) &&
-	"$RSPROF" report p.db | grep -q "^# memory: .*peak 1[0-9][0-9][0-9.]* MiB[;)]" &&
+	"$RSPROF" report p.db | grep -A1 "^# memory: " | grep -q "peak 1[0-9][0-9][0-9.]* MiB" &&
 	"$RSPROF" info --json p.db | python3 -c "
 import json, sys
 m = json.load(sys.stdin)[\"memory\"]

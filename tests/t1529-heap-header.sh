@@ -66,8 +66,8 @@ test_expect_success 'the headers in the resident memory: report and info say how
 	test "$(meta live.db heap_block_header_bytes)" = 16 &&
 	blocks=$(sql live.db "SELECT SUM(heap_alloc_count) - SUM(heap_free_count) FROM checkpoints") &&
 	echo "$blocks blocks live" && test "$blocks" -ge 500000 &&
-	"$RSPROF" report --heap -n 1 live.db | grep "^# memory:" >mem && cat mem &&
-	grep -q "; the tracker.s block headers ~7\.6[0-9] MiB)$" mem &&
+	"$RSPROF" report --heap -n 1 live.db | grep -A1 "^# memory:" >mem && cat mem &&
+	grep -q "; the tracker.s headers ~7\.6[0-9] MiB$" mem &&
 	"$RSPROF" info live.db | grep -q "^block headers: *~7\.6[0-9] MiB of the resident memory" &&
 	"$RSPROF" info --json live.db | python3 -c "
 import json, sys

@@ -33,6 +33,12 @@ else
 	test_skip 'heap table of the demo' 'BPF needs root and /sys/kernel/btf/vmlinux'
 fi
 
+test_expect_success 'its report: no 0 B rows, the first screen within 80 columns' '
+	COLUMNS=80 "$RSPROF" report -n 10 demo.db >r80 && cat r80 &&
+	! grep -q "^ *0 B  *0 B " r80 &&
+	head -n 24 r80 | awk "length(\$0) > 80 { print; bad = 1 } END { exit bad }"
+'
+
 test_expect_success 'scripts/demo.sh runs as make demo runs it' '
 	"$TOP/scripts/demo.sh" "$(dirname "$RSPROF")" >make-demo.out 2>&1 &&
 	grep -q "demo.rs:$hot_line" make-demo.out || { cat make-demo.out; exit 1; }

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
-#include "util/db/diff.h"
-#include "util/db/query.h"
-#include "util/db/timeline.h"
-#include "util/db/user.h"
+#include "util/analysis/diff.h"
+#include "util/db/read/query.h"
+#include "util/analysis/timeline.h"
+#include "util/db/read/user.h"
 #include "util/output/format.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
@@ -83,9 +83,9 @@ static void tables(struct db *db, struct query_filter *f)
 	report_table__init(&cpu, f->group, false);
 	report_table__init(&heap, f->group, f->group == GROUP_FILE);
 	if (!db_query_cpu(db, f, &total, report_table__add, &cpu))
-		report_table__print_cpu(&cpu, null, 80);
+		report_table__print_cpu(&cpu, null, 80, NULL);
 	if (!db_query_heap(db, f, &live, report_table__add, &heap))
-		report_table__print_heap(&heap, null, 80);
+		report_table__print_heap(&heap, null, 80, NULL);
 	report_table__csv_rows(&cpu, "cpu", null);
 	json__init(&j, null);
 	json__begin_array(&j, NULL);
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	query_filter__init(&f);
 	f.at_ms = 1500;
-	f.from_ms = 1000;
+	f.win.from_ms = 1000;
 	tables(db, &f);
 	query_filter__init(&f);
 	stacks(db, &f, false);

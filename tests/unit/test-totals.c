@@ -11,7 +11,7 @@
  *   (FIXTURE_KILL set: the writer ends after the last checkpoint's commit as if killed,
  *   without closing the file: a compaction in the middle of a block stays so)
  */
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/db/series.h"
 
 #include <errno.h>
@@ -27,8 +27,9 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
-#include "util/db/live.h"
-#include "util/db/query.h"
+#include "util/db/write/writer.h"
+#include "util/db/read/live.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/symbols/symbol.h"
 #include "fixture.h"
@@ -94,7 +95,7 @@ struct gen {
 };
 
 /* Checkpoint c (1-based) of a random profile into db. */
-static int gen_checkpoint(struct db *db, struct gen *g, int c)
+static int gen_checkpoint(struct db_writer *db, struct gen *g, int c)
 {
 	struct symbol *syms[N_HEAP_ADDR + N_CPU_ADDR];
 	struct cpu_count cpu[N_CPU_ADDR];
@@ -166,7 +167,7 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	cp.n_cpu = n_cpu;
 	cp.heap = hc;
 	cp.n_heap = n_heap;
-	err = db__write_checkpoint(db, &cp, NULL);
+	err = db_writer__checkpoint(db, &cp, NULL);
 	for (size_t i = 0; i < n_syms; i++)
 		symbol__delete(syms[i]);
 	return err;
@@ -178,23 +179,23 @@ static uint64_t compact_ms;
 static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bool append,
 			   struct gen *g, uint64_t retain_ms)
 {
-	struct db *db;
-	int err = db__create(path, append, &db);
+	struct db_writer *db;
+	int err = db_writer__create(path, append, &db);
 
 	if (err)
 		return err;
 	if (retain_ms)
-		err = db__set_retain(db, retain_ms);
+		err = db_writer__set_retain(db, retain_ms);
 	if (!err)
-		err = db__set_compact(db, compact_ms);
+		err = db_writer__set_compact(db, compact_ms);
 	rng = seed;
 	for (int c = from; c <= to && !err; c++)
 		err = gen_checkpoint(db, g, c);
 	if (getenv("FIXTURE_KILL"))
 		_exit(err ? 1 : 0);	/* every checkpoint committed, nothing finished */
 	if (!err)
-		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
-	if (db__close(db) && !err)
+		err = db_writer__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
+	if (db_writer__close(db) && !err)
 		err = -1;
 	return err;
 }
@@ -347,8 +348,8 @@ static bool compare_all(const char *path, const char *scan, int64_t n_cp, const 
 				if (gi == GROUP_PROCESS + 2)
 					f.alloc_fn = wrappers;
 				f.pattern = pats[pi];
-				f.from_ms = times[ti][0];
-				f.to_ms = times[ti][1];
+				f.win.from_ms = times[ti][0];
+				f.win.to_ms = times[ti][1];
 				f.at_ms = times[ti][2];
 				/* ranked by temporaries now and then (report --sort-by temporary) */
 				if ((ti + pi) % 3 == 1)
@@ -546,10 +547,10 @@ static void test_killed(void)
 	pid = fork();
 	if (pid == 0) {
 		struct gen g = { 0 };
-		struct db *db;
+		struct db_writer *db;
 
 		/* compacted at the default age, as record does */
-		if (db__create(p, false, &db))
+		if (db_writer__create(p, false, &db))
 			_exit(1);
 		rng = 99;
 		for (int c = 1; c <= 100000; c++)

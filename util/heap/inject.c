@@ -701,13 +701,14 @@ static int plan_hooks(pid_t pid, const struct maps *m, const struct glibc *g, ui
 
 /* The region for the process: a memfd it made, set up here. */
 static int make_region(struct tracee *t, struct heap_inject *ij, const struct glibc *g,
-		       const struct status *st, unsigned int sample, bool history, int *theirs)
+		       const struct status *st, unsigned int sample, uint64_t sample_bytes,
+		       bool history, int *theirs)
 {
 	struct heap_region h;
 	int mine, err;
 	void *p;
 
-	heap_region__header(&h, sample ? sample : 1);
+	heap_region__header(&h, sample ? sample : 1, sample_bytes);
 	if (history)
 		h.size += heap_history__layout(&h, h.size);
 	h.pid = (uint32_t)st->nspid;
@@ -823,7 +824,7 @@ static int put_hooks(struct tracee *t, pid_t kept, uint64_t kept_rip,
 /* The injection itself, the process stopped with thread tid at a safe point. */
 static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const struct glibc *g,
 		  const struct tracker *tr, const struct status *st, uint64_t loaded,
-		  unsigned int sample, bool history, const char **why)
+		  unsigned int sample, uint64_t sample_bytes, bool history, const char **why)
 {
 	struct heap_inject_args a = { .abi = HEAP_INJECT_ABI, .size = sizeof(a), .region_fd = -1,
 				      .hangup_fd = -1 };
@@ -860,7 +861,7 @@ static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const str
 	ij->detach_fn = lib + tr->detach;
 	if (!loaded)
 		safepoint__add(ij->sp, ij->lib_lo, ij->lib_hi);	/* for the call at the end */
-	err = make_region(t, ij, g, st, sample, history, &a.region_fd);
+	err = make_region(t, ij, g, st, sample, sample_bytes, history, &a.region_fd);
 	if (err) {
 		*why = "the region could not be set up in the process";
 		goto out;
@@ -923,8 +924,9 @@ out:
 	return err;
 }
 
-int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, bool history,
-		     struct heap_inject **out, const char **why)
+int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample,
+		     uint64_t sample_bytes, bool history, struct heap_inject **out,
+		     const char **why)
 {
 	struct heap_inject *ij = NULL;
 	struct tracker tr = { 0 };
@@ -1005,7 +1007,7 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, boo
 			err = err == -ESRCH ? err : 0;
 	}
 	if (!*why && !err) {
-		err = inject(ij, t, tid, &g, &tr, &st, loaded, sample, history, why);
+		err = inject(ij, t, tid, &g, &tr, &st, loaded, sample, sample_bytes, history, why);
 		if (err && *why)
 			err = 0;
 		else if (err)

@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 #include "util/heap/heap.h"
@@ -17,14 +18,16 @@ struct heap_region;
 
 /*
  * Inject the tracker into pid, counting into a new region (sample: one
- * allocation in N; history: with the allocation history's rings).
+ * allocation in N; sample_bytes: the mean bytes between two allocations
+ * tracked, 0: off; history: with the allocation history's rings).
  * want HEAP_BACKEND_AUTO: where it cannot be done or is refused, *out is
  * NULL and *why says why in one line with what would allow it (a static
  * string); HEAP_BACKEND_INJECT: the same is an error (printed, -ENOTSUP).
  * 0 or -errno (printed).
  */
-int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample, bool history,
-		     struct heap_inject **out, const char **why);
+int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample,
+		     uint64_t sample_bytes, bool history, struct heap_inject **out,
+		     const char **why);
 /*
  * Does pid hold the tracker (an earlier rsprof put it there) and its jumps
  * at glibc's free, realloc and malloc_usable_size? They stay for the

@@ -30,6 +30,7 @@
 #include <sys/uio.h>
 #include <sys/wait.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/record/proc.h"
 
@@ -84,15 +85,8 @@ static struct thr *thr_add(struct tracee *t, pid_t tid)
 {
 	struct thr *v;
 
-	if (t->n == t->cap) {
-		size_t cap = t->cap ? 2 * t->cap : 16;
-
-		v = realloc(t->v, cap * sizeof(*v));
-		if (!v)
-			return NULL;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->v, t->n + 1, t->cap, 16))
+		return NULL;
 	v = &t->v[t->n++];
 	memset(v, 0, sizeof(*v));
 	v->tid = tid;

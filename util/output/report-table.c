@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/symbols/demangle.h"
 #include "util/output/format.h"
 #include "util/symbols/srcpath.h"
@@ -41,15 +42,8 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	struct report_row *w;
 	int err = 0;
 
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 32;
-		struct report_row *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->v, t->n + 1, t->cap, 32))
+		return -ENOMEM;
 	if (t->group == GROUP_PROCESS) {
 		/* "cpu_split [4242]", the executable in the function column */
 		snprintf(loc, sizeof(loc), "%s [%d]", r->function ? r->function : "?", r->pid);
@@ -87,7 +81,7 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	return err;
 }
 
-int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
+int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
 	static const struct table_col cols[] = {
 		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
@@ -97,12 +91,19 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 	struct table *t = table__new(cols, 3);
 	int err = t ? 0 : -ENOMEM;
 
+	if (hidden)
+		*hidden = 0;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
 		char pct[16];
 		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
 					 w->function_short };
 
+		if (!rt->all && w->r.pct < 0.05) {
+			if (hidden)
+				(*hidden)++;
+			continue;
+		}
 		err = table__add_row(t, cells);
 	}
 	if (!err)
@@ -112,7 +113,7 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 }
 
 /*
- * What a heap row's memory is (issue 9): "heap" (the malloc family),
+ * What a heap row's memory is: "heap" (the malloc family),
  * "mmap" (anonymous mappings), "heap+mmap"; NULL for a CPU row or a row
  * that only freed.
  */
@@ -125,7 +126,18 @@ static const char *kinds_name(unsigned int k)
 	return k ? "heap+mmap" : NULL;
 }
 
-int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
+/* Does a heap row show anything in the table as sorted? */
+static bool heap_row_shows(const struct report_table *rt, const struct report_row *w)
+{
+	if (rt->allocated)
+		return w->r.alloc_bytes || w->r.live_bytes;
+	if (rt->temporary)	/* temporaries not counted ("-"): ranked by allocations */
+		return (w->r.temp_count < 0 ? w->r.alloc_count > 0 : w->r.temp_count > 0) ||
+		       w->r.live_bytes;
+	return w->r.live_bytes || w->r.peak_bytes;
+}
+
+int report_table__print_heap(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
 	static const struct table_col all[] = {
 		{ "Heap", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
@@ -147,9 +159,17 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 			cols[nc++] = all[c];
 	t = table__new(cols, nc);
 	err = t ? 0 : -ENOMEM;
+	if (hidden)
+		*hidden = 0;
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
 		char live[32], peak[32], al[32], n[32], tc[32], fn[1100];
+
+		if (!rt->all && !heap_row_shows(rt, w)) {
+			if (hidden)
+				(*hidden)++;
+			continue;
+		}
 		const char *v[7] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
@@ -159,7 +179,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 			w->location, w->function_short,
 		};
 		const char *cells[7];
-		int k = 0;
+		int k;
 
 		/* anonymous mappings, not malloc: tagged after the function */
 		if (w->r.kinds & HEAP_KINDS_MMAP) {
@@ -167,6 +187,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width)
 				 *w->function_short ? " " : "", kinds_name(w->r.kinds));
 			v[6] = fn;
 		}
+		k = 0;
 		for (int c = 0; c < 7; c++)
 			if (shown[c])
 				cells[k++] = v[c];

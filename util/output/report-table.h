@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 
 /*
  * Ranked profile rows as `rsprof report` prints them, and `top --stdio`
@@ -28,6 +28,7 @@ struct report_table {
 	bool allocated;		/* heap text table: an Allocated (bytes) column too */
 	bool temporary;		/* heap text table: a Temp (temporary allocations) column
 				 * after Allocs; "-" where they were not counted */
+	bool all;		/* text tables: the rows that show nothing too */
 };
 
 void report_table__init(struct report_table *t, enum group_by group, bool full_paths);
@@ -35,9 +36,15 @@ void report_table__init(struct report_table *t, enum group_by group, bool full_p
 int report_table__add(const struct prof_row *r, void *ctx);
 void report_table__exit(struct report_table *t);
 
-/* The text table, fitting width columns (0: the terminal). 0, -ENOMEM or -EIO. */
-int report_table__print_cpu(const struct report_table *t, FILE *f, int width);
-int report_table__print_heap(const struct report_table *t, FILE *f, int width);
+/*
+ * The text table, fitting width columns (0: the terminal). Without t->all,
+ * rows that show nothing are left out and counted in *hidden (may be NULL):
+ * CPU rows below 0.05 % (0.0 % shown), heap rows with neither live bytes
+ * nor a peak (or, sorted by allocated or temporary, none of those). 0,
+ * -ENOMEM or -EIO.
+ */
+int report_table__print_cpu(const struct report_table *t, FILE *f, int width, int *hidden);
+int report_table__print_heap(const struct report_table *t, FILE *f, int width, int *hidden);
 
 /* One CSV document for both rankings: the header, then rows named by `table`. */
 void report_table__csv_header(FILE *f);

@@ -36,8 +36,12 @@ struct poptOption options_record[] = {
 	  "do not track the heap", NULL },
 	{ "no-cpu", 0, POPT_ARG_NONE, &record_args.no_cpu, 0,
 	  "do not sample the CPU (heap only)", NULL },
-	{ "call-graph", 'g', POPT_ARG_NONE, &record_args.call_graph, 0,
-	  "record call stacks with the CPU samples", NULL },
+	{ NULL, 'g', POPT_ARG_NONE, &record_args.call_graph, 0,
+	  "record call stacks with the CPU samples (--call-graph dwarf)", NULL },
+	{ "call-graph", 0, POPT_ARG_STRING, &record_args.call_graph_mode, 0,
+	  "record call stacks: dwarf[,SIZE] (the user stack copied, SIZE bytes, default "
+	  "8192, unwound through the code's CFI: code with or without frame pointers), "
+	  "or fp (the frame-pointer chain only)", "MODE" },
 	{ "append", 0, POPT_ARG_NONE, &record_args.append, 0,
 	  "add to an existing profile instead of refusing to overwrite it", NULL },
 	{ "user-only", 0, POPT_ARG_NONE, &record_args.user_only, 0,
@@ -50,6 +54,9 @@ struct poptOption options_record[] = {
 	  "allocator to probe with uprobes: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
 	  "track one allocation in N (default 1: all)", "N" },
+	{ "heap-sample-bytes", 0, POPT_ARG_STRING, &record_args.heap_sample_bytes, 0,
+	  "track one allocation per SIZE bytes allocated on average (e.g. 512K), figures "
+	  "scaled without bias: cheap enough to leave on (in-process tracker)", "SIZE" },
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
 	  "where an allocation is counted: first-user, caller or stack "
 	  "(default first-user)", "MODE" },
@@ -75,6 +82,45 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	if (errno || *end || n < min || n > max)
 		return -EINVAL;
 	*v = (unsigned int)n;
+	return 0;
+}
+
+/* A size in bytes, 1 to 1 GiB: a number with K, M or G (powers of 1024,
+ * "KiB", "KB", "k" alike) or none. -EINVAL otherwise. */
+static int parse_size(const char *s, uint64_t *v)
+{
+	unsigned long long n, mul = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K':
+		mul = 1ULL << 10;
+		break;
+	case 'm': case 'M':
+		mul = 1ULL << 20;
+		break;
+	case 'g': case 'G':
+		mul = 1ULL << 30;
+		break;
+	}
+	if (mul > 1) {
+		end++;
+		if (*end == 'i')
+			end++;
+		if (*end == 'B')
+			end++;
+	} else if (*end == 'B') {
+		end++;
+	}
+	if (*end || !n || n > (1ULL << 30) / mul)
+		return -EINVAL;
+	*v = n * mul;
 	return 0;
 }
 
@@ -109,6 +155,44 @@ static int get_freq(const char *arg, unsigned int *freq)
 		return -RSPROF_EUSAGE;
 	}
 	return 0;
+}
+
+#define STACK_COPY_DEFAULT	8192
+#define STACK_COPY_FP		512	/* the sampled frame's own return address */
+#define STACK_COPY_MAX		65528	/* the kernel's limit */
+
+/* --call-graph MODE (or -g): fp, dwarf, dwarf,SIZE. */
+static int get_call_graph(struct record_opts *o)
+{
+	const char *m = record_args.call_graph_mode;
+	unsigned int size = STACK_COPY_DEFAULT;
+
+	o->call_graph = record_args.call_graph || m;
+	o->stack_copy = STACK_COPY_DEFAULT;
+	/*
+	 * -a -g: frame pointers; unwinding stack copies needs the call frame
+	 * information of every program of the host at once (--call-graph
+	 * dwarf asks for it)
+	 */
+	if (!m && o->all)
+		m = "fp";
+	if (!m)
+		return 0;
+	if (!strcmp(m, "fp")) {
+		o->call_graph_fp = true;
+		/* -a: the kernel's frame-pointer chain alone, no CFI for the sampled frame */
+		o->stack_copy = o->all ? 0 : STACK_COPY_FP;
+		return 0;
+	}
+	if (!strncmp(m, "dwarf", 5) && (!m[5] || (m[5] == ',' &&
+	    !parse_uint(m + 6, 8, STACK_COPY_MAX, &size) && !(size & 7)))) {
+		o->stack_copy = size;
+		return 0;
+	}
+	pr_err("--call-graph: '%s' is not fp, dwarf or dwarf,SIZE", m);
+	pr_hint("SIZE: the bytes of stack copied with each sample, a multiple of 8 up to %d "
+		"(default %d)", STACK_COPY_MAX, STACK_COPY_DEFAULT);
+	return -RSPROF_EUSAGE;
 }
 
 static int get_duration(const char *what, const char *s, uint64_t *ms)
@@ -202,6 +286,18 @@ static int get_heap(struct record_opts *o)
 		       record_args.heap_sample);
 		return -RSPROF_EUSAGE;
 	}
+	if (record_args.heap_sample_bytes &&
+	    parse_size(record_args.heap_sample_bytes, &o->heap_sample_bytes)) {
+		pr_err("--heap-sample-bytes: '%s' is not a size between 1 and 1G (e.g. 512K)",
+		       record_args.heap_sample_bytes);
+		return -RSPROF_EUSAGE;
+	}
+	if (o->heap_sample_bytes && o->heap_sample > 1) {
+		pr_err("--heap-sample and --heap-sample-bytes: choose one");
+		pr_hint("--heap-sample-bytes estimates without bias; --heap-sample N counts "
+			"large blocks N times or never");
+		return -RSPROF_EUSAGE;
+	}
 	return 0;
 }
 
@@ -256,11 +352,25 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		targets++;
 	if (cmd && cmd[0])
 		targets++;
+	if (record_args.all_cpus)
+		targets++;
 	if (targets != 1) {
-		pr_err(targets ? "give only one target: -p PID, -P NAME or -- COMMAND"
-			       : "no target: give -p PID, -P NAME or -- COMMAND");
+		pr_err(targets ? "give only one target: -p PID, -P NAME, -a or -- COMMAND"
+			       : "no target: give -p PID, -P NAME, -a or -- COMMAND");
 		return -RSPROF_EUSAGE;
 	}
+	if ((record_args.comm || record_args.cgroup) && !record_args.all_cpus) {
+		pr_err("--comm and --cgroup narrow a recording of every process (-a)");
+		pr_hint("a process by name is -P NAME");
+		return -RSPROF_EUSAGE;
+	}
+	if (record_args.comm && !*record_args.comm) {
+		pr_err("--comm: the name is empty");
+		return -RSPROF_EUSAGE;
+	}
+	o->all = record_args.all_cpus;
+	o->comm = record_args.comm;
+	o->cgroup = record_args.cgroup;
 	if (target_args.process && !*target_args.process) {
 		pr_err("-P/--process: the name is empty");
 		return -RSPROF_EUSAGE;
@@ -321,10 +431,18 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		pr_err("--no-cpu and --no-heap leave nothing to record");
 		return -RSPROF_EUSAGE;
 	}
+	if (o->all && record_args.no_cpu) {
+		pr_err("-a records the CPU of every process: not with --no-cpu");
+		pr_hint("the heap is tracked per process: -p PID or -- COMMAND");
+		return -RSPROF_EUSAGE;
+	}
 	o->cpu = !record_args.no_cpu;
-	o->heap = !record_args.no_heap;
+	/* the heap is tracked per process (an in-process tracker or uprobes): -a is CPU */
+	o->heap = !record_args.no_heap && !o->all;
 	o->heap_required = record_args.no_cpu;
-	o->call_graph = record_args.call_graph;
+	err = get_call_graph(o);
+	if (err)
+		return err;
 	o->append = record_args.append;
 	if (o->append && !o->output) {
 		pr_err("--append needs the profile to add to: give it with -o FILE");

@@ -1,0 +1,44 @@
+#!/bin/sh
+# report's tables without noise: the heap sites that hold nothing and never
+# held anything at a checkpoint (glibc's one-offs: __fopen_internal,
+# __getdelim...) and CPU rows below 0.05 % are left out of the text tables
+# and counted in a line under them; -a shows them; --json and --csv keep
+# every row.
+. "$(dirname "$0")/lib.sh"
+
+DEMO=$(dirname "$RSPROF")/demo
+
+if ! have_perf; then
+	test_skip 'report noise' 'perf_event_open not permitted here'
+	test_done
+fi
+
+test_expect_success 'the demo, recorded' '
+	"$RSPROF" record -q -o d.db -- "$DEMO" 2 >/dev/null &&
+	n=$(sql d.db "SELECT COUNT(*) FROM (SELECT addr FROM heap_events GROUP BY addr
+		       HAVING SUM(alloc_bytes) - SUM(free_bytes) = 0)") &&
+	echo "$n sites hold nothing at the end" && test "$n" -gt 0
+'
+
+test_expect_success 'the text table: no 0 B rows, the rest counted' '
+	"$RSPROF" report --heap -n 50 d.db >t && cat t &&
+	! grep -q "^ *0 B  *0 B " t &&
+	grep -q "^# [0-9]* sites* with neither live bytes nor a peak not shown (-a shows them)$" t
+'
+
+test_expect_success '-a: every row, no footer' '
+	"$RSPROF" report --heap -a -n 50 d.db >a && grep -q "^ *0 B  *0 B " a &&
+	! grep -q "not shown" a &&
+	h=$(sed -n "s/^# \\([0-9]*\\) site.* not shown.*/\\1/p" t) &&
+	test $(($(grep -c " B " a) - $(grep -c " B " t))) -ge "$h"
+'
+
+test_expect_success '--json keeps every row' '
+	"$RSPROF" report --heap --json -n 50 d.db | python3 -c "
+import json, sys
+rows = json.load(sys.stdin)[\"heap\"][\"rows\"]
+assert any(r[\"live_bytes\"] == 0 for r in rows), rows
+"
+'
+
+test_done
