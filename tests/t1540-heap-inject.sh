@@ -5,10 +5,11 @@
 # no rsprof touched: 8 threads allocating while threads start and exit,
 # attached and detached three times; the main thread blocked inside
 # malloc_info() with an arena's lock held when rsprof comes; fork and exec
-# all along; rsprof killed with SIGKILL mid-recording; a second rsprof
-# while one is attached (no uprobes either: they would break the jumps at
-# glibc's free & co.), a third after it; the stress target of t1524 (its
-# own account of every block), also with the tracker built with UBSan.
+# all along; byte sampling; rsprof killed with SIGKILL mid-recording; a
+# second rsprof while one is attached (no uprobes either: they would break
+# the jumps at glibc's free & co.), a third after it; the stress target of
+# t1524 (its own account of every block), also with the tracker built with
+# UBSan.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -54,6 +55,19 @@ test_expect_success 'frees through a pointer taken before the attach: counted' '
 	a=$(sql churn2.db "SELECT SUM(alloc_count) FROM heap_events") &&
 	f=$(sql churn2.db "SELECT SUM(free_count) FROM heap_events") &&
 	echo "$a allocations, $f frees" && test $((a - f)) -le 600
+'
+
+# byte sampling attached: the region the tracker adopts says so; the same
+# tracker, counting all before, samples in the next attach
+test_expect_success 'byte sampling attached (after a full attach): the same output, estimates' '
+	start churn 300 &&
+	"$RSPROF" record -q -d 500ms -p $tp -o full.db &&
+	"$RSPROF" record -d 700ms --heap-sample-bytes 16K -p $tp -o samp.db 2>samp.sum &&
+	finish churn 300 &&
+	cat samp.sum && injected full.db && injected samp.db &&
+	test "$(meta samp.db heap_sample_bytes)" = 16384 &&
+	test -z "$(meta samp.db heap_block_header_bytes)" &&
+	grep -q "heap figures are estimates" samp.sum
 '
 
 test_expect_success 'the main thread blocked inside malloc_info, an arena locked: another thread is used' '
