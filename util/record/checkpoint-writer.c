@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,6 +76,7 @@ struct checkpoint_writer {
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	struct vec map_rows;		/* struct map_row, one process's at a time */
+	struct vec build_ids;		/* their build-ids, 41 bytes each (hex) */
 	int64_t next_stack_id;
 	uint64_t stacks_seen;		/* unwound from their stack copies */
 	uint64_t tracking_samples;	/* taken while the kernel handled a heap uprobe */
@@ -106,6 +108,7 @@ int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process
 	w->stacks.elem = sizeof(struct stack_ent);
 	w->stack_rows.elem = sizeof(struct stack_count);
 	w->map_rows.elem = sizeof(struct map_row);
+	w->build_ids.elem = 41;
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
@@ -385,13 +388,25 @@ static int write_maps(void *ctx, const struct maps *m)
 	struct map_set set;
 
 	w->map_rows.n = 0;
-	for (size_t i = 0; i < m->n; i++) {
+	w->build_ids.n = 0;
+	/* the build-ids in hex, kept beside the rows (no pointer into a vec that grows) */
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].build_id_len && !vec__push(&w->build_ids))
+			return -ENOMEM;
+	for (size_t i = 0, b = 0; i < m->n; i++) {
+		char *hex = NULL;
+
 		r = vec__push(&w->map_rows);
 		if (!r)
 			return -ENOMEM;
+		if (m->v[i].build_id_len) {
+			hex = (char *)w->build_ids.v + 41 * b++;
+			for (unsigned int k = 0; k < m->v[i].build_id_len && k < 20; k++)
+				snprintf(hex + 2 * k, 3, "%02x", m->v[i].build_id[k]);
+		}
 		*r = (struct map_row){ .start = m->v[i].start, .end = m->v[i].end,
 				       .pgoff = m->v[i].pgoff, .perms = m->v[i].perms,
-				       .path = m->v[i].path };
+				       .path = m->v[i].path, .build_id = hex };
 	}
 	set = (struct map_set){ .pid = m->pid, .v = w->map_rows.v, .n = w->map_rows.n };
 	return db_writer__write_maps(w->db, &set);
@@ -622,6 +637,7 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->stacks.v);
 	free(w->stack_rows.v);
 	free(w->map_rows.v);
+	free(w->build_ids.v);
 	free(w->cpu_rows.v);
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
