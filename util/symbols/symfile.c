@@ -14,6 +14,7 @@
 
 #include "util/error.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
 
 int symfile__build_id(int fd, unsigned char *bits, size_t len)
 {
@@ -97,7 +98,8 @@ int symfile__open_mapped(pid_t pid, const struct map *m)
 	int len = m->build_id_len, fd = -ENOENT;
 
 	if (alive) {
-		snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, m->path);
+		snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid,
+			 proc__root_relative(pid, m->path));
 		fd = try_open(fn, m->build_id, len);
 	}
 	if (fd < 0)
@@ -176,13 +178,16 @@ int symfile__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 	}
 	if (!path)
 		return -1;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
 	for (int r = root[0] ? 0 : 1; r < 2; r++) {
 		const char *pre = r == 0 ? root : "";
+
+		/* in the target's root, the file's path there */
+		path = r == 0 ? proc__root_relative(ctx->pid, modname) : modname;
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return -1;
+		*slash = '\0';
 
 		/* .gnu_debuglink: beside the file, in its .debug/, under /usr/lib/debug */
 		if (debuglink) {
