@@ -3,7 +3,7 @@
 # known temporary counts (heaptrack's definition: the free directly follows
 # its allocation, no other allocation or free of the thread in between).
 # The in-process tracker counts them exactly; heaptrack ranks the same
-# program the same way when it is installed (the bench package group); the
+# program the same way (heaptrack: the test group of scripts/packages.txt); the
 # uprobe backend does not count them and says so ('-').
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
@@ -73,7 +73,7 @@ if command -v heaptrack >/dev/null && command -v heaptrack_print >/dev/null; the
 		diff ht.rank rs.rank
 	'
 else
-	test_skip 'heaptrack ranks the temporaries the same way' 'heaptrack not installed (scripts/packages.txt, bench group)'
+	test_skip 'heaptrack ranks the temporaries the same way' 'heaptrack not installed (scripts/packages.txt, test group: make deps)'
 fi
 
 if backend_ok uprobe; then
