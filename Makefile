@@ -64,6 +64,10 @@ PRELOAD_SRC := $(sort $(wildcard preload/*.c))
 PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
 PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
+# Test helpers (tests/helper/*.c): tools the shell tests and benchmarks run
+# (fixture profiles), each with its own main.
+HELPER_SRC  := $(sort $(wildcard tests/helper/*.c))
+HELPER_BIN  := $(HELPER_SRC:tests/helper/%.c=$(OUT)/tests/helper/%)
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%-replay)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%)
@@ -166,6 +170,11 @@ $(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
 	$(Q)mkdir -p $(dir $@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
 
+$(OUT)/tests/helper/%: tests/helper/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+
 targets:
 	$(Q)$(MAKE) --no-print-directory -C tests/targets OUT=$(abspath $(OUT))/targets
 
@@ -191,7 +200,7 @@ san:
 		$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%) \
 		$(FUZZ_SRC:tests/fuzz/%.c=$(SAN_OUT)/tests/fuzz/%-replay)
 
-test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
+test: deps all $(UNIT_BIN) $(HELPER_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
 	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		RSPROF_SAN=$(abspath $(SAN_OUT))/rsprof FUZZ_DIR=$(abspath $(SAN_OUT))/tests/fuzz \
 		prove -j2 $(UNIT_BIN) \
@@ -227,7 +236,7 @@ $(OUT)/demo: demo/demo.rs
 demo: deps all $(OUT)/demo
 	$(Q)./scripts/demo.sh $(abspath $(OUT))
 
-bench: bench-deps all targets $(UNIT_BIN)
+bench: bench-deps all targets $(UNIT_BIN) $(HELPER_BIN)
 	$(Q)./bench/run.sh $(abspath $(OUT))
 
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions

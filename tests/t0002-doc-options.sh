@@ -177,7 +177,7 @@ test_expect_success 'SYNOPSIS: -- stays two hyphens (no em dash) in the man page
 '
 
 test_expect_success 'completion offers only values the commands accept' '
-	"$(dirname "$RSPROF")/tests/unit/bin/test-db" --fixture fx.db &&
+	"$(dirname "$RSPROF")/tests/helper/fixture" fx.db &&
 	vals() {	# the values completion offers after option $1
 		sed -n "/^	$1)/,/return ;;/p" "$TOP/contrib/completion/rsprof.bash" |
 			sed -n "s/.*compgen -W .\\([^\x27]*\\). .*/\\1/p"

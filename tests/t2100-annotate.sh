@@ -5,7 +5,7 @@
 # samples; moved sources are found with --source-dir and --path-map.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 SRC=$TEST_SRC/targets/cpu_split.c
 hot_a=$(grep -n "/\* HOT:a \*/" "$SRC" | cut -d: -f1)
 RSRC=$TEST_SRC/targets/rust_inline.rs
@@ -23,7 +23,7 @@ annotate_pct() {	# LINE < annotate output
 }
 
 test_expect_success 'fixture: lines of a function, shares as report, no sources here' '
-	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" fix.db &&
 	"$RSPROF" annotate --stdio fix.db hot_loop >out &&
 	cat out &&
 	grep -q "^# function: hot_loop" out &&
