@@ -68,6 +68,8 @@ UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
 # (fixture profiles), each with its own main.
 HELPER_SRC  := $(sort $(wildcard tests/helper/*.c))
 HELPER_BIN  := $(HELPER_SRC:tests/helper/%.c=$(OUT)/tests/helper/%)
+# Linked into both: fdatasync() and fsync() that do not wait for the disk.
+NOSYNC_OBJ  := $(OUT)/tests/unit/nosync.o
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%-replay)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%)
@@ -165,15 +167,15 @@ $(OUT)/man-embed.h: $(DOC_SRC) scripts/embed-docs.sh
 
 # Tests: unit binaries link the util objects; targets with known hot lines
 # are built by tests/targets/Makefile into $(OUT)/targets.
-$(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
+$(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ) $(NOSYNC_OBJ)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(NOSYNC_OBJ) $(UTIL_OBJ) $(LDLIBS)
 
-$(OUT)/tests/helper/%: tests/helper/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
+$(OUT)/tests/helper/%: tests/helper/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ) $(NOSYNC_OBJ)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(NOSYNC_OBJ) $(UTIL_OBJ) $(LDLIBS)
 
 targets:
 	$(Q)$(MAKE) --no-print-directory -C tests/targets OUT=$(abspath $(OUT))/targets
