@@ -202,12 +202,24 @@ san:
 		$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%) \
 		$(FUZZ_SRC:tests/fuzz/%.c=$(SAN_OUT)/tests/fuzz/%-replay)
 
+# make test ends with one line: its wall time (the build included), the
+# tests' own, and the load then.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+TEST_T0 := $(shell date +%s)
+endif
 test: deps all $(UNIT_BIN) $(HELPER_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
-	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
+	$(Q)t1=$$(date +%s); \
+	RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		RSPROF_SAN=$(abspath $(SAN_OUT))/rsprof FUZZ_DIR=$(abspath $(SAN_OUT))/tests/fuzz \
 		prove -j2 $(UNIT_BIN) \
 		$(if $(filter 1,$(SANITIZE)),,$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%)) \
-		tests/t*.sh
+		tests/t*.sh; \
+	rc=$$?; t2=$$(date +%s); \
+	printf 'make test: %dm %02ds, the tests %dm %02ds (prove -j2, %s CPUs, load %s)\n' \
+		$$(((t2 - $(or $(TEST_T0),$$t1)) / 60)) $$(((t2 - $(or $(TEST_T0),$$t1)) % 60)) \
+		$$(((t2 - t1) / 60)) $$(((t2 - t1) % 60)) "$$(nproc)" \
+		"$$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	exit $$rc
 
 # libFuzzer on every target for FUZZ_TIME seconds each, starting from the
 # corpus in tests/fuzz/corpus/; new inputs and crashes go to $(OUT)-fuzz.
