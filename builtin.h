@@ -15,7 +15,7 @@
  *     table, static helpers, <cmd>_run(), cmd_<cmd>() last);
  *  2. add its prototype below;
  *  3. add a row to commands[] in rsprof.c (the summary is what `rsprof help`
- *     prints);
+ *     prints; CMD_READ_ONLY when it never does more than read files);
  *  4. the Makefile picks up every builtin/ file by itself;
  *  5. write Documentation/rsprof-<cmd>.txt (every long option of the popt
  *     table, checked by tests/t0002-doc-options.sh);
@@ -29,14 +29,24 @@ int cmd_annotate(int argc, const char **argv);
 int cmd_history(int argc, const char **argv);
 int cmd_diff(int argc, const char **argv);
 int cmd_timeline(int argc, const char **argv);
+int cmd_flamegraph(int argc, const char **argv);
 int cmd_info(int argc, const char **argv);
 int cmd_query(int argc, const char **argv);
+int cmd_push(int argc, const char **argv);
 int cmd_help(int argc, const char **argv);
+
+/*
+ * The command only reads (a profile, a manual): rsprof.c drops every
+ * capability and a setuid or setgid identity before it runs, before any
+ * file is opened (caps__drop_all(); a failure is exit 4). `top` reads only
+ * when it follows a file: it drops them itself.
+ */
+#define CMD_READ_ONLY	(1u << 0)
 
 struct cmd_struct {
 	const char *name;
 	int (*fn)(int argc, const char **argv);
-	unsigned int flags;	/* none yet: setup identical for every command carrying it */
+	unsigned int flags;	/* CMD_*: setup identical for every command carrying it */
 	const char *summary;
 };
 

@@ -12,19 +12,27 @@
 #include <string.h>
 
 #include "util/error.h"
+#include "util/record/caps.h"
 #include "util/suggest.h"
 
 const struct cmd_struct commands[] = {
 	{ "record", cmd_record, 0, "record CPU and heap samples of a process into a profile" },
 	{ "top", cmd_top, 0, "live view of the hottest lines while recording" },
-	{ "report", cmd_report, 0, "rank source lines by CPU and live heap" },
-	{ "annotate", cmd_annotate, 0, "source (or machine code) of a function, line by line" },
-	{ "history", cmd_history, 0, "who owned an address, and when (allocation history)" },
-	{ "diff", cmd_diff, 0, "compare two profiles" },
-	{ "timeline", cmd_timeline, 0, "heap and CPU over the checkpoints of a profile" },
-	{ "info", cmd_info, 0, "show what a profile holds" },
-	{ "query", cmd_query, 0, "run SQL on a profile, read-only" },
-	{ "help", cmd_help, 0, "show help for rsprof or a command" },
+	{ "report", cmd_report, CMD_READ_ONLY, "rank source lines by CPU and live heap" },
+	{ "annotate", cmd_annotate, CMD_READ_ONLY,
+	  "source (or machine code) of a function, line by line" },
+	{ "history", cmd_history, CMD_READ_ONLY,
+	  "who owned an address, and when (allocation history)" },
+	{ "diff", cmd_diff, CMD_READ_ONLY, "compare two profiles" },
+	{ "timeline", cmd_timeline, CMD_READ_ONLY,
+	  "heap and CPU over the checkpoints of a profile" },
+	{ "flamegraph", cmd_flamegraph, CMD_READ_ONLY,
+	  "a profile's call stacks as an interactive flame graph (SVG)" },
+	{ "info", cmd_info, CMD_READ_ONLY, "show what a profile holds" },
+	{ "query", cmd_query, CMD_READ_ONLY, "run SQL on a profile, read-only" },
+	/* writes the profile's ledger of what was pushed */
+	{ "push", cmd_push, 0, "send a profile to Pyroscope, Parca or an OpenTelemetry collector" },
+	{ "help", cmd_help, CMD_READ_ONLY, "show help for rsprof or a command" },
 };
 const int n_commands = sizeof(commands) / sizeof(commands[0]);
 
@@ -108,5 +116,7 @@ int main(int argc, const char **argv)
 	snprintf(name, sizeof(name), "rsprof %s", cmd->name);
 	rsprof_cmd_name = name;
 	argv[1] = name;		/* popt prints argv[0] in "Usage: rsprof record ..." */
+	if ((cmd->flags & CMD_READ_ONLY) && caps__drop_all())
+		return EXIT_PERM;
 	return finish_stdout(cmd->fn(argc - 1, argv + 1));
 }

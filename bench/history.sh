@@ -2,7 +2,7 @@
 # Allocation history benchmark (issue 14, seed 001), not a test: 10 million
 # allocations (and their frees) from a simulated allocator that reuses its
 # blocks LIFO, as malloc's caches do (200,000 slots of 64 bytes), written
-# through the history writer (util/db/history-write.c) into a version-3
+# through the history writer (util/db/write/history.c) into a version-3
 # profile, then half-axis queries at random addresses and moments: the
 # owner of an address (n=1, backward), the next 10 allocations (forward),
 # and an address never allocated (every slice walked).

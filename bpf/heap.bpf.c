@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * Heap tracking (SPEC §6, issue 3): uprobes on the target's allocator.
+ * Heap tracking: uprobes on the target's allocator.
  *
  * Entry (uprobe, cookie = enum heap_kind): take the size and capture the
  * user stack at the allocator's entry, where the frame-pointer chain is

@@ -20,12 +20,11 @@
 #include "util/annotate/render.h"
 #include "util/annotate/source.h"
 #include "util/db/db.h"
-#include "util/db/naming.h"
-#include "util/db/query.h"
+#include "util/db/read/profile.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/output/styled.h"
 #include "util/tui/pager.h"
 #include "util/tui/tui.h"
@@ -103,8 +102,9 @@ static int show(const struct styled_text *t, const char *title, int hot)
 static void window_text(const struct query_filter *f, const struct prof_summary *s, bool at_peak,
 			char *buf, size_t len)
 {
-	uint64_t from = f->from_ms == TIME_NONE ? 0 : f->from_ms - 1;
-	uint64_t to = f->to_ms == TIME_NONE || f->to_ms > s->duration_ms ? s->duration_ms : f->to_ms;
+	uint64_t from = f->win.from_ms == TIME_NONE ? 0 : time_window__after(&f->win);
+	uint64_t to = f->win.to_ms == TIME_NONE || f->win.to_ms > s->duration_ms ? s->duration_ms :
+		      f->win.to_ms;
 	char a[32], b[32], c[32];
 
 	if (f->at_ms == TIME_NONE)
@@ -126,23 +126,19 @@ static int annotate_run(const char *path, const char *target)
 	struct annotation *a = NULL;
 	struct query_filter f;
 	struct db *db = NULL;
-	char *newest = NULL, *exe = NULL, title[512], wtext[128];
+	char *exe = NULL, title[512], wtext[128];
 	int hot, err;
 
 	if (opts.context < 0) {
 		pr_err("--context wants a number of lines >= 0, not %d", opts.context);
 		return EXIT_USAGE;
 	}
-	if (!path) {
-		err = naming__newest(".", &newest);
-		if (err)
-			return exit_from_err(err);
-		path = newest;
-	}
 	query_filter__init(&f);
-	err = db__open(path, &db);
-	if (!err)
+	err = profile__open(path, &db);
+	if (!err) {
+		path = db__path(db);
 		err = db__snapshot_begin(db);
+	}
 	if (!err && window__given(&window_args)) {
 		struct prof_summary sum;
 		bool at_peak;
@@ -183,7 +179,6 @@ out:
 	annotation__delete(a);
 	db__close(db);
 	free(exe);
-	free(newest);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	return exit_from_err(err);
@@ -194,11 +189,6 @@ int cmd_annotate(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof annotate", argc, argv, annotate_options, 0);
 	int ret = options_parse(pc, annotate_usage, option_cb, NULL);
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

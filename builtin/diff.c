@@ -23,7 +23,8 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
-#include "util/db/diff.h"
+#include "util/db/read/profile.h"
+#include "util/analysis/diff.h"
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
 #include "util/error.h"
@@ -31,7 +32,6 @@
 #include "util/output/format.h"
 #include "util/output/membuf.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/symbols/srcpath.h"
 
 static struct diff_args {
@@ -145,14 +145,10 @@ static char *location(const struct diff_row *r, char *buf, size_t len)
 /* One side: FILE, or FILE@A..B for a window of it. */
 struct side_arg {
 	char *path;
-	struct diff_window win;
+	struct time_window win;	/* TIME_WINDOW_ALL: the whole run */
+	bool windowed;		/* given as FILE@A..B */
 	const char *arg;	/* as given */
 };
-
-static bool windowed(const struct diff_window *w)
-{
-	return w->on;
-}
 
 /*
  * "run.db@10s..20s": a file that exists is a file (a name may hold '@');
@@ -162,34 +158,33 @@ static bool windowed(const struct diff_window *w)
 static int parse_side(const char *arg, struct side_arg *sa)
 {
 	const char *at = strrchr(arg, '@');
-	uint64_t a, b;
 
 	sa->arg = arg;
-	sa->win.on = false;
+	sa->win = TIME_WINDOW_ALL;
+	sa->windowed = false;
 	if (!at || !access(arg, F_OK)) {
 		sa->path = strdup(arg);
 		return sa->path ? 0 : -ENOMEM;
 	}
-	if (duration__parse_range(at + 1, &a, &b)) {
+	if (time_window__parse(at + 1, &sa->win)) {
 		pr_err("'%s': no such file, and '%s' is not a window A..B", arg, at + 1);
 		pr_hint("a window of a profile is FILE@A..B: run.db@0..30s, run.db@1m..");
 		return -RSPROF_EUSAGE;
 	}
 	sa->path = strndup(arg, at - arg);
-	sa->win.on = true;
-	sa->win.from_ms = a;
-	sa->win.to_ms = b;
+	sa->windowed = true;
 	return sa->path ? 0 : -ENOMEM;
 }
 
 static void print_side(FILE *f, const char *tag, const char *file, const struct prof_summary *s,
-		       bool any_heap, bool heap, const struct diff_window *w, uint64_t w_samples,
+		       bool any_heap, bool heap, const struct side_arg *sa, uint64_t w_samples,
 		       int64_t w_live)
 {
 	char d[32], n[32], l[32], p[32], a[32], b[32];
 
-	if (windowed(w)) {
-		uint64_t from = w->from_ms == TIME_NONE ? 0 : w->from_ms;
+	if (sa->windowed) {
+		const struct time_window *w = &sa->win;
+		uint64_t from = w->from_ms == TIME_NONE ? 0 : time_window__after(w);
 		uint64_t to = w->to_ms == TIME_NONE || w->to_ms > s->duration_ms ?
 			      s->duration_ms : w->to_ms;
 
@@ -305,16 +300,16 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 	return err;
 }
 
-static int print_text(FILE *f, const char *fa, const char *fb, const struct diff *d,
-		      const struct diff_opts *o, bool cpu, bool heap)
+static int print_text(FILE *f, const struct side_arg *sa, const struct side_arg *sb,
+		      const struct diff *d, const struct diff_opts *o, bool cpu, bool heap)
 {
 	const char *delta = chart__locale_utf8() ? "\u0394" : "Delta";
 	bool any_heap = d->heap_a || d->heap_b;
 	int err = 0;
 
-	print_side(f, "A", fa, &d->a, any_heap, d->heap_a, &o->win[0], d->win_samples[0],
+	print_side(f, "A", sa->path, &d->a, any_heap, d->heap_a, sa, d->win_samples[0],
 		   d->win_live[0]);
-	print_side(f, "B", fb, &d->b, any_heap, d->heap_b, &o->win[1], d->win_samples[1],
+	print_side(f, "B", sb->path, &d->b, any_heap, d->heap_b, sb, d->win_samples[1],
 		   d->win_live[1]);
 	if (d->identical)
 		fputs("no change: both profiles hold the same numbers for every site\n", f);
@@ -364,15 +359,17 @@ static int print_csv(FILE *f, const struct diff *d, bool cpu, bool heap)
 }
 
 static void json_side(struct json *j, const char *key, const char *file,
-		      const struct prof_summary *s, bool heap, const struct diff_window *w,
+		      const struct prof_summary *s, bool heap, const struct side_arg *sa,
 		      uint64_t w_samples, int64_t w_live)
 {
 	json__begin_object(j, key);
 	json__string(j, "file", file);
-	if (windowed(w)) {
+	if (sa->windowed) {
+		const struct time_window *w = &sa->win;
+
 		json__begin_object(j, "window");
 		if (w->from_ms != TIME_NONE)
-			json__uint(j, "from_ms", w->from_ms);
+			json__uint(j, "from_ms", time_window__after(w));
 		else
 			json__null(j, "from_ms");
 		if (w->to_ms != TIME_NONE)
@@ -422,15 +419,16 @@ static void json_row(struct json *j, const struct diff_row *r, bool cpu)
 	json__end_object(j);
 }
 
-static int print_json(FILE *f, const char *fa, const char *fb, const struct diff *d,
-		      const struct diff_opts *o, const char *by, bool cpu, bool heap)
+static int print_json(FILE *f, const struct side_arg *sa, const struct side_arg *sb,
+		      const struct diff *d, const struct diff_opts *o, const char *by, bool cpu,
+		      bool heap)
 {
 	struct json j;
 
 	json__init(&j, f);
 	json__begin_object(&j, NULL);
-	json_side(&j, "a", fa, &d->a, d->heap_a, &o->win[0], d->win_samples[0], d->win_live[0]);
-	json_side(&j, "b", fb, &d->b, d->heap_b, &o->win[1], d->win_samples[1], d->win_live[1]);
+	json_side(&j, "a", sa->path, &d->a, d->heap_a, sa, d->win_samples[0], d->win_live[0]);
+	json_side(&j, "b", sb->path, &d->b, d->heap_b, sb, d->win_samples[1], d->win_live[1]);
 	json__string(&j, "by", by);
 	json__bool(&j, "identical", d->identical);
 	if (cpu) {
@@ -483,9 +481,9 @@ static int diff_run(const char *arg_a, const char *arg_b)
 	}
 	o.alloc_fn = args.alloc_fn;
 
-	err = db__open(fa, &a);
+	err = profile__open(fa, &a);
 	if (!err)
-		err = db__open(fb, &b);
+		err = profile__open(fb, &b);
 	/* one snapshot each: header and tables agree while a recorder writes */
 	if (!err)
 		err = db__snapshot_begin(a);
@@ -505,9 +503,9 @@ static int diff_run(const char *arg_a, const char *arg_b)
 	if (!err && output_args.csv)
 		err = print_csv(out.f, d, cpu, heap);
 	else if (!err && output_args.json)
-		err = print_json(out.f, fa, fb, d, &o, args.by ? args.by : "line", cpu, heap);
+		err = print_json(out.f, &sa, &sb, d, &o, args.by ? args.by : "line", cpu, heap);
 	else if (!err)
-		err = print_text(out.f, fa, fb, d, &o, cpu, heap);
+		err = print_text(out.f, &sa, &sb, d, &o, cpu, heap);
 	err = membuf__flush(&out, err, stdout);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
@@ -527,11 +525,6 @@ int cmd_diff(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
 	int ret = options_parse(pc, "[OPTION...] A.db[@A..B] B.db[@A..B]", option_cb, NULL);
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;

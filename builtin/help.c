@@ -12,7 +12,6 @@
 #include "util/error.h"
 #include "util/help.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/suggest.h"
 
 static struct poptOption help_options[] = {
@@ -62,11 +61,6 @@ int cmd_help(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof help", argc, argv, help_options, 0);
 	int ret = options_parse(pc, "[OPTION...] [COMMAND]", NULL, NULL);
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

@@ -1,5 +1,5 @@
 /*
- * rsprof history: who owned an address, and when (SPEC §8, seed 001). In a
+ * rsprof history: who owned an address, and when. In a
  * profile with an allocation history, the first N allocations at or after
  * (--before: at or before) a moment that overlap an address range, each
  * with its site, size, the time it was made and the time it was freed;
@@ -15,14 +15,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db/addrs.h"
+#include "util/db/read/addrs.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
-#include "util/db/naming.h"
+#include "util/db/read/profile.h"
+#include "util/db/read/history.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
@@ -348,9 +347,8 @@ static int print_json(FILE *f, const struct listing *l)
 
 static int history_run(const char *path)
 {
-	struct listing l = { .path = path };
+	struct listing l = { 0 };
 	uint64_t ms = 0, after = 0;
-	char *newest = NULL;
 	struct membuf out;
 	bool present;
 	int err;
@@ -379,19 +377,15 @@ static int history_run(const char *path)
 	l.q.limit = output_args.top_n ? output_args.top_n : DEFAULT_ROWS;
 	l.q.after_id = (int64_t)after;
 	l.owner_asked = opts.at && l.q.addr_first == l.q.addr_last && !after;
-	if (!path) {
-		err = naming__newest(".", &newest);
-		if (err)
-			return exit_from_err(err);
-		path = l.path = newest;
-	}
-	err = db__open(path, &l.db);
-	if (!err)
+	err = profile__open(path, &l.db);
+	if (!err) {
+		l.path = db__path(l.db);
 		err = db__snapshot_begin(l.db);
+	}
 	if (!err)
 		err = db_history_present(l.db, &present, &l.events);
 	if (!err && !present) {
-		pr_err("'%s' has no allocation history", path);
+		pr_err("'%s' has no allocation history", l.path);
 		pr_hint("an allocation history is recorded by 'rsprof record --alloc-history --"
 			" COMMAND' (the in-process heap tracker)");
 		err = -RSPROF_EDB;
@@ -422,7 +416,6 @@ out:
 	db__close(l.db);
 	free(l.v);
 	free(l.dropped);
-	free(newest);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	return exit_from_err(err);
@@ -433,19 +426,13 @@ int cmd_history(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof history", argc, argv, history_options, 0);
 	int ret = options_parse(pc, history_usage, NULL, NULL);
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);
 
 		if (options_output_check()) {
 			ret = EXIT_USAGE;
-		} else if (n > 1) {
-			pr_err("one profile at a time, not %d", n);
+		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
 			ret = history_run(args[0]);

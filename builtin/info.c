@@ -13,16 +13,15 @@
 #include <string.h>
 
 #include "util/db/db.h"
-#include "util/db/query.h"
-#include "util/db/series.h"
-#include "util/db/totals.h"
+#include "util/db/read/profile.h"
+#include "util/db/read/query.h"
+#include "util/db/read/series.h"
+#include "util/db/read/totals.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
-#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 
 static struct info_opts {
 	int check;
@@ -327,17 +326,9 @@ static int info_check(struct db *db)
 static int info_run(void)
 {
 	struct info in = { 0 };
-	char *newest = NULL;
-	const char *path = opts.file;
 	int err;
 
-	if (!path) {
-		err = naming__newest(".", &newest);
-		if (err)
-			return exit_from_err(err);
-		path = newest;
-	}
-	err = db__open(path, &in.db);
+	err = profile__open(opts.file, &in.db);
 	if (err)
 		goto out;
 	if (opts.check) {
@@ -361,7 +352,6 @@ out:
 		pr_err("out of memory");
 	meta_free(&in.meta);
 	db__close(in.db);
-	free(newest);
 	return exit_from_err(err);
 }
 
@@ -372,15 +362,9 @@ int cmd_info(int argc, const char **argv)
 	const char **args;
 	int n;
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
-		if (n > 1) {
-			pr_err("one profile at a time, not %d", n);
+		if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
 			opts.file = args[0];

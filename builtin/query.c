@@ -1,7 +1,7 @@
 /*
  * rsprof query: run one SQL statement of the user's on a profile and print
  * the result as a table, CSV or JSON. The profile is opened read-only and
- * a statement that would write is refused before it runs (util/db/user.h),
+ * a statement that would write is refused before it runs (util/db/read/user.h),
  * so the file stays byte-identical. SQL `-` reads the statement from stdin.
  * Rows are printed as they come (a table's widths are taken from its first
  * rows), so a result of any size needs no more memory than a few rows;
@@ -16,12 +16,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
-#include "util/db/user.h"
+#include "util/db/read/profile.h"
+#include "util/db/read/user.h"
 #include "util/error.h"
 #include "util/output/format.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 
 static struct query_opts {
 	long max_rows;
@@ -176,16 +177,10 @@ static char *read_stdin(void)
 		len += n;
 		if (n == 0)
 			break;
-		if (cap - len < 2) {
-			char *nb = realloc(buf, cap * 2);
-
-			if (!nb) {
-				free(buf);
-				buf = NULL;
-				break;
-			}
-			buf = nb;
-			cap *= 2;
+		if (cap - len < 2 && ALLOC_GROW(buf, cap + 1, cap, 4096)) {
+			free(buf);
+			buf = NULL;
+			break;
 		}
 	}
 	if (!buf) {
@@ -208,7 +203,7 @@ static int query_run(const char *file, const char *sql)
 	struct db *db = NULL;
 	int err;
 
-	err = db__open(file, &db);
+	err = profile__open(file, &db);
 	if (err)
 		return exit_from_err(err);
 	err = db_user__run(db, sql, output_args.top_n, &cbs, &o);
@@ -251,11 +246,6 @@ int cmd_query(int argc, const char **argv)
 	int ret = options_parse(pc, "[OPTION...] FILE SQL", NULL, NULL);
 	char *sql_in = NULL;
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		int n;
 		const char **args = options_args(pc, &n);

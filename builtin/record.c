@@ -17,16 +17,39 @@
 
 #include "util/error.h"
 #include "util/options.h"
+#include "util/push/options.h"
 #include "util/record/options.h"
 #include "util/record/recorder.h"
 #include "util/record/status.h"
 
 static const char record_usage[] =
-	"[OPTION...] (-p PID | -P NAME | -- COMMAND [ARG...])";
+	"[OPTION...] (-p PID | -P NAME | -a | -- COMMAND [ARG...])";
+
+static const char *push_url;
+
+static struct poptOption record_push_options[] = {
+	{ "push", 0, POPT_ARG_STRING, &push_url, 0,
+	  "send each interval to the profile store at URL while recording (Pyroscope, "
+	  "Parca, OTLP: rsprof-push(1))", "URL" },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_push, 0, NULL, NULL },
+	POPT_TABLEEND
+};
+
+static struct poptOption record_all_options[] = {
+	{ "all-cpus", 'a', POPT_ARG_NONE, &record_args.all_cpus, 0,
+	  "record every process of the host, on every CPU (CPU only)", NULL },
+	{ "comm", 0, POPT_ARG_STRING, &record_args.comm, 0,
+	  "with -a: only the processes named NAME (their comm, exact)", "NAME" },
+	{ "cgroup", 0, POPT_ARG_STRING, &record_args.cgroup, 0,
+	  "with -a: only the processes in the cgroup PATH or below it", "PATH" },
+	POPT_TABLEEND
+};
 
 static struct poptOption record_options[] = {
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_target, 0, "Target:", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, record_all_options, 0, NULL, NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_record, 0, "Recording:", NULL },
+	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, record_push_options, 0, "Push:", NULL },
 	{ NULL, 0, POPT_ARG_INCLUDE_TABLE, options_common, 0, "Common options:", NULL },
 	POPT_TABLEEND
 };
@@ -67,6 +90,27 @@ static void status_tick(struct recorder *r, void *ctx)
 
 	recorder__stats(r, &st);
 	status__line(stderr, &st);
+}
+
+/* --push URL and its options into o->push (po). -RSPROF_EUSAGE, printed. */
+static int record_push(struct record_opts *o, struct push_opts *po)
+{
+	o->push = NULL;
+	if (!push_url) {
+		if (!push_args__given())
+			return 0;
+		pr_err("the push options need --push URL");
+		return -RSPROF_EUSAGE;
+	}
+	if (o->append) {
+		pr_err("--push with --append: the intervals pushed before would overlap the new ones");
+		pr_hint("record --push into a new file; push an appended file with rsprof push");
+		return -RSPROF_EUSAGE;
+	}
+	if (push_opts__from_args(po, push_url))
+		return -RSPROF_EUSAGE;
+	o->push = po;
+	return 0;
 }
 
 /* "rsprof record ARGS..." (argv[0] is "rsprof record"), for the file's meta. */
@@ -125,6 +169,9 @@ static int record_run(struct record_opts *o)
 	/* exit 5 at the end: the file is not kept (nothing in it can be named) */
 	if (!record_args.quiet && err != -RSPROF_ENODEBUG)
 		status__summary(stderr, &st, path, reason, !err && !err2);
+	/* the recording is whole, but what was asked of the push was not done */
+	if (!err && !err2 && st.push_rejected)
+		return EXIT_ERROR;
 	return exit_from_err(err ? err : err2);
 }
 
@@ -141,8 +188,12 @@ int cmd_record(int argc, const char **argv)
 
 		char *line = command_line(argc, argv);
 
+		struct push_opts po;
+
 		ret = record_opts__from_args(&o, cmd);
 		o.rsprof_cmdline = line;
+		if (!ret)
+			ret = record_push(&o, &po);
 		ret = ret ? EXIT_USAGE : record_run(&o);
 		free(line);
 	} else {
@@ -150,5 +201,6 @@ int cmd_record(int argc, const char **argv)
 	}
 	poptFreeContext(pc);
 	record_args__free();
+	push_args__free();
 	return ret;
 }

@@ -16,21 +16,21 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/addrs.h"
-#include "util/db/callgraph.h"
+#include "util/db/read/addrs.h"
+#include "util/analysis/callgraph.h"
 #include "util/db/db.h"
-#include "util/db/query.h"
+#include "util/db/read/profile.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 #include "util/window.h"
 #include "util/output/callgraph.h"
 #include "util/output/chart.h"
 #include "util/output/escape.h"
+#include "util/output/export.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
-#include "util/db/naming.h"
 #include "util/options.h"
-#include "util/record/caps.h"
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
@@ -108,6 +108,7 @@ struct report {
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
 	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
+	char *meta_unwound, *meta_truncated;	/* cpu_stacks_unwound, _truncated */
 	int n_processes;
 	enum report_format format;
 	bool at_peak;		/* --at peak */
@@ -244,7 +245,7 @@ static void print_header(const struct report *rp)
 		if (s->heap_sample > 1)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
 		putchar('\n');
-		/* never silent (issue 3): what the tracker could not count */
+		/* never silent: what the tracker could not count */
 		if (s->heap_dropped)
 			printf("# heap:     %s event%s dropped (tracker's map full)\n",
 			       format__count(s->heap_dropped, a, sizeof(a)),
@@ -278,7 +279,7 @@ static void print_header(const struct report *rp)
 			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
-	/* issue 9: what the tracked heap is of the process's memory */
+	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
 		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",
 		       format__bytes(s->live_bytes, a, sizeof(a)),
@@ -297,7 +298,7 @@ static void print_header(const struct report *rp)
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
-	/* what CPU% is a share of (issue 10): perf's meaning unless --user-only */
+	/* what CPU% is a share of: perf's meaning unless --user-only */
 	if (rp->show_cpu) {
 		const char *scope = rp->cpu_scope;
 
@@ -311,10 +312,10 @@ static void print_header(const struct report *rp)
 	}
 	if (rp->f.pid)
 		printf("# process:  %d only\n", rp->f.pid);
-	if (rp->f.from_ms != TIME_NONE || rp->f.to_ms != TIME_NONE) {
-		uint64_t from = rp->f.from_ms == TIME_NONE ? 0 : rp->f.from_ms - 1;
-		uint64_t to = rp->f.to_ms == TIME_NONE || rp->f.to_ms > s->duration_ms ?
-			      s->duration_ms : rp->f.to_ms;
+	if (rp->f.win.from_ms != TIME_NONE || rp->f.win.to_ms != TIME_NONE) {
+		uint64_t from = rp->f.win.from_ms == TIME_NONE ? 0 : time_window__after(&rp->f.win);
+		uint64_t to = rp->f.win.to_ms == TIME_NONE || rp->f.win.to_ms > s->duration_ms ?
+			      s->duration_ms : rp->f.win.to_ms;
 
 		printf("# window:   %s..%s", duration__format(from, a, sizeof(a)),
 		       duration__format(to, b, sizeof(b)));
@@ -381,8 +382,8 @@ static int print_text(const struct report *rp)
 	if (rp->show_cpu) {
 		putchar('\n');
 		if (!rp->cpu_total)
-			printf("# no CPU samples%s\n", rp->f.from_ms != TIME_NONE ||
-			       rp->f.to_ms != TIME_NONE ? " in the window" : "");
+			printf("# no CPU samples%s\n", rp->f.win.from_ms != TIME_NONE ||
+			       rp->f.win.to_ms != TIME_NONE ? " in the window" : "");
 		else if (!rp->cpu.n)
 			printf("# no CPU location passes the filter and threshold\n");
 		else
@@ -450,12 +451,12 @@ static int print_json(const struct report *rp)
 	json__begin_object(&j, "query");
 	json__string(&j, "sort", group_names[rp->f.group]);
 	json__string(&j, "sort_by", heap_sort_names[rp->f.heap_sort]);
-	if (rp->f.from_ms != TIME_NONE)
-		json__uint(&j, "from_ms", rp->f.from_ms - 1);
+	if (rp->f.win.from_ms != TIME_NONE)
+		json__uint(&j, "from_ms", time_window__after(&rp->f.win));
 	else
 		json__null(&j, "from_ms");
-	if (rp->f.to_ms != TIME_NONE)
-		json__uint(&j, "to_ms", rp->f.to_ms);
+	if (rp->f.win.to_ms != TIME_NONE)
+		json__uint(&j, "to_ms", rp->f.win.to_ms);
 	else
 		json__null(&j, "to_ms");
 	if (rp->f.at_ms != TIME_NONE)
@@ -497,7 +498,7 @@ static int print_json(const struct report *rp)
 
 /*
  * One site holds most of the heap and many lines reach it: likely an
- * allocation wrapper nobody named (issue 9). On stderr, after the table.
+ * allocation wrapper nobody named. On stderr, after the table.
  */
 static void print_hint(const struct heap_hint *h)
 {
@@ -516,102 +517,6 @@ static void print_hint(const struct heap_hint *h)
 	else
 		pr_hint("if that line is in an allocation wrapper, name the function with "
 			"--alloc-fn NAME to count its callers instead");
-}
-
-/* ---- stacks: folded and pprof (SPEC §8) ---------------------------------- */
-
-static int folded_cb(const struct prof_stack *s, void *ctx)
-{
-	return folded__add(ctx, s);
-}
-
-static int pprof_cb(const struct prof_stack *s, void *ctx)
-{
-	return pprof__add(ctx, s);
-}
-
-/* The finished export to -o FILE, or stdout. */
-static int export_flush(struct membuf *mem, int err)
-{
-	FILE *f;
-
-	if (err || !opts.output)
-		return membuf__flush(mem, err, stdout);
-	/* issue 11: safe create */
-	f = fopen(opts.output, "w");
-	if (!f) {
-		err = -errno;
-		pr_err("cannot create '%s': %s", opts.output, strerror(errno));
-		membuf__flush(mem, err, NULL);
-		return err;
-	}
-	err = membuf__flush(mem, 0, f);
-	if (fclose(f) && !err)
-		err = -EIO;
-	if (err) {
-		pr_err("cannot write '%s': %s", opts.output, strerror(-err));
-		unlink(opts.output);
-	}
-	return err;
-}
-
-/* Unix nanoseconds of an ISO 8601 UTC time as the recorder writes it, 0 if unknown. */
-static int64_t iso_ns(const char *s)
-{
-	struct tm tm = { 0 };
-	const char *end = s ? strptime(s, "%Y-%m-%dT%H:%M:%S", &tm) : NULL;
-
-	return end ? (int64_t)timegm(&tm) * 1000000000LL : 0;
-}
-
-static int export_stacks(struct report *rp, bool heap)
-{
-	char *freq = NULL, *start = NULL;
-	struct pprof *pp = NULL;
-	struct membuf mem;
-	int err;
-
-	/* all or nothing on stdout or in the file, as for --json */
-	err = membuf__open(&mem);
-	if (err)
-		return err;
-	if (rp->format == FMT_FOLDED) {
-		struct folded *fo = folded__new();
-
-		err = fo ? db_query_stacks(rp->db, &rp->f, heap, folded_cb, fo) : -ENOMEM;
-		if (!err)
-			err = folded__write(fo, mem.f);
-		folded__delete(fo);
-		return export_flush(&mem, err);
-	}
-	err = db__meta_get(rp->db, "cpu_freq_hz", &freq);
-	if (!err)
-		err = db__meta_get(rp->db, "start_time", &start);
-	if (!err) {
-		long hz = freq ? atol(freq) : 0;
-
-		pp = pprof__new(heap ? PPROF_HEAP : PPROF_CPU,
-				1000000000ULL / (uint64_t)(hz > 0 ? hz : 99), iso_ns(start),
-				sat__mul((int64_t)rp->sum.duration_ms, 1000000));
-		if (!pp)
-			err = -ENOMEM;
-	}
-	if (!err) {
-		struct maps *m = NULL;
-
-		err = db_query_maps(rp->db, &m);
-		if (!err)
-			err = pprof__add_maps(pp, m);
-		maps__delete(m);
-	}
-	if (!err)
-		err = db_query_stacks(rp->db, &rp->f, heap, pprof_cb, pp);
-	if (!err)
-		err = pprof__write(pp, mem.f);
-	pprof__delete(pp);
-	free(freq);
-	free(start);
-	return export_flush(&mem, err);
 }
 
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */
@@ -643,6 +548,20 @@ static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg
 	}
 	json__end_object(&j);
 	return json__finish(&j);
+}
+
+/* -g: the CPU stacks that could not be unwound to their first frame. */
+static void print_truncated(const struct report *rp)
+{
+	uint64_t n = rp->meta_unwound ? strtoull(rp->meta_unwound, NULL, 10) : 0;
+	uint64_t t = rp->meta_truncated ? strtoull(rp->meta_truncated, NULL, 10) : 0;
+	char a[32], b[32];
+
+	if (!n)
+		return;
+	printf("# stacks:   %s of %s unwound (%.1f%%) stop short of the first frame: they "
+	       "end with [truncated]\n", format__count(t, a, sizeof(a)),
+	       format__count(n, b, sizeof(b)), 100.0 * (double)t / (double)n);
 }
 
 static int report_graph(struct report *rp)
@@ -690,6 +609,8 @@ static int report_graph(struct report *rp)
 				  callgraph__render_children(cg, &v, &t);
 		if (!err) {
 			print_header(rp);
+			if (!heap)
+				print_truncated(rp);
 			putchar('\n');
 			err = styled__print(&t, stdout, false);
 		}
@@ -703,8 +624,7 @@ out:
 static int report_run(void)
 {
 	struct report rp = { 0 };
-	char *newest = NULL, *cpu_mode = NULL;
-	const char *path = opts.file;
+	char *cpu_mode = NULL;
 	int err;
 
 	query_filter__init(&rp.f);
@@ -715,13 +635,7 @@ static int report_run(void)
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
-	if (!path) {
-		err = naming__newest(".", &newest);
-		if (err)
-			return exit_from_err(err);
-		path = newest;
-	}
-	err = db__open(path, &rp.db);
+	err = profile__open(opts.file, &rp.db);
 	if (err)
 		goto out;
 	/* one snapshot: the header and the tables agree while a recorder writes */
@@ -731,7 +645,7 @@ static int report_run(void)
 	if (!err)
 		err = parse_window(&rp);
 	if (!err && rp.sum.folded_checkpoints)
-		err = db_query_resolution(rp.db, rp.f.from_ms, rp.f.to_ms, &rp.res);
+		err = db_query_resolution(rp.db, rp.f.win.from_ms, rp.f.win.to_ms, &rp.res);
 	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)
 		err = db_query_resolution(rp.db, TIME_NONE, rp.f.at_ms, &rp.res_at);
 	if (err)
@@ -744,7 +658,7 @@ static int report_run(void)
 						   rp.sum.has_heap));
 	rp.show_heap = opts.heap || (!opts.cpu && rp.sum.has_heap);
 	if (opts.heap && !rp.sum.has_heap) {
-		pr_err("'%s' has no heap data", path);
+		pr_err("'%s' has no heap data", db__path(rp.db));
 		pr_hint("record with heap tracking (without --no-heap) to see live heap");
 		err = -RSPROF_EDB;
 		goto out;
@@ -766,8 +680,14 @@ static int report_run(void)
 		err = db__meta_get(rp.db, "alloc_history_events", &rp.meta_hist);
 	if (!err)
 		err = db__meta_get(rp.db, "alloc_history_dropped", &rp.meta_hist_dropped);
+	if (!err)
+		err = db__meta_get(rp.db, "cpu_stacks_unwound", &rp.meta_unwound);
+	if (!err)
+		err = db__meta_get(rp.db, "cpu_stacks_truncated", &rp.meta_truncated);
 	if (!err && rp.format != FMT_TEXT) {
-		err = export_stacks(&rp, rp.show_heap && !rp.show_cpu);
+		err = export__stacks(rp.db, &rp.f, rp.show_heap && !rp.show_cpu,
+				     rp.format == FMT_FOLDED ? EXPORT_FOLDED : EXPORT_PPROF,
+				     rp.sum.duration_ms, opts.output);
 		goto out;
 	}
 	if (!err && (opts.graph || opts.callers || opts.callees)) {
@@ -802,11 +722,12 @@ out:
 	free(rp.meta_temp);
 	free(rp.meta_backend);
 	free(rp.meta_hist);
+	free(rp.meta_unwound);
+	free(rp.meta_truncated);
 	free(rp.meta_hist_dropped);
 	free(rp.cpu_scope);
 	free(cpu_mode);
 	db__close(rp.db);
-	free(newest);
 	if (err == -ENOMEM)
 		pr_err("out of memory");
 	return exit_from_err(err);
@@ -819,16 +740,9 @@ int cmd_report(int argc, const char **argv)
 	const char **args;
 	int n;
 
-	/* only reads: no capability, no setuid identity, before any file is opened (SPEC §9) */
-	if (caps__drop_all()) {
-		poptFreeContext(pc);
-		return EXIT_PERM;
-	}
 	if (ret == 0) {
 		args = options_args(pc, &n);
-		if (n > 1) {
-			pr_err("one profile at a time, not %d ('%s', '%s'...)", n, args[0], args[1]);
-			pr_hint("to compare two profiles, use 'rsprof diff A.db B.db'");
+		if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
 			opts.file = args[0];

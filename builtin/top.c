@@ -1,5 +1,5 @@
 /*
- * rsprof top: the live view of the hottest lines (SPEC §2, §7, issue 5).
+ * rsprof top: the live view of the hottest lines.
  *
  * With a target (-p PID, -P NAME or -- CMD) it records exactly as `record`
  * does, same options and same file, in a sampler thread that owns the
@@ -26,7 +26,6 @@
 #include "util/error.h"
 #include "util/output/styled.h"
 #include "util/tui/follow.h"
-#include "util/db/naming.h"
 #include "util/options.h"
 #include "util/record/caps.h"
 #include "util/record/options.h"
@@ -286,8 +285,12 @@ static int open_pane(struct tui *t, struct top_view *v, struct follow *f, enum t
 	if (!r)
 		return 0;
 	c.heap = kind == SERIES_HEAP;
-	if (v->windowed && f->sum.duration_ms > v->window_ms)
-		c.from_ms = f->sum.duration_ms - v->window_ms + 1;
+	if (v->windowed) {
+		struct time_window w = TIME_WINDOW_ALL;
+
+		time_window__since(&w, v->window_ms, f->sum.duration_ms);
+		c.from_ms = w.from_ms;
+	}
 	snprintf(fn, sizeof(fn), "%s", r->function ? r->function : "[unknown]");
 	if (a == TOP_ANNOTATE) {
 		snprintf(title, sizeof(title), "annotate %s", fn);
@@ -482,23 +485,13 @@ static int top_run(void)
 	/* keys come from stdin: without a terminal on both (or TERM=dumb), print once */
 	bool screen = !opts.stdio && tui__usable();
 	bool target = target_args.pid_args || target_args.process || opts.cmd;
-	char *newest = NULL;
-	int ret;
 
 	if (target)
 		return top_record(screen);
-	/* a file only: nothing but reading (SPEC §9) */
+	/* a file only (the newest here when none is named): nothing but reading */
 	if (caps__drop_all())
 		return EXIT_PERM;
-	if (!opts.file) {
-		ret = naming__newest(".", &newest);
-		if (ret < 0)
-			return exit_from_err(ret);
-		opts.file = newest;
-	}
-	ret = screen ? top_follow(opts.file) : top_stdio(opts.file);
-	free(newest);
-	return ret;
+	return screen ? top_follow(opts.file) : top_stdio(opts.file);
 }
 
 /* Where "--" starts the command to launch, or argc. */

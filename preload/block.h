@@ -1,5 +1,5 @@
 /*
- * The tracker's header before each block it hands out (issue 8).
+ * The tracker's header before each block it hands out.
  *
  * A block the tracker allocates carries, in the 16 bytes just before the
  * pointer the program gets, what its free needs: the size asked for, the

@@ -1,5 +1,5 @@
 /*
- * Counting an allocation and its free (the tracker's hot path, issue 8).
+ * Counting an allocation and its free (the tracker's hot path).
  *
  * An allocation: its caller's stack is walked (preload/unwind.c) and
  * hashed, the hash looked up in the thread's cache of sites (else in the

@@ -1,5 +1,5 @@
 /*
- * The exec family, for process trees (issue 10): a program of the recorded
+ * The exec family, for process trees: a program of the recorded
  * tree that execs with an environment of its own making (`env -i prog`,
  * a daemon that builds envp from scratch) would lose LD_PRELOAD and the
  * region directory, and its program would run untracked. While the

@@ -11,7 +11,7 @@
  * already (the process called exec) makes "heap.PID.GEN" with the next
  * generation: addresses of one image mean nothing in the next.
  *
- * Process trees (issue 10): when rsprof follows the children (record
+ * Process trees: when rsprof follows the children (record
  * without --no-inherit) it also writes HEAP_REGION_TREE, a header that
  * gives the geometry. Any other process that loads the tracker with the
  * directory in its environment (a fork child at its first allocation, a
@@ -37,7 +37,8 @@
 #include <stdint.h>
 
 #define HEAP_REGION_MAGIC	0x7061656872707372ULL	/* "rsprheap" */
-#define HEAP_REGION_VERSION	2	/* 2: ppid, flags, the tree file; the history rings */
+#define HEAP_REGION_VERSION	3	/* 2: ppid, flags, the tree file; the history rings;
+					 * 3: the calls out (callouts) */
 
 /* The environment variable that names the private directory. */
 #define HEAP_REGION_DIR_ENV	"RSPROF_HEAP_DIR"
@@ -91,6 +92,29 @@ enum heap_region_stat {
 	HEAP_RSTAT_MAX = 16,
 };
 
+/*
+ * What a thread inside the tracker is calling out to, from inside the
+ * program's allocation (heap_region.callouts): code the tracker does not
+ * own, which may wait on a lock. rsprof reports a slot that stays taken
+ * with the same seq for seconds: the tracker is stuck there.
+ */
+enum heap_callout {
+	HEAP_CALLOUT_NONE,
+	HEAP_CALLOUT_THREAD_KEY,	/* pthread_setspecific() (may allocate) */
+	HEAP_CALLOUT_MODULES,		/* dl_iterate_phdr() (the loader's lock) */
+	HEAP_CALLOUT_LIBUNWIND,		/* libunwind's unw_backtrace() */
+	HEAP_CALLOUT_STACK,		/* the thread's stack mapping (/proc/self/maps) */
+	HEAP_CALLOUT_MAX,
+};
+
+#define HEAP_REGION_CALLOUTS	16
+
+struct heap_region_callout {
+	uint32_t tid;			/* 0: free */
+	uint32_t what;			/* enum heap_callout */
+	uint64_t seq;			/* calls made through this slot */
+};
+
 struct heap_region {
 	uint64_t magic;
 	uint32_t version;
@@ -128,6 +152,7 @@ struct heap_region {
 	uint32_t ppid;			/* the parent when the region was made */
 	uint32_t flags;			/* enum heap_region_flags */
 	uint64_t reserved[5];
+	struct heap_region_callout callouts[HEAP_REGION_CALLOUTS];
 };
 
 enum heap_region_flags {

@@ -74,6 +74,7 @@ static struct heap_region_ring *ring_take(struct heap_region *r)
 {
 	uint64_t n = __atomic_load_n(&r->n_rings, __ATOMIC_ACQUIRE), i;
 	struct heap_region_ring *ring = NULL;
+	int slot;
 
 	for (i = 0; i < n && i < r->ring_count && !ring; i++) {
 		uint32_t free_ = HEAP_RING_FREE;
@@ -91,7 +92,9 @@ static struct heap_region_ring *ring_take(struct heap_region *r)
 		__atomic_store_n(&ring->state, HEAP_RING_OWNED, __ATOMIC_RELEASE);
 	}
 	ring->tid = (uint32_t)syscall(SYS_gettid);
+	slot = callout__begin(HEAP_CALLOUT_THREAD_KEY);
 	pthread_setspecific(ring_key, ring);	/* ring_release() when the thread ends */
+	callout__end(slot);
 	return ring;
 }
 

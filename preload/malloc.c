@@ -1,5 +1,5 @@
 /*
- * The malloc family, interposed (issue 8): malloc, calloc, realloc,
+ * The malloc family, interposed: malloc, calloc, realloc,
  * reallocarray, free, memalign, aligned_alloc, posix_memalign, valloc,
  * pvalloc, malloc_usable_size, and C++'s operator new (for its caller).
  *
@@ -47,24 +47,37 @@ extern void *__libc_pvalloc(size_t n);
 /* The allocator's caller, read in the interposed function itself. */
 #define CALLER(c) unwind__from_frame(&(c), __builtin_frame_address(0))
 
-/* glibc's malloc_usable_size (a weak symbol of libc's: found by dlsym). */
-static size_t (*libc_usable)(void *);
-
-static size_t glibc_usable(void *p)
+/*
+ * A function of the library after this one (RTLD_NEXT) into *slot, looked
+ * up once; NULL when none (abort() when `must`). dlsym may allocate: those
+ * allocations are not counted.
+ */
+static void *next_fn(void **slot, const char *name, bool must)
 {
-	size_t (*fn)(void *) = __atomic_load_n(&libc_usable, __ATOMIC_ACQUIRE);
+	void *fn = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
 
-	if (unlikely(!fn)) {
+	if (!fn) {
 		struct thread *t = &th;
 		uint8_t busy = t->busy;
 
-		t->busy = 1;	/* dlsym may allocate: untracked */
-		fn = (size_t (*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+		t->busy = 1;
+		fn = dlsym(RTLD_NEXT, name);
 		t->busy = busy;
-		if (!fn)
+		if (!fn && must)
 			abort();
-		__atomic_store_n(&libc_usable, fn, __ATOMIC_RELEASE);
+		if (fn)
+			__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
 	}
+	return fn;
+}
+
+/* glibc's malloc_usable_size (a weak symbol of libc's), found in the constructor. */
+static void *libc_usable;
+
+static size_t glibc_usable(void *p)
+{
+	size_t (*fn)(void *) = (size_t (*)(void *))next_fn(&libc_usable, "malloc_usable_size", true);
+
 	return fn(p);
 }
 
@@ -447,24 +460,24 @@ EXPORT size_t malloc_usable_size(void *p)
  * C++ operator new: Debian's libstdc++ keeps no frame pointers, so at the
  * malloc inside new the line that called new is not in the chain. Each
  * variant notes its caller for the malloc (or aligned_alloc) it makes, and
- * forwards to the real one (found once with dlsym; it throws as it would).
+ * forwards to the real one (it throws as it would), found with dlsym in
+ * the constructor: dlsym takes the loader's lock, which a thread calling
+ * new must not wait for (another thread may hold it while it waits on a
+ * lock of the program's). A libstdc++ loaded later (a C++ library a C
+ * program dlopens) is looked up at its first new, outside any count.
  * operator new[] calling operator new keeps the outer caller.
  */
 #define NEW_WRAPPER(name, params, args)					\
+	static void *(*real_##name) params;				\
 	EXPORT void *name params					\
 	{								\
-		static void *(*real) params;				\
-		void *(*fn) params = __atomic_load_n(&real, __ATOMIC_ACQUIRE); \
+		void *(*fn) params = __atomic_load_n(&real_##name, __ATOMIC_ACQUIRE); \
 		struct thread *t = &th;					\
 		bool mark;						\
 		void *p;						\
 									\
-		if (!fn) {						\
-			fn = (void *(*) params)dlsym(RTLD_NEXT, #name);	\
-			if (!fn)					\
-				abort();				\
-			__atomic_store_n(&real, fn, __ATOMIC_RELEASE);	\
-		}							\
+		if (unlikely(!fn))					\
+			fn = (void *(*) params)next_fn((void **)&real_##name, #name, true); \
 		mark = !t->new_from.ret;				\
 		if (mark)						\
 			CALLER(t->new_from);				\
@@ -485,3 +498,18 @@ NEW_WRAPPER(_ZnwmSt11align_val_tRKSt9nothrow_t,
 	    (size_t n, size_t al, const struct nothrow_t *nt), (n, al, nt))
 NEW_WRAPPER(_ZnamSt11align_val_tRKSt9nothrow_t,
 	    (size_t n, size_t al, const struct nothrow_t *nt), (n, al, nt))
+
+#define NEW_RESOLVE(name) next_fn((void **)&real_##name, #name, false)
+
+/* The real operator new of each variant, when libstdc++ is loaded already. */
+__attribute__((constructor)) static void new_ctor(void)
+{
+	NEW_RESOLVE(_Znwm);
+	NEW_RESOLVE(_Znam);
+	NEW_RESOLVE(_ZnwmRKSt9nothrow_t);
+	NEW_RESOLVE(_ZnamRKSt9nothrow_t);
+	NEW_RESOLVE(_ZnwmSt11align_val_t);
+	NEW_RESOLVE(_ZnamSt11align_val_t);
+	NEW_RESOLVE(_ZnwmSt11align_val_tRKSt9nothrow_t);
+	NEW_RESOLVE(_ZnamSt11align_val_tRKSt9nothrow_t);
+}

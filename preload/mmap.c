@@ -1,5 +1,5 @@
 /*
- * Memory that never passes through malloc (issue 9): anonymous mappings
+ * Memory that never passes through malloc: anonymous mappings
  * made by the program itself, counted as allocations of their own kind
  * (HEAP_SITE_MMAP) at the line that called mmap. CPython keeps its small
  * objects in pymalloc arenas obtained this way, as do many runtimes and
@@ -33,29 +33,10 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 
+#include "preload/sys.h"
 #include "preload/tracker.h"
 
 #define EXPORT __attribute__((visibility("default")))
-
-/* The kernel's calls, as glibc's wrappers make them (no tracking). */
-static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t off)
-{
-	if (off & 4095) {
-		errno = EINVAL;
-		return MAP_FAILED;
-	}
-	return (void *)syscall(SYS_mmap, addr, len, prot, flags, fd, off);
-}
-
-static int sys_munmap(void *addr, size_t len)
-{
-	return (int)syscall(SYS_munmap, addr, len);
-}
-
-static void *sys_mremap(void *old, size_t old_size, size_t new_size, int flags, void *new_addr)
-{
-	return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, new_addr);
-}
 
 /* One live mapping (or what is left of it), [lo, hi). */
 struct range {

@@ -1,5 +1,5 @@
 /*
- * librsprof-heap.so: rsprof's in-process heap tracker (issue 8), handed to
+ * librsprof-heap.so: rsprof's in-process heap tracker, handed to
  * the programs rsprof launches through LD_PRELOAD. This file: its start,
  * its threads, fork and exec.
  *
@@ -30,8 +30,19 @@
  *
  * Re-entry: a thread inside the tracker is marked busy (initial-exec TLS);
  * calls it makes meanwhile (a signal handler that allocates, glibc
- * allocating inside pthread_getattr_np, libunwind) are not counted; a
+ * allocating inside pthread_setspecific, libunwind) are not counted; a
  * counted block freed meanwhile is taken off its site with atomic adds.
+ *
+ * What the tracker calls from inside the program's allocation: only code
+ * that cannot wait on a lock the program may hold at that moment. The
+ * thread's stack bounds come from the kernel (preload/stack.c), not from
+ * pthread_getattr_np(), which holds the thread's own lock while it
+ * allocates; files are opened with syscall() (no cancellation point);
+ * modules loaded after the start are found with _dl_find_object(), which
+ * takes no lock (preload/unwind.c). The calls into code the tracker does
+ * not own that remain (pthread_setspecific, dl_iterate_phdr where glibc
+ * has no _dl_find_object, libunwind) are marked in the region while they
+ * run (callout__begin()), so that rsprof reports a thread stuck in one.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -43,13 +54,12 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
-#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "preload/sys.h"
 #include "preload/tracker.h"
 
-extern void *__libc_stack_end;
 extern char **environ;
 
 int tracker_mode = M_UNINIT;
@@ -110,7 +120,7 @@ static void block_take(struct thread *t)
 		b = block_at(i);
 		__atomic_store_n(&b->state, HEAP_BLOCK_OWNED, __ATOMIC_RELEASE);
 	}
-	b->tid = (uint32_t)syscall(SYS_gettid);
+	b->tid = t->tid;
 	t->index = idx;
 	t->block = b;
 }
@@ -125,7 +135,7 @@ static void thread_exit(void *p)
 		return;
 	t->busy = 1;
 	count__thread_exit(t);
-	t->ready = 2;	/* what it still allocates counts into the records */
+	t->ready = T_EXITING;	/* what it still allocates counts into the records */
 	if (b) {
 		t->block = NULL;
 		munmap(t->index, 2 * (size_t)tracker_region->count_cap * sizeof(struct tindex));
@@ -135,38 +145,69 @@ static void thread_exit(void *p)
 	t->busy = 0;
 }
 
+int callout__begin(enum heap_callout what)
+{
+	struct heap_region *r = tracker_region;
+	uint32_t tid = th.tid;
+
+	if (!r || !tid)
+		return -1;
+	for (int i = 0; i < HEAP_REGION_CALLOUTS; i++) {
+		struct heap_region_callout *c = &r->callouts[i];
+		uint32_t free_ = 0;
+
+		if (__atomic_load_n(&c->tid, __ATOMIC_RELAXED) ||
+		    !__atomic_compare_exchange_n(&c->tid, &free_, tid, false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		__atomic_store_n(&c->what, (uint32_t)what, __ATOMIC_RELAXED);
+		__atomic_fetch_add(&c->seq, 1, __ATOMIC_RELEASE);
+		return i;
+	}
+	return -1;
+}
+
+void callout__end(int slot)
+{
+	if (slot >= 0 && tracker_region)
+		__atomic_store_n(&tracker_region->callouts[slot].tid, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * The thread's first tracked call (and, while it was on another stack,
+ * the next ones): its stack bounds, its block of counters, its exit
+ * handler. Nothing here calls into glibc but pthread_setspecific(), which
+ * takes no lock (and allocates, untracked, only for keys past the first 32).
+ */
 void tracker__thread_init(struct thread *t)
 {
-	if (t->ready == 2)
-		return;		/* exiting: no block any more */
-	t->ready = 1;
-	t->salt = (uint32_t)(uintptr_t)t * 2654435761u;
-	t->rng = ((uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ULL) | 1;
-	if (syscall(SYS_gettid) == getpid()) {
-		struct rlimit rl;
-		uintptr_t span = 8u << 20;
+	uintptr_t lo = 0, hi = 0;
+	enum stack_bounds sb;
+	int slot;
 
-		if (!getrlimit(RLIMIT_STACK, &rl) && rl.rlim_cur != RLIM_INFINITY &&
-		    rl.rlim_cur > span)
-			span = rl.rlim_cur;
-		t->hi = (uintptr_t)__libc_stack_end;
-		t->lo = t->hi > span ? t->hi - span : 0;
+	if (t->ready == T_EXITING)
+		return;
+	if (t->ready == T_NEW)
+		t->tid = (uint32_t)sys_gettid();
+	slot = callout__begin(HEAP_CALLOUT_STACK);
+	sb = stack__bounds((uintptr_t)__builtin_frame_address(0), &lo, &hi);
+	callout__end(slot);
+	if (sb == STACK_OK) {
+		t->lo = lo;
+		t->hi = hi;
 	} else {
-		pthread_attr_t a;
-		void *addr;
-		size_t size;
-
-		if (!pthread_getattr_np(pthread_self(), &a)) {
-			if (!pthread_attr_getstack(&a, &addr, &size)) {
-				t->lo = (uintptr_t)addr;
-				t->hi = (uintptr_t)addr + size;
-			}
-			pthread_attr_destroy(&a);
-		}
+		t->lo = t->hi = 0;	/* no walk past the caller */
 	}
-	tracker_stat(HEAP_RSTAT_THREADS, 1);
-	block_take(t);
-	pthread_setspecific(thread_key, t);	/* thread_exit() when it ends */
+	if (t->ready == T_NEW) {
+		t->salt = (uint32_t)(uintptr_t)t * 2654435761u;
+		t->rng = ((uint64_t)(uintptr_t)t ^ 0x9e3779b97f4a7c15ULL) | 1;
+		tracker_stat(HEAP_RSTAT_THREADS, 1);
+		block_take(t);
+		slot = callout__begin(HEAP_CALLOUT_THREAD_KEY);
+		pthread_setspecific(thread_key, t);	/* thread_exit() when it ends */
+		callout__end(slot);
+	}
+	t->ready = sb == STACK_OTHER ? T_NO_STACK : T_READY;
 }
 
 /*
@@ -227,8 +268,8 @@ static void after_fork_child(void)
 	t->block = NULL;
 	t->live = 0;
 	t->new_from.ret = 0;
-	if (t->ready == 1)
-		t->ready = 0;	/* a block in the new region */
+	if (t->ready == T_READY || t->ready == T_NO_STACK)
+		t->ready = T_NEW;	/* a block in the new region */
 	forked = true;
 	tracker_epoch++;	/* what it inherited is not in its account */
 	__atomic_store_n(&tracker_mode, M_UNINIT, __ATOMIC_RELEASE);
@@ -281,19 +322,19 @@ static struct heap_region *next_generation(const char *dir, const struct heap_re
 		int fd;
 
 		snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE_GEN, dir, (int)getpid(), g);
-		fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+		fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			if (errno == EEXIST)
 				continue;
 			return NULL;
 		}
 		if (ftruncate(fd, size)) {
-			close(fd);
+			sys_close(fd);
 			unlink(path);
 			return NULL;
 		}
 		p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		close(fd);
+		sys_close(fd);
 		if (p == MAP_FAILED) {
 			unlink(path);
 			return NULL;
@@ -316,11 +357,11 @@ static bool tree_template(const char *dir, struct heap_region *t)
 	bool ok;
 
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, dir);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = sys_open(path, O_RDONLY | O_CLOEXEC, 0);
 	if (fd < 0)
 		return false;
-	ok = pread(fd, t, sizeof(*t), 0) == (ssize_t)sizeof(*t);
-	close(fd);
+	ok = sys_pread(fd, t, sizeof(*t), 0) == (ssize_t)sizeof(*t);
+	sys_close(fd);
 	return ok && t->magic == HEAP_REGION_MAGIC && t->version == HEAP_REGION_VERSION &&
 	       t->header_size == sizeof(*t) && t->size >= sizeof(*t);
 }
@@ -339,18 +380,18 @@ static struct heap_region *region_make(const char *dir, const struct heap_region
 
 	*exists = false;
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());
-	fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+	fd = sys_open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0) {
 		*exists = errno == EEXIST;
 		return NULL;
 	}
 	if (ftruncate(fd, (off_t)t->size)) {
-		close(fd);
+		sys_close(fd);
 		unlink(path);
 		return NULL;
 	}
 	p = mmap(NULL, t->size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	close(fd);
+	sys_close(fd);
 	if (p == MAP_FAILED) {
 		unlink(path);
 		return NULL;
@@ -385,17 +426,17 @@ static struct heap_region *region_claim(void)
 		return NULL;
 	tree = tree_template(dir, &t);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());
-	fd = open(path, O_RDWR | O_CLOEXEC);
+	fd = sys_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0 && tree) {
 		r = region_make(dir, &t, &exists);
 		if (r || !exists)
 			return r;
-		fd = open(path, O_RDWR | O_CLOEXEC);
+		fd = sys_open(path, O_RDWR | O_CLOEXEC, 0);
 	}
 	if (fd < 0)
 		return NULL;
 	r = map_region(fd, &size);
-	close(fd);
+	sys_close(fd);
 	if (!r)
 		return NULL;
 	if (!region_ok(r, size)) {

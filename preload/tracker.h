@@ -117,9 +117,18 @@ struct tindex {
 	uint32_t count;
 };
 
+/* struct thread.ready */
+enum thread_state {
+	T_NEW,		/* no tracked call yet */
+	T_READY,	/* its block taken, its stack bounds known (or given up) */
+	T_EXITING,	/* its block gone: what it still allocates counts into the records */
+	T_NO_STACK,	/* started on another stack: bounds learned at the next call */
+};
+
 struct thread {
 	uint8_t busy;		/* inside the tracker: its calls are not counted */
-	uint8_t ready;		/* stack bounds known (2: exiting) */
+	uint8_t ready;		/* enum thread_state */
+	uint32_t tid;		/* set when it starts */
 	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
@@ -136,6 +145,28 @@ struct thread {
 };
 
 extern __thread struct thread th __attribute__((tls_model("initial-exec")));
+
+/* --- the thread's stack (preload/stack.c) -------------------------------- */
+
+enum stack_bounds {
+	STACK_OK,	/* [*lo, *hi): the thread's stack, readable */
+	STACK_OTHER,	/* sp is on another stack (sigaltstack): ask again later */
+	STACK_UNKNOWN,	/* no way to tell (no /proc): walk no further than the caller */
+};
+
+/* The bounds of the stack sp is on, from the kernel alone (no glibc call). */
+enum stack_bounds stack__bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+
+/* --- calls out of the tracker (preload/tracker.c) ------------------------ */
+
+/*
+ * A call the tracker makes into code it does not own (glibc, libunwind),
+ * from inside the program's allocation: marked in the region while it runs
+ * (heap_region.callouts), so that rsprof can tell a thread stuck there.
+ * callout__begin() returns the slot (-1: none free, not marked).
+ */
+int callout__begin(enum heap_callout what);
+void callout__end(int slot);
 
 /* The first call: find the region, or stay out of the way (tracker.c). */
 void tracker__init(void);

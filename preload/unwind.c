@@ -1,7 +1,7 @@
 /*
  * The allocation's call stack: through frame pointers where the code keeps
  * them, through the DWARF call frame information (libunwind) where it does
- * not (issue 9: Rust release builds, Debian's packaged C programs).
+ * not (Rust release builds, Debian's packaged C programs).
  *
  * The frame-pointer walk starts at the allocator's caller: the return
  * address into the caller, then each frame's saved return address up the
@@ -71,6 +71,8 @@
 #include <libunwind.h>
 
 #include "preload/tracker.h"
+#include "util/symbols/x86-prologue.h"
+#include "util/unwind/cfi.h"
 
 /* --- the modules and whether they keep frame pointers -------------------- */
 
@@ -87,6 +89,21 @@ struct module {
 	uintptr_t eh_hdr;	/* .eh_frame_hdr (0: none) */
 	int fp;			/* FP_* */
 };
+
+/* m's CFI, read in place: the module is mapped in this process. */
+static inline struct cfi_module mod_cfi(const struct module *m)
+{
+	struct cfi_module c = {
+		.hdr = (const uint8_t *)m->eh_hdr,
+		.hdr_addr = m->eh_hdr,
+		.lo = NULL,
+		.hi = (const uint8_t *)UINTPTR_MAX,
+		.text_lo = m->lo,
+		.text_hi = m->hi,
+	};
+
+	return c;
+}
 
 static struct module mods[MOD_MAX];
 static unsigned int n_mods;		/* published with release */
@@ -155,14 +172,17 @@ static int gen_cb(struct dl_phdr_info *info, size_t size, void *data)
 	return 1;
 }
 
-/* Learn the modules loaded since the last look (a miss: dlopen). */
+/* Learn the modules loaded since the last look (at the start; later on a
+ * miss where glibc has no _dl_find_object). */
 static void mods_refresh(void)
 {
 	unsigned long long g[2] = { 0, 0 };
 	bool first = n_mods == 0;
+	int slot;
 
 	if (__atomic_exchange_n(&mods_lock, 1, __ATOMIC_ACQUIRE))
 		return;		/* another thread is at it: this stack goes without */
+	slot = callout__begin(HEAP_CALLOUT_MODULES);
 	dl_iterate_phdr(gen_cb, g);
 	if (g[0] != mods_adds) {
 		dl_iterate_phdr(phdr_cb, &first);
@@ -175,7 +195,82 @@ static void mods_refresh(void)
 		mods_adds = g[0];
 		mods_subs = g[1];
 	}
+	callout__end(slot);
 	__atomic_store_n(&mods_lock, 0, __ATOMIC_RELEASE);
+}
+
+/*
+ * glibc's _dl_find_object() (2.35 and later): the object containing an
+ * address, without the loader's lock (dl_iterate_phdr() takes it, and a
+ * program's own dl_iterate_phdr() callback may be waiting on a lock the
+ * allocating thread holds). Looked up at the start: a target with an
+ * older glibc refreshes through dl_iterate_phdr().
+ */
+#ifdef DLFO_EH_SEGMENT_TYPE
+static int (*find_object)(void *pc, struct dl_find_object *o);
+#else
+static int (*find_object)(void *pc, void *o);	/* built with glibc < 2.35: never set */
+#endif
+
+/*
+ * The module of ip, a return address in no module known: the executable
+ * segment holding it, read from the object's program headers (at the start
+ * of its first mapping), without the loader's lock. NULL: ip is in no
+ * object (generated code), or the object cannot be read that way.
+ */
+static struct module *mod_found(uintptr_t ip)
+{
+#ifdef DLFO_EH_SEGMENT_TYPE
+	struct dl_find_object o;
+	const ElfW(Ehdr) *e;
+	const ElfW(Phdr) *ph;
+	uintptr_t start, end, lo = 0, hi = 0;
+	struct module *m = NULL;
+
+	if (find_object((void *)ip, &o))
+		return NULL;
+	start = (uintptr_t)o.dlfo_map_start;
+	end = (uintptr_t)o.dlfo_map_end;
+	e = o.dlfo_map_start;
+	if (end - start < sizeof(*e) || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
+	    e->e_phentsize != sizeof(*ph) || e->e_phoff > end - start ||
+	    (end - start - e->e_phoff) / sizeof(*ph) < e->e_phnum || !o.dlfo_link_map)
+		return NULL;
+	ph = (const ElfW(Phdr) *)(start + e->e_phoff);
+	for (unsigned int i = 0; i < e->e_phnum; i++) {
+		uintptr_t a = o.dlfo_link_map->l_addr + ph[i].p_vaddr;
+
+		if (ph[i].p_type == PT_LOAD && (ph[i].p_flags & PF_X) && ip - a < ph[i].p_memsz) {
+			lo = a;
+			hi = a + ph[i].p_memsz;
+			break;
+		}
+	}
+	if (!lo || __atomic_exchange_n(&mods_lock, 1, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (unsigned int i = 0; i < n_mods; i++) {
+		if (mods[i].lo < hi && lo < mods[i].hi) {
+			/* over a module's range: that one was unloaded */
+			if (unw_flush)
+				unw_flush(unw_as, 0, 0);
+			rules_flush();
+			__atomic_store_n(&mods_subs, mods_subs + 1, __ATOMIC_RELAXED);
+			break;
+		}
+	}
+	if (n_mods < MOD_MAX) {
+		m = &mods[n_mods];
+		m->lo = lo;
+		m->hi = hi;
+		m->eh_hdr = (uintptr_t)o.dlfo_eh_frame;
+		m->fp = FP_UNJUDGED;
+		__atomic_store_n(&n_mods, n_mods + 1, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&mods_lock, 0, __ATOMIC_RELEASE);
+	return m;
+#else
+	return NULL;
+#endif
 }
 
 static struct module *mod_of(uintptr_t ip)
@@ -198,82 +293,13 @@ static struct module *mod_of(uintptr_t ip)
 }
 
 /*
- * The function at f sets up a frame pointer: push %rbp, then mov %rsp,%rbp
- * with nothing pushed and no stack space taken between them. Not always at
- * its first bytes: gcc -O2 schedules other instructions before and between
- * the two (Redis's zmalloc_usable begins with a movabs, _sdsnewlen has a
- * lea between them), so both are looked for in its first FP_WINDOW bytes
- * (never past end, the module's code). Code built without frame pointers
- * may use %rbp as any register, even `mov %rsp,%rbp` to point at a buffer
- * on its stack, but after pushing other registers or `sub $N,%rsp`: a byte
- * 0x50-0x57 (a push) or 48 83/81 ec (sub from %rsp) after the push rules a
- * candidate out. Bytes are not instructions, so an operand may rule a real
- * prologue out too: that function is then unwound through the CFI, which
- * is slower, never wrong.
+ * The function at f sets up a frame pointer (push %rbp, then mov
+ * %rsp,%rbp in its first bytes: util/symbols/x86-prologue.h), reading
+ * never past end, the module's code.
  */
-#define FP_WINDOW	32
 static bool fp_prologue(const uint8_t *f, uintptr_t end)
 {
-	static const uint8_t mov[] = { 0x48, 0x89, 0xe5 };
-	size_t n = end - (uintptr_t)f < FP_WINDOW ? end - (uintptr_t)f : FP_WINDOW;
-
-	for (size_t i = 0; i + 1 + sizeof(mov) <= n; i++) {
-		if (f[i] != 0x55)
-			continue;
-		for (size_t j = i + 1; j + sizeof(mov) <= n; j++) {
-			if (!memcmp(f + j, mov, sizeof(mov)))
-				return true;
-			if ((f[j] >= 0x50 && f[j] <= 0x57) ||
-			    (f[j] == 0x48 && (f[j + 1] == 0x83 || f[j + 1] == 0x81) &&
-			     f[j + 2] == 0xec))
-				break;
-		}
-	}
-	return false;
-}
-
-/* The entry of a's function in m's search table; -1: none. */
-static int64_t fde_index(const struct module *m, const int32_t *tab, uint32_t count, uintptr_t a)
-{
-	uint32_t lo = 0, hi = count;
-
-	if (m->eh_hdr + (intptr_t)tab[0] > a)
-		return -1;
-	while (hi - lo > 1) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (m->eh_hdr + (intptr_t)tab[2 * mid] <= a)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
-/* The function containing code address a in m (its .eh_frame_hdr search
- * table: sorted (initial location, FDE) pairs); 0: none known. */
-static uintptr_t fn_start(const struct module *m, const int32_t *tab, uint32_t count, uintptr_t a)
-{
-	int64_t i = fde_index(m, tab, count, a);
-
-	if (i < 0)
-		return 0;
-	a = m->eh_hdr + (intptr_t)tab[2 * i];
-	return a - m->lo < m->hi - m->lo && m->hi - a >= 8 ? a : 0;
-}
-
-/* m's search table, in the one encoding every linker writes
- * (DW_EH_PE_datarel | DW_EH_PE_sdata4); false: none to read. */
-static bool eh_table(const struct module *m, const int32_t **tab, uint32_t *count)
-{
-	const uint8_t *h = (const uint8_t *)m->eh_hdr;
-
-	/* version, eh_frame_ptr (pcrel sdata4), fde_count (udata4), table */
-	if (!h || h[0] != 1 || h[1] != 0x1b || h[2] != 0x03 || h[3] != 0x3b)
-		return false;
-	memcpy(count, h + 8, sizeof(*count));
-	*tab = (const int32_t *)(h + 12);
-	return *count > 0;
+	return x86__fp_prologue(f, end - (uintptr_t)f) == 1;
 }
 
 /*
@@ -286,15 +312,16 @@ static bool eh_table(const struct module *m, const int32_t **tab, uint32_t *coun
  */
 static int mod_judge(const struct module *m)
 {
+	struct cfi_module c = mod_cfi(m);
 	const int32_t *tab;
 	uint32_t count;
 	unsigned int step, seen = 0, yes = 0;
 
-	if (!eh_table(m, &tab, &count))
+	if (!cfi__table(&c, &tab, &count))
 		return FP_NONE;
 	step = count > MOD_SAMPLE ? count / MOD_SAMPLE : 1;
 	for (uint32_t i = 0; i < count && seen < MOD_SAMPLE; i += step) {
-		uintptr_t f = m->eh_hdr + (intptr_t)tab[2 * i];
+		uintptr_t f = cfi__entry(&c, tab, i);
 
 		if (f - m->lo >= m->hi - m->lo || m->hi - f < 8)
 			continue;
@@ -311,15 +338,14 @@ static int fn_judge(const struct module *m, uintptr_t ip)
 {
 	uint64_t *slot = &fn_cache[(ip >> 2) % FN_SLOTS];
 	uint64_t c = __atomic_load_n(slot, __ATOMIC_RELAXED);
-	const int32_t *tab;
-	uint32_t count;
+	struct cfi_module cm = mod_cfi(m);
 	uintptr_t f;
 	int fp;
 
 	if (c >> 1 == ip)
 		return c & 1;
 	/* ip - 1: the call, when it is the last instruction of its function */
-	f = eh_table(m, &tab, &count) ? fn_start(m, tab, count, ip - 1) : 0;
+	f = cfi__fn_start(&cm, ip - 1);
 	fp = f && fp_prologue((const uint8_t *)f, m->hi);
 	__atomic_store_n(slot, (uint64_t)ip << 1 | fp, __ATOMIC_RELAXED);
 	return fp;
@@ -333,8 +359,12 @@ static int fp_at(uintptr_t ip, struct module **mp)
 	struct module *m = mod_of(ip);
 
 	if (unlikely(!m)) {
-		mods_refresh();
-		m = mod_of(ip);
+		if (find_object) {
+			m = mod_found(ip);
+		} else {
+			mods_refresh();
+			m = mod_of(ip);
+		}
 		if (!m)
 			return -1;
 	}
@@ -357,413 +387,20 @@ static int fp_at(uintptr_t ip, struct module **mp)
  * CFA - 8 * bp (bp 0: %rbp unchanged). A frame that keeps a frame pointer
  * is CFA = %rbp + 16, %rbp at CFA - 16. For code without frame pointers
  * the rule is the one the DWARF CFI (.eh_frame) gives at the call
- * (cfi_rule()), read once per return address: every later stack through
+ * (util/unwind/cfi.c), read once per return address: every later stack through
  * it steps with a table lookup and two loads. Written by hand, not asked
  * of libunwind: it has no call that returns the rule at an address, and
  * its unw_backtrace() cost ~150 ns a stack of the benchmark's
  * (bench/heap.sh, "nofp" rows), most of the tracker's time there. A rule
  * the table cannot hold (a CFA expression, a signal frame, no FDE) is
- * RULE_CFI: libunwind unwinds that stack, as before.
+ * CFI_OTHER: libunwind unwinds that stack, as before.
  *
  * The slot's word: tag (ip >> RULE_BITS) << 30 | bp << 19 | off << 3 | kind.
  */
-enum { RULE_NONE, RULE_SP, RULE_BP, RULE_END, RULE_CFI };
-
 #define RULE_BITS	14
 #define RULE_SLOTS	(1u << RULE_BITS)
-#define RULE_OFF_MAX	0xffff
-#define RULE_BP_MAX	0x7ff
-#define RULE_FP		(RULE_BP | 16u << 3 | 2u << 19)
 
 static uint64_t rules[RULE_SLOTS];
-
-#define DW_REG_RBP	6
-#define DW_REG_RSP	7
-#define DW_REG_RA	16
-#define CFA_STACK	8	/* DW_CFA_remember_state nesting */
-
-/* A bounded reader of CFI bytes (in the module's mapped .eh_frame). */
-struct cfi_rd {
-	const uint8_t *p, *end;
-	bool bad;
-};
-
-static uint64_t rd_uleb(struct cfi_rd *r)
-{
-	uint64_t v = 0;
-
-	for (unsigned int shift = 0; r->p < r->end; shift += 7) {
-		uint8_t b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->bad = true;
-	return 0;
-}
-
-static int64_t rd_sleb(struct cfi_rd *r)
-{
-	uint64_t v = 0;
-	unsigned int shift = 0;
-	uint8_t b;
-
-	do {
-		if (r->p >= r->end) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~0ULL << shift;
-	return (int64_t)v;
-}
-
-static uint64_t rd_fixed(struct cfi_rd *r, size_t n)
-{
-	uint64_t v = 0;
-
-	if ((size_t)(r->end - r->p) < n) {
-		r->bad = true;
-		return 0;
-	}
-	memcpy(&v, r->p, n);	/* little endian */
-	r->p += n;
-	return v;
-}
-
-/* A value in pointer encoding enc: its format only (no pc/data relative). */
-static uint64_t rd_enc(struct cfi_rd *r, uint8_t enc)
-{
-	switch (enc & 0x0f) {
-	case 0x00: return rd_fixed(r, 8);
-	case 0x01: return rd_uleb(r);
-	case 0x02: return rd_fixed(r, 2);
-	case 0x03: return rd_fixed(r, 4);
-	case 0x04: return rd_fixed(r, 8);
-	case 0x09: return (uint64_t)rd_sleb(r);
-	case 0x0a: return (uint64_t)(int64_t)(int16_t)rd_fixed(r, 2);
-	case 0x0b: return (uint64_t)(int64_t)(int32_t)rd_fixed(r, 4);
-	case 0x0c: return rd_fixed(r, 8);
-	}
-	r->bad = true;
-	return 0;
-}
-
-/* How a register is restored: unchanged, from CFA + off, or anything else. */
-enum { REG_SAME, REG_AT, REG_UNDEF, REG_OTHER };
-
-struct cfa_state {
-	int cfa_reg;		/* DW_REG_RSP, DW_REG_RBP; -1: anything else */
-	int64_t cfa_off;
-	int bp_how, ra_how;	/* REG_* */
-	int64_t bp_off, ra_off;
-};
-
-struct cie {
-	uint64_t code_align;
-	int64_t data_align;
-	uint8_t fde_enc;	/* 'R' */
-	bool signal;		/* 'S' */
-	bool aug_z;		/* 'z': FDEs carry augmentation data */
-	const uint8_t *insn, *end;
-};
-
-static void reg_set(struct cfa_state *st, uint64_t reg, int how, int64_t off)
-{
-	if (reg == DW_REG_RBP) {
-		st->bp_how = how;
-		st->bp_off = off;
-	} else if (reg == DW_REG_RA) {
-		st->ra_how = how;
-		st->ra_off = off;
-	}
-}
-
-static void reg_restore(struct cfa_state *st, const struct cfa_state *init, uint64_t reg)
-{
-	if (reg == DW_REG_RBP) {
-		st->bp_how = init->bp_how;
-		st->bp_off = init->bp_off;
-	} else if (reg == DW_REG_RA) {
-		st->ra_how = init->ra_how;
-		st->ra_off = init->ra_off;
-	}
-}
-
-/*
- * Run the CFA instructions in r from code address loc until the rule at
- * target is known (the next row would start past it). init: the CIE's rules
- * (DW_CFA_restore), NULL while running the CIE's own. false: an
- * instruction this reader does not know.
- */
-static bool cfa_run(struct cfi_rd *r, const struct cie *c, uintptr_t loc, uintptr_t target,
-		    struct cfa_state *st, const struct cfa_state *init)
-{
-	struct cfa_state saved[CFA_STACK];
-	int depth = 0;
-
-	while (r->p < r->end && !r->bad) {
-		uint8_t op = *r->p++;
-		uint64_t reg, delta = 0;
-
-		switch (op & 0xc0) {
-		case 0x40:		/* DW_CFA_advance_loc */
-			delta = op & 0x3f;
-			goto advance;
-		case 0x80:		/* DW_CFA_offset */
-			reg_set(st, op & 0x3f, REG_AT, (int64_t)rd_uleb(r) * c->data_align);
-			continue;
-		case 0xc0:		/* DW_CFA_restore */
-			if (init)
-				reg_restore(st, init, op & 0x3f);
-			continue;
-		}
-		switch (op) {
-		case 0x00:		/* DW_CFA_nop */
-			continue;
-		case 0x02:		/* DW_CFA_advance_loc1, 2, 4 */
-			delta = rd_fixed(r, 1);
-			goto advance;
-		case 0x03:
-			delta = rd_fixed(r, 2);
-			goto advance;
-		case 0x04:
-			delta = rd_fixed(r, 4);
-			goto advance;
-		case 0x05:		/* DW_CFA_offset_extended */
-			reg = rd_uleb(r);
-			reg_set(st, reg, REG_AT, (int64_t)rd_uleb(r) * c->data_align);
-			continue;
-		case 0x06:		/* DW_CFA_restore_extended */
-			reg = rd_uleb(r);
-			if (init)
-				reg_restore(st, init, reg);
-			continue;
-		case 0x07:		/* DW_CFA_undefined */
-			reg_set(st, rd_uleb(r), REG_UNDEF, 0);
-			continue;
-		case 0x08:		/* DW_CFA_same_value */
-			reg_set(st, rd_uleb(r), REG_SAME, 0);
-			continue;
-		case 0x09:		/* DW_CFA_register */
-			reg = rd_uleb(r);
-			rd_uleb(r);
-			reg_set(st, reg, REG_OTHER, 0);
-			continue;
-		case 0x0a:		/* DW_CFA_remember_state */
-			if (depth == CFA_STACK)
-				return false;
-			saved[depth++] = *st;
-			continue;
-		case 0x0b:		/* DW_CFA_restore_state */
-			if (!depth)
-				return false;
-			*st = saved[--depth];
-			continue;
-		case 0x0c:		/* DW_CFA_def_cfa */
-			reg = rd_uleb(r);
-			st->cfa_reg = reg == DW_REG_RSP || reg == DW_REG_RBP ? (int)reg : -1;
-			st->cfa_off = (int64_t)rd_uleb(r);
-			continue;
-		case 0x0d:		/* DW_CFA_def_cfa_register */
-			reg = rd_uleb(r);
-			st->cfa_reg = reg == DW_REG_RSP || reg == DW_REG_RBP ? (int)reg : -1;
-			continue;
-		case 0x0e:		/* DW_CFA_def_cfa_offset */
-			st->cfa_off = (int64_t)rd_uleb(r);
-			continue;
-		case 0x0f:		/* DW_CFA_def_cfa_expression */
-			st->cfa_reg = -1;
-			delta = rd_uleb(r);
-			goto skip;
-		case 0x10:		/* DW_CFA_expression */
-		case 0x16:		/* DW_CFA_val_expression */
-			reg_set(st, rd_uleb(r), REG_OTHER, 0);
-			delta = rd_uleb(r);
-			goto skip;
-		case 0x11:		/* DW_CFA_offset_extended_sf */
-			reg = rd_uleb(r);
-			reg_set(st, reg, REG_AT, rd_sleb(r) * c->data_align);
-			continue;
-		case 0x12:		/* DW_CFA_def_cfa_sf */
-			reg = rd_uleb(r);
-			st->cfa_reg = reg == DW_REG_RSP || reg == DW_REG_RBP ? (int)reg : -1;
-			st->cfa_off = rd_sleb(r) * c->data_align;
-			continue;
-		case 0x13:		/* DW_CFA_def_cfa_offset_sf */
-			st->cfa_off = rd_sleb(r) * c->data_align;
-			continue;
-		case 0x14:		/* DW_CFA_val_offset */
-			reg = rd_uleb(r);
-			rd_uleb(r);
-			reg_set(st, reg, REG_OTHER, 0);
-			continue;
-		case 0x15:		/* DW_CFA_val_offset_sf */
-			reg = rd_uleb(r);
-			rd_sleb(r);
-			reg_set(st, reg, REG_OTHER, 0);
-			continue;
-		case 0x2e:		/* DW_CFA_GNU_args_size */
-			rd_uleb(r);
-			continue;
-		case 0x2f:		/* DW_CFA_GNU_negative_offset_extended */
-			reg = rd_uleb(r);
-			reg_set(st, reg, REG_AT, -(int64_t)rd_uleb(r) * c->data_align);
-			continue;
-		default:		/* DW_CFA_set_loc, vendor extensions */
-			return false;
-		}
-advance:
-		if (!init)
-			return false;	/* a CIE does not advance */
-		loc += delta * c->code_align;
-		if (loc > target)
-			return !r->bad;
-		continue;
-skip:
-		if ((uint64_t)(r->end - r->p) < delta)
-			return false;
-		r->p += delta;
-	}
-	return !r->bad;
-}
-
-/* The CIE at p (eh_frame form); false: one this reader does not know. */
-static bool cie_read(const uint8_t *p, struct cie *c)
-{
-	struct cfi_rd r;
-	const char *aug;
-	uint32_t len;
-	uint8_t version;
-
-	memcpy(&len, p, 4);
-	if (!len || len == 0xffffffff)
-		return false;		/* 64-bit DWARF: not in .eh_frame */
-	r.p = p + 4;
-	r.end = r.p + len;
-	r.bad = false;
-	if (rd_fixed(&r, 4) != 0)
-		return false;		/* not a CIE */
-	version = (uint8_t)rd_fixed(&r, 1);
-	if (version != 1 && version != 3)
-		return false;
-	aug = (const char *)r.p;
-	while (r.p < r.end && *r.p)
-		r.p++;
-	if (r.p++ >= r.end)
-		return false;
-	c->code_align = rd_uleb(&r);
-	c->data_align = rd_sleb(&r);
-	if ((version == 1 ? rd_fixed(&r, 1) : rd_uleb(&r)) != DW_REG_RA)
-		return false;
-	c->fde_enc = 0;			/* DW_EH_PE_absptr */
-	c->signal = false;
-	c->aug_z = aug[0] == 'z';
-	if (c->aug_z) {
-		uint64_t alen = rd_uleb(&r);
-		const uint8_t *data_end = r.p + alen;
-
-		if (r.bad || alen > (uint64_t)(r.end - r.p))
-			return false;
-		for (const char *a = aug + 1; *a && !r.bad; a++) {
-			switch (*a) {
-			case 'R':
-				c->fde_enc = (uint8_t)rd_fixed(&r, 1);
-				break;
-			case 'P': {
-				uint8_t enc = (uint8_t)rd_fixed(&r, 1);
-
-				rd_enc(&r, enc);
-				break;
-			}
-			case 'L':
-				rd_fixed(&r, 1);
-				break;
-			case 'S':
-				c->signal = true;
-				break;
-			default:
-				return false;	/* its data cannot be skipped */
-			}
-		}
-		r.p = data_end;
-	} else if (aug[0]) {
-		return false;
-	}
-	c->insn = r.p;
-	c->end = r.end;
-	return !r.bad;
-}
-
-/*
- * The rule at return address ip in m, from its FDE (found through the
- * .eh_frame_hdr search table); RULE_CFI when the table cannot hold it.
- */
-static uint64_t cfi_rule(const struct module *m, uintptr_t ip)
-{
-	const int32_t *tab;
-	uint32_t count, len, cie_off;
-	int64_t i;
-	const uint8_t *fde;
-	uintptr_t start, target = ip - 1;	/* the call */
-	struct cfa_state st = { -1, 0, REG_SAME, REG_SAME, 0, 0 }, init;
-	struct cfi_rd r;
-	struct cie c;
-	uint64_t range, off, bp = 0;
-
-	if (!eh_table(m, &tab, &count) || (i = fde_index(m, tab, count, target)) < 0)
-		return RULE_CFI;
-	start = m->eh_hdr + (intptr_t)tab[2 * i];
-	fde = (const uint8_t *)(m->eh_hdr + (intptr_t)tab[2 * i + 1]);
-	memcpy(&len, fde, 4);
-	memcpy(&cie_off, fde + 4, 4);
-	if (!len || len == 0xffffffff || !cie_off || !cie_read(fde + 4 - cie_off, &c) || c.signal)
-		return RULE_CFI;
-	r.p = fde + 8;
-	r.end = fde + 4 + len;
-	r.bad = false;
-	rd_enc(&r, c.fde_enc);			/* pc_begin: the table's */
-	range = rd_enc(&r, c.fde_enc & 0x0f);
-	if (r.bad || target - start >= range)
-		return RULE_CFI;		/* ip is past its function */
-	{
-		struct cfi_rd ci = { c.insn, c.end, false };
-
-		if (!cfa_run(&ci, &c, 0, 0, &st, NULL))
-			return RULE_CFI;
-	}
-	init = st;
-	if (c.aug_z) {				/* the FDE's augmentation data */
-		uint64_t alen = rd_uleb(&r);
-
-		if (r.bad || alen > (uint64_t)(r.end - r.p))
-			return RULE_CFI;
-		r.p += alen;
-	}
-	if (!cfa_run(&r, &c, start, target, &st, &init))
-		return RULE_CFI;
-	if (st.ra_how == REG_UNDEF)
-		return RULE_END;
-	if (st.ra_how != REG_AT || st.ra_off != -8 || st.cfa_reg < 0 ||
-	    st.cfa_off < 8 || st.cfa_off > RULE_OFF_MAX)
-		return RULE_CFI;
-	off = (uint64_t)st.cfa_off;
-	if (st.bp_how == REG_AT) {
-		if (st.bp_off >= 0 || (-st.bp_off & 7) || -st.bp_off / 8 > RULE_BP_MAX)
-			return RULE_CFI;
-		bp = (uint64_t)(-st.bp_off / 8);
-	} else if (st.bp_how != REG_SAME) {
-		return RULE_CFI;
-	}
-	return (st.cfa_reg == DW_REG_RSP ? RULE_SP : RULE_BP) | off << 3 | bp << 19;
-}
 
 static void rules_flush(void)
 {
@@ -780,11 +417,14 @@ static inline unsigned int rule_slot(uintptr_t ip)
 static uint64_t rule_learn(uintptr_t ip)
 {
 	struct module *m = NULL;
-	uint64_t rule = RULE_FP;
+	uint64_t rule = CFI_RULE_FP;
 
 	/* code with frame pointers; generated code; no libunwind: the chain */
-	if (unw_bt && fp_at(ip, &m) == 0)
-		rule = cfi_rule(m, ip);
+	if (unw_bt && fp_at(ip, &m) == 0) {
+		struct cfi_module c = mod_cfi(m);
+
+		rule = cfi__rule(&c, ip - 1);	/* the call */
+	}
 	if ((ip >> RULE_BITS) < (1ULL << 34))
 		__atomic_store_n(&rules[rule_slot(ip)],
 				 (uint64_t)(ip >> RULE_BITS) << 30 | rule, __ATOMIC_RELAXED);
@@ -807,6 +447,7 @@ void unwind__init(void)
 	void *h;
 
 	mods_refresh();
+	find_object = (__typeof__(find_object))dlsym(RTLD_DEFAULT, "_dl_find_object");
 	/* RTLD_NOW: nothing bound lazily later, inside malloc */
 	h = dlopen("libunwind.so.8", RTLD_NOW | RTLD_LOCAL);
 	if (!h)
@@ -858,9 +499,11 @@ static bool cfi_walk(uintptr_t ret, struct unwind_stack *s)
 	void *buf[HEAP_REGION_MAX_DEPTH + CFI_SKIP_MAX];
 	int skip = __atomic_load_n(&cfi_skip, __ATOMIC_RELAXED);
 	/* no deeper than needed: the tracker's frames, then the stack kept */
-	int n;
+	int n, slot;
 
+	slot = callout__begin(HEAP_CALLOUT_LIBUNWIND);
 	n = unw_bt(buf, skip ? skip + HEAP_REGION_MAX_DEPTH : (int)(sizeof(buf) / sizeof(buf[0])));
+	callout__end(slot);
 
 	for (int i = 0; i < n && i < CFI_SKIP_MAX; i++) {
 		if ((uintptr_t)buf[i] != ret)
@@ -892,18 +535,18 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 	s->depth = n;
 	if (sp < lo || sp >= hi) {
 		/* another stack (sigaltstack, a coroutine): the caller only */
-		if (rule != RULE_FP && (rule & 7) != RULE_END)
+		if (rule != CFI_RULE_FP && (rule & 7) != CFI_END)
 			cfi_walk(from->ret, s);
 		return;
 	}
 	/* each frame by its return address's rule, on the thread's stack only,
 	 * upwards only: the CFA above the frame's stack pointer, 8-aligned */
 	while (n < HEAP_REGION_MAX_DEPTH) {
-		unsigned int kind = rule & 7, bpn = (unsigned int)(rule >> 19) & RULE_BP_MAX;
+		unsigned int kind = rule & 7, bpn = (unsigned int)(rule >> 19) & CFI_BP_MAX;
 		uintptr_t cfa;
 		const uintptr_t *c;
 
-		if (likely(rule == RULE_FP)) {
+		if (likely(rule == CFI_RULE_FP)) {
 			/* a branch, not arithmetic on the rule: the next frame's
 			 * loads need not wait for the rule's */
 			if (bp < sp || bp > hi - 16 || (bp & 7))
@@ -918,11 +561,11 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 			rule = rule_of(ip);
 			continue;
 		}
-		cfa = (kind == RULE_SP ? sp : bp) + ((rule >> 3) & RULE_OFF_MAX);
+		cfa = (kind == CFI_SP ? sp : bp) + ((rule >> 3) & CFI_OFF_MAX);
 		c = (const uintptr_t *)cfa;
-		if (unlikely(kind >= RULE_END)) {
+		if (unlikely(kind >= CFI_END)) {
 			s->depth = n;
-			if (kind == RULE_END || cfi_walk(from->ret, s))
+			if (kind == CFI_END || cfi_walk(from->ret, s))
 				return;		/* the top of the stack: whole */
 			break;
 		}

@@ -9,7 +9,7 @@
  * range: -RSPROF_ENODEBUG (target without debug info) and -RSPROF_EDB (a
  * profile database that is missing, damaged, not ours or too new).
  * exit_from_err() is the one place where such a code becomes an exit status
- * of SPEC §2; builtins return only enum rsprof_exit values.
+ * (rsprof(1), EXIT STATUS); builtins return only enum rsprof_exit values.
  */
 
 enum rsprof_exit {
@@ -37,7 +37,7 @@ void pr_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_hint(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void pr_debug(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* Map 0 / negative errno / -RSPROF_E* to an exit status of SPEC §2. */
+/* Map 0 / negative errno / -RSPROF_E* to an exit status (enum rsprof_exit). */
 enum rsprof_exit exit_from_err(int err);
 
 /* strerror() that also knows the RSPROF_E* codes; err may be negative. */

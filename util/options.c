@@ -103,3 +103,12 @@ const char **options_args(poptContext pc, int *n)
 	*n = i;
 	return args;
 }
+
+int options_one_profile(int n)
+{
+	if (n <= 1)
+		return 0;
+	pr_err("one profile at a time, not %d", n);
+	pr_hint("to compare two profiles, use 'rsprof diff A.db B.db'");
+	return -RSPROF_EUSAGE;
+}

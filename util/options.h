@@ -50,6 +50,12 @@ int options_parse(poptContext pc, const char *usage,
 int options_output_check(void);
 
 /*
+ * A command that reads one profile (its FILE; none: the newest) got n
+ * arguments: 0, or -RSPROF_EUSAGE with more than one printed.
+ */
+int options_one_profile(int n);
+
+/*
  * Leftover arguments of the context (poptGetArgs) as a NULL-terminated
  * array owned by pc; *n receives their count. Never NULL.
  */

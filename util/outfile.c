@@ -254,3 +254,19 @@ void outfile__release(struct outfile *o)
 	free(o->tmp);
 	o->path = o->tmp = NULL;
 }
+
+FILE *outfile__fdopen(struct outfile *o)
+{
+	int fd = dup(o->fd);
+	FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+
+	if (!f) {
+		int e = errno;
+
+		pr_err("cannot write '%s': %s", o->path, strerror(e));
+		if (fd >= 0)
+			close(fd);
+		errno = e;
+	}
+	return f;
+}

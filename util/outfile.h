@@ -2,10 +2,11 @@
 #define RSPROF_UTIL_OUTFILE_H
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <sys/types.h>
 
 /*
- * The one way rsprof creates a file it writes (SPEC §9): the profile and
+ * The one way rsprof creates a file it writes: the profile and
  * its -wal/-shm, `timeline --svg`, anything given with -o.
  *
  * OUTFILE_NEW: the file must not exist: open(O_CREAT | O_EXCL | O_NOFOLLOW),
@@ -57,5 +58,12 @@ void outfile__abort(struct outfile *o);
 
 /* Release without closing or removing: the caller keeps o->fd. Frees the names. */
 void outfile__release(struct outfile *o);
+
+/*
+ * A stdio stream writing to the file: a duplicate of o->fd, to fclose()
+ * (checked) before outfile__commit(). NULL with the error printed, errno
+ * set.
+ */
+FILE *outfile__fdopen(struct outfile *o);
 
 #endif

@@ -2,7 +2,7 @@
 
 #include <string.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/error.h"
 
@@ -35,7 +35,7 @@ static int bad_duration(const char *opt, const char *s)
 int window__apply(const struct window_args *a, uint64_t duration_ms, uint64_t peak_ms,
 		  struct query_filter *f, bool *at_peak)
 {
-	uint64_t ms, lo, hi;
+	uint64_t ms;
 
 	*at_peak = false;
 	if (a->window && (a->since || a->until)) {
@@ -45,24 +45,17 @@ int window__apply(const struct window_args *a, uint64_t duration_ms, uint64_t pe
 	if (a->since) {
 		if (duration__parse(a->since, &ms))
 			return bad_duration("--since", a->since);
-		if (ms < duration_ms)
-			f->from_ms = duration_ms - ms + 1;
+		time_window__since(&f->win, ms, duration_ms);
 	}
 	if (a->until) {
 		if (duration__parse(a->until, &ms))
 			return bad_duration("--until", a->until);
-		f->to_ms = ms;
+		f->win.to_ms = ms;
 	}
-	if (a->window) {
-		if (duration__parse_range(a->window, &lo, &hi)) {
-			pr_err("--window: '%s' is not a range A..B of durations", a->window);
-			pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
-			return -RSPROF_EUSAGE;
-		}
-		if (lo != UINT64_MAX)
-			f->from_ms = lo + 1;
-		if (hi != UINT64_MAX)
-			f->to_ms = hi;
+	if (a->window && time_window__parse(a->window, &f->win)) {
+		pr_err("--window: '%s' is not a range A..B of durations", a->window);
+		pr_hint("for example --window 10s..1m, --window ..30s or --window 5m..");
+		return -RSPROF_EUSAGE;
 	}
 	if (a->at && !strcmp(a->at, "peak")) {
 		/* the checkpoint whose live heap was the highest */

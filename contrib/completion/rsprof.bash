@@ -74,7 +74,7 @@ _rsprof()
 	-p | --pid)
 		COMPREPLY=($(compgen -W "$(cd /proc 2>/dev/null && echo [0-9]*)" -- "$cur"))
 		return ;;
-	-P | --process)
+	-P | --process | --comm)
 		COMPREPLY=($(compgen -W "$(cat /proc/[0-9]*/comm 2>/dev/null | sort -u)" -- "$cur"))
 		return ;;
 	--by)
@@ -93,6 +93,12 @@ _rsprof()
 	--heap-backend)
 		COMPREPLY=($(compgen -W 'auto preload uprobe' -- "$cur"))
 		return ;;
+	--call-graph)
+		# record and top take a mode (report's --call-graph is a switch)
+		if [[ $cmd == record || $cmd == top ]]; then
+			COMPREPLY=($(compgen -W 'dwarf fp' -- "$cur"))
+			return
+		fi ;;
 	--heap-probes)
 		COMPREPLY=($(compgen -W 'auto rust libc' -- "$cur"))
 		return ;;
@@ -102,9 +108,20 @@ _rsprof()
 	--format)
 		COMPREPLY=($(compgen -W 'text pprof folded' -- "$cur"))
 		return ;;
+	--push-format)
+		COMPREPLY=($(compgen -W 'pyroscope pyroscope-connect parca otlp' -- "$cur"))
+		return ;;
+	--push-ca)
+		COMPREPLY=($(compgen -f -- "$cur"))
+		return ;;
+	--push-spool | --cgroup)
+		COMPREPLY=($(compgen -d -- "$cur"))
+		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
 	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
-	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn)
+	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn | \
+	--push | --push-interval | --label | --push-user | --push-token | --push-tenant | \
+	--push-spool-size | --push-timeout)
 		return ;;
 	esac
 

@@ -18,10 +18,10 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
-#include "util/db/diff.h"
-#include "util/db/query.h"
-#include "util/db/timeline.h"
-#include "util/db/user.h"
+#include "util/analysis/diff.h"
+#include "util/db/read/query.h"
+#include "util/analysis/timeline.h"
+#include "util/db/read/user.h"
 #include "util/output/format.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
@@ -162,7 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	query_filter__init(&f);
 	f.at_ms = 1500;
-	f.from_ms = 1000;
+	f.win.from_ms = 1000;
 	tables(db, &f);
 	query_filter__init(&f);
 	stacks(db, &f, false);

@@ -2,7 +2,7 @@
 #define RSPROF_TESTS_FIXTURE_H
 
 /*
- * Fixture profiles written through db__create() + db__write_checkpoint(),
+ * Fixture profiles written through db_writer__create() + db_writer__checkpoint(),
  * with hand-made symbols and known counts (no kernel needed). Used by
  * tests/unit/test-db.c and, through tests/helper/fixture (`fixture FILE
  * [KIND]`), by the shell tests of the readers and the benchmarks.
@@ -39,6 +39,7 @@ enum fixture_kind {
 #include <time.h>
 
 #include "util/db/db.h"
+#include "util/db/write/writer.h"
 #include "util/db/wal-checkpointer.h"
 #include "util/symbols/symbol.h"
 
@@ -89,30 +90,30 @@ static struct symbol *fixture_symbol(uint64_t addr, const char *file, int line,
 	return s;
 }
 
-static int fixture_meta(struct db *db, const char *name, unsigned int n_cp)
+static int fixture_meta(struct db_writer *db, const char *name, unsigned int n_cp)
 {
-	int err = db__meta_set_int(db, "pid", 4242);
+	int err = db_writer__meta_set_int(db, "pid", 4242);
 
 	if (!err)
-		err = db__meta_set(db, "process_name", name);
+		err = db_writer__meta_set(db, "process_name", name);
 	if (!err)
-		err = db__meta_set(db, "exe_path", "/home/dev/proj/fixture");
+		err = db_writer__meta_set(db, "exe_path", "/home/dev/proj/fixture");
 	if (!err)
-		err = db__meta_set(db, "start_time", "2026-11-22T05:00:00Z");
+		err = db_writer__meta_set(db, "start_time", "2026-11-22T05:00:00Z");
 	if (!err)
-		err = db__meta_set_int(db, "checkpoint_interval_ms", 1000);
+		err = db_writer__meta_set_int(db, "checkpoint_interval_ms", 1000);
 	if (!err)
-		err = db__meta_set_int(db, "cpu_freq_hz", 99);
+		err = db_writer__meta_set_int(db, "cpu_freq_hz", 99);
 	if (!err)
-		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
+		err = db_writer__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
 	if (!err)
-		err = db__meta_set_int(db, "duration_ms", n_cp * 1000LL);
+		err = db_writer__meta_set_int(db, "duration_ms", n_cp * 1000LL);
 	if (!err)
-		err = db__meta_set(db, "stop_reason", "duration");
+		err = db_writer__meta_set(db, "stop_reason", "duration");
 	return err;
 }
 
-static int fixture_small(struct db *db, bool heap)
+static int fixture_small(struct db_writer *db, bool heap)
 {
 	struct symbol *syms[FIXTURE_NSYMS] = { NULL };
 	int64_t parse_live = 0, cache_live = 0;
@@ -155,14 +156,14 @@ static int fixture_small(struct db *db, bool heap)
 			cp.symbols = (const struct symbol *const *)syms;
 			cp.n_symbols = heap ? FIXTURE_NSYMS : FIXTURE_NSYMS - 2;
 		}
-		err = db__write_checkpoint(db, &cp, NULL);
+		err = db_writer__checkpoint(db, &cp, NULL);
 	}
 	if (!err && heap) {
-		err = db__meta_set(db, "heap_probes", "rust");
+		err = db_writer__meta_set(db, "heap_probes", "rust");
 		if (!err)
-			err = db__meta_set_int(db, "unknown_frees", 3);
+			err = db_writer__meta_set_int(db, "unknown_frees", 3);
 		if (!err)
-			err = db__meta_set_int(db, "unknown_free_bytes", 300);
+			err = db_writer__meta_set_int(db, "unknown_free_bytes", 300);
 	}
 	for (int i = 0; i < FIXTURE_NSYMS; i++)
 		symbol__delete(syms[i]);
@@ -204,7 +205,7 @@ static double fixture_ms(const struct timespec *a, const struct timespec *b)
  * the checkpoint write time (wall and the writer's CPU) at minutes 1, 10
  * and 60: the median of that minute's checkpoints.
  */
-static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
+static int fixture_series(struct db_writer *db, const char *name, int ncp, int naddr,
 			  uint64_t retain_ms)
 {
 	struct symbol **syms = calloc(2 * naddr, sizeof(*syms));
@@ -222,10 +223,10 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 	if (!syms || !cpu || !hc || !wall || !cpus)
 		err = -1;
 	if (!err && retain_ms)
-		err = db__set_retain(db, retain_ms);
+		err = db_writer__set_retain(db, retain_ms);
 	/* FIXTURE_COMPACT_MS: compaction age (0: none; unset: the writer's default) */
 	if (!err && getenv("FIXTURE_COMPACT_MS"))
-		err = db__set_compact(db, strtoull(getenv("FIXTURE_COMPACT_MS"), NULL, 10));
+		err = db_writer__set_compact(db, strtoull(getenv("FIXTURE_COMPACT_MS"), NULL, 10));
 	for (int i = 0; i < 2 * naddr && !err; i++) {
 		char file[64], fn[64];
 
@@ -285,10 +286,10 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 		/* the WAL thread's work over minutes 1, 10 and 60 */
 		for (int m = 0; m < 3; m++)
 			if (c == fixture_minutes[m] * 60 - 59)
-				db__wal_stats(db, &ws[m][0]);
+				db_writer__wal_stats(db, &ws[m][0]);
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c0);
-		err = db__write_checkpoint(db, &cp, NULL);
+		err = db_writer__checkpoint(db, &cp, NULL);
 		clock_gettime(CLOCK_THREAD_CPUTIME_ID, &c1);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		wall[c] = fixture_ms(&t0, &t1);
@@ -298,7 +299,7 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 		/* after the minute's last write: its copy is the next write's wait */
 		for (int m = 0; m < 3; m++)
 			if (c == fixture_minutes[m] * 60)
-				db__wal_stats(db, &ws[m][1]);
+				db_writer__wal_stats(db, &ws[m][1]);
 		if (wall[c] > max_ms) {
 			max_ms = wall[c];
 			max_at = c;
@@ -355,11 +356,11 @@ static int fixture_series(struct db *db, const char *name, int ncp, int naddr,
 	}
 	/* the meta of a launched program's recording (the tracker) */
 	if (!err)
-		err = db__meta_set(db, "heap_backend", "preload");
+		err = db_writer__meta_set(db, "heap_backend", "preload");
 	if (!err)
-		err = db__meta_set(db, "heap_probes", "libc");
+		err = db_writer__meta_set(db, "heap_probes", "libc");
 	if (!err)
-		err = db__meta_set_int(db, "heap_temporary", (long long)temps);
+		err = db_writer__meta_set_int(db, "heap_temporary", (long long)temps);
 	for (int i = 0; syms && i < 2 * naddr; i++)
 		symbol__delete(syms[i]);
 	free(syms);
@@ -380,8 +381,8 @@ static int fixture_checkpoints(int dflt)
 
 static inline int fixture__write(const char *path, enum fixture_kind kind)
 {
-	struct db *db;
-	int err = db__create(path, false, &db);
+	struct db_writer *db;
+	int err = db_writer__create(path, false, &db);
 
 	if (err)
 		return err;
@@ -404,7 +405,7 @@ static inline int fixture__write(const char *path, enum fixture_kind kind)
 		err = fixture_series(db, "day", fixture_checkpoints(86400), 100, 3600000);
 		break;
 	}
-	if (db__close(db) && !err)
+	if (db_writer__close(db) && !err)
 		err = -1;
 	return err;
 }

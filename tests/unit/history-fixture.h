@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "util/db/db.h"
-#include "util/db/history.h"
+#include "util/db/write/history.h"
 #include "util/error.h"
 #include "fixture.h"
 

@@ -2,8 +2,8 @@
 #define RSPROF_TESTS_RANDOM_PROFILE_H
 
 /*
- * Random profiles written through the writer (db__create() and
- * db__write_checkpoint()): sites that share lines, functions and files
+ * Random profiles written through the writer (db_writer__create() and
+ * db_writer__checkpoint()): sites that share lines, functions and files
  * (groups of several keys that peak at different moments), CPU samples of
  * three processes, two stacks past allocation wrappers, temporaries,
  * anonymous mappings. A seed makes the same profile again. Used by
@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
+#include "util/db/write/writer.h"
 #include "util/symbols/symbol.h"
 #include "fixture.h"
 
@@ -68,7 +69,7 @@ struct gen {
 };
 
 /* Checkpoint c (1-based) of a random profile into db. */
-static int gen_checkpoint(struct db *db, struct gen *g, int c)
+static int gen_checkpoint(struct db_writer *db, struct gen *g, int c)
 {
 	struct symbol *syms[N_HEAP_ADDR + N_CPU_ADDR];
 	struct cpu_count cpu[N_CPU_ADDR];
@@ -140,7 +141,7 @@ static int gen_checkpoint(struct db *db, struct gen *g, int c)
 	cp.n_cpu = n_cpu;
 	cp.heap = hc;
 	cp.n_heap = n_heap;
-	err = db__write_checkpoint(db, &cp, NULL);
+	err = db_writer__checkpoint(db, &cp, NULL);
 	for (size_t i = 0; i < n_syms; i++)
 		symbol__delete(syms[i]);
 	return err;
@@ -152,23 +153,23 @@ static uint64_t compact_ms;
 static int gen_file_retain(const char *path, uint64_t seed, int from, int to, bool append,
 			   struct gen *g, uint64_t retain_ms)
 {
-	struct db *db;
-	int err = db__create(path, append, &db);
+	struct db_writer *db;
+	int err = db_writer__create(path, append, &db);
 
 	if (err)
 		return err;
 	if (retain_ms)
-		err = db__set_retain(db, retain_ms);
+		err = db_writer__set_retain(db, retain_ms);
 	if (!err)
-		err = db__set_compact(db, compact_ms);
+		err = db_writer__set_compact(db, compact_ms);
 	rng = seed;
 	for (int c = from; c <= to && !err; c++)
 		err = gen_checkpoint(db, g, c);
 	if (getenv("FIXTURE_KILL"))
 		_exit(err ? 1 : 0);	/* every checkpoint committed, nothing finished */
 	if (!err)
-		err = db__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
-	if (db__close(db) && !err)
+		err = db_writer__meta_set(db, "end_time", "2026-11-22T05:00:10Z");
+	if (db_writer__close(db) && !err)
 		err = -1;
 	return err;
 }

@@ -12,9 +12,9 @@
 
 #include "util/output/chart.h"
 #include "util/db/db.h"
-#include "util/db/diff.h"
-#include "util/db/site.h"
-#include "util/db/timeline.h"
+#include "util/analysis/diff.h"
+#include "util/db/read/site.h"
+#include "util/analysis/timeline.h"
 #include "util/output/svg.h"
 
 #include "fixture.h"
@@ -155,8 +155,10 @@ static void test_fixture(void)
 {
 	char path[] = "/tmp/rsprof-test-chart.XXXXXX";
 	int fd = mkstemp(path);
-	struct timeline_opts o = { .top = 2, .rank = RANK_FINAL, .need_growth = true };
-	struct diff_opts dopt = { .by = SITE_BY_LINE, .limit = 0 };
+	struct timeline_opts o = { .top = 2, .rank = RANK_FINAL, .need_growth = true,
+				   .win = TIME_WINDOW_ALL };
+	struct diff_opts dopt = { .win = { TIME_WINDOW_ALL, TIME_WINDOW_ALL }, .by = SITE_BY_LINE,
+				  .limit = 0 };
 	struct timeline *tl = NULL;
 	struct diff *d = NULL;
 	struct db *db = NULL;

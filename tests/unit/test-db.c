@@ -8,14 +8,18 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/db/schema.h"
-#include "util/db/user.h"
+#include "util/db/read/user.h"
+#include "util/db/write/stacks.h"
+#include "util/db/write/writer.h"
 #include "util/error.h"
 #include "fixture.h"
 #include "tap.h"
@@ -54,43 +58,43 @@ static long long int_of(struct db *db, const char *sql)
 static void test_create(void)
 {
 	const char *p = tmp("a.db");
-	struct db *db = NULL;
+	struct db_writer *w = NULL;
 	struct stat st;
 	char wal[600];
 	char *v;
 
-	is_int(db__create(p, false, &db), 0, "db__create makes a new file");
+	is_int(db_writer__create(p, false, &w), 0, "db_writer__create makes a new file");
 	memset(&st, 0, sizeof(st));
 	stat(p, &st);
 	ok((st.st_mode & 0777) == 0600, "created mode 0600 (%o)", st.st_mode & 0777);
-	v = str_of(db, "PRAGMA journal_mode");
+	v = str_of(db_writer__db(w), "PRAGMA journal_mode");
 	is_str(v, "wal", "journal_mode is WAL");
 	free(v);
-	is_int(int_of(db, "PRAGMA synchronous"), 1, "synchronous is NORMAL");
+	is_int(int_of(db_writer__db(w), "PRAGMA synchronous"), 1, "synchronous is NORMAL");
 	v = NULL;
-	is_int(db__meta_get(db, "version", &v), 0, "meta.version read back");
+	is_int(db__meta_get(db_writer__db(w), "version", &v), 0, "meta.version read back");
 	is_int(v ? atoi(v) : -1, RSPROF_SCHEMA_VERSION, "meta.version is the schema version");
 	free(v);
-	is_int(db__meta_set(db, "pid", "42"), 0, "meta set");
-	is_int(db__meta_set(db, "pid", "43"), 0, "meta set again replaces");
-	is_int(db__meta_get(db, "pid", &v), 0, "meta get");
+	is_int(db_writer__meta_set(w, "pid", "42"), 0, "meta set");
+	is_int(db_writer__meta_set(w, "pid", "43"), 0, "meta set again replaces");
+	is_int(db__meta_get(db_writer__db(w), "pid", &v), 0, "meta get");
 	is_str(v, "43", "meta value");
 	free(v);
-	is_int(db__meta_get(db, "absent", &v), 0, "absent meta key is not an error");
+	is_int(db__meta_get(db_writer__db(w), "absent", &v), 0, "absent meta key is not an error");
 	ok(v == NULL, "absent meta key gives NULL");
 	snprintf(wal, sizeof(wal), "%s-wal", p);
 	ok(!stat(wal, &st) && (st.st_mode & 0777) == 0600, "-wal is mode 0600 too");
-	is_int(db__close(db), 0, "close");
+	is_int(db_writer__close(w), 0, "close");
 
-	is_int(db__create(p, false, &db), -EEXIST, "create over an existing file: -EEXIST");
-	ok(db == NULL, "and no handle");
-	is_int(db__create(tmp("nodir/x.db"), false, &db), -ENOENT, "create in a missing dir");
+	is_int(db_writer__create(p, false, &w), -EEXIST, "create over an existing file: -EEXIST");
+	ok(w == NULL, "and no handle");
+	is_int(db_writer__create(tmp("nodir/x.db"), false, &w), -ENOENT, "create in a missing dir");
 }
 
 static void test_checkpoint(void)
 {
 	const char *p = tmp("b.db");
-	struct db *db;
+	struct db_writer *w;
 	struct symbol *s = fixture_symbol(0x1000, "/src/a.c", 3, "main", "/bin/a");
 	const struct symbol *syms[] = { s };
 	struct cpu_count cpu[] = { { 0x1000, 7 }, { 0x1000, 5 } };
@@ -104,55 +108,55 @@ static void test_checkpoint(void)
 	};
 	int64_t id = 0;
 
-	if (db__create(p, false, &db)) {
+	if (db_writer__create(p, false, &w)) {
 		ok(0, "create for checkpoints");
 		return;
 	}
-	is_int(db__write_checkpoint(db, &cp, &id), 0, "write a checkpoint");
+	is_int(db_writer__checkpoint(w, &cp, &id), 0, "write a checkpoint");
 	is_int(id, 1, "first checkpoint id is 1");
 	cp.timestamp_ms = 2000;
-	is_int(db__write_checkpoint(db, &cp, &id), 0, "same symbols and stacks again: ignored");
+	is_int(db_writer__checkpoint(w, &cp, &id), 0, "same symbols and stacks again: ignored");
 	is_int(id, 2, "second checkpoint id");
-	is_int(int_of(db, "SELECT COUNT(*) FROM symbols"), 1, "one symbol row");
-	is_int(int_of(db, "SELECT COUNT(*) FROM symbol_frames WHERE addr = 4096"), 1,
+	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM symbols"), 1, "one symbol row");
+	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM symbol_frames WHERE addr = 4096"), 1,
 	       "its frames");
-	is_int(int_of(db, "SELECT cpu_total FROM checkpoints WHERE id = 2"), 12, "cpu_total");
-	is_int(int_of(db, "SELECT heap_alloc_bytes + heap_free_bytes * 1000 + heap_alloc_count"
+	is_int(int_of(db_writer__db(w), "SELECT cpu_total FROM checkpoints WHERE id = 2"), 12, "cpu_total");
+	is_int(int_of(db_writer__db(w), "SELECT heap_alloc_bytes + heap_free_bytes * 1000 + heap_alloc_count"
 		      " * 1000000 FROM checkpoints WHERE id = 1"), 2040100, "heap sums");
-	is_int(int_of(db, "SELECT lost_samples * 10 + heap_dropped FROM checkpoints"
+	is_int(int_of(db_writer__db(w), "SELECT lost_samples * 10 + heap_dropped FROM checkpoints"
 		      " WHERE id = 1"), 34, "lost and dropped");
-	is_int(int_of(db, "SELECT heap_live_bytes FROM checkpoints WHERE id = 2"), 60, "live");
-	is_int(int_of(db, "SELECT COUNT(*) FROM stack_frames WHERE stack_id = 9"), 2,
+	is_int(int_of(db_writer__db(w), "SELECT heap_live_bytes FROM checkpoints WHERE id = 2"), 60, "live");
+	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM stack_frames WHERE stack_id = 9"), 2,
 	       "stack frames once");
-	is_int(int_of(db, "SELECT stack_id FROM heap_events LIMIT 1"), 9, "heap row's stack");
+	is_int(int_of(db_writer__db(w), "SELECT stack_id FROM heap_events LIMIT 1"), 9, "heap row's stack");
 
 	/* an error inside the transaction rolls the whole checkpoint back */
 	cp.timestamp_ms = 3000;
-	sqlite3_exec(db__sqlite(db), "DROP TABLE heap_events", NULL, NULL, NULL);
-	ok(db__write_checkpoint(db, &cp, &id) == -RSPROF_EDB, "failing checkpoint: -RSPROF_EDB");
-	is_int(int_of(db, "SELECT COUNT(*) FROM checkpoints"), 2, "rolled back");
-	ok(sqlite3_get_autocommit(db__sqlite(db)), "no transaction left open");
-	is_int(db__close(db), 0, "close");
+	sqlite3_exec(db__sqlite(db_writer__db(w)), "DROP TABLE heap_events", NULL, NULL, NULL);
+	ok(db_writer__checkpoint(w, &cp, &id) == -RSPROF_EDB, "failing checkpoint: -RSPROF_EDB");
+	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM checkpoints"), 2, "rolled back");
+	ok(sqlite3_get_autocommit(db__sqlite(db_writer__db(w))), "no transaction left open");
+	is_int(db_writer__close(w), 0, "close");
 	symbol__delete(s);
 }
 
 static void test_append(void)
 {
 	const char *p = tmp("c.db");
-	struct db *db;
+	struct db_writer *w;
 	struct checkpoint cp = { .timestamp_ms = 1000 };
 	int64_t id;
 
-	if (db__create(p, false, &db) || db__write_checkpoint(db, &cp, &id) || db__close(db)) {
+	if (db_writer__create(p, false, &w) || db_writer__checkpoint(w, &cp, &id) || db_writer__close(w)) {
 		ok(0, "create for append");
 		return;
 	}
-	is_int(db__create(p, true, &db), 0, "append opens an existing profile");
+	is_int(db_writer__create(p, true, &w), 0, "append opens an existing profile");
 	cp.timestamp_ms = 2000;
-	is_int(db__write_checkpoint(db, &cp, &id), 0, "and writes");
+	is_int(db_writer__checkpoint(w, &cp, &id), 0, "and writes");
 	is_int(id, 2, "continuing the checkpoints");
-	db__close(db);
-	is_int(db__create(tmp("none.db"), true, &db), -RSPROF_EDB, "append to a missing file");
+	db_writer__close(w);
+	is_int(db_writer__create(tmp("none.db"), true, &w), -RSPROF_EDB, "append to a missing file");
 }
 
 /* Bytes of a file, for "the reader never changes it". */
@@ -260,7 +264,8 @@ static void test_open_errors(void)
 	if (!fixture__write(p, FIXTURE_SMALL)) {
 		is_int(db__open(p, &db), 0, "a good profile opens");
 		is_int(db__version(db), RSPROF_SCHEMA_VERSION, "its version");
-		ok(db__meta_set(db, "x", "y") < 0, "the reader cannot write");
+		ok(sqlite3_exec(db__sqlite(db), "INSERT INTO meta VALUES ('x', 'y')", NULL, NULL,
+				NULL) != SQLITE_OK, "the reader cannot write");
 		is_int(db__check(db), 0, "integrity check ok");
 		db__close(db);
 	}
@@ -331,7 +336,7 @@ static void test_queries(void)
 	is_int(rs.r[0].samples, 950, "the executable 950");
 
 	query_filter__init(&f);
-	f.from_ms = 6000;
+	f.win.from_ms = 6000;
 	memset(&rs, 0, sizeof(rs));
 	db_query_cpu(db, &f, &total, collect, &rs);
 	is_int(total, 500, "from 6 s: 500 samples");
@@ -339,7 +344,7 @@ static void test_queries(void)
 	is_int(rs.r[1].samples, 175, "warm: 175");
 
 	query_filter__init(&f);
-	f.to_ms = 5000;
+	f.win.to_ms = 5000;
 	f.pattern = "COLD";
 	memset(&rs, 0, sizeof(rs));
 	db_query_cpu(db, &f, &total, collect, &rs);
@@ -409,9 +414,10 @@ static void test_live_reader(void)
 	struct cpu_count cpu[] = { { 0x10, 3 } };
 	struct checkpoint cp = { .timestamp_ms = 1000, .cpu = cpu, .n_cpu = 1 };
 	struct prof_summary s;
-	struct db *w, *r;
+	struct db_writer *w;
+	struct db *r;
 
-	if (db__create(p, false, &w) || db__write_checkpoint(w, &cp, NULL)) {
+	if (db_writer__create(p, false, &w) || db_writer__checkpoint(w, &cp, NULL)) {
 		ok(0, "writer");
 		return;
 	}
@@ -420,20 +426,20 @@ static void test_live_reader(void)
 	is_int(s.checkpoints, 1, "one checkpoint so far");
 	ok(!s.finished, "not finished");
 	cp.timestamp_ms = 2000;
-	is_int(db__write_checkpoint(w, &cp, NULL), 0, "the writer goes on");
+	is_int(db_writer__checkpoint(w, &cp, NULL), 0, "the writer goes on");
 	db_query_summary(r, &s);
 	is_int(s.checkpoints, 2, "the reader sees the new checkpoint");
 	is_int(s.samples, 6, "and its samples");
 	is_int(db__snapshot_begin(r), 0, "snapshot");
 	cp.timestamp_ms = 3000;
-	is_int(db__write_checkpoint(w, &cp, NULL), 0, "the writer is not blocked by it");
+	is_int(db_writer__checkpoint(w, &cp, NULL), 0, "the writer is not blocked by it");
 	db_query_summary(r, &s);
 	is_int(s.checkpoints, 2, "inside the snapshot: still two");
 	is_int(db__snapshot_end(r), 0, "end of snapshot");
 	db_query_summary(r, &s);
 	is_int(s.checkpoints, 3, "after it: three");
 	db__close(r);
-	db__close(w);
+	db_writer__close(w);
 }
 
 struct stacks_seen {
@@ -480,6 +486,7 @@ static void test_stacks(void)
 	};
 	struct query_filter f;
 	struct stacks_seen ss;
+	struct db_writer *w;
 	struct db *db;
 
 	/* leaf: inlined app::helper (frame 1) into app::insert (frame 2) */
@@ -490,13 +497,13 @@ static void test_stacks(void)
 	leaf->frames[2].line = 40;
 	leaf->frames[2].function = strdup("app::insert");
 	leaf->n_frames = 3;
-	if (db__create(p, false, &db) || db__write_checkpoint(db, &cp, NULL)) {
+	if (db_writer__create(p, false, &w) || db_writer__checkpoint(w, &cp, NULL)) {
 		ok(0, "stacks fixture");
 		return;
 	}
-	sqlite3_exec(db__sqlite(db), "CREATE TABLE cpu_stacks (checkpoint_id, stack_id, count);"
-		     "INSERT INTO cpu_stacks VALUES (1, 5, 7)", NULL, NULL, NULL);
-	db__close(db);
+	sqlite3_exec(db__sqlite(db_writer__db(w)), "CREATE TABLE cpu_stacks (checkpoint_id,"
+		     " stack_id, count); INSERT INTO cpu_stacks VALUES (1, 5, 7)", NULL, NULL, NULL);
+	db_writer__close(w);
 	if (db__open(p, &db)) {
 		ok(0, "open stacks fixture");
 		return;
@@ -520,6 +527,106 @@ static void test_stacks(void)
 	db__close(db);
 	symbol__delete(leaf);
 	symbol__delete(caller);
+}
+
+/*
+ * One checkpoint, one transaction, whatever it carries: a writer killed at
+ * any row it writes leaves each checkpoint with all of it (its samples per
+ * stack, the map rows its also() hook writes) or leaves the checkpoint out.
+ */
+#define KILLED_CPS	12
+
+static long kill_at;	/* the writer's: row changes left before it is killed */
+
+static void kill_on_row(void *ctx, int op, const char *db, const char *table, sqlite3_int64 row)
+{
+	if (--kill_at == 0)
+		kill(getpid(), SIGKILL);
+}
+
+/* The checkpoint's also(): a map row of "process" id. */
+static int killed_also(void *ctx, int64_t id)
+{
+	struct map_row r = { .start = 0x1000, .end = 0x2000, .perms = "r-xp", .path = "/bin/a" };
+	struct map_set set = { .pid = (int)id, .v = &r, .n = 1 };
+
+	return db_writer__write_maps(ctx, &set);
+}
+
+/* Write KILLED_CPS checkpoints into p, killed at the at-th row change (0: never). */
+static int killed_writer(const char *p, long at)
+{
+	struct symbol *s = fixture_symbol(0x1000, "/src/a.c", 3, "main", "/bin/a");
+	const struct symbol *syms[] = { s };
+	uint64_t addrs[] = { 0x1000 };
+	struct stack_rec stk[] = { { 1, 0x11, addrs, 1 }, { 2, 0x22, addrs, 1 } };
+	struct db_writer *w;
+	int status = -1;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		if (db_writer__create(p, false, &w) || db_stacks__create(db_writer__db(w)))
+			_exit(1);
+		kill_at = at;
+		sqlite3_update_hook(db__sqlite(db_writer__db(w)), kill_on_row, NULL);
+		for (int c = 1; c <= KILLED_CPS; c++) {
+			struct cpu_count cpu[] = { { 0x1000, 3 * c } };
+			struct stack_count sc[] = { { 1, c }, { 2, 2 * c } };
+			struct checkpoint cp = {
+				.timestamp_ms = 1000 * c, .cpu = cpu, .n_cpu = 1,
+				.symbols = syms, .n_symbols = c == 1, .stacks = stk,
+				.n_stacks = c == 1 ? 2 : 0, .stack_counts = sc, .n_stack_counts = 2,
+				.also = killed_also, .also_ctx = w,
+			};
+
+			if (db_writer__checkpoint(w, &cp, NULL))
+				_exit(1);
+		}
+		_exit(db_writer__close(w) ? 1 : 0);
+	}
+	symbol__delete(s);
+	if (pid < 0 || waitpid(pid, &status, 0) != pid)
+		return -1;
+	return status;
+}
+
+static void test_killed_writer(void)
+{
+	const char *p = tmp("killed.db");
+	char side[600];
+	long at, whole = 0, partial = 0, unread = 0;
+	struct db *db;
+
+	/* killed at the first row change, the second, ... until the writer ends */
+	for (at = 1; at < 10000; at++) {
+		int status;
+
+		unlink(p);
+		snprintf(side, sizeof(side), "%s-wal", p);
+		unlink(side);
+		snprintf(side, sizeof(side), "%s-shm", p);
+		unlink(side);
+		status = killed_writer(p, at);
+		if (!WIFSIGNALED(status) || WTERMSIG(status) != SIGKILL)
+			break;
+		if (db__open(p, &db)) {
+			unread++;
+			continue;
+		}
+		if (int_of(db, "SELECT COUNT(*) FROM checkpoints c WHERE cpu_total !="
+			   " (SELECT IFNULL(SUM(count), 0) FROM cpu_stacks s WHERE s.checkpoint_id ="
+			   " c.id) OR NOT EXISTS (SELECT 1 FROM map m WHERE m.pid = c.id)") ||
+		    int_of(db, "SELECT COUNT(*) FROM cpu_stacks s WHERE NOT EXISTS (SELECT 1 FROM"
+			   " checkpoints c WHERE c.id = s.checkpoint_id)"))
+			partial++;
+		else
+			whole++;
+		db__close(db);
+	}
+	ok(at - 1 >= 5 * KILLED_CPS && at < 10000, "the writer ends after %ld row changes", at - 1);
+	is_int(unread, 0, "killed at each of them: the file opens");
+	is_int(partial, 0, "no checkpoint without its stack counts or its hook's rows (%ld whole)",
+	       whole);
 }
 
 static void cleanup(void)
@@ -597,6 +704,7 @@ int main(void)
 	test_queries();
 	test_live_reader();
 	test_stacks();
+	test_killed_writer();
 	test_budget();
 	cleanup();
 	return done_testing();

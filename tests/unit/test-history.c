@@ -10,7 +10,8 @@
  *                                              write EVENTS (10,000,000) allocations
  *                                              through the writer, then time queries
  */
-#include "util/db/history.h"
+#include "util/db/write/history.h"
+#include "util/db/read/history.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -11,7 +11,8 @@
 #include "tests/unit/tap.h"
 #include "tests/unit/fixture.h"
 #include "util/db/db.h"
-#include "util/db/live.h"
+#include "util/db/write/writer.h"
+#include "util/db/read/live.h"
 #include "util/tui/follow.h"
 #include "util/tui/tui.h"
 #include "util/tui/view.h"
@@ -120,16 +121,16 @@ static void test_follow_live(const char *p)
 		return;
 	pid = fork();
 	if (pid == 0) {
-		struct db *w;
-		int err = db__create(p, true, &w);
+		struct db_writer *w;
+		int err = db_writer__create(p, true, &w);
 
 		/* opened: let the parent follow, then write when told */
 		if (write(to_parent[1], "o", 1) != 1 || read(to_child[0], &c, 1) != 1)
 			err = -1;
 		if (!err)
-			err = db__write_checkpoint(w, &cp, NULL);
+			err = db_writer__checkpoint(w, &cp, NULL);
 		if (!err)
-			err = db__close(w);
+			err = db_writer__close(w);
 		_exit(err ? 1 : 0);
 	}
 	if (!ok(pid > 0 && read(to_parent[0], &c, 1) == 1, "a writer process has the file open"))

@@ -9,7 +9,7 @@
  * The random profiles: tests/unit/random-profile.h (tests/helper/random-profile
  * writes one for the shell tests).
  */
-#include "util/db/totals.h"
+#include "util/db/read/totals.h"
 #include "util/db/series.h"
 
 #include <errno.h>
@@ -25,8 +25,9 @@
 #include <unistd.h>
 
 #include "util/db/db.h"
-#include "util/db/live.h"
-#include "util/db/query.h"
+#include "util/db/write/writer.h"
+#include "util/db/read/live.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/symbols/symbol.h"
 #include "fixture.h"
@@ -187,8 +188,8 @@ static bool compare_all(const char *path, const char *scan, int64_t n_cp, const 
 				if (gi == GROUP_PROCESS + 2)
 					f.alloc_fn = wrappers;
 				f.pattern = pats[pi];
-				f.from_ms = times[ti][0];
-				f.to_ms = times[ti][1];
+				f.win.from_ms = times[ti][0];
+				f.win.to_ms = times[ti][1];
 				f.at_ms = times[ti][2];
 				/* ranked by temporaries now and then (report --sort-by temporary) */
 				if ((ti + pi) % 3 == 1)
@@ -386,10 +387,10 @@ static void test_killed(void)
 	pid = fork();
 	if (pid == 0) {
 		struct gen g = { 0 };
-		struct db *db;
+		struct db_writer *db;
 
 		/* compacted at the default age, as record does */
-		if (db__create(p, false, &db))
+		if (db_writer__create(p, false, &db))
 			_exit(1);
 		rng = 99;
 		for (int c = 1; c <= 100000; c++)

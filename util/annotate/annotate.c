@@ -11,6 +11,7 @@
 
 #include "util/annotate/disasm.h"
 #include "util/annotate/source.h"
+#include "util/array.h"
 #include "util/db/db.h"
 #include "util/error.h"
 #include "util/record/maps.h"
@@ -51,15 +52,8 @@ static int rows_add(const struct addr_row *r, void *ctx)
 	struct arow *w;
 	int err = 0;
 
-	if (rs->n == rs->cap) {
-		size_t cap = rs->cap ? 2 * rs->cap : 256;
-		struct arow *v = realloc(rs->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		rs->v = v;
-		rs->cap = cap;
-	}
+	if (ALLOC_GROW(rs->v, rs->n + 1, rs->cap, 256))
+		return -ENOMEM;
 	w = &rs->v[rs->n];
 	memset(w, 0, sizeof(*w));
 	w->addr = r->addr;
@@ -212,15 +206,8 @@ static int func_decode(struct annotation *a, struct disasm *d, struct ann_func *
 		struct ann_insn *in;
 		const struct symbol *sym;
 
-		if (fn->n == cap) {
-			size_t nc = cap ? 2 * cap : 128;
-			struct ann_insn *v = realloc(fn->insns, nc * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			fn->insns = v;
-			cap = nc;
-		}
+		if (ALLOC_GROW(fn->insns, fn->n + 1, cap, 128))
+			return -ENOMEM;
 		in = &fn->insns[fn->n++];
 		memset(in, 0, sizeof(*in));
 		in->addr = at;
@@ -419,7 +406,7 @@ static void blocks_count(struct annotation *a, const struct rows *rs)
 static int resolver_load(struct annotation *a, struct db *db, const char *exe)
 {
 	struct maps *m;
-	int err = db_query_maps(db, &m);
+	int err = maps__from_profile(db, &m);
 
 	if (err)
 		return err;

@@ -5,15 +5,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "util/db/addrs.h"
-#include "util/db/query.h"
+#include "util/db/read/addrs.h"
+#include "util/db/read/query.h"
 
 /*
  * `rsprof annotate`: a function's (or a file's) source with each line's
  * CPU samples, live and allocated heap, and optionally its machine code
- * with each instruction's samples (SPEC §8, seed 003's per-instruction
- * counts: the profile stores one cpu_samples row per sampled IP, so an
- * instruction's count is the rows inside its bytes).
+ * with each instruction's samples (the profile stores one cpu_samples row
+ * per sampled IP, so an instruction's count is the rows inside its bytes).
  *
  * A line's numbers are those of the addresses whose symbols row names that
  * file and line: the same rows `report` adds up, so a line's CPU share here

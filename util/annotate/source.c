@@ -14,6 +14,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
+#include "util/infile.h"
+
 #define SOURCE_MAX (64u << 20)
 
 int source__check_map(const char *map)
@@ -90,15 +93,8 @@ static int source_split(struct source *s, size_t len)
 	while (p < s->text + len) {
 		char *nl = memchr(p, '\n', s->text + len - p);
 
-		if (s->n == cap) {
-			int ncap = cap ? 2 * cap : 256;
-			char **v = realloc(s->lines, ncap * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			s->lines = v;
-			cap = ncap;
-		}
+		if (ALLOC_GROW(s->lines, s->n + 1, cap, 256))
+			return -ENOMEM;
 		s->lines[s->n++] = p;
 		if (!nl)
 			break;
@@ -118,16 +114,11 @@ int source__read(const char *path, struct source **out)
 	int fd, err = 0;
 
 	*out = NULL;
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+	fd = infile__open(path, 0, &st);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &st)) {
-		err = -errno;
-	} else if (!S_ISREG(st.st_mode)) {
-		err = S_ISDIR(st.st_mode) ? -EISDIR : -EINVAL;
-	} else if ((uint64_t)st.st_size > SOURCE_MAX) {
+		return fd;
+	if ((uint64_t)st.st_size > SOURCE_MAX)
 		err = -EFBIG;
-	}
 	s = err ? NULL : calloc(1, sizeof(*s));
 	if (!err && (!s || !(s->text = malloc(st.st_size + 1))))
 		err = -ENOMEM;

@@ -6,16 +6,16 @@
 #include <stdint.h>
 
 /*
- * The profile file (seed 000, schema in util/db/schema.c).
+ * The profile file and its connection (seed 000, schema in util/db/schema.c).
  *
- * Writer: db__create() makes a new file (mode 0600, WAL, synchronous=NORMAL,
- * schema, meta.version), then one db__write_checkpoint() per checkpoint, each
- * one transaction with persistent prepared statements, ROLLBACK on error,
- * followed by a passive WAL checkpoint so the file alone holds it. The file
- * and its -wal and -shm are created by util/outfile.h (never through a link,
- * never over an existing file); the writer holds an flock() on the file for
- * as long as it is open, so a second writer (--append) is refused, and
+ * The writer's file: db__create() makes a new file (mode 0600, WAL,
+ * synchronous=NORMAL, schema, meta.version) or opens one to append to,
+ * adding the columns a file of an older rsprof lacks. The file and its
+ * -wal and -shm are created by util/outfile.h (never through a link, never
+ * over an existing file); the writer holds an flock() on the file for as
+ * long as it is open, so a second writer (--append) is refused, and
  * db__verify() notices when the file was deleted or replaced meanwhile.
+ * What is written into it is util/db/write/'s (writer.h).
  *
  * Reader: db__open() opens read-only and refuses (-RSPROF_EDB, with the
  * reason printed) a file that is missing, not a regular file (a FIFO does
@@ -25,7 +25,7 @@
  * triggers, values of at most DB_MAX_VALUE bytes, SQLite's memory bounded
  * (DB_MAX_MEMORY) and a time budget per snapshot (RSPROF_TIME_LIMIT,
  * default DB_TIME_LIMIT_MS) after which statements fail. Nothing a reader
- * does changes the file.
+ * does changes the file. What readers ask of it is util/db/read/'s.
  *
  * Every error is printed with the statement's name and sqlite3_errmsg() and
  * returned as -RSPROF_EDB (or -errno for file-system errors).
@@ -38,28 +38,27 @@
 
 struct db;
 struct sqlite3;
-struct symbol;
-struct maps;
-struct process_row;
 
 /* -EEXIST when path exists and !append; append continues an existing profile. */
 int db__create(const char *path, bool append, struct db **out);
 int db__open(const char *path, struct db **out);
-/* Finalizes every statement and closes; the result of sqlite3_close() is returned. NULL ok. */
+/* Closes the connection; the result of sqlite3_close() is returned. NULL ok. */
 int db__close(struct db *db);
 
 /*
- * Writer, on a failed start: close and remove the new profile with its -wal
- * and -shm (what SQLite could not fold back into a full disk too); an
- * appended profile is only closed. NULL ok.
+ * The writer's file, on a failed start: close and remove the new profile
+ * with its -wal and -shm (what SQLite could not fold back into a full disk
+ * too); an appended profile is only closed. NULL ok.
  */
 int db__discard(struct db *db);
 
 /*
- * Writer: is the file still the one created (not deleted, not replaced)?
- * 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
+ * The writer's file: is it still the one created (not deleted, not
+ * replaced)? 0, or -RSPROF_EDB with the loss printed (once). Readers: 0.
  */
 int db__verify(struct db *db);
+/* The writer's file was found deleted or replaced by db__verify(). */
+bool db__gone(const struct db *db);
 
 /* A reader found more than DB_MAX_ROWS rows of `what`: printed, -RSPROF_EDB. */
 int db__too_many_rows(struct db *db, const char *what);
@@ -68,91 +67,57 @@ int db__too_many_rows(struct db *db, const char *what);
 const char *db__path(const struct db *db);
 /* meta.version of the file (RSPROF_SCHEMA_VERSION for a file being written). */
 int db__version(const struct db *db);
-/* Does the file's table have that column? (v3 files differ in what they got.) */
-bool db__has_column(struct db *db, const char *table, const char *column);
-/* For util/db-*.c only: builtins never see SQL. */
-struct sqlite3 *db__sqlite(struct db *db);
+/*
+ * What the file's schema has, read once when it is opened or created (and
+ * again by db__schema_changed()): the tables and columns that came with a
+ * later version, or with a later writer of version 3. Readers ask
+ * db__has() rather than trying a statement and falling back when it fails.
+ */
+enum db_feature {
+	/* version 2: checkpoints' totals (cpu_total, heap_*_bytes, ...), symbols.module
+	 * and mangled, symbol_frames, heap_events' counts and stack_id, stacks,
+	 * stack_frames, map */
+	DB_V2		= 1u << 0,
+	/* version 3: checkpoints.rss_bytes, the allocation history's tables */
+	DB_V3		= 1u << 1,
+	DB_PID		= 1u << 2,	/* v3: cpu_samples.pid (and heap_events.pid) */
+	DB_PROCESSES	= 1u << 3,	/* v3: processes */
+	DB_TEMP_COUNT	= 1u << 4,	/* v3: heap_events.temp_count */
+	DB_KIND		= 1u << 5,	/* v3: heap_events.kind */
+	DB_MERGED	= 1u << 6,	/* v3: checkpoints.merged (record --retain) */
+	DB_TOTALS	= 1u << 7,	/* v3: totals_state (the writer's totals) */
+	DB_TOTALS_TEMP	= 1u << 8,	/* v3: heap_totals.temp_count */
+	DB_TOTALS_KIND	= 1u << 9,	/* v3: heap_totals.kind */
+	DB_SERIES	= 1u << 10,	/* v3: series_state (compacted checkpoints) */
+	DB_SERIES_SLICES = 1u << 11,	/* v3: series_state.dropped (the spread compaction) */
+	DB_CPU_STACKS	= 1u << 12,	/* cpu_stacks (record -g) */
+	/* the writer's file: a new one, or one appended to whose totals have every
+	 * column, so that the writer adds up its totals and compacts */
+	DB_WRITE_TOTALS	= 1u << 13,
+};
 
-int db__meta_set(struct db *db, const char *key, const char *value);
-int db__meta_set_int(struct db *db, const char *key, long long value);
+bool db__has(const struct db *db, enum db_feature f);
+/* The writer changed the schema (made a table): the feature bits read again. */
+void db__schema_changed(struct db *db);
+/* For util/db/ only: builtins never see SQL. */
+struct sqlite3 *db__sqlite(struct db *db);
+/* sqlite3_errmsg() printed with the file and what failed; returns -RSPROF_EDB. */
+int db__err(struct db *db, const char *what);
+/*
+ * Hold the connection's mutex across a pass over many rows (SQLite takes it
+ * in every call otherwise: a tenth of the time of a pass over millions of
+ * rows). Recursive; unlock as often as locked.
+ */
+void db__lock(struct db *db);
+void db__unlock(struct db *db);
+/* Prepare a statement run once (the repeated ones: util/db/stmt.h); on failure *st is NULL. */
+struct sqlite3_stmt;
+int db__prepare(struct db *db, const char *what, const char *sql, struct sqlite3_stmt **st);
+/* Run SQL without results (pragmas, schema, transaction control). 0 or -RSPROF_EDB, printed. */
+int db__exec(struct db *db, const char *what, const char *sql);
+
 /* *value is malloc'd (caller frees) or NULL when the key is absent; returns 0 or -RSPROF_EDB. */
 int db__meta_get(struct db *db, const char *key, char **value);
-
-/* One checkpoint's data, written by db__write_checkpoint() in one transaction. */
-struct cpu_count {
-	uint64_t addr;
-	uint64_t count;
-	int pid;		/* v3: the process sampled; 0: not known */
-};
-
-struct heap_count {
-	uint64_t addr;		/* the attributed site (a symbols.addr) */
-	int64_t stack_id;	/* stacks.id, or -1 */
-	int64_t alloc_bytes, free_bytes;
-	int64_t alloc_count, free_count;
-	int pid;		/* v3: the process allocating; 0: not known */
-	int64_t temp_count;	/* v3: temporaries freed (heaptrack's); -1: not counted */
-	int code_pid;		/* whose address space addr is in (not written) */
-	int kind;		/* v3: heap_events.kind, 0 malloc, 1 anonymous mmap */
-};
-
-struct stack_rec {
-	int64_t id;		/* chosen by the caller, unique in the file */
-	uint64_t hash;
-	const uint64_t *addrs;	/* frame addresses, innermost first; each also in symbols */
-	int depth;
-	int pid;		/* heap stacks: whose address space (not written) */
-};
-
-struct checkpoint {
-	uint64_t timestamp_ms;	/* from start_time */
-	const struct cpu_count *cpu;
-	size_t n_cpu;
-	const struct heap_count *heap;
-	size_t n_heap;
-	/* symbols not written before (lazy symbol insertion, seed 000 §7.4.3) */
-	const struct symbol *const *symbols;
-	size_t n_symbols;
-	const struct stack_rec *stacks;	/* new stacks */
-	size_t n_stacks;
-	/* v3: process images new or changed since the last checkpoint */
-	const struct process_row *processes;
-	size_t n_processes;
-	/* per-checkpoint totals (schema v2 columns) */
-	uint64_t lost_samples;
-	uint64_t heap_dropped;
-	int64_t heap_live_bytes;	/* live heap at the end of the interval */
-	/* schema v3: the process's resident memory at the checkpoint */
-	bool has_rss;			/* false: unknown (written as NULL) */
-	int64_t rss_bytes, rss_anon_bytes;
-};
-
-/* Writes the checkpoint; *id receives checkpoints.id. */
-int db__write_checkpoint(struct db *db, const struct checkpoint *cp, int64_t *id);
-
-/*
- * record --retain (util/db/retain.h): from now on, fold the checkpoints
- * older than retain_ms into coarser ones; meta.retain_ms says so. 0 or
- * -RSPROF_EDB (a file appended to that has no totals).
- */
-int db__set_retain(struct db *db, uint64_t retain_ms);
-
-/*
- * Compaction (util/db/series.h): the blocks of checkpoints older than
- * age_ms (SERIES_AGE_MS unless set) are packed and their seed-000 rows
- * folded; 0: from now on none is. 0 or -RSPROF_EDB.
- */
-int db__set_compact(struct db *db, uint64_t age_ms);
-
-/*
- * What the writer's WAL thread did so far (util/db/wal-checkpointer.h):
- * zeros for a reader, or a writer that copies the WAL itself.
- */
-struct wal_checkpointer_stats;
-void db__wal_stats(struct db *db, struct wal_checkpointer_stats *out);
-
-/* Replace the `map` table's rows for pid with m. */
-int db__write_maps(struct db *db, const struct maps *m);
 
 /*
  * Reader: hold one snapshot across several queries (a read transaction), so

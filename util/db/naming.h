@@ -6,7 +6,7 @@
 #include <time.h>
 
 /*
- * Profile file names (seed 000 §7.2): rsprof.{comm}.{YYMMDDhhmmss}.db, comm
+ * Profile file names: rsprof.{comm}.{YYMMDDhhmmss}.db, comm
  * sanitised to [A-Za-z0-9_-] (others become '-'), at most 32 characters,
  * the PID when comm is unknown (NULL or empty).
  */

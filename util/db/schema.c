@@ -32,14 +32,15 @@
 const char db_series_sql[] = DB_SERIES_SQL;
 
 const char db_schema_sql[] =
-	/* seed 000 §7.3.1 */
+	/* key/value facts of the recording: version, pid, start_time, ... */
 	"CREATE TABLE meta (\n"
 	"    key TEXT PRIMARY KEY,\n"
 	"    value TEXT NOT NULL\n"
 	");\n"
-	/* seed 000 §7.3.2; the extra columns are per-checkpoint totals that
-	 * the recorder knows anyway, so timeline and top need not recompute
-	 * them from the event tables (issue 4: 3,600 checkpoints in < 1 s). */
+	/* one row per checkpoint (timestamp_ms from start_time); the extra
+	 * columns are per-checkpoint totals that the recorder knows anyway, so
+	 * timeline and top need not recompute them from the event tables
+	 * (3,600 checkpoints read in under a second). */
 	"CREATE TABLE checkpoints (\n"
 	"    id INTEGER PRIMARY KEY,\n"
 	"    timestamp_ms INTEGER NOT NULL,\n"
@@ -51,16 +52,16 @@ const char db_schema_sql[] =
 	"    heap_alloc_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    heap_live_bytes INTEGER NOT NULL DEFAULT 0,\n"
-	/* v3 (issue 9): the process's resident memory at the checkpoint
+	/* v3: the process's resident memory at the checkpoint
 	 * (/proc/PID/statm), all of it and the anonymous part; NULL when it
 	 * could not be read (the process had gone) */
 	"    rss_bytes INTEGER DEFAULT NULL,\n"
 	"    rss_anon_bytes INTEGER DEFAULT NULL,\n"
 	/* v3: how many intervals the checkpoint holds: more than 1 when
-	 * record --retain folded older ones together (util/db/retain.c) */
+	 * record --retain folded older ones together (util/db/write/retain.c) */
 	"    merged INTEGER NOT NULL DEFAULT 1\n"
 	");\n"
-	/* seed 000 §7.3.3: file/line/function are the chosen (user's own)
+	/* an address's source: file/line/function are the chosen (user's own)
 	 * frame of the inline chain; the whole chain is in symbol_frames. */
 	"CREATE TABLE symbols (\n"
 	"    addr INTEGER PRIMARY KEY,\n"
@@ -70,7 +71,7 @@ const char db_schema_sql[] =
 	"    module TEXT DEFAULT NULL,\n"
 	"    mangled TEXT DEFAULT NULL\n"
 	");\n"
-	/* seed 000 §7.3.4 */
+	/* CPU samples per checkpoint and address */
 	"CREATE TABLE cpu_samples (\n"
 	"    checkpoint_id INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
@@ -81,7 +82,8 @@ const char db_schema_sql[] =
 	");\n"
 	"CREATE INDEX idx_cpu_checkpoint ON cpu_samples(checkpoint_id);\n"
 	"CREATE INDEX idx_cpu_addr ON cpu_samples(addr);\n"
-	/* seed 000 §7.3.5; counts and the stack the site came from added */
+	/* heap bytes allocated and freed per checkpoint and site; counts and
+	 * the stack the site came from added */
 	"CREATE TABLE heap_events (\n"
 	"    checkpoint_id INTEGER NOT NULL,\n"
 	"    addr INTEGER NOT NULL,\n"
@@ -91,11 +93,11 @@ const char db_schema_sql[] =
 	"    free_count INTEGER NOT NULL DEFAULT 0,\n"
 	"    stack_id INTEGER DEFAULT NULL,\n"
 	"    pid INTEGER DEFAULT NULL,\n"
-	/* v3 (issue 14): of the frees, the temporaries (freed by the allocating
+	/* v3: of the frees, the temporaries (freed by the allocating
 	 * thread before its next allocation or free, heaptrack's definition); NULL
 	 * where the backend does not count them (uprobes) */
 	"    temp_count INTEGER DEFAULT NULL,\n"
-	/* v3 (issue 9): what the site's memory is: 0 the malloc family,
+	/* v3: what the site's memory is: 0 the malloc family,
 	 * 1 anonymous mappings (mmap) */
 	"    kind INTEGER NOT NULL DEFAULT 0,\n"
 	"    FOREIGN KEY (checkpoint_id) REFERENCES checkpoints(id),\n"
@@ -183,7 +185,7 @@ const char db_schema_sql[] =
 	");\n"
 	/*
 	 * v3: totals per block of checkpoints, kept by the writer in each
-	 * checkpoint's transaction (util/db/totals.c), so readers add up a
+	 * checkpoint's transaction (util/db/write/totals.c), so readers add up a
 	 * few thousand rows instead of scanning the event tables. Level k
 	 * blocks hold 60^(k+1) checkpoints; the key is that of the event
 	 * table's rows (pid 0 for NULL). peak: the key's highest live bytes

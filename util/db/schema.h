@@ -2,12 +2,14 @@
 #define RSPROF_UTIL_DB_SCHEMA_H
 
 /*
- * The profile file's schema: seed 000 §7.3 verbatim, plus the extensions
- * SPEC §3 allows (extra tables, extra columns with defaults, extra meta
- * keys). Every seed-000 read-path query (§7.5) runs unchanged on it.
+ * The profile file's schema: the storage contract's tables as it gives
+ * them (meta, checkpoints, symbols, cpu_samples, heap_events), plus extra
+ * tables, extra columns with defaults and extra meta keys, which the
+ * contract allows. Every query of the contract's read path
+ * (tests/seed000.sql) runs unchanged on it.
  *
  * Versions (meta.version):
- *   1  seed 000 as written.
+ *   1  the contract's tables as written.
  *   2  + checkpoints.{lost_samples, heap_dropped, cpu_total, heap_alloc_bytes,
  *        heap_free_bytes, heap_alloc_count, heap_free_count, heap_live_bytes}
  *      + symbols.{module, mangled}
@@ -15,7 +17,7 @@
  *      + symbol_frames (the whole inline chain of an address)
  *      + stacks, stack_frames (deduplicated call stacks, seed 004)
  *      + map (the target's mappings, seed 003)
- *   3  + checkpoints.{rss_bytes, rss_anon_bytes} (resident memory, issue 9)
+ *   3  + checkpoints.{rss_bytes, rss_anon_bytes} (resident memory)
  *      + meta.heap_alloc_fn (record --alloc-fn; a key, readable by any version)
  *      + alloc_slices, alloc_chunks, alloc_events (the allocation history,
  *        seed 001; empty unless recorded with --alloc-history)
@@ -24,7 +26,7 @@
  *        means meta.pid)
  *      + processes (one row per process image: pid, ppid, comm, exe, when
  *        it started and ended, its CPU samples)
- *      + heap_events.kind (0 malloc, 1 anonymous mmap: issue 9)
+ *      + heap_events.kind (0 malloc, 1 anonymous mmap)
  *      + meta.rss_peak_bytes (the kernel's VmHWM)
  *      symbols.addr of a second program holding other code at an address
  *      already used carries the program's number in bits 48..62
@@ -35,7 +37,7 @@
  *        event rows of blocks older than a few minutes, packed; their
  *        seed-000 rows folded into one per key: util/db/series.h)
  * A reader accepts every version up to RSPROF_SCHEMA_VERSION and refuses a
- * newer one (seed 000 §7.8).
+ * newer one.
  */
 
 #define RSPROF_SCHEMA_VERSION 3

@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /*
- * Allocation wrappers (issue 9): functions that only forward to the
+ * Allocation wrappers: functions that only forward to the
  * allocator, and so are not an allocation's site. Valgrind massif's
  * --alloc-fn is the convention: a wrapper is named by a glob pattern
  * (fnmatch(3), no flags) on the demangled function name, and the site of

@@ -19,6 +19,7 @@
 
 #include "bpf/heap.h"
 #include "util/error.h"
+#include "util/infile.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
 
@@ -313,11 +314,10 @@ static int scan_elf(const char *path, const struct want *wants, size_t n_wants, 
 	Elf *elf;
 	int fd, err = 0;
 
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = infile__open(path, 0, NULL);
 	if (fd < 0) {
-		err = -errno;
-		pr_err("cannot open %s: %s", path, strerror(errno));
-		return err;
+		pr_err("cannot open %s: %s", path, strerror(-fd));
+		return fd;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF) {
@@ -447,12 +447,10 @@ int alloc_syms__inspect(const char *exe, struct alloc_exe *x)
 	memset(x, 0, sizeof(*x));
 	if (elf_version(EV_CURRENT) == EV_NONE)
 		return -ENOTSUP;
-	fd = open(exe, O_RDONLY | O_CLOEXEC);
+	fd = infile__open(exe, 0, NULL);
 	if (fd < 0) {
-		int err = -errno;
-
-		pr_err("cannot open %s: %s", exe, strerror(errno));
-		return err;
+		pr_err("cannot open %s: %s", exe, strerror(-fd));
+		return fd;
 	}
 	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
 	if (!elf || elf_kind(elf) != ELF_K_ELF || elf_getphdrnum(elf, &nph))

@@ -10,7 +10,7 @@
 
 /*
  * The allocator entry points of a target, found in the symbol tables of its
- * ELF files with libelf (issue 3: by reading, not by guessing names):
+ * ELF files with libelf (by reading them, not by guessing names):
  *
  *  rust: __rust_alloc, __rust_alloc_zeroed, __rust_realloc, __rust_dealloc
  *        in the executable, under their plain names and under current

@@ -9,11 +9,11 @@ struct symbol;
 struct alloc_fns;
 
 /*
- * Which frame of an allocation's call stack is the allocation's site
- * (SPEC §6, issues 3 and 9): the rule, in one place. The recorder applies
+ * Which frame of an allocation's call stack is the allocation's site: the
+ * rule, in one place. The recorder applies
  * it on the resolved stack when it first sees it (heap_events.addr); the
  * readers apply it again on the stored stack when an allocation wrapper
- * (util/heap/alloc-fn.h) is in the way (util/db/query-reattrib.c).
+ * (util/heap/alloc-fn.h) is in the way (util/db/read/query-reattrib.c).
  *
  * The stack is captured at the allocator's entry, innermost first: frame 0
  * is the return address into the function that called the allocator (for

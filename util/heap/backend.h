@@ -2,6 +2,7 @@
 #define RSPROF_UTIL_HEAP_BACKEND_H
 
 #include <stdbool.h>
+#include <limits.h>
 #include <stdint.h>
 
 #include <linux/types.h>
@@ -16,6 +17,17 @@
  * stack key, the frames of a stack, its totals.
  */
 struct heap_be;
+
+/* A launch with the in-process tracker (util/heap/launch.c), read by the preload backend. */
+struct heap_launch {
+	char dir[PATH_MAX / 2];
+	char **env;
+	size_t n_env;
+	unsigned int sample;
+	bool inherit;		/* every process of the tree */
+	int cleanup_fd;		/* the cleaner's pipe; -1: none */
+	pid_t cleaner;
+};
 
 /* The backend's totals, read after its sites. */
 struct heap_totals {

@@ -1,5 +1,5 @@
 /*
- * Heap tracking, what both backends share (issue 8): once per checkpoint,
+ * Heap tracking, what both backends share: once per checkpoint,
  * the backend's running counters per call stack become deltas attributed
  * to the user's line (util/heap/attrib.c). A stack seen for the first time
  * is read from the backend, resolved, given its site and queued for the
@@ -16,12 +16,14 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "util/db/db.h"
+#include "util/array.h"
+#include "util/db/rows.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/attrib.h"
 #include "util/heap/backend.h"
 #include "util/heap/history.h"
+#include "util/infile.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
 #include "util/symbols/resolver.h"
@@ -117,15 +119,8 @@ static struct stack_state *tab_add(struct heap *h, uint64_t key)
 {
 	struct stack_state *st;
 
-	if (h->n_states == h->cap_states) {
-		size_t cap = h->cap_states ? h->cap_states * 2 : 256;
-		struct stack_state *v = realloc(h->states, cap * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		h->states = v;
-		h->cap_states = cap;
-	}
+	if (ALLOC_GROW(h->states, h->n_states + 1, h->cap_states, 256))
+		return NULL;
 	if (hashmap__set(&h->by_key, key, h->n_states))
 		return NULL;
 	st = &h->states[h->n_states++];
@@ -188,9 +183,9 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 		/* the target's view of its files first (containers) */
 		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid,
 			 proc__root_relative(h->pid, mp->path));
-		h->code_fd = open(rooted, O_RDONLY | O_CLOEXEC);
+		h->code_fd = infile__open(rooted, 0, NULL);
 		if (h->code_fd < 0)
-			h->code_fd = open(mp->path, O_RDONLY | O_CLOEXEC);
+			h->code_fd = infile__open(mp->path, 0, NULL);
 		if (!h->code_path || h->code_fd < 0) {
 			if (h->code_fd >= 0)
 				close(h->code_fd);
@@ -276,16 +271,9 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 		free(addrs);
 		return 0;
 	}
-	if (h->n_stacks == h->cap_stacks) {
-		size_t c = h->cap_stacks ? h->cap_stacks * 2 : 64;
-		struct stack_rec *v = realloc(h->stacks, c * sizeof(*v));
-
-		if (!v) {
-			err = -ENOMEM;
-			goto fail;
-		}
-		h->stacks = v;
-		h->cap_stacks = c;
+	if (ALLOC_GROW(h->stacks, h->n_stacks + 1, h->cap_stacks, 64)) {
+		err = -ENOMEM;
+		goto fail;
 	}
 	/* the 64-bit key is the id: stable, and the same stack gets the
 	 * same id in an appended recording */
@@ -346,15 +334,8 @@ static int site_cb(void *ctx, uint64_t key, pid_t pid, pid_t code_pid,
 		return 0;
 	if (!st->site)
 		return 0;	/* stack lost: its bytes are in the dropped count */
-	if (h->n_rows == h->cap_rows) {
-		size_t c = h->cap_rows ? h->cap_rows * 2 : 256;
-		struct heap_count *v = realloc(h->rows, c * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		h->rows = v;
-		h->cap_rows = c;
-	}
+	if (ALLOC_GROW(h->rows, h->n_rows + 1, h->cap_rows, 256))
+		return -ENOMEM;
 	row = &h->rows[h->n_rows++];
 	row->addr = st->site;
 	row->stack_id = st->stack_id;

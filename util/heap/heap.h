@@ -7,9 +7,9 @@
 #include <sys/types.h>
 
 /*
- * Heap tracking (SPEC §6): running counters per allocation call stack, read
+ * Heap tracking: running counters per allocation call stack, read
  * as deltas once per checkpoint and attributed to the user's line. Two
- * backends behind this one interface (issue 8):
+ * backends behind this one interface:
  *
  *  preload  the in-process tracker (preload/, util/heap/preload.c) for a
  *           program rsprof launches: LD_PRELOAD, counters in shared memory,

@@ -1,7 +1,7 @@
 /*
  * The in-process heap tracker (preload/, built as librsprof-heap.so by the
  * Makefile) inside the rsprof binary, as the BPF skeleton is: no runtime
- * files (SPEC §1). util/heap/preload.c writes it out at launch.
+ * files. util/heap/preload.c writes it out at launch.
  */
 #include "util/heap/preload.h"
 

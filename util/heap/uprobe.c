@@ -1,5 +1,5 @@
 /*
- * The uprobe backend of heap tracking (SPEC §6, issue 3): loads
+ * The uprobe backend of heap tracking: loads
  * bpf/heap.bpf.c, attaches it to the target's allocator
  * (util/heap/alloc-syms.c); util/heap/heap.c reads the kernel's running
  * per-stack counters through it once per checkpoint. Any running process:
@@ -303,7 +303,7 @@ int heap_uprobe__new(const struct heap_opts *o, struct heap_be **out)
 				"(bcc's memleak does); stop it, or record with --no-heap");
 		goto fail;
 	}
-	/* said up front (issue 8): a single-stepped probe is ten times dearer */
+	/* said up front: a single-stepped probe is ten times dearer */
 	for (size_t i = 0; i < h->syms->n; i++)
 		if (h->syms->v[i].single_step)
 			pr_warn("heap: the probe on %s in %s is single-stepped by the kernel (no "

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/output/format.h"
 #include "util/output/styled.h"
 #include "util/symbols/demangle.h"
@@ -96,16 +97,9 @@ struct walk {
 
 static int rows_add(struct rows *r, struct row *w)
 {
-	if (r->n == r->cap) {
-		int cap = r->cap ? 2 * r->cap : 64;
-		struct row *v = realloc(r->v, cap * sizeof(*v));
-
-		if (!v) {
-			free(w->name);
-			return -ENOMEM;
-		}
-		r->v = v;
-		r->cap = cap;
+	if (ALLOC_GROW(r->v, r->n + 1, r->cap, 64)) {
+		free(w->name);
+		return -ENOMEM;
 	}
 	r->v[r->n++] = *w;
 	return 0;

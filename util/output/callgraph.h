@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util/db/callgraph.h"
+#include "util/analysis/callgraph.h"
 
 /*
  * Call graphs as text (styled lines: printed by `report`, paged by `top`),

@@ -6,7 +6,7 @@
 #include <stdio.h>
 
 /*
- * The one escaper for text that reaches a terminal (SPEC §9, STYLE §5).
+ * The one escaper for text that reaches a terminal.
  * Strings read from a profile (symbol names, paths, meta values) are
  * untrusted: a profile must not be able to retitle or clear the terminal,
  * move the cursor or forge report lines. Every text output (tables, info,

@@ -8,7 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "util/db/query.h"
+#include "util/array.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/output/escape.h"
 #include "util/saturate.h"
@@ -102,16 +103,9 @@ int folded__add(struct folded *fo, const struct prof_stack *s)
 	text = stack_text(s);
 	if (!text)
 		return -ENOMEM;
-	if (fo->n == fo->cap) {
-		size_t c = fo->cap ? fo->cap * 2 : 256;
-		struct folded_line *v = realloc(fo->v, c * sizeof(*v));
-
-		if (!v) {
-			free(text);
-			return -ENOMEM;
-		}
-		fo->v = v;
-		fo->cap = c;
+	if (ALLOC_GROW(fo->v, fo->n + 1, fo->cap, 256)) {
+		free(text);
+		return -ENOMEM;
 	}
 	idx = fo->n;
 	err = hashmap__intern(&fo->index, hashmap__hash_str(text), line_eq, text, fo, &idx,

@@ -4,7 +4,7 @@
 #include <stdio.h>
 
 /*
- * Brendan Gregg's folded stacks (`report --format folded`, SPEC §8): one
+ * Brendan Gregg's folded stacks (`report --format folded`): one
  * line "outermost;...;innermost VALUE" per distinct stack of names, as
  * flamegraph.pl and speedscope read them. Stacks of different addresses
  * with the same names (two call sites in one line, one function reached

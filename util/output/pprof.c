@@ -37,7 +37,8 @@
 #include <string.h>
 #include <zlib.h>
 
-#include "util/db/query.h"
+#include "util/array.h"
+#include "util/db/read/query.h"
 #include "util/hashmap.h"
 #include "util/output/escape.h"
 #include "util/record/maps.h"
@@ -153,15 +154,8 @@ static int intern_str(struct intern *t, const char *s, bool *added)
 	*added = false;
 	if (hashmap__lookup(&t->map, hash, intern_eq, s, t, &idx))
 		return (int)idx;
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 256;
-		char **k = realloc(t->keys, cap * sizeof(*k));
-
-		if (!k)
-			return -ENOMEM;
-		t->keys = k;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->keys, t->n + 1, t->cap, 256))
+		return -ENOMEM;
 	t->keys[t->n] = strdup(s);
 	idx = (uint64_t)t->n;
 	if (!t->keys[t->n] || hashmap__intern(&t->map, hash, intern_eq, s, t, &idx, added)) {
@@ -422,6 +416,16 @@ static uint64_t mapping_id(struct pprof *p, const char *module, uint64_t addr)
 		free(m.b);
 	}
 	return i + 1;
+}
+
+int pprof__main(struct pprof *p, const char *exe)
+{
+	for (size_t i = 0; exe && i < p->n_xmaps; i++)
+		if (!strcmp(p->xmaps[i].path, exe)) {
+			mapping_id(p, exe, p->xmaps[i].start);
+			break;
+		}
+	return p->oom ? -ENOMEM : 0;
 }
 
 /* Location id (1-based) of a frame, written to locs when new. */

@@ -6,7 +6,7 @@
 
 /*
  * A profile in pprof's format (github.com/google/pprof proto/profile.proto),
- * gzipped: what `go tool pprof`, Parca and Pyroscope read (SPEC §8). Built
+ * gzipped: what `go tool pprof`, Parca and Pyroscope read. Built
  * from db_query_stacks() stacks; each address becomes one Location whose
  * Lines are its inline chain (innermost first, as the format wants), each
  * (function, file) one Function.
@@ -30,6 +30,12 @@ struct pprof *pprof__new(enum pprof_kind kind, uint64_t period_ns, int64_t time_
  * before pprof__add(); m may be NULL. 0 or -ENOMEM.
  */
 int pprof__add_maps(struct pprof *p, const struct maps *m);
+/*
+ * The program's executable, whose mapping goes first (pprof tools name a
+ * profile after its first mapping: "File: app"); after pprof__add_maps(),
+ * before pprof__add(). 0 or -ENOMEM.
+ */
+int pprof__main(struct pprof *p, const char *exe);
 /* 0 or -ENOMEM. */
 int pprof__add(struct pprof *p, const struct prof_stack *s);
 /* The gzipped protobuf to f: 0, -ENOMEM, or -EIO when writing failed. */

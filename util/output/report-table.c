@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/symbols/demangle.h"
 #include "util/output/format.h"
 #include "util/symbols/srcpath.h"
@@ -41,15 +42,8 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	struct report_row *w;
 	int err = 0;
 
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 32;
-		struct report_row *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->v, t->n + 1, t->cap, 32))
+		return -ENOMEM;
 	if (t->group == GROUP_PROCESS) {
 		/* "cpu_split [4242]", the executable in the function column */
 		snprintf(loc, sizeof(loc), "%s [%d]", r->function ? r->function : "?", r->pid);
@@ -112,7 +106,7 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width)
 }
 
 /*
- * What a heap row's memory is (issue 9): "heap" (the malloc family),
+ * What a heap row's memory is: "heap" (the malloc family),
  * "mmap" (anonymous mappings), "heap+mmap"; NULL for a CPU row or a row
  * that only freed.
  */

@@ -4,7 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 
 /*
  * Ranked profile rows as `rsprof report` prints them, and `top --stdio`

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/output/escape.h"
 
 /*
@@ -48,15 +49,8 @@ int styled__vaddf(struct styled_text *t, enum text_style st, const char *fmt, va
 {
 	char *raw = NULL, *safe;
 
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 64;
-		struct styled_line *v = realloc(t->v, cap * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		t->v = v;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->v, t->n + 1, t->cap, 64))
+		return -ENOMEM;
 	if (vasprintf(&raw, fmt, ap) < 0)
 		return -ENOMEM;
 	safe = text_safe(raw);

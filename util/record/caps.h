@@ -5,7 +5,7 @@
 #include <sys/types.h>
 
 /*
- * Privileges (SPEC §9): what rsprof may do, checked up front with libcap so
+ * Privileges: what rsprof may do, checked up front with libcap so
  * the error names the capability or sysctl that is missing, and dropped once
  * the probes are attached.
  */

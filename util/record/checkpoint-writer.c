@@ -5,10 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
 #include "util/hashmap.h"
-#include "util/db/db.h"
-#include "util/db/history.h"
-#include "util/db/stacks.h"
+#include "util/db/write/writer.h"
+#include "util/db/write/history.h"
 #include "util/heap/heap.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
@@ -16,6 +16,7 @@
 #include "util/record/sampler.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
+#include "util/unwind/walk.h"
 
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
@@ -29,15 +30,8 @@ struct vec {
 
 static void *vec__push(struct vec *a)
 {
-	if (a->n == a->cap) {
-		size_t ncap = a->cap ? a->cap * 2 : 256;
-		void *nv = realloc(a->v, ncap * a->elem);
-
-		if (!nv)
-			return NULL;
-		a->v = nv;
-		a->cap = ncap;
-	}
+	if (array__grow(&a->v, &a->cap, a->n + 1, a->elem, 256))
+		return NULL;
 	return (char *)a->v + a->elem * a->n++;
 }
 
@@ -56,8 +50,8 @@ struct pid_addr {
 };
 
 struct checkpoint_writer {
-	struct db *db;
-	struct db_stacks *dbst;		/* -g */
+	struct db_writer *db;
+	bool call_graph;		/* -g */
 	struct process_tree *pt;
 	struct heap *heap;
 	pid_t heap_pid;
@@ -80,7 +74,10 @@ struct checkpoint_writer {
 	struct hashmap stack_index;	/* hash -> index + 1 in stacks */
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
+	struct vec map_rows;		/* struct map_row, one process's at a time */
 	int64_t next_stack_id;
+	uint64_t stacks_seen;		/* unwound from their stack copies */
+	uint64_t stacks_truncated;	/* of those, not down to their first frame */
 	bool sample_err;
 
 	/* --alloc-history */
@@ -88,7 +85,7 @@ struct checkpoint_writer {
 	uint64_t hist_t0_ns, hist_base_ns, hist_budget_ns;
 };
 
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process_tree *pt,
 			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out)
 {
 	struct checkpoint_writer *w = calloc(1, sizeof(*w));
@@ -97,7 +94,7 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 	if (!w)
 		return -ENOMEM;
 	w->db = db;
-	w->dbst = dbst;
+	w->call_graph = call_graph;
 	w->pt = pt;
 	w->heap = heap;
 	w->heap_pid = heap_pid;
@@ -106,6 +103,7 @@ int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process
 	w->heap_addrs.elem = sizeof(uint64_t);
 	w->stacks.elem = sizeof(struct stack_ent);
 	w->stack_rows.elem = sizeof(struct stack_count);
+	w->map_rows.elem = sizeof(struct map_row);
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
@@ -192,20 +190,75 @@ static int count_stack(struct checkpoint_writer *w, const uint64_t *chain, unsig
 	return hashmap__add(&w->stack_index, h, w->stacks.n, &fresh);
 }
 
+static uint64_t rule_at(void *ctx, uint64_t pc)
+{
+	return resolver__cfi_rule(ctx, pc);
+}
+
+/*
+ * The sample's user frames from its stack copy (util/unwind/walk.h) into
+ * frames, after its kernel IP when it has one: their number; *whole: down
+ * to the first frame. 0: no copy or no resolver (the kernel's chain then).
+ */
+static unsigned int unwind_copy(struct checkpoint_writer *w, const struct sampler_event *ev,
+				uint64_t *frames, unsigned int max, bool *whole)
+{
+	struct resolver *res;
+	struct unwind_sample s = { 0 };
+	unsigned int k = 0;
+
+	if (!ev->user_regs || !ev->stack || max < 2 ||
+	    !(res = process_tree__resolver(w->pt, ev->pid)))
+		return 0;
+	if (ev->kernel && ev->depth)
+		frames[k++] = ev->chain[0];
+	s.ip = ev->regs[SREG_IP];
+	s.sp = ev->regs[SREG_SP];
+	s.bp = ev->regs[SREG_BP];
+	s.stack = ev->stack;
+	s.stack_len = ev->stack_len;
+	s.chain = ev->chain + k;
+	s.chain_len = ev->depth - k;
+	return k + unwind__sample(&s, rule_at, res, frames + k, max - k, whole);
+}
+
 static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev)
 {
-	uint64_t key;
-	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth;
+	uint64_t key, frames[MAX_STACK];
+	const uint64_t *chain = ev->chain;
+	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth, n;
+	bool whole = true;
 	int err = process_tree__key(w->pt, ev->pid, ev->ip, KEY_SAMPLE, &key);
 
 	if (!err)
 		err = count_sample(w, ev->pid, key);
-	if (err || !w->dbst || !depth)
+	if (err || !w->call_graph)
 		return err;
+	/* room for the [truncated] frame */
+	n = unwind_copy(w, ev, frames, MAX_STACK - 1, &whole);
+	if (n) {
+		chain = frames;
+		depth = n;
+		w->stacks_seen++;
+	}
+	if (!depth)
+		return 0;
 	for (unsigned int i = 0; i < depth && !err; i++)
-		err = i == 0 && ev->chain[0] == ev->ip ? (w->chain[0] = key, 0) :
-		      process_tree__key(w->pt, ev->pid, ev->chain[i], KEY_FRAME, &w->chain[i]);
+		err = i == 0 && chain[0] == ev->ip ? (w->chain[0] = key, 0) :
+		      process_tree__key(w->pt, ev->pid, chain[i], KEY_FRAME, &w->chain[i]);
+	if (!err && !whole) {
+		w->stacks_truncated++;
+		depth = depth < MAX_STACK ? depth : MAX_STACK - 1;
+		err = process_tree__truncated_key(w->pt, &w->chain[depth++]);
+	}
 	return err ? err : count_stack(w, w->chain, depth);
+}
+
+void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
+			       uint64_t *truncated)
+{
+	*unwound = w->stacks_seen;
+	*truncated = w->stacks_truncated;
 }
 
 void checkpoint_writer__event(void *ctx, const struct sampler_event *ev)
@@ -228,8 +281,8 @@ static size_t stack_index_of(struct checkpoint_writer *w, uint64_t h)
 	return (size_t)hashmap__value(&w->stack_index, h);
 }
 
-/* -g: samples per stack of this checkpoint, after the checkpoint (its id) is written. */
-static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
+/* -g: samples per stack of this checkpoint (written with it). */
+static int stack_counts(struct checkpoint_writer *w)
 {
 	struct hashmap *m = &w->stack_counts;
 
@@ -247,12 +300,27 @@ static int write_stack_counts(struct checkpoint_writer *w, int64_t cid)
 		c->stack_id = ((struct stack_ent *)w->stacks.v)[idx - 1].id;
 		c->count = m->vals[i];
 	}
-	return db_stacks__write(w->dbst, cid, w->stack_rows.v, w->stack_rows.n);
+	return 0;
 }
 
-static int write_maps(void *db, const struct maps *m)
+/* The `map` rows of a process's mappings, written at once. */
+static int write_maps(void *ctx, const struct maps *m)
 {
-	return db__write_maps(db, m);
+	struct checkpoint_writer *w = ctx;
+	struct map_row *r;
+	struct map_set set;
+
+	w->map_rows.n = 0;
+	for (size_t i = 0; i < m->n; i++) {
+		r = vec__push(&w->map_rows);
+		if (!r)
+			return -ENOMEM;
+		*r = (struct map_row){ .start = m->v[i].start, .end = m->v[i].end,
+				       .pgoff = m->v[i].pgoff, .perms = m->v[i].perms,
+				       .path = m->v[i].path };
+	}
+	set = (struct map_set){ .pid = m->pid, .v = w->map_rows.v, .n = w->map_rows.n };
+	return db_writer__write_maps(w->db, &set);
 }
 
 /*
@@ -370,6 +438,21 @@ static int heap_process(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec
 	return process_tree__learn(w->pt, pid, ppid, forked, exec, exited, w->now_ms);
 }
 
+/*
+ * In the checkpoint's transaction, once its rows are in (its symbols are
+ * then in the file): the allocation history drained so far, at most the
+ * budget of it, and the mappings that changed.
+ */
+static int checkpoint_also(void *ctx, int64_t id)
+{
+	struct checkpoint_writer *w = ctx;
+	int err = 0;
+
+	if (w->hw)
+		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
+	return err ? err : process_tree__changed_maps(w->pt, write_maps, w);
+}
+
 int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 			     uint64_t lost_total)
 {
@@ -378,7 +461,6 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	const struct symbol *const *syms = NULL;
 	const struct process_row *rows = NULL;
 	size_t n_syms = 0, n_rows = 0;
-	int64_t id;
 	int err = 0;
 
 	/* first: resolving new stacks below can take a while */
@@ -437,13 +519,15 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	cp.processes = rows;
 	cp.n_processes = n_rows;
 	cp.lost_samples = lost_total - w->lost_at_cp;
-	err = db__write_checkpoint(w->db, &cp, &id);
+	if (w->call_graph)
+		err = stack_counts(w);
+	cp.stack_counts = w->stack_rows.v;
+	cp.n_stack_counts = w->stack_rows.n;
+	cp.also = checkpoint_also;
+	cp.also_ctx = w;
+	if (!err)
+		err = db_writer__checkpoint(w->db, &cp, NULL);
 	free(new_stacks.v);
-	/* after the checkpoint: its symbols are in the file */
-	if (!err && w->hw)
-		err = heap__history_each(w->heap, w->hist_budget_ns, false, history_event, w);
-	if (!err && w->dbst)
-		err = write_stack_counts(w, id);
 	if (err)
 		return err;
 	w->lost_at_cp = lost_total;
@@ -451,9 +535,8 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	w->cpu_rows.n = 0;
 	hashmap__clear(&w->cpu);
 	hashmap__clear(&w->stack_counts);
-	err = process_tree__changed_maps(w->pt, write_maps, w->db);
 	process_tree__gc(w->pt);
-	return err;
+	return 0;
 }
 
 void checkpoint_writer__delete(struct checkpoint_writer *w)
@@ -464,6 +547,7 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 		free(((struct stack_ent *)w->stacks.v)[i].addrs);
 	free(w->stacks.v);
 	free(w->stack_rows.v);
+	free(w->map_rows.v);
 	free(w->cpu_rows.v);
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);

@@ -1,6 +1,7 @@
 #ifndef RSPROF_UTIL_RECORD_CHECKPOINT_WRITER_H
 #define RSPROF_UTIL_RECORD_CHECKPOINT_WRITER_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -14,19 +15,18 @@
  * changed and, when they changed, the mappings.
  */
 struct checkpoint_writer;
-struct db;
-struct db_stacks;
+struct db_writer;
 struct heap;
 struct history_writer;
 struct process_tree;
 struct sampler_event;
 
 /*
- * dbst: -g (samples by stack), NULL: none; heap: NULL when not tracked,
+ * call_graph: -g (samples by stack, the file has cpu_stacks); heap: NULL when not tracked,
  * else heap_pid is the process it tracks. All are the caller's and
  * outlive the writer. 0 or -ENOMEM.
  */
-int checkpoint_writer__new(struct db *db, struct db_stacks *dbst, struct process_tree *pt,
+int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process_tree *pt,
 			   struct heap *heap, pid_t heap_pid, struct checkpoint_writer **out);
 
 /* Stamp each checkpoint with pid's resident memory (schema v3); 0: none (default). */
@@ -57,6 +57,11 @@ void checkpoint_writer__event(void *ctx, const struct sampler_event *ev);
 
 /* -ENOMEM once a record could not be counted, else 0. */
 int checkpoint_writer__error(const struct checkpoint_writer *w);
+
+/* -g: the samples whose stacks were unwound from their stack copies, and
+ * how many of those could not be followed down to their first frame. */
+void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
+			       uint64_t *truncated);
 
 /*
  * Write the checkpoint stamped timestamp_ms; lost_total is the sampler's

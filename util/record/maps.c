@@ -11,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "util/array.h"
+#include "util/db/read/addrs.h"
+#include "util/db/rows.h"
+
 static int map__cmp(const void *a, const void *b)
 {
 	const struct map *x = a, *y = b;
@@ -73,16 +77,9 @@ int maps__load(pid_t pid, struct maps **out)
 	m->pid = pid;
 	errno = 0;
 	while (getline(&line, &cap, f) > 0) {
-		if (m->n == alloc) {
-			size_t na = alloc ? alloc * 2 : 64;
-			struct map *v = realloc(m->v, na * sizeof(*v));
-
-			if (!v) {
-				err = -ENOMEM;
-				break;
-			}
-			m->v = v;
-			alloc = na;
+		if (ALLOC_GROW(m->v, m->n + 1, alloc, 64)) {
+			err = -ENOMEM;
+			break;
 		}
 		err = map__parse(line, &m->v[m->n]);
 		if (err == -EINVAL) {
@@ -245,4 +242,53 @@ void maps__delete(struct maps *m)
 		free(m->v[i].path);
 	free(m->v);
 	free(m);
+}
+
+struct profile_maps {
+	struct maps *m;
+	size_t cap;
+};
+
+/* One row of the profile's `map` table, appended (the table has them sorted). */
+static int profile_map(void *ctx, int pid, const struct map_row *r)
+{
+	struct profile_maps *pm = ctx;
+	struct maps *m = pm->m;
+	struct map *e;
+
+	if (ALLOC_GROW(m->v, m->n + 1, pm->cap, 32))
+		return -ENOMEM;
+	m->pid = pid;
+	e = &m->v[m->n];
+	memset(e, 0, sizeof(*e));
+	e->start = r->start;
+	e->end = r->end;
+	snprintf(e->perms, sizeof(e->perms), "%.4s", r->perms ? r->perms : "----");
+	e->pgoff = r->pgoff;
+	if (r->path && !(e->path = strdup(r->path)))
+		return -ENOMEM;
+	m->n++;
+	return 0;
+}
+
+int maps__from_profile(struct db *db, struct maps **out)
+{
+	return maps__from_profile_pid(db, 0, out);
+}
+
+int maps__from_profile_pid(struct db *db, int pid, struct maps **out)
+{
+	struct profile_maps pm = { calloc(1, sizeof(struct maps)), 0 };
+	int err;
+
+	*out = NULL;
+	if (!pm.m)
+		return -ENOMEM;
+	err = db_query_maps(db, pid, profile_map, &pm);
+	if (err || !pm.m->n) {
+		maps__delete(pm.m);
+		return err;
+	}
+	*out = pm.m;
+	return 0;
 }

@@ -40,4 +40,14 @@ const struct map *maps__find(const struct maps *m, uint64_t addr);
 const struct map *maps__find_file(const struct maps *m, uint64_t addr);
 void maps__delete(struct maps *m);
 
+/*
+ * The mappings a profile holds (its `map` table, util/db/read/addrs.h),
+ * sorted by start; *out is NULL for a version-1 file or an empty table.
+ * 0, -ENOMEM or -RSPROF_EDB.
+ */
+struct db;
+int maps__from_profile(struct db *db, struct maps **out);
+/* The same for process pid alone (*out NULL: the profile has none of it). */
+int maps__from_profile_pid(struct db *db, int pid, struct maps **out);
+
 #endif

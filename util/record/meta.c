@@ -4,12 +4,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/wait.h>
 #include <time.h>
 
 #include "preload/block.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/db/db.h"
+#include "util/db/write/writer.h"
 #include "util/error.h"
 #include "util/heap/alloc-fn.h"
 #include "util/heap/heap.h"
@@ -26,7 +28,7 @@ static void iso_time(time_t t, char *buf, size_t len)
 }
 
 /* record --alloc-fn: the patterns, one a line, for the readers (heap_alloc_fn). */
-static int meta_alloc_fn(struct db *db, const char *const *fns)
+static int meta_alloc_fn(struct db_writer *w, const char *const *fns)
 {
 	struct alloc_fns *a = alloc_fns__new(false);
 	char *list = NULL;
@@ -37,13 +39,13 @@ static int meta_alloc_fn(struct db *db, const char *const *fns)
 	if (!err)
 		list = alloc_fns__user_list(a, &err);
 	if (!err && list)
-		err = db__meta_set(db, "heap_alloc_fn", list);
+		err = db_writer__meta_set(w, "heap_alloc_fn", list);
 	free(list);
 	alloc_fns__delete(a);
 	return err;
 }
 
-int record_meta__start(struct db *db, const struct record_opts *o, const struct target *t,
+int record_meta__start(struct db_writer *w, const struct record_opts *o, const struct target *t,
 		       struct heap *heap, const char *heap_why, uint64_t *ts_base)
 {
 	bool heap_on = heap != NULL;
@@ -55,39 +57,45 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 	int err = 0;
 
 	/* --append to a profile: keep where and when it began */
-	if (o->append && !db__meta_get(db, "start_time", &old) && old) {
+	if (o->append && !db__meta_get(db_writer__db(w), "start_time", &old) && old) {
 		struct prof_summary s;
 
 		free(old);
-		if (!db_query_summary(db, &s) && s.checkpoints)
+		if (!db_query_summary(db_writer__db(w), &s) && s.checkpoints)
 			*ts_base = s.duration_ms + o->interval_ms;
-		err = db__meta_set_int(db, "appended_pid", t->pid);
+		err = db_writer__meta_set_int(w, "appended_pid", t->pid);
 	} else {
 		iso_time(time(NULL), buf, sizeof(buf));
-		err = db__meta_set(db, "start_time", buf);
+		err = db_writer__meta_set(w, "start_time", buf);
 	}
 	if (!err)
-		err = db__meta_set_int(db, "pid", t->pid);
+		err = db_writer__meta_set_int(w, "pid", t->pid);
 	if (!err)
-		err = db__meta_set(db, "process_name", t->comm);
+		err = db_writer__meta_set(w, "process_name", t->comm);
 	if (!err)
-		err = db__meta_set(db, "exe_path", t->exe);
+		err = db_writer__meta_set(w, "exe_path", t->exe);
 	if (!err)
-		err = db__meta_set_int(db, "checkpoint_interval_ms", (long long)o->interval_ms);
+		err = db_writer__meta_set_int(w, "checkpoint_interval_ms", (long long)o->interval_ms);
 	if (!err)
-		err = db__meta_set_int(db, "cpu_freq_hz", o->cpu ? o->freq : 0);
+		err = db_writer__meta_set_int(w, "cpu_freq_hz", o->cpu ? o->freq : 0);
 	if (!err)
-		err = db__meta_set(db, "rsprof_version", RSPROF_VERSION);
+		err = db_writer__meta_set(w, "rsprof_version", RSPROF_VERSION);
+	/* where it was recorded: the hostname label of what is pushed from it */
+	if (!err && !gethostname(buf, sizeof(buf))) {
+		buf[sizeof(buf) - 1] = '\0';
+		err = db_writer__meta_set(w, "hostname", buf);
+	}
 	if (!err)
-		err = db__meta_set(db, "command", t->cmdline ? t->cmdline : "");
+		err = db_writer__meta_set(w, "command", t->cmdline ? t->cmdline : "");
 	if (!err && o->rsprof_cmdline)
-		err = db__meta_set(db, "rsprof_command", o->rsprof_cmdline);
+		err = db_writer__meta_set(w, "rsprof_command", o->rsprof_cmdline);
 	if (!err)
-		err = db__meta_set(db, "target", t->launched ? "launched" : "attached");
+		err = db_writer__meta_set(w, "target", t->launched ? "launched" :
+					  t->n_pids ? "attached" : "system");
 	if (!err)
-		err = db__meta_set(db, "cpu", o->cpu ? "on" : "off");
+		err = db_writer__meta_set(w, "cpu", o->cpu ? "on" : "off");
 	if (!err)
-		err = db__meta_set(db, "inherit", o->inherit ? "on" : "off");
+		err = db_writer__meta_set(w, "inherit", o->inherit ? "on" : "off");
 	if (!err && t->n_pids > 1) {
 		char list[64 * 12] = "";
 		size_t n = 0;
@@ -95,43 +103,50 @@ int record_meta__start(struct db *db, const struct record_opts *o, const struct 
 		for (size_t i = 0; i < t->n_pids && n < sizeof(list) - 12; i++)
 			n += snprintf(list + n, sizeof(list) - n, "%s%d", i ? "," : "",
 				      (int)t->pids[i]);
-		err = db__meta_set(db, "pids", list);
+		err = db_writer__meta_set(w, "pids", list);
 	}
 	if (!err)
-		err = db__meta_set(db, "call_graph", o->call_graph ? "on" : "off");
+		err = db_writer__meta_set(w, "call_graph", o->call_graph ? "on" : "off");
+	if (!err && o->call_graph) {
+		char mode[32];
+
+		snprintf(mode, sizeof(mode), "%s,%u", o->call_graph_fp ? "fp" : "dwarf",
+			 o->stack_copy);
+		err = db_writer__meta_set(w, "call_graph_mode", mode);
+	}
 	if (!err)
-		err = db__meta_set(db, "heap", heap_on ? "on" : "off");
+		err = db_writer__meta_set(w, "heap", heap_on ? "on" : "off");
 	if (!err && heap_on) {
 		heap__stats(heap, &hs);
-		err = db__meta_set(db, "heap_backend", hs.backend);
+		err = db_writer__meta_set(w, "heap_backend", hs.backend);
 		/* what the in-process tracker adds before each block (preload/block.h) */
 		if (!err && !strcmp(hs.backend, "preload"))
-			err = db__meta_set_int(db, "heap_block_header_bytes", BLOCK_HDR);
+			err = db_writer__meta_set_int(w, "heap_block_header_bytes", BLOCK_HDR);
 		if (!err && heap_why && t->launched)
-			err = db__meta_set(db, "heap_backend_reason", heap_why);
+			err = db_writer__meta_set(w, "heap_backend_reason", heap_why);
 	}
 	if (!err)
-		err = db__meta_set(db, "heap_probes_requested", probes[o->heap_probes]);
+		err = db_writer__meta_set(w, "heap_probes_requested", probes[o->heap_probes]);
 	if (!err)
-		err = db__meta_set(db, "heap_attribution", attr[o->heap_attribution]);
+		err = db_writer__meta_set(w, "heap_attribution", attr[o->heap_attribution]);
 	if (!err)
-		err = db__meta_set_int(db, "heap_sample", o->heap_sample);
+		err = db_writer__meta_set_int(w, "heap_sample", o->heap_sample);
 	if (!err && o->alloc_fn && o->alloc_fn[0])
-		err = meta_alloc_fn(db, o->alloc_fn);
+		err = meta_alloc_fn(w, o->alloc_fn);
 	return err;
 }
 
-int record_meta__cpu_scope(struct db *db, bool user_only)
+int record_meta__cpu_scope(struct db_writer *w, bool user_only)
 {
-	return db__meta_set(db, "cpu_scope", user_only ? "user" : "user+kernel");
+	return db_writer__meta_set(w, "cpu_scope", user_only ? "user" : "user+kernel");
 }
 
-int record_meta__process_name(struct db *db, const struct target *t)
+int record_meta__process_name(struct db_writer *w, const struct target *t)
 {
-	return db__meta_set(db, "process_name", t->comm);
+	return db_writer__meta_set(w, "process_name", t->comm);
 }
 
-int record_meta__end(struct db *db, struct sampler *s, struct heap *h, uint64_t duration_ms,
+int record_meta__end(struct db_writer *w, struct sampler *s, struct heap *h, uint64_t duration_ms,
 		     const char *stop_reason, int exit_status)
 {
 	struct sampler_stats ss = { 0 };
@@ -142,39 +157,39 @@ int record_meta__end(struct db *db, struct sampler *s, struct heap *h, uint64_t 
 	if (s)
 		sampler__stats(s, &ss);
 	iso_time(time(NULL), buf, sizeof(buf));
-	err = db__meta_set(db, "end_time", buf);
+	err = db_writer__meta_set(w, "end_time", buf);
 	if (!err)
-		err = db__meta_set_int(db, "duration_ms", (long long)duration_ms);
+		err = db_writer__meta_set_int(w, "duration_ms", (long long)duration_ms);
 	if (!err)
-		err = db__meta_set(db, "stop_reason", stop_reason ? stop_reason : "");
+		err = db_writer__meta_set(w, "stop_reason", stop_reason ? stop_reason : "");
 	if (!err && exit_status >= 0) {
 		int st = exit_status;
 
-		err = db__meta_set_int(db, "exit_status",
+		err = db_writer__meta_set_int(w, "exit_status",
 				       WIFSIGNALED(st) ? 128 + WTERMSIG(st) : WEXITSTATUS(st));
 	}
 	if (!err)
-		err = db__meta_set_int(db, "samples", (long long)ss.samples);
+		err = db_writer__meta_set_int(w, "samples", (long long)ss.samples);
 	if (!err)
-		err = db__meta_set_int(db, "lost_samples", (long long)ss.lost);
+		err = db_writer__meta_set_int(w, "lost_samples", (long long)ss.lost);
 	if (!err)
-		err = db__meta_set_int(db, "threads", (long long)ss.threads_seen);
+		err = db_writer__meta_set_int(w, "threads", (long long)ss.threads_seen);
 	if (!err && h) {
 		heap__stats(h, &hs);
 		if (hs.probes)
-			err = db__meta_set(db, "heap_probes", hs.probes);
+			err = db_writer__meta_set(w, "heap_probes", hs.probes);
 		if (!err)
-			err = db__meta_set_int(db, "unknown_frees", (long long)hs.unknown_frees);
+			err = db_writer__meta_set_int(w, "unknown_frees", (long long)hs.unknown_frees);
 		/* absent: the allocator's block sizes could not be read */
 		if (!err && !hs.free_sizes_unknown)
-			err = db__meta_set_int(db, "unknown_free_bytes",
+			err = db_writer__meta_set_int(w, "unknown_free_bytes",
 					       (long long)hs.unknown_free_bytes);
 		if (!err)
-			err = db__meta_set_int(db, "heap_dropped", (long long)hs.dropped);
+			err = db_writer__meta_set_int(w, "heap_dropped", (long long)hs.dropped);
 		if (!err)
-			err = db__meta_set_int(db, "heap_peak_bytes", (long long)hs.peak_bytes);
+			err = db_writer__meta_set_int(w, "heap_peak_bytes", (long long)hs.peak_bytes);
 		if (!err && hs.has_temporaries)
-			err = db__meta_set_int(db, "heap_temporary", (long long)hs.temporaries);
+			err = db_writer__meta_set_int(w, "heap_temporary", (long long)hs.temporaries);
 	}
 	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
 		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,

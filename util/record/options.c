@@ -36,8 +36,12 @@ struct poptOption options_record[] = {
 	  "do not track the heap", NULL },
 	{ "no-cpu", 0, POPT_ARG_NONE, &record_args.no_cpu, 0,
 	  "do not sample the CPU (heap only)", NULL },
-	{ "call-graph", 'g', POPT_ARG_NONE, &record_args.call_graph, 0,
-	  "record call stacks with the CPU samples", NULL },
+	{ NULL, 'g', POPT_ARG_NONE, &record_args.call_graph, 0,
+	  "record call stacks with the CPU samples (--call-graph dwarf)", NULL },
+	{ "call-graph", 0, POPT_ARG_STRING, &record_args.call_graph_mode, 0,
+	  "record call stacks: dwarf[,SIZE] (the user stack copied, SIZE bytes, default "
+	  "8192, unwound through the code's CFI: code with or without frame pointers), "
+	  "or fp (the frame-pointer chain only)", "MODE" },
 	{ "append", 0, POPT_ARG_NONE, &record_args.append, 0,
 	  "add to an existing profile instead of refusing to overwrite it", NULL },
 	{ "user-only", 0, POPT_ARG_NONE, &record_args.user_only, 0,
@@ -108,6 +112,44 @@ static int get_freq(const char *arg, unsigned int *freq)
 		return -RSPROF_EUSAGE;
 	}
 	return 0;
+}
+
+#define STACK_COPY_DEFAULT	8192
+#define STACK_COPY_FP		512	/* the sampled frame's own return address */
+#define STACK_COPY_MAX		65528	/* the kernel's limit */
+
+/* --call-graph MODE (or -g): fp, dwarf, dwarf,SIZE. */
+static int get_call_graph(struct record_opts *o)
+{
+	const char *m = record_args.call_graph_mode;
+	unsigned int size = STACK_COPY_DEFAULT;
+
+	o->call_graph = record_args.call_graph || m;
+	o->stack_copy = STACK_COPY_DEFAULT;
+	/*
+	 * -a -g: frame pointers; unwinding stack copies needs the call frame
+	 * information of every program of the host at once (--call-graph
+	 * dwarf asks for it)
+	 */
+	if (!m && o->all)
+		m = "fp";
+	if (!m)
+		return 0;
+	if (!strcmp(m, "fp")) {
+		o->call_graph_fp = true;
+		/* -a: the kernel's frame-pointer chain alone, no CFI for the sampled frame */
+		o->stack_copy = o->all ? 0 : STACK_COPY_FP;
+		return 0;
+	}
+	if (!strncmp(m, "dwarf", 5) && (!m[5] || (m[5] == ',' &&
+	    !parse_uint(m + 6, 8, STACK_COPY_MAX, &size) && !(size & 7)))) {
+		o->stack_copy = size;
+		return 0;
+	}
+	pr_err("--call-graph: '%s' is not fp, dwarf or dwarf,SIZE", m);
+	pr_hint("SIZE: the bytes of stack copied with each sample, a multiple of 8 up to %d "
+		"(default %d)", STACK_COPY_MAX, STACK_COPY_DEFAULT);
+	return -RSPROF_EUSAGE;
 }
 
 static int get_duration(const char *what, const char *s, uint64_t *ms)
@@ -247,11 +289,25 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		targets++;
 	if (cmd && cmd[0])
 		targets++;
+	if (record_args.all_cpus)
+		targets++;
 	if (targets != 1) {
-		pr_err(targets ? "give only one target: -p PID, -P NAME or -- COMMAND"
-			       : "no target: give -p PID, -P NAME or -- COMMAND");
+		pr_err(targets ? "give only one target: -p PID, -P NAME, -a or -- COMMAND"
+			       : "no target: give -p PID, -P NAME, -a or -- COMMAND");
 		return -RSPROF_EUSAGE;
 	}
+	if ((record_args.comm || record_args.cgroup) && !record_args.all_cpus) {
+		pr_err("--comm and --cgroup narrow a recording of every process (-a)");
+		pr_hint("a process by name is -P NAME");
+		return -RSPROF_EUSAGE;
+	}
+	if (record_args.comm && !*record_args.comm) {
+		pr_err("--comm: the name is empty");
+		return -RSPROF_EUSAGE;
+	}
+	o->all = record_args.all_cpus;
+	o->comm = record_args.comm;
+	o->cgroup = record_args.cgroup;
 	if (target_args.process && !*target_args.process) {
 		pr_err("-P/--process: the name is empty");
 		return -RSPROF_EUSAGE;
@@ -312,10 +368,18 @@ int record_opts__from_args(struct record_opts *o, const char *const *cmd)
 		pr_err("--no-cpu and --no-heap leave nothing to record");
 		return -RSPROF_EUSAGE;
 	}
+	if (o->all && record_args.no_cpu) {
+		pr_err("-a records the CPU of every process: not with --no-cpu");
+		pr_hint("the heap is tracked per process: -p PID or -- COMMAND");
+		return -RSPROF_EUSAGE;
+	}
 	o->cpu = !record_args.no_cpu;
-	o->heap = !record_args.no_heap;
+	/* the heap is tracked per process (an in-process tracker or uprobes): -a is CPU */
+	o->heap = !record_args.no_heap && !o->all;
 	o->heap_required = record_args.no_cpu;
-	o->call_graph = record_args.call_graph;
+	err = get_call_graph(o);
+	if (err)
+		return err;
 	o->append = record_args.append;
 	if (o->append && !o->output) {
 		pr_err("--append needs the profile to add to: give it with -o FILE");

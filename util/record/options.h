@@ -22,6 +22,7 @@ struct record_args {
 	int no_heap;
 	int no_cpu;
 	int call_graph;
+	const char *call_graph_mode;
 	int append;
 	int user_only;
 	const char *heap_backend;
@@ -30,6 +31,10 @@ struct record_args {
 	const char *heap_attribution;
 	const char **alloc_fn;		/* --alloc-fn, repeatable (popt's, NULL-terminated) */
 	int alloc_history;
+	/* record -a (record's own options, not top's) */
+	int all_cpus;
+	const char *comm;
+	const char *cgroup;
 };
 
 extern struct record_args record_args;

@@ -11,6 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "util/array.h"
+
 static int read_small(const char *path, char *buf, size_t len)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -171,15 +173,8 @@ bool proc__is_kthread(pid_t pid)
 
 static int pid_push(pid_t **v, size_t *n, size_t *cap, pid_t pid)
 {
-	if (*n == *cap) {
-		size_t ncap = *cap ? *cap * 2 : 8;
-		pid_t *nv = realloc(*v, ncap * sizeof(**v));
-
-		if (!nv)
-			return -ENOMEM;
-		*v = nv;
-		*cap = ncap;
-	}
+	if (ALLOC_GROW(*v, *n + 1, *cap, 8))
+		return -ENOMEM;
 	(*v)[(*n)++] = pid;
 	return 0;
 }
@@ -249,16 +244,9 @@ int proc__threads(pid_t pid, pid_t **tids, size_t *n, size_t *cap)
 	while ((de = readdir(d))) {
 		if (!all_digits(de->d_name))
 			continue;
-		if (*n == *cap) {
-			size_t ncap = *cap ? *cap * 2 : 16;
-			pid_t *nv = realloc(*tids, ncap * sizeof(**tids));
-
-			if (!nv) {
-				closedir(d);
-				return -ENOMEM;
-			}
-			*tids = nv;
-			*cap = ncap;
+		if (ALLOC_GROW(*tids, *n + 1, *cap, 16)) {
+			closedir(d);
+			return -ENOMEM;
 		}
 		(*tids)[(*n)++] = (pid_t)atoi(de->d_name);
 	}

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
@@ -36,6 +37,8 @@ struct space {
 	bool program;		/* made by an exec or an attach, not a placeholder */
 	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
 	int verdict;
+	bool res_used;		/* system-wide: its resolver named an address since the last gc */
+	uint64_t res_tick;	/* system-wide: when its resolver was last used */
 };
 
 /*
@@ -76,6 +79,7 @@ struct pending {
 
 struct process_tree {
 	uint64_t t0_ns, base_ms;
+	uint64_t named;			/* keys whose symbol has a name (a function) */
 	bool inherit;
 	bool records;			/* perf records come (process_tree__event()) */
 	struct space **spaces;
@@ -105,24 +109,26 @@ struct process_tree {
 	struct hashmap exe_kept;	/* exe hashes whose first space keeps its maps */
 	unsigned int next_keynum;
 	bool warned_keys;
+	/* system-wide: the symbols named so far, by file and offset (struct claim) */
+	bool system_wide;
+	struct id_sym {
+		struct claim id;
+		struct symbol *s;	/* a copy, owned */
+	} *id_syms;
+	size_t n_id_syms, cap_id_syms;
+	struct hashmap id_syms_index;	/* -> index + 1 in id_syms */
+	uint64_t res_tick;
+	size_t *order;			/* new_symbols(): the pending keys by space */
+	size_t cap_order;
+	/* system-wide: resolvers of one file each, the most recently used */
+	struct file_res {
+		uint64_t file;		/* the file's identity (interned) */
+		uint64_t start, end, pgoff;	/* its mapping where it was met */
+		struct resolver *res;
+		uint64_t tick;
+	} fres[8];
+	size_t n_fres;
 };
-
-/* Grow *v (elements of size sz, capacity *cap) to hold n + 1. */
-static int grow(void *pv, size_t *cap, size_t n, size_t sz)
-{
-	void **v = pv;
-
-	if (n < *cap)
-		return 0;
-	size_t ncap = *cap ? *cap * 2 : 16;
-	void *nv = realloc(*v, ncap * sz);
-
-	if (!nv)
-		return -ENOMEM;
-	*v = nv;
-	*cap = ncap;
-	return 0;
-}
 
 static uint64_t to_ms(const struct process_tree *pt, uint64_t t_ns)
 {
@@ -187,15 +193,27 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
 	hashmap__free(&pt->exe_kept);
+	for (size_t i = 0; i < pt->n_id_syms; i++)
+		symbol__delete(pt->id_syms[i].s);
+	free(pt->id_syms);
+	free(pt->order);
+	for (size_t i = 0; i < pt->n_fres; i++)
+		resolver__delete(pt->fres[i].res);
+	hashmap__free(&pt->id_syms_index);
 	kernel_syms__delete(pt->ksyms);
 	free(pt);
+}
+
+void process_tree__system_wide(struct process_tree *pt)
+{
+	pt->system_wide = true;
 }
 
 static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *m)
 {
 	struct space *sp = calloc(1, sizeof(*sp));
 
-	if (!sp || grow(&pt->spaces, &pt->cap_spaces, pt->n_spaces, sizeof(*pt->spaces))) {
+	if (!sp || ALLOC_GROW(pt->spaces, pt->n_spaces + 1, pt->cap_spaces, 16)) {
 		free(sp);
 		maps__delete(m);
 		return NULL;
@@ -225,7 +243,7 @@ static int image_start(struct process_tree *pt, struct process *p, const char *c
 {
 	struct image *im;
 
-	if (grow(&pt->images, &pt->cap_images, pt->n_images, sizeof(*pt->images)))
+	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16))
 		return -ENOMEM;
 	im = &pt->images[pt->n_images];
 	memset(im, 0, sizeof(*im));
@@ -268,7 +286,7 @@ static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
 {
 	struct process *p;
 
-	if (grow(&pt->procs, &pt->cap_procs, pt->n_procs, sizeof(*pt->procs)))
+	if (ALLOC_GROW(pt->procs, pt->n_procs + 1, pt->cap_procs, 16))
 		return NULL;
 	p = &pt->procs[pt->n_procs];
 	memset(p, 0, sizeof(*p));
@@ -552,7 +570,7 @@ static int intern(struct process_tree *pt, const char *s, uint64_t *id)
 
 	if (hashmap__lookup(&pt->str_index, h, str_eq, s, pt, id))
 		return 0;
-	if (grow(&pt->strs, &pt->cap_strs, pt->n_strs, sizeof(*pt->strs)))
+	if (ALLOC_GROW(pt->strs, pt->n_strs + 1, pt->cap_strs, 16))
 		return -ENOMEM;
 	*id = pt->n_strs;
 	err = hashmap__intern(&pt->str_index, h, str_eq, s, pt, id, &fresh);
@@ -586,7 +604,7 @@ static int identity(struct process_tree *pt, struct space *sp, uint64_t addr, st
 
 static int queue(struct process_tree *pt, uint64_t key, struct space *sp, uint64_t addr)
 {
-	if (grow(&pt->pend, &pt->cap_pend, pt->n_pend, sizeof(*pt->pend)))
+	if (ALLOC_GROW(pt->pend, pt->n_pend + 1, pt->cap_pend, 16))
 		return -ENOMEM;
 	pt->pend[pt->n_pend++] = (struct pending){ key, addr, sp };
 	/*
@@ -611,6 +629,9 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 
 	*key = addr;
 	if (kernel_syms__is_kernel(addr)) {
+		/* system-wide: a kernel thread has samples in the kernel only */
+		if (use == KEY_SAMPLE && pt->system_wide && !proc_get(pt, pid, pt->base_ms))
+			return -ENOMEM;
 		if (use == KEY_SAMPLE && (p = proc_find(pt, pid)) &&
 		    !pt->images[p->image].hidden) {
 			pt->images[p->image].row.samples++;
@@ -636,7 +657,7 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 		 * most likely still runs: a short-lived process in a container
 		 * has its files only under its own /proc/PID/root.
 		 */
-		if (!sp->samples++ && !sp->res)
+		if (!sp->samples++ && !sp->res && !pt->system_wide)
 			space_resolver(sp);
 		if (!pt->images[p->image].hidden) {
 			pt->images[p->image].row.samples++;
@@ -647,7 +668,7 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 	if (err)
 		return err;
 	if (!hashmap__get(&pt->claims, addr, &idx)) {
-		if (grow(&pt->cl, &pt->cap_cl, pt->n_cl, sizeof(*pt->cl)))
+		if (ALLOC_GROW(pt->cl, pt->n_cl + 1, pt->cap_cl, 16))
 			return -ENOMEM;
 		pt->cl[pt->n_cl++] = c;
 		err = hashmap__set(&pt->claims, addr, pt->n_cl);
@@ -751,7 +772,8 @@ static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
 }
 
 /* An address whose space has no resolver: no module, one empty frame. */
-static struct symbol *symbol_unknown(uint64_t key)
+/* A symbol of no code: one frame, named name (NULL: unnamed). */
+static struct symbol *symbol_unknown(uint64_t key, const char *name)
 {
 	struct symbol *d = calloc(1, sizeof(*d));
 
@@ -760,11 +782,162 @@ static struct symbol *symbol_unknown(uint64_t key)
 	d->addr = key;
 	d->n_frames = 1;
 	d->frames = calloc(1, sizeof(*d->frames));
-	if (!d->frames) {
-		free(d);
+	if (!d->frames || (name && !(d->frames[0].function = strdup(name)))) {
+		symbol__delete(d);
 		return NULL;
 	}
 	return d;
+}
+
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key)
+{
+	int err;
+
+	*key = KEY_TRUNCATED;
+	if (hashmap__get(&pt->known, KEY_TRUNCATED, NULL))
+		return 0;
+	err = hashmap__set(&pt->known, KEY_TRUNCATED, 1);
+	return err ? err : queue(pt, KEY_TRUNCATED, NULL, KEY_TRUNCATED);
+}
+
+static bool id_sym_eq(uint64_t val, const void *key, const void *ctx)
+{
+	const struct process_tree *pt = ctx;
+	const struct claim *k = key;
+
+	return pt->id_syms[val - 1].id.file == k->file && pt->id_syms[val - 1].id.off == k->off;
+}
+
+static uint64_t id_sym_hash(const struct claim *id)
+{
+	return hashmap__hash_u64(id->file * 0x9e3779b97f4a7c15ULL ^ id->off);
+}
+
+static const struct symbol *id_sym_find(struct process_tree *pt, const struct claim *id)
+{
+	uint64_t v;
+
+	return hashmap__lookup(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v) ?
+	       pt->id_syms[v - 1].s : NULL;
+}
+
+/* A copy of s, the name of id for every space from now on. 0 or -ENOMEM. */
+static int id_sym_add(struct process_tree *pt, const struct claim *id, const struct symbol *s)
+{
+	struct symbol *d;
+	uint64_t v;
+	bool fresh;
+
+	if (ALLOC_GROW(pt->id_syms, pt->n_id_syms + 1, pt->cap_id_syms, 64))
+		return -ENOMEM;
+	d = symbol_at(s, s->addr);
+	if (!d)
+		return -ENOMEM;
+	pt->id_syms[pt->n_id_syms] = (struct id_sym){ *id, d };
+	v = pt->n_id_syms + 1;
+	if (hashmap__intern(&pt->id_syms_index, id_sym_hash(id), id_sym_eq, id, pt, &v, &fresh)) {
+		symbol__delete(d);
+		return -ENOMEM;
+	}
+	pt->n_id_syms++;
+	return 0;
+}
+
+/*
+ * System-wide: at most this many resolvers of spaces at a time (for code in
+ * no file: a JIT's), besides the resolvers of files below. A resolver that
+ * reads a library's DWARF holds its sections, decompressed (Debian's
+ * debug files compress them): ~20-30 MB for libc's. The pending keys are
+ * taken space by space, so each resolver is made once per checkpoint.
+ */
+#define LIVE_RESOLVERS	4
+
+/*
+ * System-wide: an address in a file is named by a resolver of that file
+ * alone, shared by every space that maps it: its one executable mapping as
+ * the first space had it, the address moved there by its file offset.
+ * libc is read (and its debug sections decompressed) once, not once per
+ * process. The least recently used of them goes when a new one is needed.
+ */
+static struct file_res *file_resolver(struct process_tree *pt, const struct space *sp,
+				      uint64_t addr, const struct claim *id)
+{
+	const struct map *m = sp->maps ? maps__find(sp->maps, addr) : NULL;
+	struct file_res *f, *lru = NULL;
+	struct maps *one;
+	struct map copy;
+
+	for (size_t i = 0; i < pt->n_fres; i++) {
+		f = &pt->fres[i];
+		if (f->file == id->file && id->off >= f->pgoff &&
+		    id->off - f->pgoff < f->end - f->start) {
+			f->tick = ++pt->res_tick;
+			return f;
+		}
+		if (!lru || f->tick < lru->tick)
+			lru = f;
+	}
+	if (!m || !m->path)
+		return NULL;
+	if (pt->n_fres == sizeof(pt->fres) / sizeof(pt->fres[0])) {
+		resolver__delete(lru->res);
+		f = lru;
+	} else {
+		f = &pt->fres[pt->n_fres++];
+	}
+	memset(f, 0, sizeof(*f));
+	one = maps__new(sp->pid);
+	copy = *m;
+	if (!one || maps__insert(one, &copy)) {
+		maps__delete(one);
+		one = NULL;
+	}
+	/* one is the resolver's from here, also when it fails */
+	if (!one || resolver__new_maps(sp->pid, m->path, one, &f->res)) {
+		pt->n_fres--;
+		if (f != &pt->fres[pt->n_fres])
+			*f = pt->fres[pt->n_fres];
+		return NULL;
+	}
+	f->file = id->file;
+	f->start = m->start;
+	f->end = m->end;
+	f->pgoff = m->pgoff;
+	f->tick = ++pt->res_tick;
+	return f;
+}
+
+static void space_drop_resolver(struct space *sp);
+
+/* Room for one more resolver: the least recently used one goes. */
+static void resolvers_make_room(struct process_tree *pt, const struct space *keep)
+{
+	struct space *lru = NULL;
+	size_t live = 0;
+
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i];
+
+		if (!sp->res || sp == keep)
+			continue;
+		live++;
+		if (!lru || sp->res_tick < lru->res_tick)
+			lru = sp;
+	}
+	if (lru && live >= LIVE_RESOLVERS)
+		space_drop_resolver(lru);
+}
+
+static int order_cmp(const void *a, const void *b, void *ctx)
+{
+	const struct process_tree *pt = ctx;
+	const struct pending *x = &pt->pend[*(const size_t *)a];
+	const struct pending *y = &pt->pend[*(const size_t *)b];
+	int ix = x->sp ? x->sp->id : -1, iy = y->sp ? y->sp->id : -1;
+
+	if (ix != iy)
+		return ix < iy ? -1 : 1;
+	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
 }
 
 int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
@@ -793,17 +966,78 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		pt->owned = v;
 		pt->cap_owned = pt->n_pend;
 	}
-	for (size_t i = 0; i < pt->n_pend; i++) {
-		const struct pending *q = &pt->pend[i];
+	if (pt->system_wide && pt->n_pend > pt->cap_order) {
+		size_t *v = realloc(pt->order, pt->n_pend * sizeof(*v));
+
+		if (!v)
+			return -ENOMEM;
+		pt->order = v;
+		pt->cap_order = pt->n_pend;
+	}
+	if (pt->system_wide && pt->n_pend) {
+		for (size_t i = 0; i < pt->n_pend; i++)
+			pt->order[i] = i;
+		qsort_r(pt->order, pt->n_pend, sizeof(*pt->order), order_cmp, pt);
+	}
+	for (size_t j = 0; j < pt->n_pend; j++) {
+		const struct pending *q = &pt->pend[pt->system_wide ? pt->order[j] : j];
 		const struct symbol *s = NULL;
 		struct resolver *res;
+		struct claim id;
+		bool by_id = false;
 
-		if (!q->sp) {
+		/* system-wide: what another space running the same file named */
+		if (q->sp && pt->system_wide && !identity(pt, q->sp, q->addr, &id) &&
+		    strncmp(pt->strs[id.file], "anon#", 5)) {
+			by_id = true;
+			s = id_sym_find(pt, &id);
+		}
+		/* system-wide: the file's own resolver */
+		if (!s && by_id) {
+			struct file_res *f = file_resolver(pt, q->sp, q->addr, &id);
+
+			s = f ? resolver__resolve(f->res, f->start + (id.off - f->pgoff)) : NULL;
+			if (s) {
+				if (id_sym_add(pt, &id, s))
+					return -ENOMEM;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
+			}
+		}
+		if (!s && q->sp && pt->system_wide && !q->sp->res)
+			resolvers_make_room(pt, q->sp);
+		if (s) {
+			;
+		} else if (q->key == KEY_TRUNCATED) {
+			struct symbol *u = symbol_unknown(q->key, "[truncated]");
+
+			if (!u)
+				return -ENOMEM;
+			pt->owned[pt->n_owned++] = u;
+			s = u;
+		} else if (!q->sp) {
 			s = kernel_syms__resolve(pt->ksyms, q->addr);
 		} else if ((res = space_resolver(q->sp))) {
+			q->sp->res_used = true;
+			q->sp->res_tick = ++pt->res_tick;
 			s = resolver__resolve(res, q->addr);
+			/*
+			 * system-wide: the copy, for the resolver may go before the
+			 * symbols are written (resolvers_make_room())
+			 */
+			if (s && by_id) {
+				if (id_sym_add(pt, &id, s))
+					return -ENOMEM;
+				s = pt->id_syms[pt->n_id_syms - 1].s;
+			} else if (s && pt->system_wide && s->addr == q->key) {
+				struct symbol *d = symbol_at(s, q->key);
+
+				if (!d)
+					return -ENOMEM;
+				pt->owned[pt->n_owned++] = d;
+				s = d;
+			}
 		} else {
-			struct symbol *u = symbol_unknown(q->key);
+			struct symbol *u = symbol_unknown(q->key, NULL);
 
 			if (!u)
 				return -ENOMEM;
@@ -820,6 +1054,8 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 			pt->owned[pt->n_owned++] = d;
 			s = d;
 		}
+		if (s->n_frames && s->frames[s->chosen].function && q->key != KEY_TRUNCATED)
+			pt->named++;
 		pt->out[k++] = s;
 	}
 	pt->n_pend = 0;
@@ -840,7 +1076,7 @@ int process_tree__changed_rows(struct process_tree *pt, const struct process_row
 
 		if (!im->dirty)
 			continue;
-		if (grow(&pt->rows, &pt->cap_rows, k, sizeof(*pt->rows)))
+		if (ALLOC_GROW(pt->rows, k + 1, pt->cap_rows, 16))
 			return -ENOMEM;
 		im->row.comm = im->comm;
 		im->row.exe = im->exe;
@@ -959,8 +1195,9 @@ static void gc_spaces(struct process_tree *pt)
 		if (!has_data(sp) && sp->exe && sp->program &&
 		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
 			continue;	/* the first of its program (or no memory to tell) */
-		if (has_data(sp) && !sp->has_verdict)
-			continue;	/* no resolver was made: nothing to say about it */
+		/* no resolver was made: nothing to say about it (system-wide: not asked) */
+		if (has_data(sp) && !sp->has_verdict && !pt->system_wide)
+			continue;
 		maps__delete(sp->maps);
 		sp->maps = NULL;
 		if (!has_data(sp)) {
@@ -976,10 +1213,14 @@ void process_tree__gc(struct process_tree *pt)
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
 
-		if (sp->refs <= 0)
+		/* system-wide: a resolver that named nothing this time goes too */
+		if (sp->refs <= 0 || (pt->system_wide && !sp->res_used))
 			space_drop_resolver(sp);
+		sp->res_used = false;
 		resolver__release_pages(sp->res);
 	}
+	for (size_t i = 0; i < pt->n_fres; i++)
+		resolver__release_pages(pt->fres[i].res);
 	gc_processes(pt);
 	gc_images(pt);
 	gc_spaces(pt);
@@ -1025,6 +1266,11 @@ int process_tree__debuginfo(struct process_tree *pt,
 			space_drop_resolver(sp);
 	}
 	return 0;
+}
+
+uint64_t process_tree__named(const struct process_tree *pt)
+{
+	return pt->named;
 }
 
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces)

@@ -6,6 +6,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "util/db/rows.h"
+
 /*
  * The processes of a recording and their address spaces, as perf's
  * side-band records tell them (util/record/sampler.h): a fork gives the
@@ -40,6 +42,17 @@ struct symbol;
 int process_tree__new(uint64_t t0_ns, uint64_t ts_base_ms, bool inherit, bool kernel,
 		      struct process_tree **out);
 void process_tree__delete(struct process_tree *pt);
+
+/*
+ * Every process of the host (record -a), hundreds of them running the same
+ * files: an address is named once per file and offset (the first space to
+ * meet it resolves it, the others take that symbol), a space's resolver is
+ * made when it has an address nobody named yet (at the checkpoint, not at
+ * its first sample) and freed after a checkpoint that did not use it, and
+ * a process seen only in the kernel (a kernel thread) is a process too.
+ * Memory then grows with the code that runs, not with the processes.
+ */
+void process_tree__system_wide(struct process_tree *pt);
 
 /*
  * A process there at the start: attached (from_proc: its mappings,
@@ -85,6 +98,14 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 		      uint64_t *key);
 
 /*
+ * The key of the frame that ends a call stack which could not be unwound
+ * to its first frame: no code's address (bits 48..62 all set, the address
+ * part above every user address); its symbol is named "[truncated]".
+ */
+#define KEY_TRUNCATED	0x7fffffffffffffffULL
+int process_tree__truncated_key(struct process_tree *pt, uint64_t *key);
+
+/*
  * The symbols of the keys queued since the last call, each with addr set
  * to its key: *syms (owned by the tree, valid until the next call), *n.
  * 0 or -ENOMEM.
@@ -97,15 +118,6 @@ struct resolver *process_tree__busiest(struct process_tree *pt, const char **exe
 
 /* The resolver of pid's current address space, made if needed; NULL when unknown. */
 struct resolver *process_tree__resolver(struct process_tree *pt, pid_t pid);
-
-/* One image of a process (a pid has one per exec): a row of the processes table. */
-struct process_row {
-	pid_t pid, ppid;
-	const char *comm, *exe;
-	uint64_t start_ms;	/* fork, exec or start of the recording */
-	int64_t end_ms;		/* exec or exit; -1 while running */
-	uint64_t samples;	/* CPU samples so far */
-};
 
 /* The rows changed since the last call: *rows owned by the tree until the next call. */
 int process_tree__changed_rows(struct process_tree *pt, const struct process_row **rows,
@@ -135,6 +147,10 @@ void process_tree__gc(struct process_tree *pt);
 int process_tree__debuginfo(struct process_tree *pt,
 			    void (*cb)(void *ctx, const char *exe, uint64_t samples, int verdict),
 			    void *ctx);
+
+/* How many of the symbols handed out have a name (a function): 0 when nothing
+ * recorded could be named at all. */
+uint64_t process_tree__named(const struct process_tree *pt);
 
 /* How many address spaces (programs) and processes the recording saw. */
 void process_tree__counts(const struct process_tree *pt, size_t *processes, size_t *spaces);

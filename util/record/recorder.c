@@ -15,8 +15,9 @@
 #include "util/record/checkpoint-writer.h"
 #include "util/record/proc.h"
 #include "util/db/db.h"
-#include "util/db/history.h"
-#include "util/db/stacks.h"
+#include "util/db/write/history.h"
+#include "util/db/write/stacks.h"
+#include "util/db/write/writer.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
@@ -24,12 +25,14 @@
 #include "util/record/meta.h"
 #include "util/record/proc.h"
 #include "util/record/process-tree.h"
+#include "util/record/scope.h"
+#include "util/push/pusher.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
 
-#define DRAIN_MS	10	/* SPEC §5: rings drained on a ~10 ms loop */
+#define DRAIN_MS	10	/* the rings are drained on a ~10 ms loop */
 #define RESCAN_MS	100	/* --no-inherit: new threads sampled within 0.1 s */
 #define TICK_MS		250
 #define ALIVE_MS	50
@@ -43,14 +46,15 @@ struct recorder {
 
 	struct sampler *sampler;
 	struct process_tree *pt;
-	struct db *db;
-	struct db_stacks *dbst;	/* -g */
+	struct db_writer *db;
 	struct heap *heap;
 	struct alloc_fns *alloc_fns;	/* the heap tracker's wrappers: built-in + --alloc-fn */
 	struct heap_launch *heap_launch;	/* until heap__new() takes it */
 	const char *heap_why;			/* why uprobes for a launch */
 	struct checkpoint_writer *cpw;
 	struct history_writer *hw;	/* --alloc-history */
+	struct pusher *pusher;		/* --push */
+	struct scope *scope;		/* -a: whose samples are kept */
 
 	struct timespec t0;
 	uint64_t ts_base;	/* --append: the timestamps go on after the file's last */
@@ -80,25 +84,26 @@ static uint64_t ms_since(const struct timespec *t0)
 /* ---- the start ------------------------------------------------------- */
 
 /*
- * -g walks the frame-pointer chain: say once, when the program that got
- * the samples (not a wrapper around it) keeps none in its own code and its
- * CPU stacks will be short (issue 9).
+ * --call-graph fp walks the frame-pointer chain: say once, when the program
+ * that got the samples (not a wrapper around it) keeps none in its own code
+ * and its CPU stacks will be short.
  */
 static void check_frame_pointers(struct recorder *r, struct resolver *res, const char *exe)
 {
 	struct fp_census c;
 
-	if (!r->o.call_graph || !r->o.cpu || !res || resolver__frame_pointers(res, &c))
+	if (!r->o.call_graph || !r->o.call_graph_fp || !r->o.cpu || !res ||
+	    resolver__frame_pointers(res, &c))
 		return;
 	pr_debug(1, "%s: %u of %u functions with a stack frame set up %%rbp", exe,
 		 c.with_fp, c.functions);
 	if (!frame_pointers__missing(&c))
 		return;
 	pr_warn("%s keeps no frame pointers (%u of %u functions of its own code set one up): "
-		"CPU call stacks (-g) will stop after a frame or two", exe, c.with_fp,
-		c.functions);
-	pr_hint("build with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes "
-		"(Rust) for whole call stacks");
+		"with --call-graph fp its CPU call stacks stop after a frame or two", exe,
+		c.with_fp, c.functions);
+	pr_hint("record with -g (--call-graph dwarf: unwound through the code's CFI), or build "
+		"with -fno-omit-frame-pointer (C, C++) or -C force-frame-pointers=yes (Rust)");
 }
 
 /*
@@ -246,8 +251,8 @@ static int open_output(struct recorder *r)
 	else
 		naming__default(r->o.output_dir, r->t.comm, r->t.pid, time(NULL), r->path,
 				sizeof(r->path));
-	err = db__create(r->path, r->o.append, &r->db);
-	if (err) {	/* printed by db__create(), -EEXIST with its hint */
+	err = db_writer__create(r->path, r->o.append, &r->db);
+	if (err) {	/* printed by db_writer__create(), -EEXIST with its hint */
 		r->db = NULL;
 		if (err == -ENOENT || err == -EACCES || err == -EROFS)
 			pr_hint("write the profile elsewhere with -o FILE or RSPROF_OUTPUT_DIR");
@@ -257,17 +262,17 @@ static int open_output(struct recorder *r)
 	/* removing -wal and -shm at the end may need what root has now (CAP_DAC_OVERRIDE) */
 	r->keep_dac = caps__dir_needs_privilege(r->path);
 	if (r->o.call_graph) {
-		err = db_stacks__new(r->db, &r->dbst);
+		err = db_stacks__create(db_writer__db(r->db));
 		if (err)
 			return err;
 	}
 	if (r->o.retain_ms) {
-		err = db__set_retain(r->db, r->o.retain_ms);
+		err = db_writer__set_retain(r->db, r->o.retain_ms);
 		if (err)
 			return err;
 	}
 	if (r->o.compact_set) {
-		err = db__set_compact(r->db, r->o.compact_ms);
+		err = db_writer__set_compact(r->db, r->o.compact_ms);
 		if (err)
 			return err;
 	}
@@ -292,7 +297,18 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	target__init(&r->t);
 	pthread_mutex_init(&r->lock, NULL);
 
-	if (o->argv) {
+	/* the store's URL and credentials checked before anything starts */
+	if (o->push) {
+		err = pusher__new(o->push, &r->pusher);
+		if (err) {
+			r->pusher = NULL;
+			goto fail;
+		}
+	}
+	if (o->all) {
+		target__system(&r->t);
+		err = scope__new(o->comm, o->cgroup, &r->scope);
+	} else if (o->argv) {
 		err = plan_heap(r);
 		if (!err)
 			err = target__launch(&r->t, o->argv,
@@ -313,10 +329,12 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.n_pids = r->t.n_pids;
 	so.freq = o->freq;
 	so.call_graph = o->call_graph;
+	so.stack_copy = o->stack_copy;
 	so.enable_on_exec = r->t.launched;
 	so.inherit = o->inherit;
 	so.user_only = o->user_only;
 	so.sideband_only = !o->cpu;
+	so.system_wide = o->all;
 	err = sampler__new(&so, &r->sampler);
 	if (err) {
 		r->sampler = NULL;
@@ -332,11 +350,16 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	err = open_output(r);
 	if (!err && o->cpu)
 		err = record_meta__cpu_scope(r->db, sampler__user_only(r->sampler));
+	if (!err && r->pusher)
+		err = pusher__start(r->pusher, r->path);
 	if (err)
 		goto fail;
 	clock_gettime(CLOCK_MONOTONIC, &r->t0);
-	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit,
+	/* -a: every process that forks is in it */
+	err = process_tree__new(ns_of(&r->t0), r->ts_base, o->inherit || o->all,
 				r->sampler && o->cpu && !sampler__user_only(r->sampler), &r->pt);
+	if (!err && o->all)
+		process_tree__system_wide(r->pt);
 	for (size_t i = 0; !err && i < r->t.n_pids; i++)
 		err = process_tree__add(r->pt, r->t.pids[i], !r->t.launched);
 	if (err)
@@ -354,16 +377,16 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		if (!r->sampler)
 			process_tree__refresh(r->pt, r->t.pid);
 	}
-	err = checkpoint_writer__new(r->db, r->dbst, r->pt, r->heap, r->t.pid, &r->cpw);
+	err = checkpoint_writer__new(r->db, r->o.call_graph, r->pt, r->heap, r->t.pid, &r->cpw);
 	if (err)
 		goto fail;
 	checkpoint_writer__watch_rss(r->cpw, r->t.pid);
 	if (r->o.alloc_history && heap__has_history(r->heap)) {
-		err = history_writer__new(r->db, &r->hw);
+		err = history_writer__new(db_writer__db(r->db), &r->hw);
 		/* the history's time 0 on the system's CLOCK_MONOTONIC (the
 		 * program's own clock), less the --append base */
 		if (!err)
-			err = db__meta_set_int(r->db, "alloc_history_monotonic_ns",
+			err = db_writer__meta_set_int(r->db, "alloc_history_monotonic_ns",
 					       (long long)(ns_of(&r->t0) - r->ts_base * 1000000));
 		if (err)
 			goto fail;
@@ -393,10 +416,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 fail:
 	target__abort(&r->t);
 	if (r->db) {
-		db_stacks__delete(r->dbst);
-		r->dbst = NULL;
 		/* a new file goes with its -wal/-shm; an appended one is closed */
-		db__discard(r->db);
+		db_writer__discard(r->db);
 		r->db = NULL;
 	}
 	r->finalised = true;
@@ -422,6 +443,13 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	err = checkpoint_writer__write(r->cpw, r->ts_base + now_ms, ss.lost);
 	if (err)
 		return err;
+	if (r->pusher) {
+		/* the interval is in the file: the pusher may read it; what it sent goes in */
+		pusher__checkpoint(r->pusher, r->ts_base + now_ms);
+		err = pusher__write_ledger(r->pusher, db_writer__db(r->db));
+		if (err)
+			return err;
+	}
 	pr_debug(2, "checkpoint at %llu ms written in %llu ms", (unsigned long long)now_ms,
 		 (unsigned long long)(ms_since(&r->t0) - t0));
 	/* launched: the program that got the samples, not a wrapper, once some came */
@@ -451,18 +479,32 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 static void update_stats(struct recorder *r, uint64_t now_ms)
 {
 	struct sampler_stats ss = { 0 };
+	struct push_stats ps = { 0 };
 	size_t procs = 0, spaces = 0;
 
 	if (r->sampler)
 		sampler__stats(r->sampler, &ss);
 	if (r->pt)
 		process_tree__counts(r->pt, &procs, &spaces);
+	if (r->pusher)
+		pusher__stats(r->pusher, &ps);
 	pthread_mutex_lock(&r->lock);
 	r->st.elapsed_ms = now_ms;
 	r->st.samples = ss.samples;
 	r->st.lost = ss.lost;
 	r->st.threads = ss.threads;
 	r->st.processes = procs;
+	if (r->pusher) {
+		r->st.push_on = true;
+		r->st.pushed = ps.pushed;
+		r->st.pushed_bytes = ps.pushed_bytes;
+		r->st.push_queued = ps.queued;
+		r->st.push_failed = ps.failed;
+		r->st.push_dropped = ps.dropped;
+		r->st.push_rejected = ps.rejected;
+		snprintf(r->st.push_store, sizeof(r->st.push_store), "%s", ps.store);
+		snprintf(r->st.push_spool, sizeof(r->st.push_spool), "%s", ps.spool);
+	}
 	pthread_mutex_unlock(&r->lock);
 }
 
@@ -506,9 +548,11 @@ static void debug_cb(void *ctx, const char *exe, uint64_t samples, int verdict)
  * Debug information is judged on the programs that got samples or heap
  * rows (a stripped wrapper that execs or forks the real program is not an
  * error, even when it took the only samples): exit 5 when none of them (or,
- * without either, none of the programs that ran)
- * has DWARF or a symbol table; a warning for each one with a tenth of the
- * samples or more that has symbols only, or nothing.
+ * without either, none of the programs that ran) has DWARF or a symbol
+ * table and nothing recorded (a library's function, the kernel's) could be
+ * named either; a stripped program whose libraries or kernel time are
+ * named is kept, with a warning; a warning for each one with a tenth of
+ * the samples or more that has symbols only, or nothing.
  */
 static int check_debuginfo_end(struct recorder *r)
 {
@@ -519,13 +563,22 @@ static int check_debuginfo_end(struct recorder *r)
 	process_tree__debuginfo(r->pt, debug_cb, &d);
 	if (!d.n)
 		return 0;
-	if (!d.usable && (r->t.launched || r->o.inherit)) {
-		pr_err("%s has no debug information and no symbol table", d.v[0].exe);
+	if (!d.usable && (r->t.launched || r->o.inherit) && !process_tree__named(r->pt)) {
+		pr_err("%s has no debug information and no symbol table, and nothing recorded "
+		       "could be named", d.v[0].exe);
 		for (int i = 1; i < d.n; i++)
 			fprintf(stderr, "  nor has %s\n", d.v[i].exe);
-		pr_hint("rebuild with debug info (gcc/clang -g; Rust: debug = true in the "
-			"Cargo profile, or -g) and do not strip it");
+		pr_hint("install its debug symbols (Debian: the -dbgsym package), set "
+			"DEBUGINFOD_URLS, or rebuild with debug info (gcc/clang -g; Rust: debug = "
+			"true in the Cargo profile) and do not strip it");
 		err = -RSPROF_ENODEBUG;
+	} else if (!d.usable && (r->t.launched || r->o.inherit)) {
+		/* a stripped program: its libraries and the kernel are named, its own
+		 * code is [unknown] by module and address (as perf records it) */
+		pr_warn("%s has no debug information and no symbol table: its own code is "
+			"[unknown], its libraries and the kernel are named", d.v[0].exe);
+		pr_hint("install its debug symbols (Debian: the -dbgsym package) or set "
+			"DEBUGINFOD_URLS for its lines");
 	} else {
 		for (int i = 0; i < d.n; i++) {
 			if (d.v[i].verdict == 0 || !d.v[i].samples ||
@@ -559,6 +612,16 @@ static void on_event(void *ctx, const struct sampler_event *ev)
 {
 	struct recorder *r = ctx;
 
+	/*
+	 * -a: the samples of the processes in scope; what a privileged perf
+	 * -a may see (it needs CAP_PERFMON or root), with no process of ours
+	 * to guard against an exec into privileges
+	 */
+	if (r->scope) {
+		if (scope__keep(r->scope, ev))
+			checkpoint_writer__event(r->cpw, ev);
+		return;
+	}
 	if (ev->type == SEV_COMM && ev->exec && !r->t.launched && !r->gained) {
 		int err = target__may_trace(ev->pid);
 
@@ -638,9 +701,9 @@ static int finish_history(struct recorder *r)
 	heap__history_stats(r->heap, &hs);
 	history_writer__stats(r->hw, &ws);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
+		err = db_writer__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
 	if (!err)
-		err = db__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
+		err = db_writer__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
 	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped; %llu "
 		 "allocations written, %llu frees matched, %llu of blocks from before, %llu "
 		 "reordered, %llu slices, %llu chunks", (unsigned long long)hs.events,
@@ -676,12 +739,28 @@ static int finish(struct recorder *r, int err)
 	update_stats(r, now);
 	if (!err)
 		err = write_checkpoint(r, now);
+	/* the last intervals pushed (or left in the spool), their ledger rows written */
+	if (r->pusher) {
+		pusher__finish(r->pusher, r->ts_base + now);
+		if (!err)
+			err = pusher__write_ledger(r->pusher, db_writer__db(r->db));
+		update_stats(r, now);
+	}
 	if (!err && r->hw)
 		err = finish_history(r);
 	/* the kernel's peak of the resident memory (VmHWM), not the highest checkpoint's */
 	if (!err && r->cpw && checkpoint_writer__rss_peak(r->cpw) > 0)
-		err = db__meta_set_int(r->db, "rss_peak_bytes",
+		err = db_writer__meta_set_int(r->db, "rss_peak_bytes",
 				       (long long)checkpoint_writer__rss_peak(r->cpw));
+	if (!err && r->cpw && r->o.call_graph) {
+		uint64_t unwound, truncated;
+
+		checkpoint_writer__stacks(r->cpw, &unwound, &truncated);
+		err = db_writer__meta_set_int(r->db, "cpu_stacks_unwound", (long long)unwound);
+		if (!err)
+			err = db_writer__meta_set_int(r->db, "cpu_stacks_truncated",
+						     (long long)truncated);
+	}
 	if (!err && r->heap) {
 		struct heap_stats hs;
 
@@ -696,8 +775,9 @@ static int finish(struct recorder *r, int err)
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);
 	if (!err2)
-		err2 = db__verify(r->db);	/* deleted or replaced meanwhile: lost */
-	if (!err && !err2 && r->o.cpu) {
+		err2 = db__verify(db_writer__db(r->db));	/* deleted or replaced meanwhile: lost */
+	/* -a: whatever runs on the host, with or without debug information */
+	if (!err && !err2 && r->o.cpu && !r->o.all) {
 		err = check_debuginfo_end(r);
 		r->discard = err == -RSPROF_ENODEBUG && !r->o.append;
 	}
@@ -735,8 +815,9 @@ int recorder__run(struct recorder *r)
 			r->stop_reason = "signal";
 			break;
 		}
-		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms */
-		exited = (r->t.launched || now >= next_alive) && target__exited(&r->t);
+		/* launched: waitpid() is cheap; attached: look at /proc every 50 ms; -a: never */
+		exited = !r->o.all && (r->t.launched || now >= next_alive) &&
+			 target__exited(&r->t);
 		/* without records (no CPU events): /proc, every 50 ms and before a checkpoint */
 		for (size_t i = 0; !exited && !r->t.launched && (now >= next_alive || now >= next_cp) &&
 				   i < r->t.n_pids && !r->gained; i++)
@@ -866,16 +947,18 @@ int recorder__delete(struct recorder *r)
 	hashmap__free(&r->exec_unchecked);
 	heap_launch__delete(r->heap_launch);
 	alloc_fns__delete(r->alloc_fns);
+	scope__delete(r->scope);
 	target__kill(&r->t);
 	checkpoint_writer__delete(r->cpw);
 	if (history_writer__delete(r->hw) && !err)
 		err = -RSPROF_EDB;
-	db_stacks__delete(r->dbst);
 	if (r->keep_dac)
 		caps__raise_dac();	/* SQLite removes -wal and -shm on close */
-	err2 = db__close(r->db);
+	err2 = db_writer__close(r->db);
 	if (!err)
 		err = err2;
+	/* its reader of the file after the writer (see check_fd in util/db/db.c) */
+	pusher__delete(r->pusher);
 	if (r->discard) {
 		char side[PATH_MAX + 8];
 

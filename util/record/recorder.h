@@ -7,13 +7,15 @@
 
 #include "util/heap/heap.h"
 
+struct push_opts;
+
 /*
  * A recording: the target (attached or launched), the CPU sampler, the heap
  * tracker, the resolver and the profile writer, driven by one loop that
  * drains the rings every ~10 ms and writes a checkpoint every interval
  * (seed 002 §3.2.2). `record` runs it in the main thread; `top` runs it in
  * a sampler thread that owns the writer while the screen reads the file
- * through its own connection (SPEC §7).
+ * through its own connection.
  */
 struct recorder;
 
@@ -24,6 +26,9 @@ struct record_opts {
 	pid_t pids[RECORD_MAX_PIDS];	/* attach: -p PID[,PID...] */
 	size_t n_pids;
 	bool inherit;			/* follow the children the target starts (perf's inherit) */
+	bool all;			/* record -a: every process of the host, CPU only */
+	const char *comm;		/* -a --comm: only the processes of this name; NULL: all */
+	const char *cgroup;		/* -a --cgroup: only those in this cgroup; NULL: all */
 	bool user_only;			/* CPU: user time only, no kernel samples */
 	const char *process;		/* attach by name (substring of comm) */
 	const char *const *argv;	/* launch: command and arguments, NULL-terminated */
@@ -38,6 +43,8 @@ struct record_opts {
 	bool cpu, heap;			/* what to record */
 	bool heap_required;		/* --no-cpu: heap failure is fatal */
 	bool call_graph;
+	bool call_graph_fp;		/* --call-graph fp: the kernel's frame-pointer chain */
+	unsigned int stack_copy;	/* -g: bytes of user stack copied per sample */
 	bool append;
 	enum heap_backend heap_backend;	/* launch: auto, preload or uprobe; attach: uprobe */
 	enum heap_probes heap_probes;
@@ -48,6 +55,8 @@ struct record_opts {
 					 * in-process tracker only) */
 	/* rsprof's own command line, kept in meta `rsprof_command`; NULL: not kept */
 	const char *rsprof_cmdline;
+	/* record --push: the store and how (util/push/pusher.h); NULL: no push */
+	const struct push_opts *push;
 	/* Called by recorder__run() about every 250 ms (e.g. a status line); NULL: none. */
 	void (*tick)(struct recorder *r, void *ctx);
 	void *tick_ctx;
@@ -68,6 +77,11 @@ struct recorder_stats {
 	bool target_exited;
 	int exit_status;		/* as from waitpid() when launched, -1 when unknown */
 	bool finished;			/* recorder__run() returned */
+	/* record --push (util/push/pusher.h): requests taken by the store,
+	 * waiting in the spool, tries failed, dropped from a full spool, refused */
+	bool push_on;
+	uint64_t pushed, pushed_bytes, push_queued, push_failed, push_dropped, push_rejected;
+	char push_store[256], push_spool[512];
 };
 
 /* Resolve the target, check permissions, open the file, attach. Errors printed. */

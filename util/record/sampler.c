@@ -11,6 +11,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "util/array.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/caps.h"
@@ -29,7 +30,16 @@
 #define RING_PAGES_CG	32
 #define CPU_RING_PAGES	64
 #define CPU_RING_PAGES_CG 256
+#define RING_PAGES_STACK	128	/* with stack copies of 8 KiB: 0.5 s at 99 Hz */
+#define CPU_RING_PAGES_STACK	1024
+/* system-wide: every process's samples and records through one ring per CPU */
+#define ALL_RING_PAGES	512
+#define ALL_RING_PAGES_CG 2048
 #define MAX_CHAIN	127
+/* perf_regs.h of x86: the registers a stack copy comes with (in bit order) */
+#define PERF_REG_X86_BP	6
+#define PERF_REG_X86_SP	7
+#define PERF_REG_X86_IP	8
 #define FD_HEADROOM	64
 /* records newer than this are kept for the next drain (another ring may lag) */
 #define HOLD_NS		2000000ULL
@@ -176,6 +186,16 @@ static int event_open(struct sampler *s, pid_t tid, int cpu)
 	return fd < 0 ? -errno : fd;
 }
 
+/* The pages of a ring (a power of two): per CPU or per thread. */
+static size_t ring_pages(const struct sampler *s, bool per_cpu)
+{
+	if (s->o.call_graph && s->o.stack_copy > 1024)
+		return per_cpu ? CPU_RING_PAGES_STACK : RING_PAGES_STACK;
+	if (s->o.call_graph)
+		return per_cpu ? CPU_RING_PAGES_CG : RING_PAGES_CG;
+	return per_cpu ? CPU_RING_PAGES : RING_PAGES;
+}
+
 /* Open the events of one thread; -ESRCH when it exited meanwhile. */
 static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 {
@@ -193,7 +213,7 @@ static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 		fd = event_open(s, tid, -1);
 		if (fd < 0)
 			return fd;
-		err = ring_map(s, fd, s->o.call_graph ? RING_PAGES_CG : RING_PAGES, &t->ring, tid);
+		err = ring_map(s, fd, ring_pages(s, false), &t->ring, tid);
 		if (err) {
 			close(fd);
 			s->open_fds--;
@@ -222,8 +242,7 @@ static int thread_open(struct sampler *s, pid_t tid, struct thread_ev *t)
 		}
 		t->fds[c] = fd;
 		if (r->fd < 0)
-			err = ring_map(s, fd, s->o.call_graph ? CPU_RING_PAGES_CG : CPU_RING_PAGES,
-				       r, tid);
+			err = ring_map(s, fd, ring_pages(s, true), r, tid);
 		else if (ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, r->fd))
 			err = -errno;
 		if (err && r->base == NULL && r->fd == fd)
@@ -312,15 +331,8 @@ static void report_open_error(const struct sampler *s, pid_t pid, int err)
 
 static int grow_threads(struct sampler *s)
 {
-	if (s->n == s->cap) {
-		size_t ncap = s->cap ? s->cap * 2 : 16;
-		struct thread_ev *nv = realloc(s->t, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->t = nv;
-		s->cap = ncap;
-	}
+	if (ALLOC_GROW(s->t, s->n + 1, s->cap, 16))
+		return -ENOMEM;
 	return 0;
 }
 
@@ -379,7 +391,7 @@ int sampler__rescan(struct sampler *s)
 {
 	int changes = 0, alive = 0;
 
-	if (s->o.inherit)
+	if (s->o.inherit || s->o.system_wide)
 		return 0;
 	for (size_t i = 0; i < s->n; i++)
 		s->t[i].seen = false;
@@ -444,6 +456,12 @@ static void sampler__set_attr(struct sampler *s)
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
 		a->exclude_callchain_kernel = 1;
 		a->sample_max_stack = MAX_CHAIN;
+		if (o->stack_copy) {
+			a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
+			a->sample_regs_user = 1ULL << PERF_REG_X86_BP | 1ULL << PERF_REG_X86_SP |
+					      1ULL << PERF_REG_X86_IP;
+			a->sample_stack_user = o->stack_copy;
+		}
 	}
 	a->exclude_kernel = o->user_only;
 	a->exclude_hv = 1;
@@ -469,6 +487,49 @@ static void sampler__set_attr(struct sampler *s)
 /* Read the FORK records in the rings without consuming them (the attach race). */
 static void peek_forks(struct sampler *s);
 
+/*
+ * System-wide: one event and ring per online CPU, for every process (pid
+ * -1). Errors printed: -EACCES/-EPERM without CAP_PERFMON (or paranoid
+ * above 0), -errno.
+ */
+static int open_cpus(struct sampler *s)
+{
+	int opened = 0, err = 0;
+
+	for (int c = 0; c < s->ncpu; c++) {
+		struct ring *r = &s->cpu_rings[c];
+		int fd = event_open(s, -1, c);
+
+		if (fd == -ENODEV || fd == -EINVAL)	/* an offline CPU */
+			continue;
+		if (fd < 0) {
+			err = fd;
+			break;
+		}
+		err = ring_map(s, fd, s->o.call_graph && s->o.stack_copy > 1024 ?
+				      CPU_RING_PAGES_STACK : s->o.call_graph ? ALL_RING_PAGES_CG :
+				      ALL_RING_PAGES, r, -1);
+		if (err) {
+			close(fd);
+			s->open_fds--;
+			r->fd = -1;
+			break;
+		}
+		opened++;
+	}
+	if (!err && !opened)
+		err = -ENODEV;
+	if (err == -EACCES || err == -EPERM) {
+		pr_err("perf_event_open on every CPU refused: %s (kernel.perf_event_paranoid is %d)",
+		       strerror(-err), caps__perf_paranoid());
+		pr_hint("recording every process (-a) needs root or CAP_PERFMON, or 'sysctl "
+			"kernel.perf_event_paranoid=0'");
+	} else if (err) {
+		pr_err("perf_event_open on every CPU: %s", strerror(-err));
+	}
+	return err;
+}
+
 int sampler__new(const struct sampler_opts *o, struct sampler **out)
 {
 	struct sampler *s = calloc(1, sizeof(*s));
@@ -490,7 +551,9 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 	s->ncpu = (int)sysconf(_SC_NPROCESSORS_CONF);
 	if (s->ncpu < 1)
 		s->ncpu = 1;
-	if (o->inherit) {
+	if (o->system_wide)
+		s->o.inherit = false;	/* a CPU-wide event sees every task already */
+	if (o->inherit || o->system_wide) {
 		s->cpu_rings = calloc(s->ncpu, sizeof(*s->cpu_rings));
 		if (!s->cpu_rings) {
 			sampler__delete(s);
@@ -513,6 +576,15 @@ int sampler__new(const struct sampler_opts *o, struct sampler **out)
 			s->attr.build_id = 0;
 			pr_debug(1, "no build-ids in mmap records on this kernel");
 		}
+	}
+	if (o->system_wide) {
+		err = open_cpus(s);
+		if (err) {
+			sampler__delete(s);
+			return err;
+		}
+		*out = s;
+		return 0;
 	}
 	for (size_t p = 0; p < o->n_pids && !err; p++) {
 		err = proc__exists(o->pids[p]);
@@ -586,27 +658,10 @@ static int pend_push(struct sampler *s, const unsigned char *data, uint64_t size
 {
 	struct pending *p;
 
-	if (s->n_pend == s->cap_pend) {
-		size_t ncap = s->cap_pend ? s->cap_pend * 2 : 1024;
-		struct pending *nv = realloc(s->pend, ncap * sizeof(*nv));
-
-		if (!nv)
-			return -ENOMEM;
-		s->pend = nv;
-		s->cap_pend = ncap;
-	}
-	if (s->arena_len + len > s->arena_cap) {
-		size_t ncap = s->arena_cap ? s->arena_cap * 2 : 65536;
-		unsigned char *nv;
-
-		while (ncap < s->arena_len + len)
-			ncap *= 2;
-		nv = realloc(s->arena, ncap);
-		if (!nv)
-			return -ENOMEM;
-		s->arena = nv;
-		s->arena_cap = ncap;
-	}
+	if (ALLOC_GROW(s->pend, s->n_pend + 1, s->cap_pend, 1024))
+		return -ENOMEM;
+	if (ALLOC_GROW(s->arena, s->arena_len + len, s->arena_cap, 65536))
+		return -ENOMEM;
 	ring_copy(data, size, off, s->arena + s->arena_len, len);
 	p = &s->pend[s->n_pend++];
 	p->off = s->arena_len;
@@ -751,9 +806,11 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				 * The chain holds user frames: a kernel address
 				 * there is a frame-pointer walk gone wrong (code
 				 * without them, the dynamic loader at start-up),
-				 * and so is all that follows it.
+				 * and so is all that follows it; a zero return
+				 * address ends it (stored minus 1 it would read
+				 * as the kernel's last address).
 				 */
-				if (kernel_syms__is_kernel(a))
+				if (kernel_syms__is_kernel(a) || !a)
 					break;
 				/*
 				 * The first user entry is where the thread was (the
@@ -769,6 +826,35 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 		}
 		ev->chain = s->chain;
 		ev->depth = depth;
+		if (s->o.call_graph && s->o.stack_copy) {
+			uint64_t abi, size, dyn;
+
+			if (nr > (uint64_t)(end - p) / 8)
+				return false;
+			p += 8 * nr;
+			if (p + 8 > end)
+				return false;
+			memcpy(&abi, p, 8);
+			p += 8;
+			if (abi) {	/* PERF_SAMPLE_REGS_ABI_64 (or 32): the registers */
+				if (p + 24 > end)
+					return false;
+				memcpy(ev->regs, p, 24);	/* bp, sp, ip: in bit order */
+				p += 24;
+				ev->user_regs = abi == PERF_SAMPLE_REGS_ABI_64;
+			}
+			if (p + 8 > end)
+				return false;
+			memcpy(&size, p, 8);
+			p += 8;
+			if (size) {
+				if (size > (uint64_t)(end - p) || (uint64_t)(end - p) - size < 8)
+					return false;
+				memcpy(&dyn, p + size, 8);
+				ev->stack = p;
+				ev->stack_len = dyn < size ? dyn : size;
+			}
+		}
 		return true;
 	}
 	case PERF_RECORD_COMM:

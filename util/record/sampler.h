@@ -7,7 +7,7 @@
 #include <sys/types.h>
 
 /*
- * CPU sampling (SPEC §5): PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK at a
+ * CPU sampling: PERF_TYPE_SOFTWARE/PERF_COUNT_SW_CPU_CLOCK at a
  * frequency, user and kernel time (or user time only), with the side-band
  * records that say what the sampled processes are: fork, exec (comm),
  * exit and every executable mapping (mmap2, with its build-id).
@@ -22,6 +22,9 @@
  *   on one CPU can share a ring through PERF_EVENT_IOC_SET_OUTPUT).
  * - no inherit: one event and ring per thread of the target processes, new
  *   threads found by sampler__rescan(); child processes are not followed.
+ * - system-wide (record -a, as `perf record -a`): one event and ring per
+ *   CPU for every process (pid -1), no inherit; the side-band records of
+ *   every process come with them.
  *
  * sampler__drain() copies the rings' records, orders them by time across
  * rings (an exec on one CPU and the next sample on another) and hands
@@ -35,10 +38,14 @@ struct sampler_opts {
 	size_t n_pids;
 	unsigned int freq;		/* Hz */
 	bool call_graph;		/* PERF_SAMPLE_CALLCHAIN, user frames only */
+	unsigned int stack_copy;	/* with call_graph: bytes of the user stack copied
+					 * with each sample, with the user %rip, %rsp and
+					 * %rbp (0: none), a multiple of 8 */
 	bool enable_on_exec;		/* launched target stopped before exec */
 	bool inherit;			/* follow new threads and child processes */
 	bool user_only;			/* exclude the kernel */
 	bool sideband_only;		/* no samples, the records only (--no-cpu) */
+	bool system_wide;		/* every process on every CPU; pids unused */
 };
 
 /*
@@ -75,6 +82,8 @@ enum sampler_ev_type {
 	SEV_MMAP,	/* an executable mapping */
 };
 
+enum sampler_reg { SREG_BP, SREG_SP, SREG_IP };
+
 /* One record. Pointers are valid during the callback only. */
 struct sampler_event {
 	enum sampler_ev_type type;
@@ -88,6 +97,13 @@ struct sampler_event {
 	bool kernel;			/* ip is in the kernel */
 	const uint64_t *chain;
 	unsigned int depth;
+	/* SEV_SAMPLE with stack_copy: the user registers where the thread was
+	 * in user space (user_regs false: none, a kernel thread) and the copy
+	 * of its stack from regs[SREG_SP], stack_len bytes */
+	bool user_regs;
+	uint64_t regs[3];		/* enum sampler_reg */
+	const unsigned char *stack;
+	uint64_t stack_len;
 	/* SEV_COMM */
 	const char *comm;
 	bool exec;

@@ -26,9 +26,14 @@ void status__line(FILE *f, const struct recorder_stats *st)
 		(unsigned long long)st->samples, (unsigned long long)st->lost);
 	if (st->heap_on)
 		fprintf(f, ", heap %s live", format__bytes(st->live_bytes, live, sizeof(live)));
-	fprintf(f, ", %llu checkpoint%s, %llu thread%s ]\033[K",
+	fprintf(f, ", %llu checkpoint%s, %llu thread%s",
 		(unsigned long long)st->checkpoints, st->checkpoints == 1 ? "" : "s",
 		(unsigned long long)st->threads, st->threads == 1 ? "" : "s");
+	if (st->push_on)
+		fprintf(f, ", pushed %llu, queued %llu, failed %llu",
+			(unsigned long long)st->pushed, (unsigned long long)st->push_queued,
+			(unsigned long long)st->push_failed);
+	fputs(" ]\033[K", f);
 	fflush(f);
 }
 
@@ -62,7 +67,7 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 			format__bytes(st->peak_bytes, b2, sizeof(b2)),
 			format__count(st->allocs, n1, sizeof(n1)), st->allocs == 1 ? "" : "s",
 			format__count(st->frees, n2, sizeof(n2)), st->frees == 1 ? "" : "s");
-		/* never silent (issue 3): what could not be attributed or counted */
+		/* never silent: what could not be attributed or counted */
 		if (st->unknown_frees)
 			fprintf(f, ", %s free%s of memory allocated before the recording",
 				format__count(st->unknown_frees, n1, sizeof(n1)),
@@ -72,13 +77,39 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 				format__count(st->heap_dropped, n1, sizeof(n1)),
 				st->heap_dropped == 1 ? "" : "s");
 		fputs(" ]\n", f);
-		/* which backend ran, and why not the in-process tracker (issue 8) */
+		/* which backend ran, and why not the in-process tracker */
 		if (st->heap_backend && !strcmp(st->heap_backend, "preload"))
 			fputs("[ heap tracked in-process (LD_PRELOAD) ]\n", f);
 		else if (st->heap_backend && st->heap_why)
 			fprintf(f, "[ heap tracked with uprobes: %s ]\n", st->heap_why);
 		else if (st->heap_backend)
 			fputs("[ heap tracked with uprobes ]\n", f);
+	}
+	if (st->push_on) {
+		fprintf(f, "[ pushed %llu profile%s (%s) to ", (unsigned long long)st->pushed,
+			st->pushed == 1 ? "" : "s",
+			format__bytes((int64_t)st->pushed_bytes, b1, sizeof(b1)));
+		escape__fputs(st->push_store, f);
+		if (st->push_failed)
+			fprintf(f, ", %llu tr%s failed", (unsigned long long)st->push_failed,
+				st->push_failed == 1 ? "y" : "ies");
+		if (st->push_dropped)
+			fprintf(f, ", %llu dropped from the full spool", (unsigned long long)st->push_dropped);
+		if (st->push_rejected)
+			fprintf(f, ", %llu refused: pushing stopped",
+				(unsigned long long)st->push_rejected);
+		if (st->push_queued) {
+			fprintf(f, ", %llu queued in ", (unsigned long long)st->push_queued);
+			escape__fputs(st->push_spool, f);
+		}
+		fputs(" ]\n", f);
+		if (written && (st->push_queued || st->push_dropped || st->push_rejected)) {
+			fputs("[ the rest is in the profile: rsprof push ", f);
+			escape__fputs(path, f);
+			fputs(" ", f);
+			escape__fputs(st->push_store, f);
+			fputs(" ]\n", f);
+		}
 	}
 	if (st->target_exited && st->exit_status >= 0) {
 		int s = st->exit_status;

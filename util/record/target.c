@@ -206,6 +206,14 @@ int target__attach(struct target *t, const pid_t *pids, size_t n, const char *na
 	return 0;
 }
 
+void target__system(struct target *t)
+{
+	t->pid = 0;
+	t->n_pids = 0;
+	snprintf(t->comm, sizeof(t->comm), "all");
+	t->exe[0] = '\0';
+}
+
 int target__launch(struct target *t, const char *const *argv, char *const *envp)
 {
 	const char *base;

@@ -60,6 +60,12 @@ int target__may_trace(pid_t pid);
  */
 const char *target__exec_gains(const char *path);
 
+/*
+ * record -a: every process of the host, no process of its own (pid 0,
+ * n_pids 0); named "all" (the profile's default name, meta.process_name).
+ */
+void target__system(struct target *t);
+
 /* Launched: let the program exec (launch__go()). 0 or the failed exec's -errno. */
 int target__go(struct target *t, const char *name);
 

@@ -1,6 +1,6 @@
 /*
  * Demangling through libiberty (Rust legacy and v0, C++), and the short
- * form of a demangled name for tables (SPEC §4).
+ * form of a demangled name for tables.
  */
 #include "util/symbols/demangle.h"
 

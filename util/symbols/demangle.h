@@ -11,7 +11,7 @@
 char *demangle(const char *name);
 
 /*
- * The short form for tables (SPEC §4): no crate hashes or disambiguators,
+ * The short form for tables: no crate hashes or disambiguators,
  * generic arguments elided ("alloc::vec::Vec<…>::push", turbofish
  * "drop_in_place::<…>"; a qualified path "<Vec<…> as Write>::write" and
  * legacy Rust's "<impl u64>" stay), no C++ parameter list, long paths cut

@@ -1,5 +1,5 @@
 /*
- * Address to inline chain through libdw (SPEC §4).
+ * Address to inline chain through libdw.
  *
  * A code address of an optimised program usually sits inside several
  * inlined functions: in Rust the innermost one is nearly always core's
@@ -21,6 +21,7 @@
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
 
+#include "util/array.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/srcpath.h"
 #include "util/symbols/symbol.h"
@@ -71,15 +72,8 @@ void dwarf_index__delete(struct dwarf_index *ix)
 
 static int cu_index__add(struct cu_index *ci, Dwarf_Addr lo, Dwarf_Addr hi, Dwarf_Off off)
 {
-	if (ci->n == ci->alloc) {
-		size_t na = ci->alloc ? ci->alloc * 2 : 64;
-		struct fn_range *v = realloc(ci->v, na * sizeof(*v));
-
-		if (!v)
-			return -ENOMEM;
-		ci->v = v;
-		ci->alloc = na;
-	}
+	if (ALLOC_GROW(ci->v, ci->n + 1, ci->alloc, 64))
+		return -ENOMEM;
 	ci->v[ci->n++] = (struct fn_range){ lo, hi, off };
 	return 0;
 }
@@ -144,15 +138,8 @@ static struct cu_index *dwarf_index__cu(struct dwarf_index *ix, Dwfl_Module *mod
 			return &ix->cus[i];
 		}
 	}
-	if (ix->n == ix->alloc) {
-		size_t na = ix->alloc ? ix->alloc * 2 : 16;
-		struct cu_index *v = realloc(ix->cus, na * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		ix->cus = v;
-		ix->alloc = na;
-	}
+	if (ALLOC_GROW(ix->cus, ix->n + 1, ix->alloc, 16))
+		return NULL;
 	ci = &ix->cus[ix->n];
 	memset(ci, 0, sizeof(*ci));
 	ci->mod = mod;
@@ -198,15 +185,8 @@ static struct cu_index *dwarf_index__units(struct dwarf_index *ix, Dwfl_Module *
 	for (size_t i = 0; i < ix->n_units; i++)
 		if (ix->units[i].mod == mod)
 			return &ix->units[i];
-	if (ix->n_units == ix->alloc_units) {
-		size_t na = ix->alloc_units ? ix->alloc_units * 2 : 8;
-		struct cu_index *v = realloc(ix->units, na * sizeof(*v));
-
-		if (!v)
-			return NULL;
-		ix->units = v;
-		ix->alloc_units = na;
-	}
+	if (ALLOC_GROW(ix->units, ix->n_units + 1, ix->alloc_units, 8))
+		return NULL;
 	u = &ix->units[ix->n_units];
 	memset(u, 0, sizeof(*u));
 	u->mod = mod;
@@ -323,7 +303,7 @@ static char *die_function_name(Dwarf_Die *die)
 /*
  * DWARF 5 directory entries may be relative to the compilation directory
  * (gcc 12: "tests/unit"), and libdw does not join them with it: we do, so
- * the profile holds full paths (SPEC §4) and display can shorten them.
+ * the profile holds full paths and display can shorten them.
  */
 static char *full_path(const char *file, const char *comp_dir)
 {

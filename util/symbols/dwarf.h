@@ -5,7 +5,7 @@
 
 /*
  * DWARF of one module through libdw: an address to its inline chain
- * (SPEC §4). The resolver owns one struct dwarf_index for all modules; it
+ *. The resolver owns one struct dwarf_index for all modules; it
  * keeps, per compilation unit that was looked up, the sorted address ranges
  * of its functions, so that a lookup walks one function's DIE subtree
  * instead of the whole unit (dwarf_getscopes() walks the unit each time,

@@ -6,7 +6,7 @@
 struct Elf;
 
 /*
- * Take the pages of a file mapped by libelf out of our RSS (SPEC §7):
+ * Take the pages of a file mapped by libelf out of our RSS:
  * looking up names and lines touches pages all over a 150 MB library
  * (librustc_driver, libLLVM) and its debug file, and they stay resident
  * for the rest of the recording although the next lookups read a few.

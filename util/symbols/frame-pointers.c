@@ -14,6 +14,7 @@
 #include <elfutils/libdwfl.h>
 
 #include "util/symbols/srcpath.h"
+#include "util/symbols/x86-prologue.h"
 
 /* Enough functions to tell a build's flags; a big program has thousands. */
 #define CENSUS_MAX 256
@@ -26,42 +27,30 @@ struct census_ctx {
 	struct fp_census *c;
 };
 
-/* The file bytes at virtual address vaddr, len of them, or NULL. */
-static const unsigned char *code_at(const struct census_ctx *x, uint64_t vaddr, size_t len)
+/* The file's code bytes at virtual address vaddr: *len of them (at most max), or NULL. */
+static const unsigned char *code_at(const struct census_ctx *x, uint64_t vaddr, size_t max,
+				    size_t *len)
 {
 	for (size_t i = 0; i < x->n_phdr; i++) {
 		GElf_Phdr ph;
+		uint64_t off;
 
 		if (!gelf_getphdr(x->elf, (int)i, &ph) || ph.p_type != PT_LOAD ||
 		    !(ph.p_flags & PF_X))
 			continue;
-		if (vaddr >= ph.p_vaddr && vaddr + len <= ph.p_vaddr + ph.p_filesz &&
-		    ph.p_offset + (vaddr - ph.p_vaddr) + len <= x->size)
-			return x->raw + ph.p_offset + (vaddr - ph.p_vaddr);
+		if (vaddr < ph.p_vaddr || vaddr >= ph.p_vaddr + ph.p_filesz)
+			continue;
+		off = ph.p_offset + (vaddr - ph.p_vaddr);
+		if (off >= x->size)
+			return NULL;
+		*len = ph.p_vaddr + ph.p_filesz - vaddr;
+		if (*len > x->size - off)
+			*len = x->size - off;
+		if (*len > max)
+			*len = max;
+		return x->raw + off;
 	}
 	return NULL;
-}
-
-/*
- * What a function's first instruction (after an endbr64) says: 1 it sets
- * up a frame pointer (push %rbp; mov %rsp,%rbp, either encoding of the
- * mov), 0 it makes a stack frame without one (a push of another register,
- * %rbp pushed as a plain register, sub $n,%rsp), -1 nothing: a leaf that
- * needs no frame (gcc gives none to those even with
- * -fno-omit-frame-pointer), or a check before the frame (shrink-wrapping).
- */
-static int frame_kind(const unsigned char *b)
-{
-	if (b[0] == 0xf3 && b[1] == 0x0f && b[2] == 0x1e && b[3] == 0xfa)
-		b += 4;
-	if (b[0] == 0x55)
-		return b[1] == 0x48 && ((b[2] == 0x89 && b[3] == 0xe5) ||
-					(b[2] == 0x8b && b[3] == 0xec));
-	if ((b[0] >= 0x50 && b[0] <= 0x57) || (b[0] == 0x41 && b[1] >= 0x50 && b[1] <= 0x57))
-		return 0;
-	if (b[0] == 0x48 && (b[1] == 0x83 || b[1] == 0x81) && b[2] == 0xec)
-		return 0;
-	return -1;
 }
 
 /*
@@ -96,6 +85,7 @@ static void scan(struct census_ctx *x, Dwarf_Die *die)
 		int tag = dwarf_tag(&child);
 		Dwarf_Addr lo;
 		const unsigned char *b;
+		size_t n;
 		int kind;
 
 		if (x->c->functions >= CENSUS_MAX)
@@ -103,7 +93,8 @@ static void scan(struct census_ctx *x, Dwarf_Die *die)
 		if (tag == DW_TAG_namespace || tag == DW_TAG_module) {
 			scan(x, &child);
 		} else if (tag == DW_TAG_subprogram && (lo = entry_of(&child)) &&
-			   (b = code_at(x, lo, 8)) && (kind = frame_kind(b)) >= 0) {
+			   (b = code_at(x, lo, X86_FP_WINDOW, &n)) &&
+			   (kind = x86__fp_prologue(b, n)) >= 0) {
 			x->c->functions++;
 			x->c->with_fp += kind;
 		}

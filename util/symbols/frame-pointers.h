@@ -2,7 +2,7 @@
 #define RSPROF_UTIL_SYMBOLS_FRAME_POINTERS_H
 
 /*
- * Does a module's own code keep frame pointers (issue 9)? `record -g` walks
+ * Does a module's own code keep frame pointers? `record -g` walks
  * the frame-pointer chain (the kernel's user stack walk), so without them
  * CPU call stacks stop after a frame or two; the recorder says so up front.
  *

@@ -14,6 +14,8 @@
 #include <elfutils/libdwelf.h>
 #include <gelf.h>
 
+#include "util/infile.h"
+
 /* The PT_LOAD segment whose file range holds offset; the executable one wins a shared page. */
 static void find_segment(Elf *elf, uint64_t offset, struct objfile_ident *id)
 {
@@ -50,13 +52,9 @@ int objfile__ident(const char *path, time_t not_after, uint64_t offset,
 	int fd, err = 0;
 
 	memset(id, 0, sizeof(*id));
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = infile__open(path, 0, &stb);
 	if (fd < 0)
-		return -errno;
-	if (fstat(fd, &stb)) {
-		err = -errno;
-		goto out;
-	}
+		return fd;
 	if (not_after && stb.st_mtime > not_after) {
 		err = -ESTALE;
 		goto out;

@@ -12,6 +12,8 @@
 
 #include <gelf.h>
 
+#include "util/array.h"
+
 /* A GOT slot and the name of the function its relocation binds. */
 struct slot {
 	uint64_t got;
@@ -78,16 +80,9 @@ static int read_slots(Elf *elf, struct slot **out, size_t *n_out)
 			name = elf_strptr(elf, symsh.sh_link, sym.st_name);
 			if (!name || !*name)
 				continue;
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct slot *nv = realloc(v, c * sizeof(*nv));
-
-				if (!nv) {
-					free(v);
-					return -ENOMEM;
-				}
-				v = nv;
-				cap = c;
+			if (ALLOC_GROW(v, n + 1, cap, 64)) {
+				free(v);
+				return -ENOMEM;
 			}
 			v[n++] = (struct slot){ .got = r.r_offset, .name = name };
 		}
@@ -158,15 +153,8 @@ int plt__symbols(Elf *elf, uint64_t bias, struct plt_sym **out, size_t *n_out)
 
 			if (!name)
 				continue;
-			if (n == cap) {
-				size_t c = cap ? cap * 2 : 64;
-				struct plt_sym *nv = realloc(v, c * sizeof(*nv));
-
-				if (!nv)
-					goto nomem;
-				v = nv;
-				cap = c;
-			}
+			if (ALLOC_GROW(v, n + 1, cap, 64))
+				goto nomem;
 			/* "clock_gettime@plt", without the version ("@GLIBC_2.17") */
 			if (asprintf(&v[n].name, "%.*s@plt", (int)strcspn(name, "@"), name) < 0)
 				goto nomem;

@@ -1,5 +1,5 @@
 /*
- * Address to symbol for one target process (SPEC §4).
+ * Address to symbol for one target process.
  *
  * Every file-backed executable mapping (of /proc/PID/maps, or of the
  * mappings the recorder builds from perf's mmap2 records) is reported to
@@ -31,6 +31,8 @@
 #include <gelf.h>
 
 #include "preload/heap-region.h"
+#include "util/array.h"
+#include "util/infile.h"
 #include "util/symbols/demangle.h"
 #include "util/symbols/dwarf.h"
 #include "util/symbols/filepages.h"
@@ -40,6 +42,7 @@
 #include "util/record/maps.h"
 #include "util/symbols/symfile.h"
 #include "util/symbols/symtab.h"
+#include "util/unwind/elf-cfi.h"
 
 /* One reported module: a file at one load bias. */
 struct module {
@@ -49,6 +52,8 @@ struct module {
 	bool dwarf;		/* look up DWARF lines (see resolver__report()) */
 	struct symtab *symtab;	/* loaded at the first symbol-table lookup */
 	bool symtab_loaded;
+	struct cfi_module cfi;	/* its call frame information (hdr NULL: none) */
+	bool cfi_loaded;
 };
 
 struct resolver {
@@ -62,6 +67,7 @@ struct resolver {
 	size_t n_mods, alloc_mods;
 	struct dwarf_index *index;
 	struct hashmap cache;		/* addr -> struct symbol * */
+	struct hashmap rules;		/* code address -> its CFI rule | RULE_KNOWN */
 	/* symbols taken out of the cache by a refresh, freed at delete */
 	struct symbol **stale;
 	size_t n_stale, alloc_stale;
@@ -232,15 +238,8 @@ static int resolver__report(struct resolver *r)
 			if (ud)
 				*ud = &r->fctx;
 		}
-		if (r->n_mods == r->alloc_mods) {
-			size_t na = r->alloc_mods ? r->alloc_mods * 2 : 16;
-			struct module *v = realloc(r->mods, na * sizeof(*v));
-
-			if (!v)
-				return -ENOMEM;
-			r->mods = v;
-			r->alloc_mods = na;
-		}
+		if (ALLOC_GROW(r->mods, r->n_mods + 1, r->alloc_mods, 16))
+			return -ENOMEM;
 		mod = &r->mods[r->n_mods];
 		memset(mod, 0, sizeof(*mod));
 		mod->path = strdup(m->path);
@@ -363,6 +362,7 @@ void resolver__delete(struct resolver *r)
 	if (r->cache.has_zero)
 		symbol__delete((struct symbol *)(uintptr_t)r->cache.zero);
 	hashmap__free(&r->cache);
+	hashmap__free(&r->rules);
 	for (size_t i = 0; i < r->n_stale; i++)
 		symbol__delete(r->stale[i]);
 	free(r->stale);
@@ -449,6 +449,7 @@ static int resolver__reset(struct resolver *r, const char *exe)
 		symtab__delete(r->mods[i].symtab);
 	}
 	r->n_mods = 0;
+	hashmap__clear(&r->rules);
 	dwarf_index__delete(r->index);
 	r->index = dwarf_index__new();
 	dwfl_end(r->dwfl);
@@ -587,7 +588,7 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
-/* CPU time spent tracking the heap (issue 8): the tracker's code, the uprobe trampoline. */
+/* CPU time spent tracking the heap: the tracker's code, the uprobe trampoline. */
 #define RSPROF_HEAP_TRACKING "[rsprof heap tracking]"
 
 static bool is_heap_tracker(const char *path)
@@ -665,7 +666,8 @@ static const char *resolver__jit_name(struct resolver *r, uint64_t addr)
 	if (stat(r->perf_map_path, &st) || !S_ISREG(st.st_mode))
 		return NULL;
 	if (st.st_size != r->perf_map_size) {
-		FILE *f = fopen(r->perf_map_path, "re");
+		/* in /tmp: anyone may have put a link or a FIFO there since */
+		FILE *f = infile__fopen(r->perf_map_path, INFILE_NOFOLLOW, &st);
 
 		symtab__delete(r->perf_map);
 		r->perf_map = f ? symtab__from_text(f, SYMTAB_PERF_MAP) : NULL;
@@ -721,7 +723,12 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	if (!(s->module = strdup(name ? name : "")))
 		goto nomem;
 	if (is_heap_tracker(s->module) || is_tracker_unwinder(r, s->module)) {
-		/* rsprof's in-process tracker: one row, named for what it is */
+		/* rsprof's in-process tracker: one row, named for what it is, its
+		 * module too (not the private directory it was loaded from, another
+		 * one each run: a diff would see it come and go) */
+		free(s->module);
+		if (!(s->module = strdup(RSPROF_HEAP_TRACKING)))
+			goto nomem;
 		s->frames = calloc(1, sizeof(*s->frames));
 		if (!s->frames || !(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 			goto nomem;
@@ -817,6 +824,33 @@ void resolver__release_pages(struct resolver *r)
 		if (debugfile && (dw = dwfl_module_getdwarf(mod, &bias)))
 			filepages__release_elf(dwarf_getelf(dw));
 	}
+}
+
+#define RULE_KNOWN	(1ULL << 63)
+
+uint64_t resolver__cfi_rule(struct resolver *r, uint64_t pc)
+{
+	Dwfl_Module *dm;
+	struct module *m;
+	uint64_t rule;
+
+	if (hashmap__get(&r->rules, pc, &rule))
+		return rule & ~RULE_KNOWN;
+	dm = r->dwfl ? dwfl_addrmodule(r->dwfl, pc) : NULL;
+	m = dm ? resolver__module(r, dm) : NULL;
+	if (!m)
+		return CFI_OTHER;	/* generated code, a file we cannot open: not kept */
+	if (!m->cfi_loaded) {
+		GElf_Addr bias;
+		Elf *elf = dwfl_module_getelf(dm, &bias);
+
+		m->cfi_loaded = true;
+		if (!elf || elf_cfi__load(elf, &m->cfi))
+			memset(&m->cfi, 0, sizeof(m->cfi));
+	}
+	rule = m->cfi.hdr ? cfi__rule(&m->cfi, pc - m->bias) : CFI_OTHER;
+	hashmap__set(&r->rules, pc, rule | RULE_KNOWN);	/* no memory: asked again */
+	return rule;
 }
 
 const struct maps *resolver__maps(const struct resolver *r)

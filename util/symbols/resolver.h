@@ -7,7 +7,7 @@
 #include "util/symbols/symbol.h"
 
 /*
- * Address to source line for one target process (SPEC §4): the executable
+ * Address to source line for one target process: the executable
  * and every shared library it maps, each with its own load bias from
  * /proc/PID/maps, through libdwfl; symbol-table names where there is no
  * DWARF; demangled names; results cached.
@@ -93,10 +93,18 @@ struct code_range {
 
 int resolver__code(struct resolver *r, uint64_t addr, struct code_range *out);
 
+/*
+ * The CFI rule (util/unwind/cfi.h) in effect at code address pc (for a
+ * return address, ask at the call: the address - 1), read from the
+ * module file's .eh_frame and cached; CFI_OTHER when unknown.
+ */
+uint64_t resolver__cfi_rule(struct resolver *r, uint64_t pc);
+
 /* The mappings as last read (for the `map` table). */
 /*
- * Give back the resident pages of the files read so far (SPEC §7: our own
- * RSS); the next lookups read theirs again from the page cache.
+ * Give back the resident pages of the files read so far (they count in
+ * rsprof's own resident memory); the next lookups read theirs again from
+ * the page cache.
  */
 void resolver__release_pages(struct resolver *r);
 

@@ -1,5 +1,5 @@
 /*
- * Source path rules (SPEC §4): which files are toolchain library source, and
+ * Source path rules: which files are toolchain library source, and
  * the short form shown in tables. The rules are written out in srcpath.h.
  */
 #include "util/symbols/srcpath.h"

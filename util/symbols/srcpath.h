@@ -5,7 +5,7 @@
 #include <stddef.h>
 
 /*
- * Source paths as DWARF names them, and what rsprof shows (SPEC §4).
+ * Source paths as DWARF names them, and what rsprof shows.
  */
 
 /*

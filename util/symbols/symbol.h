@@ -6,7 +6,7 @@
 
 /*
  * What one code address of the target means: its inline chain and the frame
- * of the user's own code that rsprof reports (SPEC §4).
+ * of the user's own code that rsprof reports.
  *
  * frames[0] is the innermost inlined location (where the instruction's line
  * table entry points), frames[n_frames - 1] the outermost (the real,

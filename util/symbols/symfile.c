@@ -13,6 +13,7 @@
 #include <gelf.h>
 
 #include "util/error.h"
+#include "util/infile.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
 
@@ -79,10 +80,10 @@ static bool cache_path(const unsigned char *bits, int len, const char *name, cha
 /* Open path (O_RDONLY); keep it when no build-id is wanted or it matches. */
 static int try_open(const char *path, const unsigned char *bits, int len)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd = infile__open(path, 0, NULL);
 
 	if (fd < 0)
-		return -errno;
+		return fd;
 	if (len > 0 && !fd_has_build_id(fd, bits, len)) {
 		pr_debug(2, "%s: not the build-id that was mapped", path);
 		close(fd);
@@ -135,9 +136,10 @@ static int take(const char *path, const unsigned char *bits, int len, char **nam
 	return fd;
 }
 
-int symfile__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
-			    GElf_Addr base, const char *file_name, const char *debuglink,
-			    GElf_Word crc, char **debuginfo_file_name)
+/* The debug file of mod on this machine (or under the target's root); -1: none. */
+static int find_local(Dwfl_Module *mod, void **userdata, const char *modname, GElf_Addr base,
+		      const char *file_name, const char *debuglink, GElf_Word crc,
+		      char **debuginfo_file_name)
 {
 	const struct symfile_ctx *ctx = userdata ? *userdata : NULL;
 	const unsigned char *bits = NULL;
@@ -213,4 +215,25 @@ int symfile__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modna
 			return fd;
 	}
 	return -1;
+}
+
+int symfile__find_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname,
+			    GElf_Addr base, const char *file_name, const char *debuglink,
+			    GElf_Word crc, char **debuginfo_file_name)
+{
+	int fd = find_local(mod, userdata, modname, base, file_name, debuglink, crc,
+			    debuginfo_file_name);
+
+	if (fd >= 0 || !getenv("DEBUGINFOD_URLS") || !*getenv("DEBUGINFOD_URLS"))
+		return fd;
+	/*
+	 * Nothing here: libdwfl's standard search ends with its debuginfod
+	 * client, which asks the servers of DEBUGINFOD_URLS by build-id (and
+	 * keeps what it gets in its cache, ~/.cache/debuginfod_client).
+	 */
+	fd = dwfl_standard_find_debuginfo(mod, userdata, modname, base, file_name, debuglink, crc,
+					  debuginfo_file_name);
+	if (fd >= 0)
+		pr_debug(1, "%s: debug information from debuginfod", modname ? modname : "?");
+	return fd;
 }

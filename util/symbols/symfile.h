@@ -8,7 +8,7 @@
 #include <elfutils/libdwfl.h>
 
 /*
- * Where the files of a mapped module are (SPEC §4, issue 10): the ELF file
+ * Where the files of a mapped module are: the ELF file
  * as the target sees it, and its separate debug information, by the same
  * rules for the executable and every library.
  *

@@ -5,7 +5,9 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/read/profile.h"
 #include "util/error.h"
 #include "util/str.h"
 
@@ -61,7 +63,7 @@ int follow__open(const char *path, struct follow **out)
 	*out = NULL;
 	if (!f)
 		return -ENOMEM;
-	err = db__open(path, &f->db);
+	err = profile__open(path, &f->db);
 	if (err < 0) {
 		free(f);
 		return err;
@@ -145,15 +147,8 @@ static int row_cb(const struct prof_row *r, void *ctx)
 	struct live_row *lr;
 	int err = 0;
 
-	if (t->n == t->cap) {
-		int cap = t->cap ? 2 * t->cap : 64;
-		struct live_row *rows = realloc(t->rows, cap * sizeof(*rows));
-
-		if (!rows)
-			return -ENOMEM;
-		t->rows = rows;
-		t->cap = cap;
-	}
+	if (ALLOC_GROW(t->rows, t->n + 1, t->cap, 64))
+		return -ENOMEM;
 	lr = &t->rows[t->n];
 	memset(lr, 0, sizeof(*lr));
 	lr->file = str__dup(r->file, &err);
@@ -207,10 +202,9 @@ static int load_tables(struct follow *f, const struct follow_query *q)
 	query_filter__init(&qf);
 	qf.group = q->by_process ? GROUP_PROCESS : GROUP_LINE;
 	qf.pattern = q->pattern && *q->pattern ? q->pattern : NULL;
-	/* The window is the last window_ms of the recording, checkpoints
-	 * ending after its start: (end - window, end]. */
-	if (q->window_ms && f->sum.duration_ms > q->window_ms)
-		qf.from_ms = f->sum.duration_ms - q->window_ms + 1;
+	/* The window is the last window_ms of the recording */
+	if (q->window_ms)
+		time_window__since(&qf.win, q->window_ms, f->sum.duration_ms);
 
 	table_clear(&f->cpu);
 	f->cpu.total_samples = 0;

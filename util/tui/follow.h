@@ -4,11 +4,11 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "util/db/live.h"
-#include "util/db/query.h"
+#include "util/db/read/live.h"
+#include "util/db/read/query.h"
 
 /*
- * Following a profile file while it is written (SPEC §7, seed 002 §3.4):
+ * Following a profile file while it is written:
  * a read-only connection of its own (WAL: the writer is never blocked),
  * polled by the live view. A poll costs one PRAGMA when nothing was
  * committed since the last one; the rankings are queried again only when
@@ -25,7 +25,7 @@ struct live_row {
 	double pct;
 	int64_t live_bytes, peak_bytes;
 	int64_t alloc_bytes, free_bytes, alloc_count, free_count;
-	unsigned int kinds;	/* heap: HEAP_KINDS_* (util/db/query.h) */
+	unsigned int kinds;	/* heap: HEAP_KINDS_* (util/db/read/query.h) */
 };
 
 struct live_table {
@@ -70,7 +70,7 @@ struct follow {
 	bool loaded;
 };
 
-/* Opens path read-only (errors printed). */
+/* Opens path read-only, the newest profile here when NULL (errors printed). */
 int follow__open(const char *path, struct follow **out);
 void follow__delete(struct follow *f);	/* NULL ok */
 

@@ -9,7 +9,7 @@
 
 #include "util/annotate/annotate.h"
 #include "util/annotate/render.h"
-#include "util/db/callgraph.h"
+#include "util/analysis/callgraph.h"
 #include "util/error.h"
 #include "util/output/callgraph.h"
 #include "util/output/styled.h"
@@ -18,7 +18,7 @@
 static void filter_of(const struct pane_ctx *c, struct query_filter *f)
 {
 	query_filter__init(f);
-	f->from_ms = c->from_ms;
+	f->win.from_ms = c->from_ms;
 }
 
 /* Errors a pane can live with become a line of the pane; the rest are returned. */

@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "util/symbols/demangle.h"
-#include "util/db/query.h"
+#include "util/db/read/query.h"
 #include "util/duration.h"
 #include "util/output/format.h"
 #include "util/symbols/srcpath.h"
@@ -518,7 +518,7 @@ static void draw_footer(struct tui *t, const struct top_view *v, const struct fo
 		double lost_pct = s->samples + s->lost_samples ?
 			100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0;
 
-		/* the tracked heap beside the process's resident memory (issue 9) */
+		/* the tracked heap beside the process's resident memory */
 		r[0] = '\0';
 		if (s->has_rss)
 			snprintf(r, sizeof(r), " of %s resident",

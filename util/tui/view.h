@@ -7,7 +7,7 @@
 #include "util/tui/follow.h"
 
 /*
- * The screen of `rsprof top` (SPEC §2): header (PID, comm, frequency, heap
+ * The screen of `rsprof top`: header (PID, comm, frequency, heap
  * mode, elapsed, output file), the CPU | heap tables side by side or one
  * alone, footer (samples, lost, live heap, peak, checkpoints) and the key
  * help; a filter prompt, a row detail with its series as a sparkline, and

@@ -1,0 +1,68 @@
+#include "util/db/read/processes.h"
+
+#include <sqlite3.h>
+#include <stdlib.h>
+
+#include "util/db/db.h"
+#include "util/db/read/query-priv.h"
+
+/* A file without process rows: the target as meta names it. */
+static int from_meta(struct db *db, int (*cb)(void *ctx, const struct process_info *p),
+		     void *ctx)
+{
+	char *pid = NULL, *comm = NULL, *exe = NULL;
+	struct process_info p = { .end_ms = -1 };
+	int err;
+
+	err = db__meta_get(db, "pid", &pid);
+	if (!err)
+		err = db__meta_get(db, "process_name", &comm);
+	if (!err)
+		err = db__meta_get(db, "exe_path", &exe);
+	if (!err && pid && atoi(pid) > 0) {
+		p.pid = atoi(pid);
+		p.comm = comm;
+		p.exe = exe && *exe ? exe : NULL;
+		err = cb(ctx, &p);
+	}
+	free(pid);
+	free(comm);
+	free(exe);
+	return err;
+}
+
+int db_query_processes(struct db *db, int (*cb)(void *ctx, const struct process_info *p),
+		       void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, err, n = 0;
+
+	if (!db__has(db, DB_PROCESSES))
+		return from_meta(db, cb, ctx);
+	err = db__prepare(db, "read processes", "SELECT pid, ppid, comm, exe, start_ms, end_ms"
+			" FROM processes ORDER BY pid, start_ms", &st);
+	if (err)
+		return err;
+	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
+		struct process_info p = {
+			.pid = sqlite3_column_int(st, 0),
+			.ppid = sqlite3_column_int(st, 1),
+			.comm = (const char *)sqlite3_column_text(st, 2),
+			.exe = (const char *)sqlite3_column_text(st, 3),
+			.start_ms = (uint64_t)sqlite3_column_int64(st, 4),
+			.end_ms = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 :
+				  sqlite3_column_int64(st, 5),
+		};
+
+		if (++n > DB_MAX_ROWS)
+			err = db__too_many_rows(db, "processes");
+		else
+			err = cb(ctx, &p);
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = db__err(db, "read processes");
+	sqlite3_finalize(st);
+	if (!err && !n)
+		err = from_meta(db, cb, ctx);
+	return err;
+}

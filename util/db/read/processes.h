@@ -1,0 +1,25 @@
+#ifndef RSPROF_UTIL_DB_READ_PROCESSES_H
+#define RSPROF_UTIL_DB_READ_PROCESSES_H
+
+#include <stdint.h>
+
+/*
+ * The processes of a recording as the `processes` table holds them (one
+ * row per image: an exec ends one and starts the next), for the readers
+ * that label data by process. A file of before the table (or with none of
+ * its rows) has one: meta.pid with meta.process_name and meta.exe_path.
+ */
+struct db;
+
+struct process_info {
+	int pid, ppid;
+	const char *comm, *exe;	/* NULL when unknown */
+	uint64_t start_ms;
+	int64_t end_ms;		/* -1: still running at the end */
+};
+
+/* Every image, by pid then start; strings live until cb returns; its error stops the walk. */
+int db_query_processes(struct db *db, int (*cb)(void *ctx, const struct process_info *p),
+		       void *ctx);
+
+#endif
