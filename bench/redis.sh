@@ -8,6 +8,7 @@
 # private port, no persistence):
 #   unprofiled    redis-server
 #   launch        rsprof record --no-cpu -- redis-server
+#   sampled       rsprof record --no-cpu --heap-sample-bytes 512K -- redis-server
 #   attach        rsprof record --no-cpu -p PID (started after the server
 #                 is up; the benchmark starts after its first checkpoint)
 #   heaptrack     heaptrack redis-server
@@ -25,7 +26,7 @@
 # (t_*.c) that made them (bench/heaptrack-sites.awk).
 #
 #   bench/redis.sh OUT_DIR
-#   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 bench/redis.sh OUT_DIR
+#   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 BUILDS="fp nofp" bench/redis.sh OUT_DIR
 #
 # OUT_DIR keeps the profiles (rsprof-{launch,attach,caller}-{fp,nofp}.db,
 # heaptrack-{fp,nofp}.zst) and the build and server logs. The Redis source
@@ -139,7 +140,7 @@ get_source
 echo "source: $SRC"
 build fp "-O2 -fno-omit-frame-pointer"
 build nofp "-O2 -fomit-frame-pointer"
-BUILDS="fp nofp"
+BUILDS=${BUILDS:-"fp nofp"}
 
 # ---- one run -------------------------------------------------------------
 cli() { "$W/fp/src/redis-cli" -h 127.0.0.1 -p "$PORT" "$@"; }
@@ -210,6 +211,10 @@ run() {
 	launch|caller)
 		serve "$RSPROF" record -q --no-cpu "$@" -o "$RUN/r.db" -- >"$RUN/tool.log" 2>&1 &
 		tool_pid=$! ;;
+	sampled)
+		serve "$RSPROF" record -q --no-cpu --heap-sample-bytes 512K "$@" -o "$RUN/r.db" -- \
+			>"$RUN/tool.log" 2>&1 &
+		tool_pid=$! ;;
 	attach)
 		serve &
 		srv_pid=$!
@@ -242,7 +247,7 @@ run() {
 		echo "$bld $cfg $(awk -v a="$c0" -v b="$c1" -v n=$((N + 3 * M)) \
 			'BEGIN { printf "%.3f", (b - a) / n / 1000 }')" >>"$W/cpu"
 	case $cfg in
-	launch|attach|caller)
+	launch|attach|caller|sampled)
 		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
 	heaptrack)
 		for f in "$RUN"/ht.*; do
@@ -263,7 +268,7 @@ echo "uptime before: $(uptime)"
 t_start=$(date +%s)
 for round in $(seq "$ROUNDS"); do
 	for bld in $BUILDS; do
-		for cfg in unprofiled launch attach heaptrack; do
+		for cfg in unprofiled launch sampled attach heaptrack; do
 			run "$bld" "$cfg"
 		done
 	done
@@ -303,12 +308,13 @@ median() {
 
 echo
 echo "req/s, medians of $ROUNDS runs (ratio to unprofiled); * = the set,get,lpush run"
-printf '%-5s %-7s %10s %17s %17s %17s\n' build test unprofiled "rsprof launch" "rsprof attach" heaptrack
+printf '%-5s %-7s %10s %17s %17s %17s %17s\n' build test unprofiled "rsprof launch" "launch 512K" \
+	"rsprof attach" heaptrack
 for bld in $BUILDS; do
 	for t in SET 'SET*' 'GET*' 'LPUSH*'; do
 		base=$(awk -v b="$bld" -v t="$t" '$1 == b && $2 == "unprofiled" && $3 == t { print $4 }' "$W/results" | median)
 		line=$(printf '%-5s %-7s %10.0f' "$bld" "$t" "$base")
-		for cfg in launch attach heaptrack; do
+		for cfg in launch sampled attach heaptrack; do
 			v=$(awk -v b="$bld" -v c="$cfg" -v t="$t" '$1 == b && $2 == c && $3 == t { print $4 }' "$W/results" | median)
 			line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { printf "%9.0f (%4.2fx)", v, v / b }')"
 		done
@@ -317,11 +323,12 @@ for bld in $BUILDS; do
 done
 echo
 echo "the server's main-thread CPU per request (both runs), microseconds, medians (ratio: unprofiled's / this)"
-printf '%-5s %10s %17s %17s %17s\n' build unprofiled "rsprof launch" "rsprof attach" heaptrack
+printf '%-5s %10s %17s %17s %17s %17s\n' build unprofiled "rsprof launch" "launch 512K" "rsprof attach" \
+	heaptrack
 for bld in $BUILDS; do
 	base=$(awk -v b="$bld" '$1 == b && $2 == "unprofiled" { print $3 }' "$W/cpu" | median)
 	line=$(printf '%-5s %10s' "$bld" "$base")
-	for cfg in launch attach heaptrack; do
+	for cfg in launch sampled attach heaptrack; do
 		v=$(awk -v b="$bld" -v c="$cfg" '$1 == b && $2 == c { print $3 }' "$W/cpu" | median)
 		line="$line $(awk -v v="$v" -v b="$base" 'BEGIN { if (v + 0 > 0) printf "%9.2f (%4.2fx)", v, b / v; else printf "%17s", "-" }')"
 	done
@@ -341,6 +348,16 @@ for bld in $BUILDS; do
 	echo "---- rsprof report --heap -n 10 (launch, last round)"
 	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-launch-$bld.db"))"
 	"$RSPROF" report --heap -n 10 "$OUT_DIR/rsprof-launch-$bld.db"
+	echo
+	echo "---- --heap-sample-bytes 512K against full tracking (launch, last round): the"
+	echo "     live bytes at the end of every site holding 1 MiB or more"
+	for c in launch sampled; do
+		"$RSPROF" report --heap --csv -n 1000 "$OUT_DIR/rsprof-$c-$bld.db" |
+			awk -F, -v c=$c 'NR > 1 { print c "|" $10 "|" $4 }'
+	done | awk -F'|' '$1 == "launch" { f[$2] = $3 } $1 == "sampled" { s[$2] = $3 }
+		END { for (l in f) if (f[l] >= 1048576)
+			printf "  %-40s %10.2f MiB full %10.2f MiB sampled (%+.1f%%)\n", l,
+				f[l] / 1048576, s[l] / 1048576, 100 * (s[l] - f[l]) / f[l] }'
 	echo
 	echo "---- rsprof report --heap -n 10 (attach, last round)"
 	echo "(meta: $(heap_meta "$OUT_DIR/rsprof-attach-$bld.db"))"

@@ -189,6 +189,10 @@ static int print_text(const struct info *in)
 			     format__bytes(s->unknown_free_bytes, b, sizeof(b)));
 		if (s->heap_sample > 1)
 			LINE("heap sampling", "1 in %u allocations, figures scaled", s->heap_sample);
+		if (s->heap_sample_bytes)
+			LINE("heap sampling", "one allocation per %s allocated on average, "
+			     "figures are unbiased estimates",
+			     format__bytes((int64_t)s->heap_sample_bytes, a, sizeof(a)));
 	} else {
 		LINE("heap", "not recorded");
 	}

@@ -220,6 +220,32 @@ static int parse_opts(struct report *rp)
 
 /* ---- output ------------------------------------------------------------- */
 
+/*
+ * Most of the heap at its peak in anonymous mappings ([mmap] rows): an
+ * allocator's arenas (CPython's pymalloc without its hook, a Rust
+ * #[global_allocator] that maps its own memory and is inlined into its
+ * callers), whose blocks the tracker does not see one by one. Say so,
+ * and what makes them visible.
+ */
+static void mmap_hint(struct db *db)
+{
+	int64_t m = 0, l = 0;
+	char a[32];
+
+	if (db_query_heap_mmap_peak(db, &m, &l))
+		return;		/* a hint: nothing to say */
+	if (l >= (1 << 20) && m * 2 > l)
+		printf("# heap:     %.0f%% of the heap at its peak (%s) is anonymous mappings"
+		       " ([mmap] rows):\n"
+		       "#           an allocator's arenas, whose blocks rsprof does not see. To see"
+		       " them: CPython, PYTHONMALLOC=malloc;\n"
+		       "#           a Rust #[global_allocator] over its own mmap, allocate through"
+		       " System, mimalloc or jemalloc;\n"
+		       "#           another, --alloc-fn NAME of its allocation function (its arenas"
+		       " then count at its callers)\n", 100.0 * (double)m / (double)l,
+		       format__bytes(l, a, sizeof(a)));
+}
+
 static void print_header(const struct report *rp)
 {
 	const struct prof_summary *s = &rp->sum;
@@ -244,6 +270,9 @@ static void print_header(const struct report *rp)
 		       format__count(s->alloc_count, c, sizeof(c)));
 		if (s->heap_sample > 1)
 			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
+		if (s->heap_sample_bytes)
+			printf("  (estimates: sampled every %s allocated, scaled)",
+			       format__bytes((int64_t)s->heap_sample_bytes, b, sizeof(b)));
 		putchar('\n');
 		/* never silent: what the tracker could not count */
 		if (s->heap_dropped)
@@ -279,6 +308,8 @@ static void print_header(const struct report *rp)
 			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
+	if (s->has_heap)
+		mmap_hint(rp->db);
 	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
 		printf("# memory:   tracked heap %s%s%s resident (anonymous %s, peak %s",
@@ -437,6 +468,7 @@ static int print_json(const struct report *rp)
 	json__uint(&j, "heap_dropped", s->heap_dropped);
 	json__uint(&j, "unknown_frees", s->unknown_frees);
 	json__uint(&j, "heap_sample", s->heap_sample > 1 ? s->heap_sample : 1);
+	json__uint(&j, "heap_sample_bytes", s->heap_sample_bytes);
 	if (s->has_rss) {
 		json__int(&j, "rss_bytes", s->rss_bytes);
 		json__int(&j, "rss_anon_bytes", s->rss_anon_bytes);

@@ -37,8 +37,8 @@
 #include <stdint.h>
 
 #define HEAP_REGION_MAGIC	0x7061656872707372ULL	/* "rsprheap" */
-#define HEAP_REGION_VERSION	3	/* 2: ppid, flags, the tree file; the history rings;
-					 * 3: the calls out (callouts) */
+#define HEAP_REGION_VERSION	4	/* 2: ppid, flags, the tree file; the history rings;
+					 * 3: the calls out (callouts); 4: sample_bytes */
 
 /* The environment variable that names the private directory. */
 #define HEAP_REGION_DIR_ENV	"RSPROF_HEAP_DIR"
@@ -89,6 +89,10 @@ enum heap_region_stat {
 					 * ring: dropped */
 	HEAP_RSTAT_CFI,			/* 1: libunwind loaded, code without frame
 					 * pointers unwound through its CFI; 0: not */
+	HEAP_RSTAT_HOOKED,		/* allocator entry points rewritten to the
+					 * tracker (preload/hooks.c) */
+	HEAP_RSTAT_HOOK_REFUSED,	/* entry points found that could not be: their
+					 * allocations are not seen */
 	HEAP_RSTAT_MAX = 16,
 };
 
@@ -151,7 +155,9 @@ struct heap_region {
 	uint64_t stats[HEAP_RSTAT_MAX];
 	uint32_t ppid;			/* the parent when the region was made */
 	uint32_t flags;			/* enum heap_region_flags */
-	uint64_t reserved[5];
+	uint64_t sample_bytes;		/* byte sampling: mean bytes between two tracked
+					 * allocations (0: off); sample_every is 1 then */
+	uint64_t reserved[4];
 	struct heap_region_callout callouts[HEAP_REGION_CALLOUTS];
 };
 

@@ -13,8 +13,16 @@
  * A signal handler that allocates or frees while its thread holds a shard
  * lock never reaches here: the thread is marked busy, and the handler's
  * calls are not counted (preload/malloc.c).
+ *
+ * A filter in front (live_filter): a counter per hash bucket of the
+ * pointers in the table, raised before an entry goes in and lowered after
+ * it goes out, so that a pointer whose bucket is at zero is not in the
+ * table: the free of a block the tracker never counted (most frees, with
+ * byte sampling) is told so by one load, no lock. A counter that reaches
+ * its top stays there (always "maybe").
  */
 #include <sched.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "preload/tracker.h"
@@ -32,6 +40,30 @@ struct shard {
 
 static struct shard shards[SHARDS];
 static uint64_t n_live;		/* entries in all shards: none, no lock taken */
+uint8_t live_filter[LIVE_FILTER];
+
+static inline uint8_t *filter_of(uint64_t ptr)
+{
+	return &live_filter[live__filter_slot(ptr)];
+}
+
+static void filter_up(uint64_t ptr)
+{
+	uint8_t *f = filter_of(ptr), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+
+	while (v != UINT8_MAX &&
+	       !__atomic_compare_exchange_n(f, &v, v + 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+static void filter_down(uint64_t ptr)
+{
+	uint8_t *f = filter_of(ptr), v = __atomic_load_n(f, __ATOMIC_RELAXED);
+
+	while (v != UINT8_MAX && v &&
+	       !__atomic_compare_exchange_n(f, &v, v - 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
 
 static inline void lock(int *l)
 {
@@ -117,6 +149,7 @@ int live__put(const struct live_entry *e, struct live_entry *stale)
 			return 1;
 		}
 	}
+	filter_up(e->ptr);
 	s->v[i] = *e;
 	s->n++;
 	__atomic_fetch_add(&n_live, 1, __ATOMIC_RELAXED);
@@ -131,7 +164,7 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 
 	/* most frees here are of blocks allocated before the tracker started:
 	 * while nothing is in the table, no lock */
-	if (!__atomic_load_n(&n_live, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&n_live, __ATOMIC_RELAXED) || !live__maybe(ptr))
 		return false;
 	lock(&s->lock);
 	mask = s->mask;
@@ -158,6 +191,7 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 	s->v[i].ptr = 0;
 	s->n--;
 	__atomic_fetch_sub(&n_live, 1, __ATOMIC_RELAXED);
+	filter_down(ptr);
 	unlock(&s->lock);
 	return true;
 }
@@ -182,4 +216,5 @@ void live__reset(void)
 		s->lock = 0;
 	}
 	n_live = 0;
+	memset(live_filter, 0, sizeof(live_filter));
 }

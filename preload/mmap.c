@@ -12,7 +12,10 @@
  * growing, shrinking or moving it, and a MAP_FIXED mapping laid over one
  * (the kernel unmaps what was there). A file mapping is not counted.
  *
- * What is not, by design: glibc's own mappings. malloc's large blocks and
+ * What is not, by design: the mappings of another allocator the program
+ * uses (jemalloc's, mimalloc's, tcmalloc's, called from its object:
+ * preload/next.c), whose blocks are counted as the malloc calls they are;
+ * and glibc's own mappings. malloc's large blocks and
  * arenas, pthread_create's thread stacks and ld.so's mappings are made
  * through glibc's internal calls (__mmap, not the PLT), so they never
  * reach here: a malloc'd block served by mmap counts once, as the malloc
@@ -135,6 +138,15 @@ static size_t map_find(uint64_t a)
  * or its thread is inside it. Then inside the tracker until tracker__end(). */
 static bool enter(struct thread *t)
 {
+	/*
+	 * Never the tracker's start from here: an allocator maps memory while
+	 * it holds its own locks (jemalloc's malloc_init_hard), and the start
+	 * allocates (dlopen, pthread_key_create). The constructor or the first
+	 * malloc starts it; mappings made before are not counted. A fork
+	 * child's restart allocates nothing: it may start here.
+	 */
+	if (__atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE) == M_UNINIT && !tracker_started)
+		return false;
 	return !t->busy && tracker__begin(t) == TRACK_ON;
 }
 
@@ -224,8 +236,13 @@ static void *do_mmap(void *addr, size_t len, int prot, int flags, int fd, off_t 
 	struct heap_region_site *s;
 	void *p;
 
+	/* another allocator's own mappings: its heap, counted as its blocks */
 	if (!enter(&th))
 		return sys_mmap(addr, len, prot, flags, fd, off);
+	if (unlikely(next_alloc.foreign) && frame[1] - next_alloc.lo < next_alloc.hi - next_alloc.lo) {
+		tracker__end(&th);
+		return sys_mmap(addr, len, prot, flags, fd, off);
+	}
 	p = sys_mmap(addr, len, prot, flags, fd, off);
 	if (p == MAP_FAILED || !len) {
 		tracker__end(&th);

@@ -62,6 +62,11 @@ static inline void *sys_mremap(void *old, size_t old_size, size_t new_size, int 
 	return (void *)syscall(SYS_mremap, old, old_size, new_size, flags, new_addr);
 }
 
+static inline int sys_mprotect(void *addr, size_t len, int prot)
+{
+	return (int)syscall(SYS_mprotect, addr, len, prot);
+}
+
 static inline pid_t sys_gettid(void)
 {
 	return (pid_t)syscall(SYS_gettid);

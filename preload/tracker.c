@@ -66,10 +66,12 @@ int tracker_mode = M_UNINIT;
 unsigned long tracker_early;
 struct heap_region *tracker_region;
 uint32_t sample_every = 1;
+uint64_t sample_bytes;
 uint16_t tracker_epoch;
 static bool tree;			/* rsprof records every process of the tree */
 static bool forked;			/* a fork child that has made no region yet */
-static bool started_once;		/* this image registered its handlers */
+bool tracker_started;			/* this image registered its handlers */
+static bool hooks_done;			/* this image's entry points are rewritten */
 
 static pthread_key_t thread_key;
 
@@ -463,6 +465,7 @@ void tracker__init(void)
 	int expect = M_UNINIT;
 	struct heap_region *r;
 
+	next__init();	/* whatever happens next, calls go to the right allocator */
 	if (!environ)
 		return;
 	if (!__atomic_compare_exchange_n(&tracker_mode, &expect, M_INIT, false, __ATOMIC_ACQ_REL,
@@ -479,6 +482,9 @@ void tracker__init(void)
 		return;
 	}
 	sample_every = r->sample_every ? r->sample_every : 1;
+	sample_bytes = r->sample_bytes;
+	if (sample_bytes)
+		sample_every = 1;
 	r->stats[HEAP_RSTAT_EARLY] = tracker_early;
 	tracker_early = 0;
 	sites__init(r);
@@ -486,13 +492,15 @@ void tracker__init(void)
 	tracker_region = r;
 	if (tree)
 		exec__follow(getenv(HEAP_REGION_DIR_ENV));
-	if (!started_once) {	/* a fork child keeps its parent's */
-		started_once = true;
+	if (!tracker_started) {	/* a fork child keeps its parent's */
+		tracker_started = true;
 		unwind__init();
 		pthread_atfork(NULL, after_fork_parent, after_fork_child);
 		pthread_key_create(&thread_key, thread_exit);
 	}
 	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
+	hooks__init(!hooks_done);	/* a fork child keeps its parent's */
+	hooks_done = true;
 	__atomic_store_n(&tracker_mode, M_ON, __ATOMIC_RELEASE);
 	th.busy = 0;
 }

@@ -96,12 +96,60 @@ bool live__take(uint64_t ptr, struct live_entry *e);
 /* In a fork child: forget every entry, release every table (no lock taken). */
 void live__reset(void);
 
+/* The table's filter (preload/live.c): 0 in ptr's slot, ptr is not there. */
+#define LIVE_FILTER	(1u << 16)
+extern uint8_t live_filter[LIVE_FILTER];
+
+static inline unsigned int live__filter_slot(uint64_t ptr)
+{
+	return (unsigned int)(((ptr >> 4) * 0x9e3779b97f4a7c15ULL) >> 48);
+}
+
+/* May ptr be in the table? false: it is not (one load, no lock). */
+static inline bool live__maybe(uint64_t ptr)
+{
+	return __atomic_load_n(&live_filter[live__filter_slot(ptr)], __ATOMIC_ACQUIRE) != 0;
+}
+
+/* --- the allocator forwarded to (preload/next.c) --------------------------- */
+
+/*
+ * Each function of the malloc family the program would call without the
+ * tracker. foreign: not all glibc's (jemalloc, mimalloc, tcmalloc...): every
+ * call is forwarded unchanged, the blocks counted through the live table.
+ */
+struct next_alloc {
+	void *(*malloc)(size_t);
+	void (*free)(void *);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	size_t (*usable)(void *);
+	const void *owner;	/* the link map of the object whose malloc it is */
+	uintptr_t lo, hi;	/* that object's mappings (foreign: 0, 0 when unknown) */
+	bool foreign;
+	bool usable_own;	/* usable is from malloc's object (glibc's for glibc) */
+};
+
+extern struct next_alloc next_alloc;
+/* Find them (once; no allocation, no lock: safe at the first malloc). */
+void next__init(void);
+
 /* --- the tracker's state and its counting (preload/tracker.c, count.c) ---- */
 
 enum tracker_mode { M_UNINIT, M_INIT, M_OFF, M_ON };
 
 extern int tracker_mode;
+/* This image started the tracker once (a fork child restarting: true). */
+extern bool tracker_started;
 extern uint32_t sample_every;
+/* Byte sampling (record --heap-sample-bytes): the mean bytes between two
+ * allocations tracked; 0: off. */
+extern uint64_t sample_bytes;
 /* The account this process counts into (preload/block.h): a fork child's
  * is its parent's + 1. */
 extern uint16_t tracker_epoch;
@@ -128,12 +176,14 @@ enum thread_state {
 struct thread {
 	uint8_t busy;		/* inside the tracker: its calls are not counted */
 	uint8_t ready;		/* enum thread_state */
+	uint8_t sampling;	/* byte sampling: its first interval drawn */
 	uint32_t tid;		/* set when it starts */
 	uint32_t seq;		/* tracked allocations and frees of this thread */
 	uint32_t salt;
 	uintptr_t lo, hi;	/* the thread's stack */
 	int64_t live;		/* bytes not yet added to the region's live total */
-	uint64_t rng;
+	uint64_t rng;		/* 0: not seeded yet */
+	int64_t sample_left;	/* byte sampling: bytes before the next tracked one */
 	struct unwind_from new_from;	/* operator new's caller (ret 0: none) */
 	struct heap_region_block *block;	/* NULL: count into the records */
 	struct tindex *index;		/* 2 * count_cap entries */
@@ -232,6 +282,68 @@ void count__add_live(struct thread *t, int64_t bytes);
 void count__thread_exit(struct thread *t);
 
 #define BLOCK_NO_TICK	UINT32_MAX
+
+/* A block the allocator handed out as it is (no header), counted through
+ * the live table when `how` says so (preload/malloc.c). p. */
+void *malloc__tabled(struct thread *t, enum track how, void *p, size_t n,
+		     const struct unwind_from *from);
+
+/* --- rewriting entry points (preload/patch.c, preload/hooks.c) ----------- */
+
+/*
+ * Make fn (fn_size bytes; 0: unknown) jump to hook; *orig: a trampoline
+ * that does what fn did. 0, or -1: fn left as it is (an instruction the
+ * decoder does not know, a branch into the bytes to replace, no memory
+ * within reach, the system refused to write the code).
+ */
+int patch__hook(void *fn, size_t fn_size, void *hook, void **orig);
+/* The tracker's malloc family (preload/malloc.c), bound inside the library. */
+void *tracker_malloc(size_t n);
+void tracker_free(void *p);
+void *tracker_calloc(size_t n, size_t size);
+void *tracker_realloc(void *p, size_t n);
+void *tracker_memalign(size_t align, size_t n);
+void *tracker_aligned_alloc(size_t align, size_t n);
+int tracker_posix_memalign(void **out, size_t align, size_t n);
+void *tracker_valloc(size_t n);
+void *tracker_pvalloc(size_t n);
+
+/* Hook the allocator entry points not reached through malloc (the Rust
+ * allocator shims over a #[global_allocator], an executable's own malloc,
+ * CPython's object allocator) when patch (the image's first start: one
+ * thread running); the counts into the region either way. */
+void hooks__init(bool patch);
+
+/* --- symbols of the loaded objects (preload/next.c) ---------------------- */
+
+/* The executable's link map. */
+const void *next__exe(void);
+/* name defined in map (its dynamic symbols); *size: its st_size. NULL: not there. */
+void *next__lookup(const void *map, const char *name, size_t *size);
+/* name in any object but the tracker, first in the lookup order; *map: its object. */
+void *next__find(const char *name, const void **map, size_t *size);
+
+/* Byte sampling: the countdown reached, draw the next interval; is the
+ * allocation of n bytes (the one that reached it) tracked? */
+bool count__sample_hit(struct thread *t, uint64_t n);
+
+/* Is an allocation of n bytes tracked (always without byte sampling)? Touches
+ * nothing but the thread's countdown. */
+static inline bool count__sampled(struct thread *t, uint64_t n)
+{
+	if (likely(!sample_bytes))
+		return true;
+	if (likely((int64_t)n >= 0 && (t->sample_left -= (int64_t)n) > 0))
+		return false;
+	return count__sample_hit(t, n);
+}
+
+/* Byte sampling's fast path: n bytes counted down, not tracked (false:
+ * sampling off, or this one may be: count__sample_hit() decides). */
+static inline bool count__skip(struct thread *t, uint64_t n)
+{
+	return sample_bytes && (int64_t)n >= 0 && (t->sample_left -= (int64_t)n) > 0;
+}
 
 /* --- exec (preload/exec.c): the tree keeps the tracker ------------------- */
 

@@ -1,11 +1,12 @@
 #!/bin/sh
 # Where the in-process tracker cannot work, rsprof falls back to uprobes
 # and says why (issue 8): a static executable (no dynamic loader, no
-# LD_PRELOAD), a program with its own malloc linked in (it wins over any
-# preload), a setuid program (the loader ignores LD_PRELOAD). The summary
-# and meta.heap_backend_reason say which; the figures are the uprobes'.
-# --heap-backend preload there is an error. A Rust #[global_allocator]
-# that wraps the system allocator stays in-process.
+# LD_PRELOAD), a setuid program (the loader ignores LD_PRELOAD). The
+# summary and meta.heap_backend_reason say which; the figures are the
+# uprobes'. --heap-backend preload there is an error. A program with its
+# own malloc linked in stays in-process (its entry points rewritten), as
+# do a Rust #[global_allocator] and a program linked with jemalloc & co.
+# (t1531, t1533); --heap-backend uprobe still probes their own malloc.
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
@@ -40,10 +41,9 @@ if backend_ok uprobe; then
 		within "$(sed -n 1p lines | cut -d"|" -f4)" $((40 * MiB)) 10
 	'
 
-	test_expect_success 'its own malloc: uprobes on it, and the summary says why' '
-		"$RSPROF" record -v --no-cpu -o own.db -- "$TARGETS/heap_own_malloc" 2>sum &&
-		cat sum && grep -q "heap tracked with uprobes: the executable has its own malloc" sum &&
-		backend_meta own.db uprobe &&
+	test_expect_success 'its own malloc, with uprobes: on its malloc, with its sites' '
+		"$RSPROF" record -v --no-cpu --heap-backend uprobe -o own.db -- "$TARGETS/heap_own_malloc" 2>sum &&
+		cat sum && backend_meta own.db uprobe &&
 		heap_lines own.db >olines && cat olines &&
 		grep -q "heap_own_malloc.c|$(line_of OWN_KEEP "$OWN")|main|$((256 * 4096))|256|0" olines &&
 		grep -q "heap_own_malloc.c|$(line_of OWN_CHURN "$OWN")|main|0|1000|1000" olines
@@ -54,12 +54,13 @@ if backend_ok uprobe; then
 		! grep "single-stepped" sum
 	'
 
-	# a program linking jemalloc: uprobes on jemalloc's malloc, not glibc's
+	# a program linking jemalloc, with uprobes (in-process by default:
+	# t1531): uprobes on jemalloc's malloc, not glibc's
 	if echo "int main(void) { return 0; }" | gcc -x c -o jtest - -ljemalloc 2>/dev/null; then
 		test_expect_success 'a program linking libjemalloc: uprobes on jemalloc'"'"'s own malloc' '
 			gcc -g -O1 -fno-omit-frame-pointer -fno-inline -o c_jemalloc "$C" -ljemalloc &&
-			"$RSPROF" record -v --no-cpu -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
-			grep -q "heap tracked with uprobes: the executable links the allocator libjemalloc" sum &&
+			"$RSPROF" record -v --no-cpu --heap-backend uprobe -o je.db -- ./c_jemalloc 1000 0 >/dev/null 2>sum &&
+			grep -q "heap tracked with uprobes: --heap-backend uprobe" sum &&
 			grep -q "heap: malloc in .*libjemalloc" sum &&
 			heap_lines je.db >jlines && head -n 3 jlines &&
 			sed -n 1p jlines | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|grow|" &&
@@ -77,6 +78,15 @@ if backend_ok uprobe; then
 		heap_lines suid.db | sed -n 1p | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|"
 	'
 fi
+
+test_expect_success 'its own malloc: in-process, its entry points rewritten, its sites' '
+	"$RSPROF" record -v --no-cpu -o ownp.db -- "$TARGETS/heap_own_malloc" 2>sum &&
+	grep -q "heap tracked in-process" sum && backend_meta ownp.db preload &&
+	grep -q "[1-9][0-9]* allocator entry points rewritten (0 refused)" sum &&
+	heap_lines ownp.db >plines && cat plines &&
+	grep -q "heap_own_malloc.c|$(line_of OWN_KEEP "$OWN")|main|$((256 * 4096))|256|0" plines &&
+	grep -q "heap_own_malloc.c|$(line_of OWN_CHURN "$OWN")|main|0|1000|1000" plines
+'
 
 test_expect_success 'a Rust #[global_allocator] over the system allocator: in-process' '
 	"$RSPROF" record --no-cpu -o ga.db -- "$TARGETS/heap_global_alloc" 2>sum &&

@@ -118,10 +118,10 @@ _rsprof()
 		COMPREPLY=($(compgen -d -- "$cur"))
 		return ;;
 	-F | --freq | -i | --interval | -d | --duration | -n | --top | -t | --threshold | \
-	--since | --until | --window | --at | --filter | --heap-sample | --path-map | \
-	--context | --callers | --callees | --addr | --after | --max-rows | --alloc-fn | \
-	--push | --push-interval | --label | --push-user | --push-token | --push-tenant | \
-	--push-spool-size | --push-timeout)
+	--since | --until | --window | --at | --filter | --heap-sample | --heap-sample-bytes | \
+	--path-map | --context | --callers | --callees | --addr | --after | --max-rows | \
+	--alloc-fn | --push | --push-interval | --label | --push-user | --push-token | \
+	--push-tenant | --push-spool-size | --push-timeout)
 		return ;;
 	esac
 

@@ -2,10 +2,10 @@
  * Heap test target (issue 8): a program with its own allocator linked in
  * (it defines malloc and free, as a program linking jemalloc statically
  * does); here they count and hand over to glibc. Its malloc wins over any
- * LD_PRELOAD, so rsprof tracks it with uprobes on the program's own malloc.
- * That malloc starts as jemalloc's does, with a size check and a jump
- * (cmp $imm,%rdi; jae): the kernel single-steps a probe on the cmp, but
- * emulates one on the jae, where rsprof puts it.
+ * LD_PRELOAD: the in-process tracker rewrites its entry (preload/hooks.c);
+ * uprobes go on it. That malloc starts as jemalloc's does, with a size
+ * check and a jump (cmp $imm,%rdi; jae): the kernel single-steps a probe
+ * on the cmp, but emulates one on the jae, where rsprof puts it.
  *
  *   heap_own_malloc [HOLD_MS]
  *

@@ -50,7 +50,10 @@ static const char *const builtin_fns[] = {
 	/* C++: every operator new and new[] (sized, aligned, nothrow) */
 	"operator new*",
 	/* Rust: the allocator shims and alloc's plumbing (RawVec growth) */
-	"__rust_*", "__rdl_*", "__rg_*", "alloc::*", "<alloc::*", "*RawVec*",
+	"__rust_*", "__rdl_*", "__rg_*", "__rustc::*", "alloc::*", "<alloc::*", "*RawVec*",
+	/* a #[global_allocator]'s methods, inlined into every caller (their
+	 * calls to mimalloc or jemalloc are what the tracker sees) */
+	"<* as core::alloc::global::GlobalAlloc>::*",
 };
 
 #define N_BUILTIN (sizeof(builtin_fns) / sizeof(builtin_fns[0]))

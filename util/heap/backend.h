@@ -24,6 +24,7 @@ struct heap_launch {
 	char **env;
 	size_t n_env;
 	unsigned int sample;
+	uint64_t sample_bytes;	/* byte sampling; 0: off */
 	bool inherit;		/* every process of the tree */
 	int cleanup_fd;		/* the cleaner's pipe; -1: none */
 	pid_t cleaner;
@@ -74,6 +75,9 @@ struct heap_backend_ops {
 	void (*totals)(struct heap_be *b, struct heap_totals *t);
 	/* record --alloc-history: the drain of the event rings; NULL: none (uprobes) */
 	struct heap_history *(*history)(struct heap_be *b);
+	/* Is file offset off of file path (its base name) a probed instruction?
+	 * NULL: no probes (the in-process tracker) */
+	bool (*probe_at)(struct heap_be *b, const char *path, uint64_t off);
 	void (*delete)(struct heap_be *b);
 };
 

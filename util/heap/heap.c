@@ -426,6 +426,16 @@ int heap__new(const struct heap_opts *o, struct heap **out)
 
 /* --- the allocation history ---------------------------------------------- */
 
+bool heap__probes(const struct heap *h)
+{
+	return h && h->ops->probe_at;
+}
+
+bool heap__probe_at(struct heap *h, const char *path, uint64_t off)
+{
+	return h && path && h->ops->probe_at && h->ops->probe_at(h->be, path, off);
+}
+
 bool heap__has_history(const struct heap *h)
 {
 	return h && h->hist;

@@ -67,6 +67,9 @@ int heap_launch__new(const char *exe, enum heap_backend want, enum heap_probes p
 		     const char **why);
 /* The environment to exec the program with (environ + LD_PRELOAD + RSPROF_HEAP_DIR). */
 char *const *heap_launch__env(const struct heap_launch *l);
+/* Byte sampling (record --heap-sample-bytes): the mean bytes between two
+ * tracked allocations, for every region of the launch. */
+void heap_launch__sample_bytes(struct heap_launch *l, uint64_t bytes);
 /* Removes the directory and what is in it. NULL ok. */
 void heap_launch__delete(struct heap_launch *l);
 
@@ -165,6 +168,14 @@ int heap__history_end(struct heap *h, heap_hist_cb cb, void *ctx);
 void heap__history_stats(const struct heap *h, struct heap_hist_stats *st);
 /* Is the tracker running (preload: it claimed its region; uprobes: attached)? */
 bool heap__started(struct heap *h);
+/*
+ * Is offset off of the file path an instruction the heap backend probes
+ * (uprobes)? A CPU sample taken in the kernel while the thread stood
+ * there is the probe's cost, not the program's.
+ */
+bool heap__probe_at(struct heap *h, const char *path, uint64_t off);
+/* Does the heap backend probe the program (uprobes)? */
+bool heap__probes(const struct heap *h);
 void heap__delete(struct heap *h);
 
 #endif

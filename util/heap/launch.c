@@ -7,12 +7,12 @@
  * regions in it.
  *
  * Where preloading cannot work, auto falls back to uprobes and says why:
- * a static executable, setuid/setgid (the loader ignores LD_PRELOAD), an
- * executable that defines malloc itself (it wins over the preload: rustc
- * with its jemalloc), a Rust #[global_allocator] that is jemalloc or
- * mimalloc (its allocations never reach malloc), an allocator library
- * among its DT_NEEDED or in LD_PRELOAD (the tracker would replace it with
- * glibc's).
+ * a static executable, setuid/setgid (the loader ignores LD_PRELOAD). A
+ * program linked with an allocator library (DT_NEEDED, or in LD_PRELOAD)
+ * is tracked in-process: the tracker forwards to that allocator
+ * (preload/next.c); an executable that defines malloc itself (rustc with
+ * its jemalloc) or a Rust #[global_allocator] has its allocator's entry
+ * points rewritten (preload/patch.c).
  */
 #include "util/heap/heap.h"
 
@@ -46,8 +46,6 @@ extern char **environ;
 /* Why the tracker cannot serve exe (a static string), or NULL. */
 static const char *blocker(const char *exe, enum heap_probes probes)
 {
-	static char why[160];
-	const char *pre = getenv("LD_PRELOAD");
 	struct alloc_exe x;
 	struct stat st;
 
@@ -63,23 +61,12 @@ static const char *blocker(const char *exe, enum heap_probes probes)
 		return "it is not an ELF executable";
 	if (x.is_static)
 		return "the executable is statically linked (no LD_PRELOAD)";
-	if (x.own_malloc) {
-		snprintf(why, sizeof(why), "the executable has its own malloc%s%s%s",
-			 x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
-		return why;
-	}
-	/* a #[global_allocator] of unknown make most likely wraps System (malloc) */
-	if (x.rust_global && x.alloc_name[0]) {
-		snprintf(why, sizeof(why), "the Rust program's #[global_allocator] is %s",
-			 x.alloc_name);
-		return why;
-	}
-	if (x.alloc_lib[0]) {
-		snprintf(why, sizeof(why), "the executable links the allocator %s", x.alloc_lib);
-		return why;
-	}
-	if (pre && (strstr(pre, "jemalloc") || strstr(pre, "tcmalloc") || strstr(pre, "mimalloc")))
-		return "LD_PRELOAD holds another allocator";
+	/*
+	 * An allocator library (DT_NEEDED, LD_PRELOAD): the tracker forwards to
+	 * it. An executable's own malloc, a #[global_allocator] (jemalloc,
+	 * mimalloc...): the tracker rewrites their entry points
+	 * (preload/patch.c).
+	 */
 	return NULL;
 }
 
@@ -357,6 +344,13 @@ fail:
 char *const *heap_launch__env(const struct heap_launch *l)
 {
 	return l->env;
+}
+
+void heap_launch__sample_bytes(struct heap_launch *l, uint64_t bytes)
+{
+	l->sample_bytes = bytes;
+	if (bytes)
+		l->sample = 1;
 }
 
 void heap_launch__delete(struct heap_launch *l)

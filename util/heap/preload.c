@@ -79,8 +79,9 @@ static size_t align_page(size_t n)
 }
 
 /* A region's header with the geometry every region of the recording has. */
-static void region_header(struct heap_region *r, unsigned int sample)
+static void region_header(struct heap_region *r, const struct heap_launch *l)
 {
+	unsigned int sample = l->sample;
 	size_t off_index = align_page(sizeof(*r));
 	size_t off_sites = align_page(off_index + INDEX_CAP * sizeof(struct heap_region_slot));
 	size_t off_frames = align_page(off_sites + SITE_CAP * sizeof(struct heap_region_site));
@@ -94,6 +95,7 @@ static void region_header(struct heap_region *r, unsigned int sample)
 	r->header_size = sizeof(*r);
 	r->size = off_blocks + BLOCK_CAP * block_size;
 	r->sample_every = sample;
+	r->sample_bytes = l->sample_bytes;
 	r->site_cap = SITE_CAP;
 	r->index_cap = INDEX_CAP;
 	r->frame_cap = FRAME_CAP;
@@ -118,7 +120,7 @@ static int tree_offer(struct heap_be *b)
 	ssize_t n;
 	int fd;
 
-	region_header(&t, b->launch->sample);
+	region_header(&t, b->launch);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_TREE, b->launch->dir);
 	fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0400);
 	if (fd < 0)
@@ -183,7 +185,7 @@ static int region_offer(struct heap_be *b)
 	void *p;
 	int fd, err;
 
-	region_header(&t, l->sample);
+	region_header(&t, l);
 	if (b->hist)
 		t.size += heap_history__layout(&t, t.size);	/* the event rings last */
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, l->dir, (int)b->pid);
@@ -480,7 +482,8 @@ static void region_debug(const struct region *reg)
 
 	pr_debug(1, "heap: process %d generation %u: %llu threads (%llu blocks, %llu without), "
 		 "%llu forks, %llu calls before the start, %llu calls re-entered, %llu stale, "
-		 "%llu NULL returns, %llu unknown frees, CFI unwinding %s", (int)reg->pid, reg->gen,
+		 "%llu NULL returns, %llu unknown frees, CFI unwinding %s, %llu allocator entry "
+		 "points rewritten (%llu refused)", (int)reg->pid, reg->gen,
 		 (unsigned long long)s[HEAP_RSTAT_THREADS],
 		 (unsigned long long)reg->r->n_blocks,
 		 (unsigned long long)s[HEAP_RSTAT_NO_BLOCK],
@@ -490,7 +493,9 @@ static void region_debug(const struct region *reg)
 		 (unsigned long long)s[HEAP_RSTAT_STALE],
 		 (unsigned long long)s[HEAP_RSTAT_NULL_RETURNS],
 		 (unsigned long long)s[HEAP_RSTAT_UNKNOWN_FREES],
-		 s[HEAP_RSTAT_CFI] ? "on (libunwind)" : "off (no libunwind.so.8)");
+		 s[HEAP_RSTAT_CFI] ? "on (libunwind)" : "off (no libunwind.so.8)",
+		 (unsigned long long)s[HEAP_RSTAT_HOOKED],
+		 (unsigned long long)s[HEAP_RSTAT_HOOK_REFUSED]);
 }
 
 /*
@@ -659,8 +664,9 @@ int heap_preload__new(const struct heap_opts *o, struct heap_be **out)
 		preload_delete(b);
 		return err;
 	}
-	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u)", (int)o->pid,
-		 b->launch->inherit ? " and its tree" : "", b->launch->sample);
+	pr_debug(1, "heap: in-process tracker for pid %d%s (sample 1/%u, bytes %llu)", (int)o->pid,
+		 b->launch->inherit ? " and its tree" : "", b->launch->sample,
+		 (unsigned long long)b->launch->sample_bytes);
 	*out = b;
 	return 0;
 }

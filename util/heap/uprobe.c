@@ -407,10 +407,30 @@ static void uprobe_delete(struct heap_be *h)
 	free(h);
 }
 
+static const char *base_name(const char *p)
+{
+	const char *s = strrchr(p, '/');
+
+	return s ? s + 1 : p;
+}
+
+static bool uprobe_probe_at(struct heap_be *b, const char *path, uint64_t off)
+{
+	/* by base name: /lib and /usr/lib are one directory on Debian */
+	for (size_t i = 0; b->syms && i < b->syms->n; i++) {
+		const struct alloc_probe *p = &b->syms->v[i];
+
+		if (p->offset == off && !strcmp(base_name(p->path), base_name(path)))
+			return true;
+	}
+	return false;
+}
+
 const struct heap_backend_ops heap_uprobe_ops = {
 	.name = "uprobe",
 	.sites = uprobe_sites,
 	.stack = uprobe_stack,
 	.totals = uprobe_totals,
+	.probe_at = uprobe_probe_at,
 	.delete = uprobe_delete,
 };

@@ -77,6 +77,8 @@ struct checkpoint_writer {
 	struct vec map_rows;		/* struct map_row, one process's at a time */
 	int64_t next_stack_id;
 	uint64_t stacks_seen;		/* unwound from their stack copies */
+	uint64_t tracking_samples;	/* taken while the kernel handled a heap uprobe */
+	struct hashmap probe_fns;	/* kernel ip -> 2: the probes' code, 1: not */
 	uint64_t stacks_truncated;	/* of those, not down to their first frame */
 	bool sample_err;
 
@@ -222,13 +224,80 @@ static unsigned int unwind_copy(struct checkpoint_writer *w, const struct sample
 	return k + unwind__sample(&s, rule_at, res, frames + k, max - k, whole);
 }
 
+/*
+ * A sample the kernel took while it handled one of the heap's uprobes: the
+ * thread stood at a probed instruction (the trap) or in the kernel's
+ * [uprobes] page (a return probe, a step out of line). That time is the
+ * probes' cost: the [rsprof heap tracking] row, never a kernel row that
+ * looks like the program's.
+ */
+/*
+ * Kernel code that runs for the probes: the BPF programs, the uprobe
+ * handling, the helpers and maps the programs use. At a return probe the
+ * kernel has already put the thread's %rip back at the return address, so
+ * the code the sample is in tells. (A program running BPF programs of its
+ * own would have them counted there too.)
+ */
+static bool probe_kernel_fn(const char *fn)
+{
+	static const char *const pre[] = {
+		"bpf_", "__bpf_", "___bpf_", "htab_", "__htab_", "lookup_nulls_elem_raw",
+		"lookup_elem_raw", "pcpu_freelist_", "__pcpu_freelist_", "uprobe_", "uretprobe_",
+		"__uprobe_", "arch_uprobe_", "arch_uretprobe_", "handle_swbp", "handle_trampoline",
+		"handler_chain", "handle_uretprobe_chain", "get_perf_callchain",
+		"perf_callchain_user", "copy_from_user_nofault", "__get_user_handle_exception",
+	};
+
+	for (size_t i = 0; fn && i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (!strncmp(fn, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
+static bool in_heap_probe(struct checkpoint_writer *w, const struct sampler_event *ev)
+{
+	const struct map *m;
+	uint64_t off, v;
+
+	if (!ev->kernel || !ev->user_ip || !w->heap || !heap__probes(w->heap))
+		return false;
+	if (hashmap__get(&w->probe_fns, ev->ip, &v)) {
+		if (v == 2)
+			return true;
+	} else {
+		bool t = probe_kernel_fn(process_tree__kernel_fn(w->pt, ev->ip));
+
+		if (hashmap__set(&w->probe_fns, ev->ip, t ? 2 : 1))
+			return t;
+		if (t)
+			return true;
+	}
+	m = resolver__map_of(process_tree__resolver(w->pt, ev->pid), ev->user_ip);
+	if (!m || !m->path)
+		return false;
+	if (!strcmp(m->path, "[uprobes]"))
+		return true;
+	if (m->path[0] != '/')
+		return false;
+	off = m->pgoff + (ev->user_ip - m->start);
+	/* the trap's %rip is the probe's, or the byte after its int3 */
+	return heap__probe_at(w->heap, m->path, off) || heap__probe_at(w->heap, m->path, off - 1);
+}
+
 static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev)
 {
 	uint64_t key, frames[MAX_STACK];
 	const uint64_t *chain = ev->chain;
 	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth, n;
 	bool whole = true;
-	int err = process_tree__key(w->pt, ev->pid, ev->ip, KEY_SAMPLE, &key);
+	int err;
+
+	if (in_heap_probe(w, ev)) {
+		w->tracking_samples++;
+		err = process_tree__tracking_key(w->pt, ev->pid, &key);
+		return err ? err : count_sample(w, ev->pid, key);
+	}
+	err = process_tree__key(w->pt, ev->pid, ev->ip, KEY_SAMPLE, &key);
 
 	if (!err)
 		err = count_sample(w, ev->pid, key);
@@ -252,6 +321,11 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 		err = process_tree__truncated_key(w->pt, &w->chain[depth++]);
 	}
 	return err ? err : count_stack(w, w->chain, depth);
+}
+
+uint64_t checkpoint_writer__tracking_samples(const struct checkpoint_writer *w)
+{
+	return w ? w->tracking_samples : 0;
 }
 
 void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
@@ -552,6 +626,7 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
 	hashmap__free(&w->heap_site_keys);
+	hashmap__free(&w->probe_fns);
 	hashmap__free(&w->cpu);
 	hashmap__free(&w->stack_counts);
 	hashmap__free(&w->stack_index);

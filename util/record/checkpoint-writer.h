@@ -60,6 +60,8 @@ int checkpoint_writer__error(const struct checkpoint_writer *w);
 
 /* -g: the samples whose stacks were unwound from their stack copies, and
  * how many of those could not be followed down to their first frame. */
+/* CPU samples taken while the kernel handled one of the heap's uprobes. */
+uint64_t checkpoint_writer__tracking_samples(const struct checkpoint_writer *w);
 void checkpoint_writer__stacks(const struct checkpoint_writer *w, uint64_t *unwound,
 			       uint64_t *truncated);
 

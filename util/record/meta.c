@@ -119,8 +119,9 @@ int record_meta__start(struct db_writer *w, const struct record_opts *o, const s
 	if (!err && heap_on) {
 		heap__stats(heap, &hs);
 		err = db_writer__meta_set(w, "heap_backend", hs.backend);
-		/* what the in-process tracker adds before each block (preload/block.h) */
-		if (!err && !strcmp(hs.backend, "preload"))
+		/* what the in-process tracker adds before each block (preload/block.h);
+		 * byte sampling: none before most, and the counts are estimates */
+		if (!err && !strcmp(hs.backend, "preload") && !o->heap_sample_bytes)
 			err = db_writer__meta_set_int(w, "heap_block_header_bytes", BLOCK_HDR);
 		if (!err && heap_why && t->launched)
 			err = db_writer__meta_set(w, "heap_backend_reason", heap_why);
@@ -131,6 +132,9 @@ int record_meta__start(struct db_writer *w, const struct record_opts *o, const s
 		err = db_writer__meta_set(w, "heap_attribution", attr[o->heap_attribution]);
 	if (!err)
 		err = db_writer__meta_set_int(w, "heap_sample", o->heap_sample);
+	/* byte sampling: the in-process tracker's only */
+	if (!err && heap_on && o->heap_sample_bytes && !strcmp(hs.backend, "preload"))
+		err = db_writer__meta_set_int(w, "heap_sample_bytes", (int64_t)o->heap_sample_bytes);
 	if (!err && o->alloc_fn && o->alloc_fn[0])
 		err = meta_alloc_fn(w, o->alloc_fn);
 	return err;

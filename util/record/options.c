@@ -53,6 +53,9 @@ struct poptOption options_record[] = {
 	  "allocator to probe with uprobes: auto, rust or libc (default auto)", "KIND" },
 	{ "heap-sample", 0, POPT_ARG_STRING, &record_args.heap_sample, 0,
 	  "track one allocation in N (default 1: all)", "N" },
+	{ "heap-sample-bytes", 0, POPT_ARG_STRING, &record_args.heap_sample_bytes, 0,
+	  "track one allocation per SIZE bytes allocated on average (e.g. 512K), figures "
+	  "scaled without bias: cheap enough to leave on (in-process tracker)", "SIZE" },
 	{ "heap-attribution", 0, POPT_ARG_STRING, &record_args.heap_attribution, 0,
 	  "where an allocation is counted: first-user, caller or stack "
 	  "(default first-user)", "MODE" },
@@ -78,6 +81,45 @@ static int parse_uint(const char *s, unsigned long min, unsigned long max, unsig
 	if (errno || *end || n < min || n > max)
 		return -EINVAL;
 	*v = (unsigned int)n;
+	return 0;
+}
+
+/* A size in bytes, 1 to 1 GiB: a number with K, M or G (powers of 1024,
+ * "KiB", "KB", "k" alike) or none. -EINVAL otherwise. */
+static int parse_size(const char *s, uint64_t *v)
+{
+	unsigned long long n, mul = 1;
+	char *end;
+
+	if (!s || !*s || *s == '-' || *s == '+')
+		return -EINVAL;
+	errno = 0;
+	n = strtoull(s, &end, 10);
+	if (errno || end == s)
+		return -EINVAL;
+	switch (*end) {
+	case 'k': case 'K':
+		mul = 1ULL << 10;
+		break;
+	case 'm': case 'M':
+		mul = 1ULL << 20;
+		break;
+	case 'g': case 'G':
+		mul = 1ULL << 30;
+		break;
+	}
+	if (mul > 1) {
+		end++;
+		if (*end == 'i')
+			end++;
+		if (*end == 'B')
+			end++;
+	} else if (*end == 'B') {
+		end++;
+	}
+	if (*end || !n || n > (1ULL << 30) / mul)
+		return -EINVAL;
+	*v = n * mul;
 	return 0;
 }
 
@@ -233,6 +275,18 @@ static int get_heap(struct record_opts *o)
 	    parse_uint(record_args.heap_sample, 1, 1000000, &o->heap_sample)) {
 		pr_err("--heap-sample: '%s' is not a number between 1 and 1000000",
 		       record_args.heap_sample);
+		return -RSPROF_EUSAGE;
+	}
+	if (record_args.heap_sample_bytes &&
+	    parse_size(record_args.heap_sample_bytes, &o->heap_sample_bytes)) {
+		pr_err("--heap-sample-bytes: '%s' is not a size between 1 and 1G (e.g. 512K)",
+		       record_args.heap_sample_bytes);
+		return -RSPROF_EUSAGE;
+	}
+	if (o->heap_sample_bytes && o->heap_sample > 1) {
+		pr_err("--heap-sample and --heap-sample-bytes: choose one");
+		pr_hint("--heap-sample-bytes estimates without bias; --heap-sample N counts "
+			"large blocks N times or never");
 		return -RSPROF_EUSAGE;
 	}
 	return 0;

@@ -28,6 +28,7 @@ struct record_args {
 	const char *heap_backend;
 	const char *heap_probes;
 	const char *heap_sample;
+	const char *heap_sample_bytes;
 	const char *heap_attribution;
 	const char **alloc_fn;		/* --alloc-fn, repeatable (popt's, NULL-terminated) */
 	int alloc_history;

@@ -940,6 +940,29 @@ static int order_cmp(const void *a, const void *b, void *ctx)
 	return (*(const size_t *)a > *(const size_t *)b) - (*(const size_t *)a < *(const size_t *)b);
 }
 
+const char *process_tree__kernel_fn(struct process_tree *pt, uint64_t addr)
+{
+	const struct symbol *s = pt->ksyms ? kernel_syms__resolve(pt->ksyms, addr) : NULL;
+
+	return s && s->n_frames ? s->frames[0].function : NULL;
+}
+
+int process_tree__tracking_key(struct process_tree *pt, pid_t pid, uint64_t *key)
+{
+	struct process *p = proc_find(pt, pid);
+	int err;
+
+	*key = KEY_HEAP_TRACKING;
+	if (p && !pt->images[p->image].hidden) {
+		pt->images[p->image].row.samples++;
+		pt->images[p->image].dirty = true;
+	}
+	if (hashmap__get(&pt->known, KEY_HEAP_TRACKING, NULL))
+		return 0;
+	err = hashmap__set(&pt->known, KEY_HEAP_TRACKING, 1);
+	return err ? err : queue(pt, KEY_HEAP_TRACKING, NULL, KEY_HEAP_TRACKING);
+}
+
 int process_tree__new_symbols(struct process_tree *pt, const struct symbol *const **syms,
 			      size_t *n)
 {
@@ -1012,6 +1035,15 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 
 			if (!u)
 				return -ENOMEM;
+			pt->owned[pt->n_owned++] = u;
+			s = u;
+		} else if (q->key == KEY_HEAP_TRACKING) {
+			struct symbol *u = symbol_unknown(q->key, "[rsprof heap tracking]");
+
+			if (!u || !(u->module = strdup("[rsprof heap tracking]"))) {
+				symbol__delete(u);
+				return -ENOMEM;
+			}
 			pt->owned[pt->n_owned++] = u;
 			s = u;
 		} else if (!q->sp) {

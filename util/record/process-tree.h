@@ -106,6 +106,17 @@ int process_tree__key(struct process_tree *pt, pid_t pid, uint64_t addr, enum ke
 int process_tree__truncated_key(struct process_tree *pt, uint64_t *key);
 
 /*
+ * The key of the heap tracking's own time (a CPU sample taken while the
+ * kernel handled one of the heap's uprobes), counted as a sample of pid:
+ * its symbol is the "[rsprof heap tracking]" row, as the in-process
+ * tracker's code is.
+ */
+#define KEY_HEAP_TRACKING	0x7ffffffffffffffeULL
+/* The function of kernel address addr (NULL: unknown). */
+const char *process_tree__kernel_fn(struct process_tree *pt, uint64_t addr);
+int process_tree__tracking_key(struct process_tree *pt, pid_t pid, uint64_t *key);
+
+/*
  * The symbols of the keys queued since the last call, each with addr set
  * to its key: *syms (owned by the tree, valid until the next call), *n.
  * 0 or -ENOMEM.

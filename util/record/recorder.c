@@ -167,6 +167,9 @@ static int plan_heap(struct recorder *r)
 	char exe[PATH_MAX];
 	int err;
 
+	if (r->o.heap && !r->o.argv && r->o.heap_sample_bytes)
+		pr_warn("--heap-sample-bytes: the uprobes (attach) track every allocation: "
+			"they cannot sample by bytes");
 	if (!r->o.heap || !r->o.argv || proc__which(r->o.argv[0], exe, sizeof(exe)))
 		return 0;	/* not found: target__launch() says so */
 	err = heap_launch__new(exe, r->o.heap_backend, r->o.heap_probes, r->o.heap_sample,
@@ -184,6 +187,18 @@ static int plan_heap(struct recorder *r)
 		pr_hint("record without --alloc-history (uprobes see no event stream)");
 		return -ENOTSUP;
 	}
+	if (r->heap_why && r->o.heap_sample_bytes) {
+		if (r->o.heap_backend == HEAP_BACKEND_UPROBE) {
+			pr_err("--heap-sample-bytes needs the in-process heap tracker: the uprobes "
+			       "cannot sample by bytes");
+			pr_hint("use --heap-sample N with uprobes, or --heap-backend auto");
+			return -RSPROF_EUSAGE;
+		}
+		pr_warn("--heap-sample-bytes: '%s' is tracked with uprobes (%s), which track "
+			"every allocation: they cannot sample by bytes", r->o.argv[0], r->heap_why);
+	}
+	if (r->heap_launch && r->o.heap_sample_bytes)
+		heap_launch__sample_bytes(r->heap_launch, r->o.heap_sample_bytes);
 	if (r->heap_why && r->o.heap_backend == HEAP_BACKEND_AUTO)
 		pr_debug(1, "heap: uprobes, not the in-process tracker: %s", r->heap_why);
 	return 0;
@@ -335,6 +350,8 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 	so.user_only = o->user_only;
 	so.sideband_only = !o->cpu;
 	so.system_wide = o->all;
+	/* uprobes: a kernel sample at a probe is the tracking's (checkpoint-writer.c) */
+	so.user_ip = o->heap && o->cpu && !r->heap_launch;
 	err = sampler__new(&so, &r->sampler);
 	if (err) {
 		r->sampler = NULL;
@@ -406,7 +423,10 @@ int recorder__new(const struct record_opts *o, struct recorder **out)
 		heap__stats(r->heap, &hs);	/* the probes are attached: rust or libc */
 		r->st.heap_probes = hs.probes;
 		r->st.heap_backend = hs.backend;
+		r->st.freq = o->cpu ? o->freq : 0;
 		r->st.heap_why = r->heap_why;
+		if (!strcmp(hs.backend, "preload"))
+			r->st.heap_sample_bytes = r->o.heap_sample_bytes;
 	}
 	r->st.exit_status = -1;
 	pr_debug(1, "recording process %d (%s, %s) into %s", (int)r->t.pid, r->t.comm, r->t.exe,
@@ -472,6 +492,7 @@ static int write_checkpoint(struct recorder *r, uint64_t now_ms)
 	r->st.frees = hs.frees;
 	r->st.heap_dropped = hs.dropped;
 	r->st.unknown_frees = hs.unknown_frees;
+	r->st.tracking_samples = checkpoint_writer__tracking_samples(r->cpw);
 	pthread_mutex_unlock(&r->lock);
 	return 0;
 }

@@ -50,6 +50,8 @@ struct record_opts {
 	enum heap_probes heap_probes;
 	enum heap_attribution heap_attribution;
 	unsigned int heap_sample;
+	uint64_t heap_sample_bytes;	/* --heap-sample-bytes: mean bytes between two
+					 * tracked allocations; 0: off */
 	const char *const *alloc_fn;	/* --alloc-fn patterns, NULL-terminated; NULL: none */
 	bool alloc_history;		/* every allocation and free into the file (the
 					 * in-process tracker only) */
@@ -72,6 +74,9 @@ struct recorder_stats {
 	const char *heap_probes;	/* "rust", "libc" once attached; NULL before */
 	const char *heap_backend;	/* "preload", "uprobe"; NULL: no heap */
 	const char *heap_why;		/* why not the in-process tracker; NULL: it ran, or attach */
+	uint64_t heap_sample_bytes;	/* byte sampling in force (in-process); 0: none */
+	uint64_t tracking_samples;	/* CPU samples taken handling the heap's uprobes */
+	unsigned int freq;		/* the CPU sampling frequency (0: no CPU) */
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;
 	bool target_exited;

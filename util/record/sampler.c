@@ -463,6 +463,10 @@ static void sampler__set_attr(struct sampler *s)
 			a->sample_stack_user = o->stack_copy;
 		}
 	}
+	if (o->user_ip && !(a->sample_type & PERF_SAMPLE_REGS_USER)) {
+		a->sample_type |= PERF_SAMPLE_REGS_USER;
+		a->sample_regs_user = 1ULL << PERF_REG_X86_IP;
+	}
 	a->exclude_kernel = o->user_only;
 	a->exclude_hv = 1;
 	a->exclude_idle = 1;
@@ -826,6 +830,23 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 		}
 		ev->chain = s->chain;
 		ev->depth = depth;
+		if (!(s->o.call_graph && s->o.stack_copy) && (s->attr.sample_type & PERF_SAMPLE_REGS_USER)) {
+			uint64_t abi;
+
+			/* the user %rip alone (user_ip) */
+			if (nr > (uint64_t)(end - p) / 8)
+				return false;
+			p += 8 * nr;
+			if (p + 8 > end)
+				return false;
+			memcpy(&abi, p, 8);
+			p += 8;
+			if (abi) {
+				if (p + 8 > end)
+					return false;
+				memcpy(&ev->user_ip, p, 8);
+			}
+		}
 		if (s->o.call_graph && s->o.stack_copy) {
 			uint64_t abi, size, dyn;
 
@@ -842,6 +863,7 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				memcpy(ev->regs, p, 24);	/* bp, sp, ip: in bit order */
 				p += 24;
 				ev->user_regs = abi == PERF_SAMPLE_REGS_ABI_64;
+				ev->user_ip = ev->regs[SREG_IP];
 			}
 			if (p + 8 > end)
 				return false;

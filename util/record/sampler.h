@@ -46,6 +46,9 @@ struct sampler_opts {
 	bool user_only;			/* exclude the kernel */
 	bool sideband_only;		/* no samples, the records only (--no-cpu) */
 	bool system_wide;		/* every process on every CPU; pids unused */
+	bool user_ip;			/* the user %rip with each sample, also of one in
+					 * the kernel (the heap's uprobes: a kernel sample
+					 * stopped at a probe is the tracking's time) */
 };
 
 /*
@@ -102,6 +105,8 @@ struct sampler_event {
 	 * of its stack from regs[SREG_SP], stack_len bytes */
 	bool user_regs;
 	uint64_t regs[3];		/* enum sampler_reg */
+	/* with user_ip: where the thread was in user space (0: unknown) */
+	uint64_t user_ip;
 	const unsigned char *stack;
 	uint64_t stack_len;
 	/* SEV_COMM */

@@ -588,6 +588,11 @@ static int frame__set_symname(struct frame *f, const char *name)
 	return 0;
 }
 
+const struct map *resolver__map_of(const struct resolver *r, uint64_t addr)
+{
+	return r && r->maps ? maps__find(r->maps, addr) : NULL;
+}
+
 /* CPU time spent tracking the heap: the tracker's code, the uprobe trampoline. */
 #define RSPROF_HEAP_TRACKING "[rsprof heap tracking]"
 
@@ -703,7 +708,10 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		s->n_frames = 1;
 		/* the kernel's page for return probes (ours, when tracking the heap) */
 		if (map && map->path && !strcmp(map->path, "[uprobes]")) {
-			if (!(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
+			/* one row with the probes' kernel time (checkpoint-writer.c) */
+			free(s->module);
+			if (!(s->module = strdup(RSPROF_HEAP_TRACKING)) ||
+			    !(s->frames[0].function = strdup(RSPROF_HEAP_TRACKING)))
 				goto nomem;
 			return s;
 		}

@@ -37,6 +37,8 @@ int resolver__new_maps(pid_t pid, const char *exe, struct maps *m, struct resolv
  * again. 0 or -errno.
  */
 int resolver__set_maps(struct resolver *r, struct maps *m);
+/* The mapping holding addr in the resolver's maps; NULL: none. */
+const struct map *resolver__map_of(const struct resolver *r, uint64_t addr);
 void resolver__delete(struct resolver *r);
 
 /*

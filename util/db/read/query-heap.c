@@ -426,3 +426,29 @@ void heap_hint__free(struct heap_hint *h)
 	free(h->function);
 	h->file = h->function = NULL;
 }
+
+int db_query_heap_mmap_peak(struct db *db, int64_t *mmap_bytes, int64_t *live)
+{
+	sqlite3_stmt *st;
+	int rc, err;
+
+	*mmap_bytes = *live = 0;
+	if (!db__has(db, DB_KIND))
+		return 0;
+	err = db__prepare(db, "read the heap's peak",
+			  "SELECT m, l FROM (SELECT SUM(SUM(CASE WHEN kind = 1 THEN alloc_bytes"
+			  " - free_bytes ELSE 0 END)) OVER (ORDER BY checkpoint_id) AS m,"
+			  " SUM(SUM(alloc_bytes - free_bytes)) OVER (ORDER BY checkpoint_id) AS l"
+			  " FROM heap_events GROUP BY checkpoint_id) ORDER BY l DESC LIMIT 1", &st);
+	if (err)
+		return err;
+	rc = sqlite3_step(st);
+	if (rc == SQLITE_ROW) {
+		*mmap_bytes = sqlite3_column_int64(st, 0);
+		*live = sqlite3_column_int64(st, 1);
+	} else if (rc != SQLITE_DONE) {
+		err = db__err(db, "read the heap's peak");
+	}
+	sqlite3_finalize(st);
+	return err;
+}

@@ -116,6 +116,13 @@ struct heap_hint {
 	char *function;
 };
 
+/*
+ * The heap at its peak (the checkpoint with the most live bytes): its live
+ * bytes and those in anonymous mappings ([mmap] rows). 0 and both 0 for a
+ * file without kinds.
+ */
+int db_query_heap_mmap_peak(struct db *db, int64_t *mmap_bytes, int64_t *live);
+
 /* db_query_heap(), and the hint about its top row. */
 int db_query_heap_hint(struct db *db, const struct query_filter *f, int64_t *total_live,
 		       prof_row_cb cb, void *ctx, struct heap_hint *hint);
@@ -200,6 +207,7 @@ struct prof_summary {
 	uint64_t unknown_frees;		/* frees of memory allocated before attach */
 	int64_t unknown_free_bytes;	/* -1: the allocator told no sizes (not glibc's) */
 	unsigned int heap_sample;	/* 1 in N allocations tracked; 0/1: all */
+	uint64_t heap_sample_bytes;	/* one allocation per N bytes on average; 0: off */
 	uint64_t stacks;		/* deduplicated call stacks (-g, heap stacks) */
 	uint64_t mappings;		/* rows of the `map` table */
 	/* the process's resident memory (schema v3; has_rss false before or when unread) */

@@ -275,6 +275,10 @@ int db_query_summary(struct db *db, struct prof_summary *s)
 	if (err)
 		return err;
 	s->heap_sample = v[0] > 1 && v[0] < UINT32_MAX ? (unsigned int)v[0] : 0;
+	err = meta_int(db, "heap_sample_bytes", &v[0]);
+	if (err)
+		return err;
+	s->heap_sample_bytes = v[0] > 0 ? (uint64_t)v[0] : 0;
 	err = meta_int(db, "heap_block_header_bytes", &v[0]);
 	if (err)
 		return err;
