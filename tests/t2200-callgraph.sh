@@ -4,7 +4,7 @@
 # a and 1 MiB through b (heap stacks): the callers of each show 75 % / 25 %.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 # "function share" of the depth-1 rows of a --csv tree.
 level1() {
@@ -12,7 +12,7 @@ level1() {
 }
 
 test_expect_success 'a profile without stacks: the call graph says so, exit 1' '
-	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" fix.db &&
 	expect_exit 1 "$RSPROF" report --callers hot_loop fix.db >out 2>err &&
 	! test -s out &&
 	grep -q "no CPU call stacks" err &&

@@ -4,12 +4,12 @@
 # keep twice the bytes (issue 4, test 1), and a B with every line moved.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 SRC=$TEST_SRC/targets/diff_prog.c
 
 test_expect_success 'fixture profiles' '
-	"$FIXTURE" --fixture p.db small && md5sum p.db >p.md5 &&
-	"$FIXTURE" --fixture cpu.db cpu-only && md5sum cpu.db >cpu.md5
+	"$FIXTURE" p.db small && md5sum p.db >p.md5 &&
+	"$FIXTURE" cpu.db cpu-only && md5sum cpu.db >cpu.md5
 '
 
 test_expect_success 'a profile diffed with itself shows no change' '

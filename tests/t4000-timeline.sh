@@ -4,7 +4,7 @@
 # holds constant memory (issue 4, test 2).
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 MB=1048576
 
 # csv_col FILE HEADER-SUBSTRING: the values of the first column whose header
@@ -39,8 +39,8 @@ svg_check() {	# FILE LABEL...: well-formed, with a polyline and a legend per lab
 }
 
 test_expect_success 'fixture profile' '
-	"$FIXTURE" --fixture p.db small && md5sum p.db >p.md5 &&
-	"$FIXTURE" --fixture cpu.db cpu-only
+	"$FIXTURE" p.db small && md5sum p.db >p.md5 &&
+	"$FIXTURE" cpu.db cpu-only
 '
 
 test_expect_success '--csv: one row per checkpoint with the totals' '
