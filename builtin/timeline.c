@@ -41,7 +41,7 @@ enum { OPT_RANK = OPT_VAL_BUILTIN, OPT_SINCE, OPT_UNTIL, OPT_WINDOW };
 
 static struct poptOption timeline_options[] = {
 	{ "rank", 0, POPT_ARG_STRING, &args.rank, OPT_RANK,
-	  "rank the sites of -n by final, peak or growth live bytes (default: final)",
+	  "rank the sites of -n by final, peak or growth live bytes (default: final; peak when nothing is live at the end)",
 	  "final|peak|growth" },
 	{ "filter", 0, POPT_ARG_STRING, &args.filter, 0,
 	  "only sites whose path or function contains PAT (any case); 5 of them unless -n",
@@ -119,7 +119,7 @@ static int set_window(struct timeline_opts *o)
 
 static int timeline_run(const char *file)
 {
-	struct timeline_opts o = { .rank = RANK_FINAL, .pattern = args.filter,
+	struct timeline_opts o = { .rank = RANK_AUTO, .pattern = args.filter,
 				   .need_growth = !output_args.csv };
 	int n = output_args.top_n ? output_args.top_n : args.filter || args.cpu ? DEFAULT_SITES : 0;
 	struct timeline *tl = NULL;
@@ -175,7 +175,9 @@ static int timeline_run(const char *file)
 		escape__fputs(args.svg, out.f);
 		fputc('\n', out.f);
 	} else if (!err) {
-		err = timeline_view__chart(out.f, file, tl, args.rank ? args.rank : "final");
+		err = timeline_view__chart(out.f, file, tl, args.rank ? args.rank :
+					   tl->rank == RANK_PEAK ? "peak: nothing is live at the end" :
+					   "final");
 	}
 	err = membuf__flush(&out, err, stdout);
 	if (err == -ENOMEM)

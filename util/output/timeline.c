@@ -396,6 +396,9 @@ int timeline_view__json(FILE *f, const char *file, const struct timeline *tl)
 		json__end_object(&j);
 	}
 	json__end_array(&j);
+	if (tl->n_sites)
+		json__string(&j, "rank", tl->rank == RANK_PEAK ? "peak" :
+			  tl->rank == RANK_GROWTH ? "growth" : "final");
 	json__begin_array(&j, "sites");
 	for (size_t s = 0; s < tl->n_sites; s++)
 		json_site(&j, NULL, &tl->sites[s], tl->n, true);
