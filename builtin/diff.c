@@ -224,7 +224,7 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 		{ delta, TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 6);
 	int err = 0;
@@ -269,7 +269,7 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 		{ "Allocs B", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 8);
 	int err = 0;

@@ -197,21 +197,55 @@ int table__add_row(struct table *t, const char *const *cells)
 	return 0;
 }
 
-/* A cell padded to w columns, or shortened with ".." on the cut side. */
+const char *format__ellipsis(int *cols)
+{
+	bool utf8 = MB_CUR_MAX > 1;
+
+	if (cols)
+		*cols = utf8 ? 1 : 2;
+	return utf8 ? "\u2026" : "..";
+}
+
+/*
+ * A name path cut to w columns (ell of ew columns): its first name, then
+ * the longest tail from a "::" on that fits. 0 when there is no such cut.
+ */
+static int print_name_cut(FILE *f, const char *s, int w, const char *ell, int ew)
+{
+	const char *first = strstr(s, "::"), *p;
+	int head;
+
+	if (!first)
+		return 0;
+	head = format__width(s) - format__width(first) + 2;	/* "crate::" */
+	for (p = first + 2; (p = strstr(p, "::")); p += 2) {
+		if (head + ew + format__width(p) > w)
+			continue;
+		fwrite(s, 1, (size_t)(first + 2 - s), f);
+		fputs(ell, f);
+		fputs(p, f);
+		return 1;
+	}
+	return 0;
+}
+
+/* A cell padded to w columns, or shortened with the ellipsis on the cut side. */
 static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 		       enum table_trunc trunc, bool last)
 {
-	/* ASCII ellipsis: the table must also survive a non-UTF-8 pipe */
-	static const char ell[] = "..";
+	int ew;
+	const char *ell = format__ellipsis(&ew);
 	int sw = format__width(s);
 	int pad = sw < w ? w - sw : 0;
 
-	if (sw > w && trunc != TABLE_TRUNC_NONE && w > 2) {
-		if (trunc == TABLE_TRUNC_LEFT) {
+	if (sw > w && trunc != TABLE_TRUNC_NONE && w > ew) {
+		if (trunc == TABLE_TRUNC_NAME && print_name_cut(f, s, w, ell, ew))
+			return;
+		if (trunc == TABLE_TRUNC_LEFT || trunc == TABLE_TRUNC_NAME) {
 			fputs(ell, f);
-			fputs(s + byte_at_col(s, sw - (w - 2)), f);
+			fputs(s + byte_at_col(s, sw - (w - ew)), f);
 		} else {
-			fwrite(s, 1, byte_at_col(s, w - 2), f);
+			fwrite(s, 1, byte_at_col(s, w - ew), f);
 			fputs(ell, f);
 		}
 		return;

@@ -30,6 +30,13 @@ int format__term_width(void);
 /* Display width of a UTF-8 string (one column per code point). */
 int format__width(const char *s);
 
+/*
+ * The mark of a shortened text, the same everywhere: "…" (one column) when
+ * the locale's charset is multibyte (UTF-8), ".." (two) otherwise, as in
+ * the C locale of a pipe. *cols (may be NULL) gets its width.
+ */
+const char *format__ellipsis(int *cols);
+
 /* A text table: columns declared up front, rows added as strings (copied). */
 enum table_align {
 	TABLE_LEFT,
@@ -40,6 +47,9 @@ enum table_trunc {
 	TABLE_TRUNC_NONE,	/* never shortened */
 	TABLE_TRUNC_RIGHT,	/* keep the start: "very_long_fun…" */
 	TABLE_TRUNC_LEFT,	/* keep the end: "…/src/parser.rs:42" */
+	/* a path of names: keep the first and the last ones that fit,
+	 * "hashbrown::…::RawTableInner::find_insert_index_in_group" */
+	TABLE_TRUNC_NAME,
 };
 
 struct table_col {

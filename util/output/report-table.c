@@ -86,7 +86,7 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, i
 	static const struct table_col cols[] = {
 		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 3);
 	int err = t ? 0 : -ENOMEM;
@@ -146,7 +146,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Temp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	/* the columns shown: Allocated and Temp when asked for */
 	bool shown[7] = { true, true, rt->allocated, true, rt->temporary, true, true };
