@@ -112,4 +112,51 @@ test_expect_success 'an unknown function: exit 1; a missing name: exit 2' '
 	expect_exit 2 "$RSPROF" report --callers 2>/dev/null
 '
 
+# A program that writes and syncs a file: the disk's and the timer's
+# interrupts run on its thread. Their samples are not main's work: each
+# such stack ends at the kernel's interrupt entry, with no program frame.
+irq_stacks="SELECT DISTINCT f.stack_id FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+	WHERE s.function LIKE 'asm_sysvec_%' OR s.function LIKE 'asm_common_interrupt%'"
+test_expect_success 'interrupt samples: stacks of their own, under the entry' '
+	cat >irq.c <<-\EOF &&
+	#include <fcntl.h>
+	#include <time.h>
+	#include <unistd.h>
+	static char buf[1 << 16];
+	int main(void)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + 4;
+
+		while (time(NULL) < end) {
+			int fd = open("irq.tmp", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			for (int i = 0; i < 16; i++)
+				if (fd < 0 || write(fd, buf, sizeof(buf)) < 0)
+					return 1;
+			fsync(fd);
+			close(fd);
+			for (long i = 0; i < 3000000; i++)
+				x += i;
+		}
+		return unlink("irq.tmp");
+	}
+	EOF
+	gcc -g -O1 -fno-omit-frame-pointer -o irq irq.c &&
+	"$RSPROF" record -q -g -F 999 --no-heap -o irq.db -- ./irq &&
+	n=$(sql irq.db "SELECT COUNT(*) FROM ($irq_stacks)") &&
+	echo "# stacks through an interrupt entry: $n" &&
+	test "$n" -ge 1 &&
+	# nothing but the kernel in them, and the entry outermost
+	test "$(sql irq.db "SELECT COUNT(*) FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+		WHERE f.stack_id IN ($irq_stacks) AND (s.module IS NULL OR s.module NOT LIKE '"'"'[kernel%'"'"')")" = 0 &&
+	test "$(sql irq.db "SELECT COUNT(*) FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+		WHERE f.stack_id IN ($irq_stacks) AND f.pos < (SELECT MAX(pos) FROM stack_frames g
+		WHERE g.stack_id = f.stack_id) AND (s.function LIKE '"'"'asm_sysvec_%'"'"'
+		OR s.function LIKE '"'"'asm_common_interrupt%'"'"')")" = 0 &&
+	"$RSPROF" report -g --cpu -a irq.db >out &&
+	grep -E "^ +[0-9.]+% +[0-9.]+% +[0-9]+  asm_(sysvec_|common_interrupt)" out &&
+	! grep -E "^ .*[─└├].*asm_(sysvec_|common_interrupt)" out
+'
+
 test_done
