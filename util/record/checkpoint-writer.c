@@ -80,7 +80,6 @@ struct checkpoint_writer {
 	int64_t next_stack_id;
 	uint64_t stacks_seen;		/* unwound from their stack copies */
 	uint64_t tracking_samples;	/* taken while the kernel handled a heap uprobe */
-	uint64_t irq_samples;		/* -g: taken in an interrupt's work */
 	struct hashmap probe_fns;	/* kernel ip -> 2: the probes' code, 1: not */
 	struct hashmap irq_fns;		/* kernel ip -> 2: an interrupt's entry, 1: not */
 	uint64_t stacks_truncated;	/* of those, not down to their first frame */
@@ -352,7 +351,6 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 	if (err)
 		return err;
 	if (entry) {
-		w->irq_samples++;
 		w->chain[0] = key;
 		if (entry == ev->ip)
 			return count_stack(w, w->chain, 1);
