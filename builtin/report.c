@@ -108,6 +108,7 @@ struct report {
 	struct report_table cpu, heap;
 	struct prof_resolution res, res_at;	/* record --retain: folded time read */
 	struct heap_hint hint;
+	struct callgraph *hint_cg;	/* heap stacks, when the hint's site has callers to show */
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
 	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
@@ -573,6 +574,32 @@ static void print_hint(const struct heap_hint *h)
 			"--alloc-fn NAME to count its callers instead");
 }
 
+/*
+ * The hint's site, seen as heaptrack shows it: its callers two levels out
+ * ("my_alloc <- leak_list <- main"), so that a wrapper with several
+ * callers does not hide them. After the tables, on stdout.
+ */
+static int print_hint_callers(struct report *rp)
+{
+	struct cg_view v = { .threshold = 1.0, .full_paths = opts.full_paths, .max_depth = 2 };
+	struct styled_text t = { 0 };
+	int fn, root, err;
+
+	if (!rp->hint_cg || !rp->hint_cg->has_stacks ||
+	    callgraph__find(rp->hint_cg, rp->hint.function, &fn))
+		return 0;
+	v.utf8 = chart__locale_utf8();
+	err = callgraph__tree(rp->hint_cg, fn, CG_CALLERS, &root);
+	if (!err)
+		err = callgraph__render_tree(rp->hint_cg, root, CG_CALLERS, &v, &t);
+	if (!err) {
+		putchar('\n');
+		err = styled__print(&t, stdout, false);
+	}
+	styled__free(&t);
+	return err;
+}
+
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */
 
 static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg_dir dir,
@@ -754,6 +781,8 @@ static int report_run(void)
 	if (!err && rp.show_heap)
 		err = db_query_heap_hint(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap,
 					 &rp.hint);
+	if (!err && rp.hint.suspect && rp.hint.function && !output_args.json && !output_args.csv)
+		err = callgraph__load(rp.db, &rp.f, true, &rp.hint_cg);
 	if (!err)
 		err = db__snapshot_end(rp.db);
 	if (err)
@@ -765,9 +794,12 @@ static int report_run(void)
 		err = print_csv(&rp);
 	else
 		err = print_text(&rp);
+	if (!err && rp.hint_cg)
+		err = print_hint_callers(&rp);
 	if (!err)
 		print_hint(&rp.hint);
 out:
+	callgraph__delete(rp.hint_cg);
 	heap_hint__free(&rp.hint);
 	report_table__exit(&rp.cpu);
 	report_table__exit(&rp.heap);

@@ -131,7 +131,7 @@ static int walk(struct walk *w, int node, int depth, int indent)
 	r.plen = (int)at;
 	site_text(n->file, n->line, w->v->full_paths, r.site, sizeof(r.site));
 	err = rows_add(w->out, &r);
-	if (err || depth + 1 >= MAX_DEPTH)
+	if (err || depth + 1 >= MAX_DEPTH || (w->v->max_depth && depth >= w->v->max_depth))
 		return err;
 	nk = children(w->cg, node, &kids);
 	if (nk < 0)
