@@ -530,7 +530,7 @@ int cmd_diff(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (n != 2) {
 			pr_err(n < 2 ? "two profiles are needed" : "too many arguments");

@@ -36,6 +36,7 @@
 #include "util/output/report-table.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
+#include "util/output/term.h"
 #include "util/record/maps.h"
 #include "util/saturate.h"
 #include "util/symbols/symbol.h"
@@ -133,7 +134,7 @@ static int parse_window(struct report *rp)
 
 static int parse_opts(struct report *rp)
 {
-	int err = options_output_check();
+	int err = options_output_setup();
 
 	if (err)
 		return err;
@@ -594,7 +595,7 @@ static int print_hint_callers(struct report *rp)
 		err = callgraph__render_tree(rp->hint_cg, root, CG_CALLERS, &v, &t);
 	if (!err) {
 		putchar('\n');
-		err = styled__print(&t, stdout, false);
+		err = styled__print(&t, stdout, term__color());
 	}
 	styled__free(&t);
 	return err;
@@ -693,7 +694,7 @@ static int report_graph(struct report *rp)
 			if (!heap)
 				print_truncated(rp);
 			putchar('\n');
-			err = styled__print(&t, stdout, false);
+			err = styled__print(&t, stdout, term__color());
 		}
 	}
 out:

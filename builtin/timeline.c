@@ -199,7 +199,7 @@ int cmd_timeline(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/output/escape.h"
+#include "util/output/styled.h"
 
 char *format__bytes(int64_t bytes, char *buf, size_t len)
 {
@@ -121,7 +122,9 @@ struct table {
 	char **titles;		/* escaped copies */
 	int n_cols;
 	char **cells;		/* n_rows * n_cols */
+	unsigned char *styles;	/* per row: enum text_style */
 	int n_rows, cap_rows;
+	bool color;
 	int *fixed;		/* table__flush(): the widths, fixed by the first call */
 };
 
@@ -161,6 +164,7 @@ void table__delete(struct table *t)
 	free(t->titles);
 	free(t->fixed);
 	free(t->cells);
+	free(t->styles);
 	free(t->cols);
 	free(t);
 }
@@ -172,17 +176,33 @@ int table__rows(const struct table *t)
 
 int table__add_row(struct table *t, const char *const *cells)
 {
+	return table__add_row_style(t, cells, TS_NORMAL);
+}
+
+void table__set_color(struct table *t, bool color)
+{
+	t->color = color;
+}
+
+int table__add_row_style(struct table *t, const char *const *cells, int style)
+{
 	char **row;
 
 	if (t->n_rows == t->cap_rows) {
 		int cap = t->cap_rows ? t->cap_rows * 2 : 32;
 		char **v = realloc(t->cells, (size_t)cap * t->n_cols * sizeof(*v));
+		unsigned char *st;
 
 		if (!v)
 			return -ENOMEM;
 		t->cells = v;
+		st = realloc(t->styles, (size_t)cap);
+		if (!st)
+			return -ENOMEM;
+		t->styles = st;
 		t->cap_rows = cap;
 	}
+	t->styles[t->n_rows] = (unsigned char)style;
 	row = t->cells + (size_t)t->n_rows * t->n_cols;
 	/* escaped on the way in: widths count what the terminal will show */
 	for (int c = 0; c < t->n_cols; c++) {
@@ -301,6 +321,7 @@ static int *table_widths(const struct table *t, int width)
 static int table_lines(const struct table *t, FILE *f, const int *w, bool header)
 {
 	for (int r = header ? -1 : 0; r < t->n_rows; r++) {
+		const char *on;
 		char *line = NULL;
 		size_t len = 0;
 		FILE *lf = open_memstream(&line, &len);
@@ -322,8 +343,8 @@ static int table_lines(const struct table *t, FILE *f, const int *w, bool header
 		/* no trailing blanks when the last cells are empty */
 		while (len && line[len - 1] == ' ')
 			line[--len] = '\0';
-		fputs(line, f);
-		fputc('\n', f);
+		on = t->color ? styled__sgr(r < 0 ? TS_HEAD : t->styles[r]) : NULL;
+		fprintf(f, on ? "%s%s\033[m\n" : "%s%s\n", on ? on : "", line);
 		free(line);
 	}
 	return ferror(f) ? -EIO : 0;

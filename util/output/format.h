@@ -69,7 +69,11 @@ void table__delete(struct table *t);	/* NULL ok */
  * (util/output/escape.h), as the titles are. 0 or -ENOMEM.
  */
 int table__add_row(struct table *t, const char *const *cells);
+/* The same with the row's style (util/output/styled.h), shown in colour. */
+int table__add_row_style(struct table *t, const char *const *cells, int style);
 int table__rows(const struct table *t);
+/* Print the header and the styled rows in colour (ANSI SGR). */
+void table__set_color(struct table *t, bool color);
 /*
  * Print with a header line, columns two spaces apart, fitting width columns
  * (0: format__term_width()): truncatable columns are shortened, widest
