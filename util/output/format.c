@@ -277,6 +277,22 @@ static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 		fprintf(f, "%*s", pad, "");
 }
 
+char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len)
+{
+	FILE *f;
+
+	if (!len)
+		return buf;
+	if (format__width(s) <= w || trunc == TABLE_TRUNC_NONE || !(f = fmemopen(buf, len, "w"))) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	print_cell(f, s, w, TABLE_LEFT, trunc, true);
+	fclose(f);
+	buf[len - 1] = '\0';
+	return buf;
+}
+
 /* Column widths for the rows held, fitting width (0: the terminal's). NULL on -ENOMEM. */
 static int *table_widths(const struct table *t, int width)
 {

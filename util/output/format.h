@@ -59,6 +59,12 @@ struct table_col {
 	int min_width;		/* never narrower than this when shortened */
 };
 
+/*
+ * s shortened to w columns the way a table column of that kind is (the
+ * ellipsis on the cut side), into buf; s itself when it fits. Returns buf.
+ */
+char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len);
+
 struct table;
 
 /* The columns are copied. NULL on -ENOMEM. */
