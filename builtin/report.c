@@ -34,6 +34,7 @@
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
+#include "util/output/resident.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
 #include "util/record/maps.h"
@@ -315,15 +316,12 @@ static void print_header(const struct report *rp)
 		mmap_hint(rp->db);
 	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
-		/* more than resident: pages allocated count before they are touched */
-		if (s->live_bytes <= s->rss_bytes)
-			printf("# memory:   tracked heap %s of %s resident\n",
-			       format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
-		else
-			printf("# memory:   tracked heap %s, more than the %s resident (pages "
-			       "not yet touched)\n", format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
+		const char *why = resident__why(s->live_bytes, s->rss_bytes);
+
+		printf("# memory:   %s%s\n", resident__describe(s->live_bytes, s->rss_bytes, e1,
+							      sizeof(e1)), why ? ":" : "");
+		if (why)
+			printf("#           %s\n", why);
 		printf("#           anonymous %s, peak %s",
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
