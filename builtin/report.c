@@ -19,6 +19,7 @@
 #include "util/db/read/addrs.h"
 #include "util/analysis/callgraph.h"
 #include "util/db/db.h"
+#include "util/db/read/processes.h"
 #include "util/db/read/profile.h"
 #include "util/db/read/query.h"
 #include "util/duration.h"
@@ -74,7 +75,7 @@ static struct poptOption report_options[] = {
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
 	  "aggregate by line, function, file, module, symbol or process (default: line)", "KEY" },
 	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
-	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
+	  "only the samples and allocations of process PID, one of the recorded tree's", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
@@ -697,6 +698,8 @@ static int report_run(void)
 		err = db_query_summary(rp.db, &rp.sum);
 	if (!err)
 		err = parse_window(&rp);
+	if (!err)
+		err = db_check_pid(rp.db, "--pid", rp.f.pid);
 	if (!err && rp.sum.folded_checkpoints)
 		err = db_query_resolution(rp.db, rp.f.win.from_ms, rp.f.win.to_ms, &rp.res);
 	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)

@@ -1,0 +1,37 @@
+#!/bin/sh
+# Arguments checked against the recording, on real recordings: a --pid the
+# recording does not have, a window outside it (report, annotate,
+# flamegraph, timeline, diff's FILE@A..B), and a heap sort key with --cpu
+# are errors with exit 2 and a message that says what the recording has,
+# never an empty table and exit 0.
+. "$(dirname "$0")/lib.sh"
+
+test_expect_success 'record cpu_split for about 2 s, and fork_workers (three processes)' '
+	"$RSPROF" record -q -i 200ms -o c.db -- "$TARGETS/cpu_split" 2 >/dev/null &&
+	d=$(sql c.db "SELECT MAX(timestamp_ms) FROM checkpoints") && echo "duration $d ms" &&
+	test "$d" -ge 1500 && test "$d" -lt 5000 &&
+	"$RSPROF" record -q --no-heap -o f.db -- "$TARGETS/fork_workers" 1 >/dev/null &&
+	test "$(sql f.db "SELECT COUNT(DISTINCT pid) FROM processes")" -ge 3
+'
+
+test_expect_success 'report --pid 1: not in the profile, exit 2, its PIDs named' '
+	pid=$(sql c.db "SELECT value FROM meta WHERE key = \"pid\"") &&
+	expect_exit 2 "$RSPROF" report --pid 1 c.db >out 2>err &&
+	cat err && test ! -s out &&
+	grep -q "^rsprof report: --pid 1: no such process in .c.db.$" err &&
+	grep -q "^hint: it has process $pid (rsprof report -s process shows each)$" err &&
+	for o in "" --json --csv --heap "--format folded" -g; do
+		expect_exit 2 "$RSPROF" report $o --pid 1 c.db >/dev/null 2>&1 || return 1
+	done &&
+	"$RSPROF" report --cpu --pid "$pid" c.db >out && grep -q "work_a" out
+'
+
+test_expect_success 'report --pid in a process tree: every PID of it listed, each accepted' '
+	expect_exit 2 "$RSPROF" report --pid 1 f.db 2>err && cat err &&
+	for p in $(sql f.db "SELECT DISTINCT pid FROM processes"); do
+		grep -q "^hint: it has processes .*\b$p\b" err &&
+		"$RSPROF" report --cpu --pid "$p" f.db >/dev/null || return 1
+	done
+'
+
+test_done
