@@ -34,4 +34,34 @@ test_expect_success 'report --pid in a process tree: every PID of it listed, eac
 	done
 '
 
+test_expect_success 'diff a.db@60s.. of a 2 s recording: exit 2, the length said' '
+	expect_exit 2 "$RSPROF" diff c.db@60s.. c.db >out 2>err &&
+	cat err && test ! -s out &&
+	grep -q "^rsprof diff: c.db@60s..: starts at 1m00s, at or after the end of the recording, which is [0-9.]*s long$" err &&
+	expect_exit 2 "$RSPROF" diff c.db c.db@1s..1s 2>err && cat err &&
+	grep -q "an empty window (1.0s..1.0s)" err &&
+	"$RSPROF" diff c.db@..1s c.db@1s.. >/dev/null
+'
+
+test_expect_success 'the same rule for report, annotate, flamegraph and timeline' '
+	for w in "--window 60s.." "--window 1s..1s" "--until 0"; do
+		for c in report annotate "flamegraph -o f.svg" timeline; do
+			fn= && test "$c" != annotate || fn=work_a
+			expect_exit 2 "$RSPROF" $c $w c.db $fn >out 2>err || return 1
+			cat err
+			grep -q "^rsprof [a-z]*: $w: " err || return 1
+			grep -q "recording.s [0-9.]*s\|which is [0-9.]*s long" err || return 1
+		done
+	done &&
+	for c in report timeline; do
+		expect_exit 2 "$RSPROF" $c --since 0 c.db 2>err && cat err &&
+		grep -q "^rsprof $c: --since 0: an empty window" err || return 1
+	done &&
+	# within the recording, or an end past it: the rest of it, as before
+	"$RSPROF" report --window 500ms.. c.db >/dev/null &&
+	"$RSPROF" report --until 30s c.db >/dev/null &&
+	"$RSPROF" report --since 30s c.db >/dev/null &&
+	"$RSPROF" timeline --window 500ms.. c.db >/dev/null
+'
+
 test_done
