@@ -89,7 +89,8 @@ static struct poptOption report_options[] = {
 	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
 	  "what function FUNC calls, as a tree, with shares", "FUNC" },
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
-	  "heap: rank sites by live (default), peak, allocated (bytes), allocs (count) or "
+	  "heap (not with --cpu): rank sites by live (default), peak, allocated (bytes), "
+	  "allocs (count) or "
 	  "temporary (count freed directly, before the thread's next allocation or free)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
@@ -199,6 +200,13 @@ static int parse_opts(struct report *rp)
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.heap_sort = (enum heap_sort)i;
+		/* every key ranks the heap table: with --cpu there is none to rank */
+		if (opts.cpu && !opts.heap) {
+			pr_err("--sort-by %s ranks the heap table, and --cpu shows none",
+			       opts.sort_by);
+			pr_hint("the CPU table ranks by CPU%%: leave out --sort-by, or use --heap");
+			return -RSPROF_EUSAGE;
+		}
 	}
 	if (opts.graph + (opts.callers != NULL) + (opts.callees != NULL) > 1) {
 		pr_err("-g/--call-graph, --callers and --callees: one at a time");

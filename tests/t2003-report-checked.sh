@@ -64,4 +64,15 @@ test_expect_success 'the same rule for report, annotate, flamegraph and timeline
 	"$RSPROF" timeline --window 500ms.. c.db >/dev/null
 '
 
+test_expect_success 'report --cpu --sort-by peak: refused, exit 2' '
+	expect_exit 2 "$RSPROF" report --cpu --sort-by peak c.db >out 2>err &&
+	cat err && test ! -s out &&
+	grep -q "^rsprof report: --sort-by peak ranks the heap table, and --cpu shows none$" err &&
+	for k in live allocated allocs temporary; do
+		expect_exit 2 "$RSPROF" report --cpu --sort-by $k c.db 2>/dev/null || return 1
+	done &&
+	"$RSPROF" report --heap --sort-by peak c.db >/dev/null &&
+	"$RSPROF" report --sort-by peak c.db >/dev/null
+'
+
 test_done
