@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
+#include "util/output/meta-json.h"
 #include "util/output/resident.h"
 #include "util/options.h"
 
@@ -305,7 +306,7 @@ static int print_json(const struct info *in)
 	}
 	json__begin_object(&j, "meta");
 	for (int i = 0; i < in->meta.n; i++)
-		json__string(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
+		json__meta(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
 	json__end_object(&j);
 	json__end_object(&j);
 	return json__finish(&j);

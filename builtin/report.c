@@ -31,6 +31,7 @@
 #include "util/output/export.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
+#include "util/output/meta-json.h"
 #include "util/options.h"
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
@@ -480,7 +481,7 @@ static int print_json(const struct report *rp)
 	json__begin_object(&j, NULL);
 	json__string(&j, "file", db__path(rp->db));
 	json__string(&j, "process_name", rp->meta_comm);
-	json__string(&j, "pid", rp->meta_pid);
+	json__meta(&j, "pid", rp->meta_pid);
 	json__string(&j, "exe_path", rp->meta_exe);
 	json__string(&j, "cpu_scope", rp->cpu_scope ? rp->cpu_scope : "user");
 	json__int(&j, "processes", rp->n_processes);
