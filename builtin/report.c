@@ -92,7 +92,8 @@ static struct poptOption report_options[] = {
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
 	  "heap (not with --cpu): rank sites by live (default), peak, allocated (bytes), "
 	  "allocs (count) or "
-	  "temporary (count freed directly, before the thread's next allocation or free)",
+	  "temporary (count freed before the thread's next allocation or free; glibc malloc's "
+	  "blocks only)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
@@ -412,7 +413,11 @@ static void print_header(const struct report *rp)
 			       " thread's allocations and frees in order ('-')\n");
 		else
 			printf("# temp:     allocations freed by their thread before its next"
-			       " allocation or free (heaptrack's \"temporary\")%s%s%s\n",
+			       " allocation or\n"
+			       "#           free (heaptrack's \"temporary\", per thread)%s%s%s\n"
+			       "#           counted for glibc malloc's blocks only: 0 under jemalloc,"
+			       " mimalloc,\n"
+			       "#           tcmalloc or a runtime's own allocator\n",
 			       rp->meta_temp ? "; " : "",
 			       rp->meta_temp ? format__count(strtoull(rp->meta_temp, NULL, 10), a,
 							     sizeof(a)) : "",
