@@ -27,6 +27,7 @@
 #include "util/analysis/diff.h"
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
+#include "util/window.h"
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
@@ -491,6 +492,11 @@ static int diff_run(const char *arg_a, const char *arg_b)
 		err = db__snapshot_begin(b);
 	if (!err)
 		err = diff__compute(a, b, &o, &d);
+	/* FILE@A..B within the recording, as report's --window */
+	if (!err)
+		err = window__check(&sa.win, d->a.duration_ms, arg_a);
+	if (!err)
+		err = window__check(&sb.win, d->b.duration_ms, arg_b);
 	if (a)
 		db__snapshot_end(a);
 	if (b)

@@ -19,6 +19,7 @@
 #include "util/db/read/addrs.h"
 #include "util/analysis/callgraph.h"
 #include "util/db/db.h"
+#include "util/db/read/processes.h"
 #include "util/db/read/profile.h"
 #include "util/db/read/query.h"
 #include "util/duration.h"
@@ -30,10 +31,12 @@
 #include "util/output/export.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
+#include "util/output/meta-json.h"
 #include "util/options.h"
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
+#include "util/output/resident.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
 #include "util/output/term.h"
@@ -74,7 +77,7 @@ static struct poptOption report_options[] = {
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
 	  "aggregate by line, function, file, module, symbol or process (default: line)", "KEY" },
 	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
-	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
+	  "only the samples and allocations of process PID, one of the recorded tree's", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
@@ -88,8 +91,10 @@ static struct poptOption report_options[] = {
 	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
 	  "what function FUNC calls, as a tree, with shares", "FUNC" },
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
-	  "heap: rank sites by live (default), peak, allocated (bytes), allocs (count) or "
-	  "temporary (count freed directly, before the thread's next allocation or free)",
+	  "heap (not with --cpu): rank sites by live (default), peak, allocated (bytes), "
+	  "allocs (count) or "
+	  "temporary (count freed before the thread's next allocation or free; glibc malloc's "
+	  "blocks only)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
@@ -199,6 +204,13 @@ static int parse_opts(struct report *rp)
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.heap_sort = (enum heap_sort)i;
+		/* every key ranks the heap table: with --cpu there is none to rank */
+		if (opts.cpu && !opts.heap) {
+			pr_err("--sort-by %s ranks the heap table, and --cpu shows none",
+			       opts.sort_by);
+			pr_hint("the CPU table ranks by CPU%%: leave out --sort-by, or use --heap");
+			return -RSPROF_EUSAGE;
+		}
 	}
 	if (opts.graph + (opts.callers != NULL) + (opts.callees != NULL) > 1) {
 		pr_err("-g/--call-graph, --callers and --callees: one at a time");
@@ -317,15 +329,12 @@ static void print_header(const struct report *rp)
 		mmap_hint(rp->db);
 	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
-		/* more than resident: pages allocated count before they are touched */
-		if (s->live_bytes <= s->rss_bytes)
-			printf("# memory:   tracked heap %s of %s resident\n",
-			       format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
-		else
-			printf("# memory:   tracked heap %s, more than the %s resident (pages "
-			       "not yet touched)\n", format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
+		const char *why = resident__why(s->live_bytes, s->rss_bytes);
+
+		printf("# memory:   %s%s\n", resident__describe(s->live_bytes, s->rss_bytes, e1,
+							      sizeof(e1)), why ? ":" : "");
+		if (why)
+			printf("#           %s\n", why);
 		printf("#           anonymous %s, peak %s",
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
@@ -406,7 +415,11 @@ static void print_header(const struct report *rp)
 			       " thread's allocations and frees in order ('-')\n");
 		else
 			printf("# temp:     allocations freed by their thread before its next"
-			       " allocation or free (heaptrack's \"temporary\")%s%s%s\n",
+			       " allocation or\n"
+			       "#           free (heaptrack's \"temporary\", per thread)%s%s%s\n"
+			       "#           counted for glibc malloc's blocks only: 0 under jemalloc,"
+			       " mimalloc,\n"
+			       "#           tcmalloc or a runtime's own allocator\n",
 			       rp->meta_temp ? "; " : "",
 			       rp->meta_temp ? format__count(strtoull(rp->meta_temp, NULL, 10), a,
 							     sizeof(a)) : "",
@@ -475,7 +488,7 @@ static int print_json(const struct report *rp)
 	json__begin_object(&j, NULL);
 	json__string(&j, "file", db__path(rp->db));
 	json__string(&j, "process_name", rp->meta_comm);
-	json__string(&j, "pid", rp->meta_pid);
+	json__meta(&j, "pid", rp->meta_pid);
 	json__string(&j, "exe_path", rp->meta_exe);
 	json__string(&j, "cpu_scope", rp->cpu_scope ? rp->cpu_scope : "user");
 	json__int(&j, "processes", rp->n_processes);
@@ -727,6 +740,8 @@ static int report_run(void)
 		err = db_query_summary(rp.db, &rp.sum);
 	if (!err)
 		err = parse_window(&rp);
+	if (!err)
+		err = db_check_pid(rp.db, "--pid", rp.f.pid);
 	if (!err && rp.sum.folded_checkpoints)
 		err = db_query_resolution(rp.db, rp.f.win.from_ms, rp.f.win.to_ms, &rp.res);
 	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)

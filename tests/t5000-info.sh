@@ -61,7 +61,7 @@ test_expect_success 'info --json is one valid document' '
 	h = d["heap"]
 	assert h["recorded"] and h["live_bytes"] == 10 * 2**20 and h["peak_bytes"] == 15 * 2**20
 	assert h["alloc_count"] == 1660 and h["free_count"] == 1500
-	assert d["meta"]["version"] == "3" and d["meta"]["pid"] == "4242"
+	assert d["meta"]["version"] == 3 and d["meta"]["pid"] == 4242
 	EOF
 '
 

@@ -17,6 +17,7 @@
 #include "util/db/read/series.h"
 #include "util/db/read/totals.h"
 #include "util/duration.h"
+#include "util/window.h"
 #include "util/symbols/srcpath.h"
 
 /* What the ranking pass keeps per site. */
@@ -678,8 +679,14 @@ static int window(const struct timeline *tl, const struct timeline_opts *o, size
 	struct time_window w = o->win;
 	char a[32], b[32], c[32];
 
+	int err;
+
 	if (o->since_ms)
 		time_window__since(&w, o->since_ms, last);
+	/* the rule of every reader's window first, then this one's checkpoints */
+	err = window__check(&w, last, o->win_what ? o->win_what : "the window");
+	if (err)
+		return err;
 	for (*lo = 0; *lo < tl->n && !time_window__has(&w, tl->t_ms[*lo]); (*lo)++)
 		;
 	for (*hi = tl->n; *hi > *lo && !time_window__has(&w, tl->t_ms[*hi - 1]); (*hi)--)

@@ -45,6 +45,7 @@ struct timeline_opts {
 	 */
 	struct time_window win;
 	uint64_t since_ms;
+	const char *win_what;	/* the option that gave it, for errors; NULL: "the window" */
 	/*
 	 * Heap sites past allocation wrappers, as report: the built-in ones,
 	 * meta.heap_alloc_fn and these (globs, NULL-terminated; NULL: none).
