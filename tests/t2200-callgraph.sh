@@ -154,7 +154,7 @@ test_expect_success 'interrupt samples: stacks of their own, under the entry' '
 		WHERE f.stack_id IN ($irq_stacks) AND f.pos < (SELECT MAX(pos) FROM stack_frames g
 		WHERE g.stack_id = f.stack_id) AND (s.function LIKE '"'"'asm_sysvec_%'"'"'
 		OR s.function LIKE '"'"'asm_common_interrupt%'"'"')")" = 0 &&
-	"$RSPROF" report -g --cpu -a irq.db >out &&
+	"$RSPROF" report -g --cpu -t 0.001 irq.db >out &&
 	grep -E "^ +[0-9.]+% +[0-9.]+% +[0-9]+  asm_(sysvec_|common_interrupt)" out &&
 	! grep -E "^ .*[─└├].*asm_(sysvec_|common_interrupt)" out
 '

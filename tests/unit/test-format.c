@@ -171,6 +171,29 @@ static void test_name_cut(void)
 	}
 }
 
+static void wrap_80(FILE *f, void *ctx)
+{
+	format__wrap_comment(ctx, 40, f);
+}
+
+/* Header lines within the width, the rest under the value. */
+static void test_wrap(void)
+{
+	char *s = captured(wrap_80, "# target:   prog (pid 12)  /a/very/long/path/to/the/prog\n"
+			   "# short:    fits\n"
+			   "# list:     one, two, three, four, five, six, seven\n"
+			   "# word:     aWordFarTooLongToBreakAnywhereAtAllReally\n");
+
+	is_str(s, "# target:   prog (pid 12)\n"
+		  "#           /a/very/long/path/to/the/prog\n"
+		  "# short:    fits\n"
+		  "# list:     one, two, three, four, five,\n"
+		  "#           six, seven\n"
+		  "# word:     aWordFarTooLongToBreakAnywhereAtAllReally\n",
+	       "comment lines wrapped under their values");
+	free(s);
+}
+
 static void write_json(FILE *f, void *ctx)
 {
 	struct json j;
@@ -224,6 +247,7 @@ int main(void)
 	test_numbers();
 	test_table();
 	test_name_cut();
+	test_wrap();
 	test_json();
 	return done_testing();
 }

@@ -277,6 +277,79 @@ static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 		fprintf(f, "%*s", pad, "");
 }
 
+/* The column a comment line's value starts at: after "# key:" and its blanks. */
+static int value_col(const char *l)
+{
+	const char *p = l + 1, *colon;
+
+	while (*p == ' ')
+		p++;
+	if (p - l > 2)		/* "#    ..." : a continuation already */
+		return (int)(p - l);
+	colon = strchr(p, ':');
+	if (!colon || strchr(p, ' ') < colon)
+		return 2;
+	for (p = colon + 1; *p == ' '; p++)
+		;
+	return (int)(p - l);
+}
+
+/* Where a line longer than width breaks: a byte offset after from, or 0. */
+static size_t wrap_at(const char *l, size_t from, int width)
+{
+	size_t max = byte_at_col(l, width);
+	static const char *const seps[] = { "  ", ", ", " " };
+
+	for (size_t k = 0; k < 3; k++) {
+		size_t n = strlen(seps[k]);
+
+		for (size_t i = max; i > from; i--) {
+			if (strncmp(l + i, seps[k], n))
+				continue;
+			/* after a comma the comma stays on the first line */
+			return seps[k][0] == ',' ? i + 1 : i;
+		}
+	}
+	return 0;
+}
+
+void format__wrap_comment(const char *text, int width, FILE *f)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		char *line = strndup(text, n), *l = line;
+		int indent;
+
+		if (!line) {
+			fwrite(text, 1, n, f);
+			fputc('\n', f);
+		} else {
+			indent = l[0] == '#' ? value_col(l) : 0;
+			if (indent > width / 2)
+				indent = width / 2;
+			while (width > 0 && format__width(l) > width) {
+				size_t at = wrap_at(l, (size_t)indent, width);
+
+				if (!at)
+					break;
+				fprintf(f, "%.*s\n", (int)at, l);
+				l += at;
+				while (*l == ' ')
+					l++;
+				/* the rest under the value: reuse the bytes before it */
+				l -= indent;
+				memset(l, ' ', (size_t)indent);
+				if (line[0] == '#')
+					l[0] = '#';
+			}
+			fprintf(f, "%s\n", l);
+			free(line);
+		}
+		text += n + (nl != NULL);
+	}
+}
+
 char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len)
 {
 	FILE *f;

@@ -65,6 +65,15 @@ struct table_col {
  */
 char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len);
 
+/*
+ * Comment lines ("# key:     value") printed within width columns (<= 0:
+ * no limit): a longer line breaks at the last two blanks that fit, else
+ * after the last ", ", else at the last blank, and goes on under its
+ * value ("#" and blanks to the value's column). A word longer than the
+ * room stays whole.
+ */
+void format__wrap_comment(const char *text, int width, FILE *f);
+
 struct table;
 
 /* The columns are copied. NULL on -ENOMEM. */
