@@ -71,6 +71,12 @@ PRELOAD_SRC := $(sort $(wildcard preload/*.c)) util/unwind/cfi.c
 PRELOAD_SO  := $(OUT)/preload/librsprof-heap.so
 PRELOAD_UBSAN_SO := $(OUT)/preload/ubsan/librsprof-heap.so
 UNIT_BIN    := $(UNIT_SRC:tests/unit/%.c=$(OUT)/tests/unit/bin/%)
+# Test helpers (tests/helper/*.c): tools the shell tests and benchmarks run
+# (fixture profiles), each with its own main.
+HELPER_SRC  := $(sort $(wildcard tests/helper/*.c))
+HELPER_BIN  := $(HELPER_SRC:tests/helper/%.c=$(OUT)/tests/helper/%)
+# Linked into both: fdatasync() and fsync() that do not wait for the disk.
+NOSYNC_OBJ  := $(OUT)/tests/unit/nosync.o
 FUZZ_SRC    := $(sort $(wildcard tests/fuzz/fuzz-*.c))
 FUZZ_REPLAY := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%-replay)
 FUZZ_BIN    := $(FUZZ_SRC:tests/fuzz/%.c=$(OUT)/tests/fuzz/%)
@@ -180,10 +186,15 @@ $(OUT)/man-embed.h: $(DOC_SRC) scripts/embed-docs.sh
 
 # Tests: unit binaries link the util objects; targets with known hot lines
 # are built by tests/targets/Makefile into $(OUT)/targets.
-$(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ)
+$(OUT)/tests/unit/bin/%: tests/unit/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ) $(NOSYNC_OBJ)
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(dir $@)
-	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(UTIL_OBJ) $(LDLIBS)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(NOSYNC_OBJ) $(UTIL_OBJ) $(LDLIBS)
+
+$(OUT)/tests/helper/%: tests/helper/%.c $(wildcard tests/unit/*.h) $(UTIL_OBJ) $(NOSYNC_OBJ)
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(dir $@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -o $@ $< $(NOSYNC_OBJ) $(UTIL_OBJ) $(LDLIBS)
 
 targets:
 	$(Q)$(MAKE) --no-print-directory -C tests/targets OUT=$(abspath $(OUT))/targets
@@ -210,12 +221,24 @@ san:
 		$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%) \
 		$(FUZZ_SRC:tests/fuzz/%.c=$(SAN_OUT)/tests/fuzz/%-replay)
 
-test: deps all $(UNIT_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
-	$(Q)RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
+# make test ends with one line: its wall time (the build included), the
+# tests' own, and the load then.
+ifneq ($(filter test,$(MAKECMDGOALS)),)
+TEST_T0 := $(shell date +%s)
+endif
+test: deps all $(UNIT_BIN) $(HELPER_BIN) targets $(OUT)/demo $(PRELOAD_UBSAN_SO) san
+	$(Q)t1=$$(date +%s); \
+	RSPROF=$(abspath $(OUT))/rsprof TARGETS=$(abspath $(OUT))/targets \
 		RSPROF_SAN=$(abspath $(SAN_OUT))/rsprof FUZZ_DIR=$(abspath $(SAN_OUT))/tests/fuzz \
 		prove -j2 $(UNIT_BIN) \
 		$(if $(filter 1,$(SANITIZE)),,$(UNIT_SRC:tests/unit/%.c=$(SAN_OUT)/tests/unit/bin/%)) \
-		tests/t*.sh
+		tests/t*.sh; \
+	rc=$$?; t2=$$(date +%s); \
+	printf 'make test: %dm %02ds, the tests %dm %02ds (prove -j2, %s CPUs, load %s)\n' \
+		$$(((t2 - $(or $(TEST_T0),$$t1)) / 60)) $$(((t2 - $(or $(TEST_T0),$$t1)) % 60)) \
+		$$(((t2 - t1) / 60)) $$(((t2 - t1) % 60)) "$$(nproc)" \
+		"$$(cut -d' ' -f1-3 /proc/loadavg)"; \
+	exit $$rc
 
 # libFuzzer on every target for FUZZ_TIME seconds each, starting from the
 # corpus in tests/fuzz/corpus/; new inputs and crashes go to $(OUT)-fuzz.
@@ -246,7 +269,7 @@ $(OUT)/demo: demo/demo.rs
 demo: deps all $(OUT)/demo
 	$(Q)./scripts/demo.sh $(abspath $(OUT))
 
-bench: bench-deps all targets $(UNIT_BIN)
+bench: bench-deps all targets $(UNIT_BIN) $(HELPER_BIN)
 	$(Q)./bench/run.sh $(abspath $(OUT))
 
 BASHCOMPDIR ?= $(PREFIX)/share/bash-completion/completions

@@ -18,7 +18,7 @@
 set -u
 OUT=$(cd "${1:-out}" && pwd) || exit 1
 RSPROF=$OUT/rsprof
-FIXTURE=$OUT/tests/unit/bin/test-db
+FIXTURE=$OUT/tests/helper/fixture
 SECS=${BENCH_TOP_SECS:-10}
 if [ ! -x "$FIXTURE" ]; then
 	make -s "$FIXTURE" OUT="$OUT" || exit 1
@@ -36,7 +36,7 @@ write() {
 	file=$2
 	shift 2
 	start=$(date +%s%N)
-	env "$@" "$FIXTURE" --fixture "$file" "$kind" 2>"$dir/write.err" ||
+	env "$@" "$FIXTURE" "$file" "$kind" 2>"$dir/write.err" ||
 		{ cat "$dir/write.err"; exit 1; }
 	end=$(date +%s%N)
 	grep -E "^(checkpoint write|WAL copied)" "$dir/write.err"

@@ -9,7 +9,7 @@
 set -u
 OUT=${1:-$(pwd)/out}
 RSPROF=$OUT/rsprof
-FIXTURE=$OUT/tests/unit/bin/test-db
+FIXTURE=$OUT/tests/helper/fixture
 if [ ! -x "$FIXTURE" ]; then
 	make -s "$FIXTURE" OUT="$OUT" || exit 1
 fi
@@ -18,7 +18,7 @@ f=$OUT/bench/rsprof.hour.260101000000.db
 if [ ! -s "$f" ]; then
 	echo "== timeline: writing a one-hour profile (once; kept in $OUT/bench)"
 	rm -f "$f" "$f-wal" "$f-shm"
-	"$FIXTURE" --fixture "$f" big || exit 1
+	"$FIXTURE" "$f" big || exit 1
 fi
 dir=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-bench-timeline.XXXXXX") || exit 1
 trap 'rm -rf "$dir"' EXIT

@@ -75,9 +75,9 @@ tmux -L $sock send-keys -t follow q
 wait $rec
 
 if [ "${BENCH_TOP_BIG:-0}" = 1 ]; then
-	fixture=$OUT/tests/unit/bin/test-db
+	fixture=$OUT/tests/helper/fixture
 	[ -x "$fixture" ] || make -s "$fixture" OUT="$OUT" || exit 1
-	"$fixture" --fixture "$dir/big.db" big >/dev/null 2>&1 || exit 1
+	"$fixture" "$dir/big.db" big >/dev/null 2>&1 || exit 1
 	sqlite3 "$dir/big.db" "DELETE FROM meta WHERE key = 'end_time'" || exit 1
 	# one more checkpoint a second, as a recorder would add
 	(

@@ -27,6 +27,7 @@
 #include "util/options.h"
 #include "util/output/styled.h"
 #include "util/tui/pager.h"
+#include "util/output/term.h"
 #include "util/tui/tui.h"
 #include "util/window.h"
 
@@ -89,7 +90,7 @@ static int show(const struct styled_text *t, const char *title, int hot)
 	int err;
 
 	if (opts.stdio || !tui__usable())
-		return styled__print(t, stdout, styled__color_stdout());
+		return styled__print(t, stdout, term__color());
 	err = tui__start(&tui);
 	if (err)
 		return err;

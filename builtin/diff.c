@@ -27,6 +27,7 @@
 #include "util/analysis/diff.h"
 #include "util/symbols/demangle.h"
 #include "util/duration.h"
+#include "util/window.h"
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
@@ -224,7 +225,7 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 		{ delta, TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 6);
 	int err = 0;
@@ -269,7 +270,7 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 		{ "Allocs B", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "", TABLE_LEFT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_RIGHT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 8);
 	int err = 0;
@@ -491,6 +492,11 @@ static int diff_run(const char *arg_a, const char *arg_b)
 		err = db__snapshot_begin(b);
 	if (!err)
 		err = diff__compute(a, b, &o, &d);
+	/* FILE@A..B within the recording, as report's --window */
+	if (!err)
+		err = window__check(&sa.win, d->a.duration_ms, arg_a);
+	if (!err)
+		err = window__check(&sb.win, d->b.duration_ms, arg_b);
 	if (a)
 		db__snapshot_end(a);
 	if (b)
@@ -530,7 +536,7 @@ int cmd_diff(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (n != 2) {
 			pr_err(n < 2 ? "two profiles are needed" : "too many arguments");

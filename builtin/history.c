@@ -188,7 +188,7 @@ static int print_text(FILE *f, const struct listing *l)
 		{ "Freed (s)", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Lifetime", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Site", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	struct table *t = table__new(cols, 8);
 	char a[32], b[32];
@@ -430,7 +430,7 @@ int cmd_history(int argc, const char **argv)
 		int n;
 		const char **args = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;

@@ -21,6 +21,8 @@
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
+#include "util/output/meta-json.h"
+#include "util/output/resident.h"
 #include "util/options.h"
 
 static struct info_opts {
@@ -201,12 +203,17 @@ static int print_text(const struct info *in)
 		     format__bytes(s->rss_bytes, a, sizeof(a)),
 		     format__bytes(s->rss_anon_bytes, b, sizeof(b)),
 		     format__bytes(s->rss_peak_bytes, c, sizeof(c)));
-		if (s->has_heap)
+		if (s->has_heap && s->live_bytes <= s->rss_bytes)
 			LINE("tracked heap", "%s of %s resident (%.1f%%)",
 			     format__bytes(s->live_bytes, a, sizeof(a)),
 			     format__bytes(s->rss_bytes, b, sizeof(b)),
 			     s->rss_bytes > 0 ? 100.0 * (double)s->live_bytes / (double)s->rss_bytes :
 			     0.0);
+		else if (s->has_heap)
+			LINE("tracked heap", "%s, more than the %s resident (%s)",
+			     format__bytes(s->live_bytes, a, sizeof(a)),
+			     format__bytes(s->rss_bytes, b, sizeof(b)),
+			     resident__why(s->live_bytes, s->rss_bytes));
 		if (s->header_bytes > 0)
 			LINE("block headers", "~%s of the resident memory, the in-process "
 			     "tracker's (16 B before each live block)",
@@ -299,7 +306,7 @@ static int print_json(const struct info *in)
 	}
 	json__begin_object(&j, "meta");
 	for (int i = 0; i < in->meta.n; i++)
-		json__string(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
+		json__meta(&j, in->meta.kv[2 * i], in->meta.kv[2 * i + 1]);
 	json__end_object(&j);
 	json__end_object(&j);
 	return json__finish(&j);

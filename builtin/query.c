@@ -250,7 +250,7 @@ int cmd_query(int argc, const char **argv)
 		int n;
 		const char **args = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (opts.max_rows < 0) {
 			pr_err("--max-rows wants a number >= 0, not %ld", opts.max_rows);

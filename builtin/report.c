@@ -19,6 +19,7 @@
 #include "util/db/read/addrs.h"
 #include "util/analysis/callgraph.h"
 #include "util/db/db.h"
+#include "util/db/read/processes.h"
 #include "util/db/read/profile.h"
 #include "util/db/read/query.h"
 #include "util/duration.h"
@@ -30,12 +31,15 @@
 #include "util/output/export.h"
 #include "util/output/format.h"
 #include "util/output/membuf.h"
+#include "util/output/meta-json.h"
 #include "util/options.h"
 #include "util/output/folded.h"
 #include "util/output/pprof.h"
 #include "util/output/report-table.h"
+#include "util/output/resident.h"
 #include "util/symbols/srcpath.h"
 #include "util/output/styled.h"
+#include "util/output/term.h"
 #include "util/record/maps.h"
 #include "util/saturate.h"
 #include "util/symbols/symbol.h"
@@ -73,7 +77,7 @@ static struct poptOption report_options[] = {
 	{ "sort", 's', POPT_ARG_STRING, &opts.sort, 0,
 	  "aggregate by line, function, file, module, symbol or process (default: line)", "KEY" },
 	{ "pid", 0, POPT_ARG_INT, &opts.pid, 0,
-	  "only the samples and allocations of process PID (of the recorded tree)", "PID" },
+	  "only the samples and allocations of process PID, one of the recorded tree's", "PID" },
 	{ "full-paths", 0, POPT_ARG_NONE, &opts.full_paths, 0,
 	  "show source paths as recorded, not shortened", NULL },
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &opts.alloc_fn, 0,
@@ -87,8 +91,10 @@ static struct poptOption report_options[] = {
 	{ "callees", 0, POPT_ARG_STRING, &opts.callees, 0,
 	  "what function FUNC calls, as a tree, with shares", "FUNC" },
 	{ "sort-by", 0, POPT_ARG_STRING, &opts.sort_by, 0,
-	  "heap: rank sites by live (default), peak, allocated (bytes), allocs (count) or "
-	  "temporary (count freed directly, before the thread's next allocation or free)",
+	  "heap (not with --cpu): rank sites by live (default), peak, allocated (bytes), "
+	  "allocs (count) or "
+	  "temporary (count freed before the thread's next allocation or free; glibc malloc's "
+	  "blocks only)",
 	  "KEY" },
 	{ "output", 'o', POPT_ARG_STRING, &opts.output, 0,
 	  "write the folded or pprof export to FILE instead of stdout", "FILE" },
@@ -108,6 +114,7 @@ struct report {
 	struct report_table cpu, heap;
 	struct prof_resolution res, res_at;	/* record --retain: folded time read */
 	struct heap_hint hint;
+	struct callgraph *hint_cg;	/* heap stacks, when the hint's site has callers to show */
 	char *meta_pid, *meta_comm, *meta_exe, *cpu_scope;
 	char *meta_temp, *meta_backend;	/* heap_temporary, heap_backend */
 	char *meta_hist, *meta_hist_dropped;	/* alloc_history_events, _dropped */
@@ -132,7 +139,7 @@ static int parse_window(struct report *rp)
 
 static int parse_opts(struct report *rp)
 {
-	int err = options_output_check();
+	int err = options_output_setup();
 
 	if (err)
 		return err;
@@ -197,6 +204,13 @@ static int parse_opts(struct report *rp)
 			return -RSPROF_EUSAGE;
 		}
 		rp->f.heap_sort = (enum heap_sort)i;
+		/* every key ranks the heap table: with --cpu there is none to rank */
+		if (opts.cpu && !opts.heap) {
+			pr_err("--sort-by %s ranks the heap table, and --cpu shows none",
+			       opts.sort_by);
+			pr_hint("the CPU table ranks by CPU%%: leave out --sort-by, or use --heap");
+			return -RSPROF_EUSAGE;
+		}
 	}
 	if (opts.graph + (opts.callers != NULL) + (opts.callees != NULL) > 1) {
 		pr_err("-g/--call-graph, --callers and --callees: one at a time");
@@ -230,7 +244,7 @@ static int parse_opts(struct report *rp)
  * callers), whose blocks the tracker does not see one by one. Say so,
  * and what makes them visible.
  */
-static void mmap_hint(struct db *db)
+static void mmap_hint(struct db *db, FILE *o)
 {
 	int64_t m = 0, l = 0;
 	char a[32];
@@ -238,7 +252,7 @@ static void mmap_hint(struct db *db)
 	if (db_query_heap_mmap_peak(db, &m, &l))
 		return;		/* a hint: nothing to say */
 	if (l >= (1 << 20) && m * 2 > l)
-		printf("# heap:     %.0f%% of the heap at its peak (%s) is anonymous mappings"
+		fprintf(o, "# heap:     %.0f%% of the heap at its peak (%s) is anonymous mappings"
 		       " ([mmap] rows):\n"
 		       "#           an allocator's arenas, whose blocks rsprof does not see. To see"
 		       " them: CPython, PYTHONMALLOC=malloc;\n"
@@ -249,56 +263,56 @@ static void mmap_hint(struct db *db)
 		       format__bytes(l, a, sizeof(a)));
 }
 
-static void print_header(const struct report *rp)
+static void header_lines(const struct report *rp, FILE *o)
 {
 	const struct prof_summary *s = &rp->sum;
 	char d[32], a[32], b[32], c[32], e1[1024], e2[64], e3[8192];
 
 	/* strings from the file, escaped for the terminal (util/output/escape.h) */
-	printf("# file:     %s\n", escape__str(db__path(rp->db), e1, sizeof(e1)));
-	printf("# target:   %s (pid %s)%s%s\n",
+	fprintf(o, "# file:     %s\n", escape__str(db__path(rp->db), e1, sizeof(e1)));
+	fprintf(o, "# target:   %s (pid %s)%s%s\n",
 	       escape__str(rp->meta_comm ? rp->meta_comm : "?", e1, sizeof(e1)),
 	       escape__str(rp->meta_pid ? rp->meta_pid : "?", e2, sizeof(e2)),
 	       rp->meta_exe ? "  " : "", escape__str(rp->meta_exe, e3, sizeof(e3)));
-	printf("# duration: %s  checkpoints: %llu  samples: %s  lost: %s (%.1f%%)%s\n",
+	fprintf(o, "# duration: %s  checkpoints: %llu  samples: %s  lost: %s (%.1f%%)%s\n",
 	       duration__format(s->duration_ms, d, sizeof(d)), (unsigned long long)s->checkpoints,
 	       format__count(s->samples, a, sizeof(a)), format__count(s->lost_samples, b, sizeof(b)),
 	       s->samples + s->lost_samples ?
 	       100.0 * s->lost_samples / (s->samples + s->lost_samples) : 0.0,
 	       s->finished ? "" : "  (still recording or not finalised)");
 	if (s->has_heap) {
-		printf("# heap:     live %s  peak %s  allocations %s",
+		fprintf(o, "# heap:     live %s  peak %s  allocations %s",
 		       format__bytes(s->live_bytes, a, sizeof(a)),
 		       format__bytes(s->peak_bytes, b, sizeof(b)),
 		       format__count(s->alloc_count, c, sizeof(c)));
 		if (s->heap_sample > 1)
-			printf("  (sampled: 1 in %u, scaled)", s->heap_sample);
+			fprintf(o, "  (sampled: 1 in %u, scaled)", s->heap_sample);
 		if (s->heap_sample_bytes)
-			printf("  (estimates: sampled every %s allocated, scaled)",
+			fprintf(o, "  (estimates: sampled every %s allocated, scaled)",
 			       format__bytes((int64_t)s->heap_sample_bytes, b, sizeof(b)));
-		putchar('\n');
+		fputc('\n', o);
 		/* never silent: what the tracker could not count */
 		if (s->heap_dropped)
-			printf("# heap:     %s event%s dropped (tracker's map full)\n",
+			fprintf(o, "# heap:     %s event%s dropped (tracker's map full)\n",
 			       format__count(s->heap_dropped, a, sizeof(a)),
 			       s->heap_dropped == 1 ? "" : "s");
 		/* record --alloc-history: kept for rsprof history, and what was not */
 		if (rp->meta_hist)
-			printf("# history:  %s allocation and free events kept (rsprof history),"
+			fprintf(o, "# history:  %s allocation and free events kept (rsprof history),"
 			       " %s dropped\n",
 			       format__count(strtoull(rp->meta_hist, NULL, 10), a, sizeof(a)),
 			       format__count(rp->meta_hist_dropped ?
 					     strtoull(rp->meta_hist_dropped, NULL, 10) : 0, b,
 					     sizeof(b)));
 		if (s->unknown_frees) {
-			printf("# heap:     %s free%s of memory allocated before the recording",
+			fprintf(o, "# heap:     %s free%s of memory allocated before the recording",
 			       format__count(s->unknown_frees, b, sizeof(b)),
 			       s->unknown_frees == 1 ? "" : "s");
 			/* 'live' counts what was allocated since: say what the process gave back */
 			if (s->unknown_free_bytes > 0)
-				printf(" (%s, not in live)",
+				fprintf(o, " (%s, not in live)",
 				       format__bytes(s->unknown_free_bytes, c, sizeof(c)));
-			putchar('\n');
+			fputc('\n', o);
 		}
 		/*
 		 * Live at the end of a launched program is after its teardown: an
@@ -306,34 +320,31 @@ static void print_header(const struct report *rp)
 		 */
 		if (rp->f.at_ms == TIME_NONE && s->peak_cp_bytes >= 1 << 20 &&
 		    s->live_bytes < s->peak_cp_bytes / 4)
-			printf("# heap:     live at the end is far below the peak, %s at %s:"
+			fprintf(o, "# heap:     live at the end is far below the peak, %s at %s:"
 			       " 'report --at peak' shows what held it\n",
 			       format__bytes(s->peak_cp_bytes, a, sizeof(a)),
 			       duration__format(s->peak_ms, b, sizeof(b)));
 	}
 	if (s->has_heap)
-		mmap_hint(rp->db);
+		mmap_hint(rp->db, o);
 	/* what the tracked heap is of the process's memory */
 	if (s->has_rss && s->has_heap) {
-		/* more than resident: pages allocated count before they are touched */
-		if (s->live_bytes <= s->rss_bytes)
-			printf("# memory:   tracked heap %s of %s resident\n",
-			       format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
-		else
-			printf("# memory:   tracked heap %s, more than the %s resident (pages "
-			       "not yet touched)\n", format__bytes(s->live_bytes, a, sizeof(a)),
-			       format__bytes(s->rss_bytes, b, sizeof(b)));
-		printf("#           anonymous %s, peak %s",
+		const char *why = resident__why(s->live_bytes, s->rss_bytes);
+
+		fprintf(o, "# memory:   %s%s\n", resident__describe(s->live_bytes, s->rss_bytes, e1,
+							      sizeof(e1)), why ? ":" : "");
+		if (why)
+			fprintf(o, "#           %s\n", why);
+		fprintf(o, "#           anonymous %s, peak %s",
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
 		/* what the in-process tracker's block headers add to it */
 		if (s->header_bytes > 0)
-			printf("; the tracker's headers ~%s",
+			fprintf(o, "; the tracker's headers ~%s",
 			       format__bytes(s->header_bytes, a, sizeof(a)));
-		putchar('\n');
+		fputc('\n', o);
 	} else if (s->has_rss)
-		printf("# memory:   %s resident (anonymous %s, peak %s)\n",
+		fprintf(o, "# memory:   %s resident (anonymous %s, peak %s)\n",
 		       format__bytes(s->rss_bytes, b, sizeof(b)),
 		       format__bytes(s->rss_anon_bytes, c, sizeof(c)),
 		       format__bytes(s->rss_peak_bytes, d, sizeof(d)));
@@ -341,37 +352,37 @@ static void print_header(const struct report *rp)
 	if (rp->show_cpu) {
 		const char *scope = rp->cpu_scope;
 
-		printf("# CPU%%:     %s", !scope ? "share of user time only (a profile recorded "
+		fprintf(o, "# CPU%%:     %s", !scope ? "share of user time only (a profile recorded "
 		       "before kernel time was counted)" : !strcmp(scope, "user") ?
 		       "share of user time only (--user-only, or kernel samples not allowed)" :
 		       "share of all CPU time, user and kernel, as perf");
 		if (rp->n_processes > 1)
-			printf("; %d processes (-s process splits them)", rp->n_processes);
-		putchar('\n');
+			fprintf(o, "; %d processes (-s process splits them)", rp->n_processes);
+		fputc('\n', o);
 	}
 	if (rp->f.pid)
-		printf("# process:  %d only\n", rp->f.pid);
+		fprintf(o, "# process:  %d only\n", rp->f.pid);
 	if (rp->f.win.from_ms != TIME_NONE || rp->f.win.to_ms != TIME_NONE) {
 		uint64_t from = rp->f.win.from_ms == TIME_NONE ? 0 : time_window__after(&rp->f.win);
 		uint64_t to = rp->f.win.to_ms == TIME_NONE || rp->f.win.to_ms > s->duration_ms ?
 			      s->duration_ms : rp->f.win.to_ms;
 
-		printf("# window:   %s..%s", duration__format(from, a, sizeof(a)),
+		fprintf(o, "# window:   %s..%s", duration__format(from, a, sizeof(a)),
 		       duration__format(to, b, sizeof(b)));
 		/* folded checkpoints count whole: say what the window really holds */
 		if (rp->res.inside)
-			printf("  (folded by --retain into the checkpoint of %s..%s, which counts"
+			fprintf(o, "  (folded by --retain into the checkpoint of %s..%s, which counts"
 			       " only in a window holding its end)",
 			       duration__format(rp->res.first_ms, a, sizeof(a)),
 			       duration__format(rp->res.last_ms, b, sizeof(b)));
 		else if (rp->res.folded)
-			printf("  (folded by --retain to checkpoints of up to %s: reads %s..%s)",
+			fprintf(o, "  (folded by --retain to checkpoints of up to %s: reads %s..%s)",
 			       duration__format(rp->res.coarsest_ms, c, sizeof(c)),
 			       duration__format(rp->res.first_ms, a, sizeof(a)),
 			       duration__format(rp->res.last_ms, b, sizeof(b)));
-		putchar('\n');
+		fputc('\n', o);
 	} else if (s->folded_checkpoints) {
-		printf("# folded:   up to %s into checkpoints of %s%s%s (record --retain %s)\n",
+		fprintf(o, "# folded:   up to %s into checkpoints of %s%s%s (record --retain %s)\n",
 		       duration__format(s->folded_until_ms, a, sizeof(a)),
 		       duration__format(s->folded_min_ms, b, sizeof(b)),
 		       s->folded_max_ms > s->folded_min_ms ? " to " : "",
@@ -381,35 +392,58 @@ static void print_header(const struct report *rp)
 	}
 	if (rp->f.at_ms != TIME_NONE && rp->show_heap) {
 		if (rp->at_peak)
-			printf("# heap at:  %s, the peak (the checkpoint with the most live heap,"
+			fprintf(o, "# heap at:  %s, the peak (the checkpoint with the most live heap,"
 			       " %s)\n", duration__format(rp->f.at_ms, a, sizeof(a)),
 			       format__bytes(s->peak_cp_bytes, b, sizeof(b)));
 		else if (rp->f.at_ms > s->duration_ms && s->finished)
-			printf("# heap at:  the end, %s (--at %s is after the end of the"
+			fprintf(o, "# heap at:  the end, %s (--at %s is after the end of the"
 			       " recording)\n", duration__format(s->duration_ms, a, sizeof(a)),
 			       duration__format(rp->f.at_ms, b, sizeof(b)));
 		else if (rp->res_at.folded && rp->res_at.last_ms != rp->f.at_ms)
-			printf("# heap at:  %s  (folded by --retain: as of %s)\n",
+			fprintf(o, "# heap at:  %s  (folded by --retain: as of %s)\n",
 			       duration__format(rp->f.at_ms, a, sizeof(a)),
 			       duration__format(rp->res_at.last_ms, b, sizeof(b)));
 		else
-			printf("# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
+			fprintf(o, "# heap at:  %s\n", duration__format(rp->f.at_ms, a, sizeof(a)));
 	}
 	if (rp->f.pattern)
-		printf("# filter:   %s\n", escape__str(rp->f.pattern, e3, sizeof(e3)));
+		fprintf(o, "# filter:   %s\n", escape__str(rp->f.pattern, e3, sizeof(e3)));
 	/* what Temp counts, and where it could not be counted */
 	if (rp->show_heap && rp->f.heap_sort == HEAP_SORT_TEMPORARY) {
 		if (rp->meta_backend && !strcmp(rp->meta_backend, "uprobe"))
-			printf("# temp:     not counted: the uprobe backend does not follow each"
+			fprintf(o, "# temp:     not counted: the uprobe backend does not follow each"
 			       " thread's allocations and frees in order ('-')\n");
 		else
-			printf("# temp:     allocations freed by their thread before its next"
-			       " allocation or free (heaptrack's \"temporary\")%s%s%s\n",
+			fprintf(o, "# temp:     allocations freed by their thread before its next"
+			       " allocation or\n"
+			       "#           free (heaptrack's \"temporary\", per thread)%s%s%s\n"
+			       "#           counted for glibc malloc's blocks only: 0 under jemalloc,"
+			       " mimalloc,\n"
+			       "#           tcmalloc or a runtime's own allocator\n",
 			       rp->meta_temp ? "; " : "",
 			       rp->meta_temp ? format__count(strtoull(rp->meta_temp, NULL, 10), a,
 							     sizeof(a)) : "",
 			       rp->meta_temp ? " in the recording" : "");
 	}
+}
+
+/* The header, each line within the width (util/output/format.h). */
+static void print_header(const struct report *rp)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *o = open_memstream(&buf, &len);
+
+	if (!o) {
+		header_lines(rp, stdout);
+		return;
+	}
+	header_lines(rp, o);
+	if (fclose(o))
+		header_lines(rp, stdout);
+	else
+		format__wrap_comment(buf, format__term_width(), stdout);
+	free(buf);
 }
 
 /* The rows a table left out, in one line under it. */
@@ -473,7 +507,7 @@ static int print_json(const struct report *rp)
 	json__begin_object(&j, NULL);
 	json__string(&j, "file", db__path(rp->db));
 	json__string(&j, "process_name", rp->meta_comm);
-	json__string(&j, "pid", rp->meta_pid);
+	json__meta(&j, "pid", rp->meta_pid);
 	json__string(&j, "exe_path", rp->meta_exe);
 	json__string(&j, "cpu_scope", rp->cpu_scope ? rp->cpu_scope : "user");
 	json__int(&j, "processes", rp->n_processes);
@@ -573,6 +607,32 @@ static void print_hint(const struct heap_hint *h)
 			"--alloc-fn NAME to count its callers instead");
 }
 
+/*
+ * The hint's site, seen as heaptrack shows it: its callers two levels out
+ * ("my_alloc <- leak_list <- main"), so that a wrapper with several
+ * callers does not hide them. After the tables, on stdout.
+ */
+static int print_hint_callers(struct report *rp)
+{
+	struct cg_view v = { .threshold = 1.0, .full_paths = opts.full_paths, .max_depth = 2 };
+	struct styled_text t = { 0 };
+	int fn, root, err;
+
+	if (!rp->hint_cg || !rp->hint_cg->has_stacks ||
+	    callgraph__find(rp->hint_cg, rp->hint.function, &fn))
+		return 0;
+	v.utf8 = chart__locale_utf8();
+	err = callgraph__tree(rp->hint_cg, fn, CG_CALLERS, &root);
+	if (!err)
+		err = callgraph__render_tree(rp->hint_cg, root, CG_CALLERS, &v, &t);
+	if (!err) {
+		putchar('\n');
+		err = styled__print(&t, stdout, term__color());
+	}
+	styled__free(&t);
+	return err;
+}
+
 /* ---- call graphs: -g, --callers, --callees ----------------------------------- */
 
 static int graph_json(struct report *rp, struct callgraph *cg, int root, enum cg_dir dir,
@@ -609,13 +669,14 @@ static void print_truncated(const struct report *rp)
 {
 	uint64_t n = rp->meta_unwound ? strtoull(rp->meta_unwound, NULL, 10) : 0;
 	uint64_t t = rp->meta_truncated ? strtoull(rp->meta_truncated, NULL, 10) : 0;
-	char a[32], b[32];
+	char a[32], b[32], line[256];
 
 	if (!n)
 		return;
-	printf("# stacks:   %s of %s unwound (%.1f%%) stop short of the first frame: they "
-	       "end with [truncated]\n", format__count(t, a, sizeof(a)),
-	       format__count(n, b, sizeof(b)), 100.0 * (double)t / (double)n);
+	snprintf(line, sizeof(line), "# stacks:   %s of %s unwound (%.1f%%) stop short of the first"
+		 " frame: they end with [truncated]\n", format__count(t, a, sizeof(a)),
+		 format__count(n, b, sizeof(b)), 100.0 * (double)t / (double)n);
+	format__wrap_comment(line, format__term_width(), stdout);
 }
 
 static int report_graph(struct report *rp)
@@ -666,7 +727,7 @@ static int report_graph(struct report *rp)
 			if (!heap)
 				print_truncated(rp);
 			putchar('\n');
-			err = styled__print(&t, stdout, false);
+			err = styled__print(&t, stdout, term__color());
 		}
 	}
 out:
@@ -699,6 +760,8 @@ static int report_run(void)
 		err = db_query_summary(rp.db, &rp.sum);
 	if (!err)
 		err = parse_window(&rp);
+	if (!err)
+		err = db_check_pid(rp.db, "--pid", rp.f.pid);
 	if (!err && rp.sum.folded_checkpoints)
 		err = db_query_resolution(rp.db, rp.f.win.from_ms, rp.f.win.to_ms, &rp.res);
 	if (!err && rp.sum.folded_checkpoints && rp.f.at_ms != TIME_NONE)
@@ -754,6 +817,8 @@ static int report_run(void)
 	if (!err && rp.show_heap)
 		err = db_query_heap_hint(rp.db, &rp.f, &rp.heap_total, report_table__add, &rp.heap,
 					 &rp.hint);
+	if (!err && rp.hint.suspect && rp.hint.function && !output_args.json && !output_args.csv)
+		err = callgraph__load(rp.db, &rp.f, true, &rp.hint_cg);
 	if (!err)
 		err = db__snapshot_end(rp.db);
 	if (err)
@@ -765,9 +830,12 @@ static int report_run(void)
 		err = print_csv(&rp);
 	else
 		err = print_text(&rp);
+	if (!err && rp.hint_cg)
+		err = print_hint_callers(&rp);
 	if (!err)
 		print_hint(&rp.hint);
 out:
+	callgraph__delete(rp.hint_cg);
 	heap_hint__free(&rp.hint);
 	report_table__exit(&rp.cpu);
 	report_table__exit(&rp.heap);

@@ -20,6 +20,7 @@
 #include "util/db/read/profile.h"
 #include "util/analysis/timeline.h"
 #include "util/duration.h"
+#include "util/window.h"
 #include "util/error.h"
 #include "util/output/escape.h"
 #include "util/output/membuf.h"
@@ -41,7 +42,7 @@ enum { OPT_RANK = OPT_VAL_BUILTIN, OPT_SINCE, OPT_UNTIL, OPT_WINDOW };
 
 static struct poptOption timeline_options[] = {
 	{ "rank", 0, POPT_ARG_STRING, &args.rank, OPT_RANK,
-	  "rank the sites of -n by final, peak or growth live bytes (default: final)",
+	  "rank the sites of -n by final, peak or growth live bytes (default: final; peak when nothing is live at the end)",
 	  "final|peak|growth" },
 	{ "filter", 0, POPT_ARG_STRING, &args.filter, 0,
 	  "only sites whose path or function contains PAT (any case); 5 of them unless -n",
@@ -53,7 +54,8 @@ static struct poptOption timeline_options[] = {
 	{ "until", 0, POPT_ARG_STRING, &args.until, OPT_UNTIL,
 	  "only the first DUR of the recording", "DUR" },
 	{ "window", 0, POPT_ARG_STRING, &args.window, OPT_WINDOW,
-	  "only from A to B after the start (either may be left out)", "A..B" },
+	  "only from A to B after the start (either may be left out), within the recording",
+	  "A..B" },
 	{ "alloc-fn", 0, POPT_ARG_ARGV, &args.alloc_fn, 0,
 	  "NAME is an allocation wrapper: its callers are the heap sites (a glob; repeatable)",
 	  "NAME" },
@@ -87,7 +89,7 @@ static int option_cb(int val, const char *arg, void *ctx)
 		pr_err("--rank wants final, peak or growth, not '%s'", arg);
 		return -EINVAL;
 	}
-	if ((val == OPT_SINCE || val == OPT_UNTIL) && (duration__parse(arg, &a) || !a)) {
+	if ((val == OPT_SINCE || val == OPT_UNTIL) && duration__parse(arg, &a)) {
 		pr_err("--%s: '%s' is not a duration", val == OPT_SINCE ? "since" : "until", arg);
 		pr_hint("durations look like 30s, 5m, 1h30m, 250ms");
 		return -EINVAL;
@@ -100,6 +102,9 @@ static int option_cb(int val, const char *arg, void *ctx)
 	return 0;
 }
 
+/* The window option as typed, for the errors of timeline__load(). */
+static char win_what[128];
+
 /* --since, --until, --window into the options (checked by option_cb). */
 static int set_window(struct timeline_opts *o)
 {
@@ -108,18 +113,23 @@ static int set_window(struct timeline_opts *o)
 		return -RSPROF_EUSAGE;
 	}
 	o->win = TIME_WINDOW_ALL;
-	if (args.since)
-		duration__parse(args.since, &o->since_ms);
+	if (args.since && (duration__parse(args.since, &o->since_ms) ||
+			   window__since_check(args.since, o->since_ms)))
+		return -RSPROF_EUSAGE;
 	if (args.until)
 		duration__parse(args.until, &o->win.to_ms);
 	if (args.window)
 		time_window__parse(args.window, &o->win);
+	snprintf(win_what, sizeof(win_what), "%s %s", args.window ? "--window" :
+		 args.since ? "--since" : "--until", args.window ? args.window : args.since ?
+		 args.since : args.until ? args.until : "");
+	o->win_what = win_what;
 	return 0;
 }
 
 static int timeline_run(const char *file)
 {
-	struct timeline_opts o = { .rank = RANK_FINAL, .pattern = args.filter,
+	struct timeline_opts o = { .rank = RANK_AUTO, .pattern = args.filter,
 				   .need_growth = !output_args.csv };
 	int n = output_args.top_n ? output_args.top_n : args.filter || args.cpu ? DEFAULT_SITES : 0;
 	struct timeline *tl = NULL;
@@ -175,7 +185,9 @@ static int timeline_run(const char *file)
 		escape__fputs(args.svg, out.f);
 		fputc('\n', out.f);
 	} else if (!err) {
-		err = timeline_view__chart(out.f, file, tl, args.rank ? args.rank : "final");
+		err = timeline_view__chart(out.f, file, tl, args.rank ? args.rank :
+					   tl->rank == RANK_PEAK ? "peak: nothing is live at the end" :
+					   "final");
 	}
 	err = membuf__flush(&out, err, stdout);
 	if (err == -ENOMEM)
@@ -197,7 +209,7 @@ int cmd_timeline(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_check()) {
+		if (options_output_setup()) {
 			ret = EXIT_USAGE;
 		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;

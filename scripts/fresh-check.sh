@@ -7,11 +7,12 @@
 # from /etc/apt/sources.list*), unpacks a pristine copy of it, clones REV of
 # this repository into /root/rsprof there, and runs exactly the README's two
 # commands, `make demo` then `make test`, under chroot as root with a clean
-# environment (PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root, nothing else)
-# and /proc, /sys, /sys/kernel/btf, /sys/fs/bpf, /sys/kernel/tracing and /dev
-# mounted. Prints how long each took and the tail of its output; exits 1
-# when either fails, and what the two commands installed. Not part of
-# `make test`: it takes a few minutes (README.md, Quick start).
+# environment (PATH=/usr/sbin:/usr/bin:/sbin:/bin, HOME=/root, nothing else),
+# the root a mount point as on a machine, and /proc, /sys, /sys/kernel/btf,
+# /sys/fs/bpf, /sys/kernel/tracing and /dev mounted. Prints how long each
+# took and the tail of its output; exits 1 when either fails, and what the
+# two commands installed. Not part of `make test`: it takes a few minutes
+# (README.md, Quick start).
 #
 # Everything lives in $FRESH_DIR (default ${TMPDIR:-/tmp}/rsprof-fresh-check):
 # the base system as a tarball, made once and reused (delete it to fetch the
@@ -108,15 +109,17 @@ cleanup() {
 		kill -9 $pids 2>/dev/null
 		sleep 0.2
 	done
-	# Every mount below the root, deepest first.
+	# Every mount below the root and the root's own, deepest first.
 	for _ in 1 2 3; do
-		mps=$(awk -v r="$root" 'index($5, r "/") == 1 { print $5 }' /proc/self/mountinfo | sort -r)
+		mps=$(awk -v r="$root" '$5 == r || index($5, r "/") == 1 { print $5 }' \
+			/proc/self/mountinfo | sort -r)
 		[ -z "$mps" ] && break
 		for mp in $mps; do
 			umount "$mp" 2>/dev/null || umount -l "$mp" 2>/dev/null
 		done
 	done
-	if awk -v r="$root" 'index($5, r "/") == 1 { found = 1 } END { exit !found }' /proc/self/mountinfo; then
+	if awk -v r="$root" '$5 == r || index($5, r "/") == 1 { found = 1 } END { exit !found }' \
+		/proc/self/mountinfo; then
 		echo "fresh-check: mounts left below $root; not removing it" >&2
 	elif [ "${FRESH_KEEP:-0}" = 1 ]; then
 		echo "fresh-check: root kept: $root"
@@ -199,7 +202,9 @@ git clone -q --no-checkout --no-hardlinks "$top" "$src" &&
 	die "cannot clone $top at $rev into the root"
 
 # What the kernel offers a real machine: the list, plus /dev/pts
-# (tmux needs terminals) and /dev/shm.
+# (tmux needs terminals) and /dev/shm, and a root that is a mount point,
+# as / is (unshare -m makes its mounts private there: tests/t1016, t1527).
+mount --bind "$root" "$root" || die "cannot bind-mount the root on itself"
 mount -t proc proc "$root/proc" || die "cannot mount /proc"
 mount -t sysfs sysfs "$root/sys" || die "cannot mount /sys"
 mount --bind /dev "$root/dev" || die "cannot mount /dev"

@@ -89,4 +89,67 @@ test_expect_success 'CPU: launched through unshare, the program exec'\''d inside
 	test "$(sql launch.db "SELECT COUNT(*) FROM symbols WHERE file LIKE '\''%exec_after.c'\''")" = 0
 '
 
+
+# rsprof in a chroot whose root is a bind mount of / (the same files at the
+# same paths: a container's view, or scripts/fresh-check.sh's), the target
+# in a mount namespace of its own started from there. The kernel names the
+# target's files (/proc/PID/exe, maps) from the top of the target's
+# namespace, croot/...: they are opened through /proc/PID/root all the same.
+cat >attach.sh <<'EOF'
+# attach.sh DIR PROG SECONDS RSPROF-RECORD-OPTIONS...: DIR/PROG/prog run as
+# DIR/mnt/prog in a mount namespace of its own, recorded for SECONDS.
+d=$1 prog=$2 secs=$3
+shift 3
+cd "$d" || exit 1
+unshare -m --propagation private sh -c "mount --bind '$d/$prog' '$d/mnt' && exec '$d/mnt/prog' 60" &
+tp=$!
+i=0
+while [ "$(cat /proc/$tp/comm 2>/dev/null)" != prog ]; do
+	i=$((i + 1))
+	[ $i -gt 1200 ] && { echo "process $tp never ran mnt/prog" >&2; kill $tp; exit 1; }
+	sleep 0.05
+done
+echo "exe: $(readlink /proc/$tp/exe)"
+"$RSPROF" record -p $tp -d "$secs" "$@"
+r=$?
+kill $tp
+exit $r
+EOF
+# chrooted CMD...: CMD in a chroot of a bind mount of /, in a mount
+# namespace of its own (gone with it)
+chrooted() {
+	mkdir -p "$TEST_DIR/croot" &&
+	unshare -m --propagation private sh -c 'mount --rbind / "$0" && exec chroot "$0" "$@"' \
+		"$TEST_DIR/croot" "$@"
+}
+
+test_expect_success 'rsprof in a chroot, the target in another mount namespace: CPU' '
+	mkdir -p chroot-cpu && cp "$TARGETS/cpu_split" chroot-cpu/prog &&
+	chrooted sh "$TEST_DIR/attach.sh" "$TEST_DIR" chroot-cpu 1.5s -v --no-heap --user-only \
+		-F 499 -o chroot-cpu.db >out 2>err &&
+	cat out && grep "^exe: .*/croot/" out &&
+	! grep "cannot open" err &&
+	a=$(sql chroot-cpu.db "SELECT COALESCE(SUM(c.count), 0) * 100 / (SELECT SUM(count) FROM cpu_samples)
+		FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.file LIKE '\''%cpu_split.c'\'' AND s.line = $(line_of "/\* HOT:a \*/" "$SPLIT")") &&
+	say "work_a: $a %" && test "$a" -ge 48 && test "$a" -le 72
+'
+
+if have_bpf; then
+	test_expect_success 'rsprof in a chroot, the target in another mount namespace: heap' '
+		mkdir -p chroot-heap && cp "$TARGETS/leak_steady_rs" chroot-heap/prog &&
+		chrooted sh "$TEST_DIR/attach.sh" "$TEST_DIR" chroot-heap 1.5s -q --no-cpu \
+			-o chroot-heap.db >out 2>err &&
+		cat out err && ! grep -q "cannot open" err &&
+		n=$(sql chroot-heap.db "SELECT COALESCE(SUM(h.alloc_bytes - h.free_bytes), 0)
+			FROM heap_events h JOIN symbols s ON h.addr = s.addr
+			WHERE s.file LIKE '\''%leak_steady_rs.rs'\'' AND
+			s.line = $(line_of "// LEAK:rising" "$RS")") &&
+		say "leak_step line: $n bytes live" &&
+		test "$n" -ge 1000000
+	'
+else
+	test_skip 'heap, rsprof in a chroot' 'needs root and kernel BTF'
+fi
+
 test_done

@@ -59,6 +59,63 @@ test_expect_success 'report says one site holds most through many lines, and nam
 	grep -q "^hint: .*--alloc-fn .pool_take." err
 '
 
+# heaptrack shows "pool_take <- names <- main" at once: the default table
+# must not hide the callers of a wrapper nobody named, even two of them.
+test_expect_success 'the default report shows that site'"'"'s callers, two levels out' '
+	"$RSPROF" report --heap custom.db >tbl 2>/dev/null && cat tbl &&
+	grep -q "^# callers of pool_take: " tbl &&
+	for f in names table buf nodes; do
+		grep -q "^ *[0-9.]*%  *[0-9.]* [KM]iB  *[|\`├└]. $f  " tbl || return 1
+	done &&
+	"$RSPROF" report --heap --csv custom.db >csv 2>/dev/null &&
+	! grep -q "callers of" csv &&
+	"$RSPROF" report --heap --alloc-fn pool_take custom.db >named 2>/dev/null &&
+	! grep -q "callers of" named
+'
+
+test_expect_success 'two callers are enough to show them and warn' '
+	cat >two.c <<-\EOF &&
+	#include <stdio.h>
+	#include <stdlib.h>
+	#include <string.h>
+	__attribute__((noinline)) static void *my_alloc(size_t n)
+	{
+		void *p = malloc(n);
+		if (!p)
+			abort();
+		memset(p, 0, n);
+		return p;
+	}
+	__attribute__((noinline)) static void *leak_list(void)
+	{
+		void *h = NULL;
+		for (int i = 0; i < 30000; i++) {
+			void **x = my_alloc(1008);
+			*x = h;
+			h = x;
+		}
+		return h;
+	}
+	__attribute__((noinline)) static void *leak_buf(void)
+	{
+		return my_alloc(20 << 20);
+	}
+	int main(void)
+	{
+		void *l = leak_list(), *b = leak_buf();
+		return printf("%d\n", l && b) < 0;
+	}
+	EOF
+	gcc -g -O1 -fno-omit-frame-pointer -o two two.c &&
+	"$RSPROF" record -q --no-cpu -o two.db -- ./two >/dev/null &&
+	"$RSPROF" report --heap two.db >tbl 2>err && cat tbl err &&
+	grep -q "^# callers of my_alloc: " tbl &&
+	grep -q "leak_list  *two.c:$(grep -n "my_alloc(1008)" two.c | cut -d: -f1)$" tbl &&
+	grep -q "leak_buf  *two.c:$(grep -n "my_alloc(20 << 20)" two.c | cut -d: -f1)$" tbl &&
+	grep -q "main  *two.c:" tbl &&
+	grep -q "in my_alloc, reached from 2 different lines" err
+'
+
 test_expect_success 'report --alloc-fn: the callers, the file unchanged' '
 	sum=$(sha256sum <custom.db) &&
 	heap_rows custom.db --alloc-fn pool_take >rows2 2>err2 && cat rows2 &&

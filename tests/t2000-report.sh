@@ -1,6 +1,6 @@
 #!/bin/sh
 # rsprof report on fixture profiles with known numbers (tests/unit/fixture.h,
-# written through db__create by `test-db --fixture`), then on a real recording.
+# written through db__create by tests/helper/fixture), then on a real recording.
 #
 # The small fixture: 10 checkpoints of 1 s. CPU: hot.c:10 60 %, hot.c:20 25 %
 # (15/checkpoint in the first half, 35 in the second), cold.c:5 10 % (first
@@ -8,7 +8,7 @@
 # (10 MB live), parse.rs:77 up to 10 MB at 5 s, 0 at the end.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 # "location,pct" of the CPU (or heap: $1 = heap) rows of report --csv
 rows() {
@@ -23,8 +23,8 @@ short() {
 }
 
 test_expect_success 'fixture profiles are written through db__create' '
-	"$FIXTURE" --fixture fix.db &&
-	"$FIXTURE" --fixture cpu.db cpu-only &&
+	"$FIXTURE" fix.db &&
+	"$FIXTURE" cpu.db cpu-only &&
 	test "$(stat -c %a fix.db)" = 600
 '
 
@@ -259,9 +259,9 @@ test_expect_success 'a version 1 file (seed 000 schema exactly) is read' '
 
 test_expect_success 'no FILE: the newest rsprof.*.db here' '
 	mkdir newest && cd newest &&
-	"$FIXTURE" --fixture rsprof.app.261122050000.db cpu-only &&
-	"$FIXTURE" --fixture rsprof.app.261122060000.db &&
-	"$FIXTURE" --fixture rsprof.app.251122070000.db cpu-only &&
+	"$FIXTURE" rsprof.app.261122050000.db cpu-only &&
+	"$FIXTURE" rsprof.app.261122060000.db &&
+	"$FIXTURE" rsprof.app.251122070000.db cpu-only &&
 	"$RSPROF" report >out &&
 	grep -q "^# file: *rsprof.app.261122060000.db" out &&
 	grep -q Allocs out
@@ -290,10 +290,10 @@ test_expect_success 'errors: exit 6, the file byte-identical' '
 	refused text.db "not a database" &&
 	sqlite3 other.db "CREATE TABLE t (x); INSERT INTO t VALUES (1);" &&
 	refused other.db "not an rsprof profile" &&
-	"$FIXTURE" --fixture newer.db &&
+	"$FIXTURE" newer.db &&
 	sqlite3 newer.db "UPDATE meta SET value = 4 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
 	refused newer.db "profile version 4 is newer than this rsprof (3); upgrade rsprof" &&
-	"$FIXTURE" --fixture trunc.db &&
+	"$FIXTURE" trunc.db &&
 	sqlite3 trunc.db "PRAGMA journal_mode = DELETE;" >/dev/null &&
 	truncate -s $(( $(stat -c %s trunc.db) / 2 )) trunc.db &&
 	refused trunc.db "truncated"

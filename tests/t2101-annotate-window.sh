@@ -5,7 +5,7 @@
 # holds 10 MiB live at 5 s (the peak) and nothing at the end.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 
 # The CPU% annotate prints on source line L (first column).
 line_pct() {	# LINE < annotate output
@@ -13,7 +13,7 @@ line_pct() {	# LINE < annotate output
 }
 
 test_expect_success 'the halves of a recording: the shares report gives for each window' '
-	"$FIXTURE" --fixture p.db &&
+	"$FIXTURE" p.db &&
 	"$RSPROF" annotate --stdio --window ..5s p.db src/hot.c >a &&
 	cat a &&
 	grep -q "^# window:   0ms..5.0s$" a &&

@@ -4,7 +4,7 @@
 # a and 1 MiB through b (heap stacks): the callers of each show 75 % / 25 %.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 # "function share" of the depth-1 rows of a --csv tree.
 level1() {
@@ -12,7 +12,7 @@ level1() {
 }
 
 test_expect_success 'a profile without stacks: the call graph says so, exit 1' '
-	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" fix.db &&
 	expect_exit 1 "$RSPROF" report --callers hot_loop fix.db >out 2>err &&
 	! test -s out &&
 	grep -q "no CPU call stacks" err &&
@@ -110,6 +110,53 @@ test_expect_success 'an unknown function: exit 1; a missing name: exit 2' '
 	expect_exit 1 "$RSPROF" report --callers nosuch calls.db 2>err &&
 	grep -q "no function .nosuch." err &&
 	expect_exit 2 "$RSPROF" report --callers 2>/dev/null
+'
+
+# A program that writes and syncs a file: the disk's and the timer's
+# interrupts run on its thread. Their samples are not main's work: each
+# such stack ends at the kernel's interrupt entry, with no program frame.
+irq_stacks="SELECT DISTINCT f.stack_id FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+	WHERE s.function LIKE 'asm_sysvec_%' OR s.function LIKE 'asm_common_interrupt%'"
+test_expect_success 'interrupt samples: stacks of their own, under the entry' '
+	cat >irq.c <<-\EOF &&
+	#include <fcntl.h>
+	#include <time.h>
+	#include <unistd.h>
+	static char buf[1 << 16];
+	int main(void)
+	{
+		volatile unsigned long x = 0;
+		time_t end = time(NULL) + 4;
+
+		while (time(NULL) < end) {
+			int fd = open("irq.tmp", O_WRONLY | O_CREAT | O_TRUNC, 0600);
+
+			for (int i = 0; i < 16; i++)
+				if (fd < 0 || write(fd, buf, sizeof(buf)) < 0)
+					return 1;
+			fsync(fd);
+			close(fd);
+			for (long i = 0; i < 3000000; i++)
+				x += i;
+		}
+		return unlink("irq.tmp");
+	}
+	EOF
+	gcc -g -O1 -fno-omit-frame-pointer -o irq irq.c &&
+	"$RSPROF" record -q -g -F 999 --no-heap -o irq.db -- ./irq &&
+	n=$(sql irq.db "SELECT COUNT(*) FROM ($irq_stacks)") &&
+	echo "# stacks through an interrupt entry: $n" &&
+	test "$n" -ge 1 &&
+	# nothing but the kernel in them, and the entry outermost
+	test "$(sql irq.db "SELECT COUNT(*) FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+		WHERE f.stack_id IN ($irq_stacks) AND (s.module IS NULL OR s.module NOT LIKE '"'"'[kernel%'"'"')")" = 0 &&
+	test "$(sql irq.db "SELECT COUNT(*) FROM stack_frames f JOIN symbols s ON s.addr = f.addr
+		WHERE f.stack_id IN ($irq_stacks) AND f.pos < (SELECT MAX(pos) FROM stack_frames g
+		WHERE g.stack_id = f.stack_id) AND (s.function LIKE '"'"'asm_sysvec_%'"'"'
+		OR s.function LIKE '"'"'asm_common_interrupt%'"'"')")" = 0 &&
+	"$RSPROF" report -g --cpu -t 0.001 irq.db >out &&
+	grep -E "^ +[0-9.]+% +[0-9.]+% +[0-9]+  asm_(sysvec_|common_interrupt)" out &&
+	! grep -E "^ .*[─└├].*asm_(sysvec_|common_interrupt)" out
 '
 
 test_done

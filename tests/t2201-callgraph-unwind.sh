@@ -86,6 +86,21 @@ if command -v "${RUSTC:-rustc}" >/dev/null 2>&1; then
 		all=$(sql rs.db "SELECT COUNT(*) FROM stacks") && echo "$n of $all stacks reach main" &&
 		test $((n * 10)) -ge $((all * 9))
 	'
+
+	# std's frames are deep and their names long, the test's paths too: the
+	# trees and their headers still fit
+	test_expect_success 'call trees of deep Rust stacks fit the width (80 and 100 columns)' '
+		for cols in 80 100; do
+			for v in "-g" "--callees main" "--callers main"; do
+				COLUMNS=$cols "$RSPROF" report $v rs.db >tree || return 1
+				python3 -c "
+import sys
+w = max(len(l.rstrip(\"\\n\")) for l in open(\"tree\", encoding=\"utf-8\"))
+assert w <= $cols, (\"$v\", w)
+" || return 1
+			done
+		done
+	'
 else
 	test_skip 'Rust without frame pointers' 'no rustc'
 fi

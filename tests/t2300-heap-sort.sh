@@ -6,7 +6,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$TEST_SRC/heap-lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 # The heap rows of report --csv as "short-location" lines, in order.
 order() {
@@ -14,7 +14,7 @@ order() {
 }
 
 test_expect_success 'fixture: live and peak rank cache.rs first, allocated and allocs parse.rs' '
-	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" fix.db &&
 	test "$(order fix.db | head -1)" = cache.rs:42 &&
 	test "$(order --sort-by live fix.db | head -1)" = cache.rs:42 &&
 	test "$(order --sort-by peak fix.db | head -1)" = cache.rs:42 &&

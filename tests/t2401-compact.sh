@@ -7,7 +7,7 @@
 # as it folds whole ones.
 . "$(dirname "$0")/lib.sh"
 
-GEN=$(dirname "$RSPROF")/tests/unit/bin/test-totals
+GEN=$(dirname "$RSPROF")/tests/helper/random-profile
 
 # same A B: every reader command prints the same on A and on B (named alike)
 same() {
@@ -59,8 +59,8 @@ same() {
 }
 
 test_expect_success 'a profile of 500 checkpoints, compacted after 2m: read as written whole' '
-	"$GEN" --fixture c.db 500 1 0 120000 &&
-	"$GEN" --fixture w.db 500 1 0 0 &&
+	"$GEN" c.db 500 1 0 120000 &&
+	"$GEN" w.db 500 1 0 0 &&
 	test "$(sqlite3 c.db "SELECT through FROM series_state")" = 360 &&
 	test "$(sqlite3 w.db "SELECT through FROM series_state")" = 0 &&
 	test "$(sqlite3 c.db "SELECT COUNT(*) FROM cpu_samples")" -lt \
@@ -93,8 +93,8 @@ test_expect_success 'the seed-000 queries: the same over the run, its last 10 s,
 '
 
 test_expect_success 'compacted, then folded by record --retain: as folded alone' '
-	"$GEN" --fixture rc.db 900 3 300000 60000 &&
-	"$GEN" --fixture r.db 900 3 300000 0 &&
+	"$GEN" rc.db 900 3 300000 60000 &&
+	"$GEN" r.db 900 3 300000 0 &&
 	test "$(sqlite3 rc.db "SELECT COUNT(*) FROM checkpoints WHERE merged = 60")" -gt 3 &&
 	test "$(sqlite3 rc.db "SELECT through FROM series_state")" -gt \
 	     "$(sqlite3 rc.db "SELECT folded0 FROM totals_state")" &&
@@ -114,8 +114,8 @@ test_expect_success 'compacted, then folded by record --retain: as folded alone'
 for n in 470 500; do
 	test_expect_success "killed after checkpoint $n, in the middle of a block's compaction" '
 		rm -f m$n.db* mw$n.db* &&
-		FIXTURE_KILL=1 "$GEN" --fixture m$n.db $n 7 0 120000 &&
-		FIXTURE_KILL=1 "$GEN" --fixture mw$n.db $n 7 0 0 &&
+		FIXTURE_KILL=1 "$GEN" m$n.db $n 7 0 120000 &&
+		FIXTURE_KILL=1 "$GEN" mw$n.db $n 7 0 0 &&
 		# what the killed writers left in their WAL, into the files (same() copies one)
 		sqlite3 m$n.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null &&
 		sqlite3 mw$n.db "PRAGMA wal_checkpoint(TRUNCATE)" >/dev/null &&

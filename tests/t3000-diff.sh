@@ -4,12 +4,12 @@
 # keep twice the bytes (issue 4, test 1), and a B with every line moved.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 SRC=$TEST_SRC/targets/diff_prog.c
 
 test_expect_success 'fixture profiles' '
-	"$FIXTURE" --fixture p.db small && md5sum p.db >p.md5 &&
-	"$FIXTURE" --fixture cpu.db cpu-only && md5sum cpu.db >cpu.md5
+	"$FIXTURE" p.db small && md5sum p.db >p.md5 &&
+	"$FIXTURE" cpu.db cpu-only && md5sum cpu.db >cpu.md5
 '
 
 test_expect_success 'a profile diffed with itself shows no change' '
@@ -148,27 +148,27 @@ test_expect_success 'diff A B: changed() first in CPU with +, its site first in 
 '
 
 # f: a hot line and a stray line 3 below it; B has 3 lines inserted above,
-# so the hot line lands on the number the stray line had in A
-moved_v1() {	# FILE HOT STRAY G
+# so the hot line lands on the number the stray line had in A. A file of
+# the schema rsprof writes (a.db's) whose module /s/p has the build-id
+# BUILD_ID.
+moved_fixture() {	# FILE HOT STRAY G BUILD_ID
+	sqlite3 a.db .schema | sqlite3 "$1" &&
 	sqlite3 "$1" "
-	CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
-	CREATE TABLE checkpoints (id INTEGER PRIMARY KEY, timestamp_ms INTEGER NOT NULL);
-	CREATE TABLE symbols (addr INTEGER PRIMARY KEY, file TEXT, line INTEGER, function TEXT);
-	CREATE TABLE cpu_samples (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
-		count INTEGER NOT NULL);
-	CREATE TABLE heap_events (checkpoint_id INTEGER NOT NULL, addr INTEGER NOT NULL,
-		alloc_bytes INTEGER NOT NULL DEFAULT 0, free_bytes INTEGER NOT NULL DEFAULT 0);
-	INSERT INTO meta VALUES ('version', '1'), ('pid', '1'), ('process_name', 'x'),
-		('exe_path', '/x'), ('start_time', '2025-01-01T00:00:00Z'),
-		('checkpoint_interval_ms', '1000'), ('cpu_freq_hz', '99');
-	INSERT INTO checkpoints VALUES (1, 1000);
-	INSERT INTO symbols VALUES (1, '/s/p.c', $2, 'f'), (2, '/s/p.c', $3, 'f'),
-		(3, '/s/p.c', $4, 'g');
-	INSERT INTO cpu_samples VALUES (1, 1, 500), (1, 2, 5), (1, 3, 100);"
+	ATTACH 'a.db' AS a;
+	INSERT INTO meta SELECT * FROM a.meta;
+	UPDATE meta SET value = '/s/p' WHERE key = 'exe_path';
+	INSERT INTO checkpoints (id, timestamp_ms, cpu_total) VALUES (1, 1000, 605);
+	INSERT INTO symbols (addr, file, line, function, module) VALUES
+		(1, '/s/p.c', $2, 'f', '/s/p'), (2, '/s/p.c', $3, 'f', '/s/p'),
+		(3, '/s/p.c', $4, 'g', '/s/p');
+	INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path, build_id)
+		VALUES (1, 0, 4096, 'r-xp', 0, '/s/p', '$5');
+	INSERT INTO cpu_samples (checkpoint_id, addr, count) VALUES (1, 1, 500), (1, 2, 5),
+		(1, 3, 100);"
 }
 
 test_expect_success 'a moved hot line onto a stray line'"'"'s number: each paired with itself' '
-	moved_v1 sa.db 10 13 40 && moved_v1 sb.db 13 16 43 &&
+	moved_fixture sa.db 10 13 40 aaaa && moved_fixture sb.db 13 16 43 bbbb &&
 	"$RSPROF" diff --cpu sa.db sb.db >tbl && cat tbl &&
 	"$RSPROF" diff --csv --cpu sa.db sb.db >out &&
 	grep -q "^cpu,moved,s/p.c:13,s/p.c,13,f,82.6446,82.6446,0.0000," out &&
@@ -185,10 +185,56 @@ assert d[\"identical\"] is False
 '
 
 test_expect_success '... not moved when most of the function stayed (a stray line, not a shift)' '
-	moved_v1 ta.db 10 12 40 && moved_v1 tb.db 10 15 40 &&
+	moved_fixture ta.db 10 12 40 aaaa && moved_fixture tb.db 10 15 40 bbbb &&
 	"$RSPROF" diff --csv --cpu ta.db tb.db >out && cat out &&
 	grep -q "^cpu,same,s/p.c:10,s/p.c,10,f," out &&
 	grep -q "^cpu,same,s/p.c:40,s/p.c,40,g," out
+'
+
+test_expect_success '... not moved between two runs of one build: gone there, new here' '
+	moved_fixture sc.db 10 13 40 aaaa && moved_fixture sd.db 13 16 43 aaaa &&
+	"$RSPROF" diff --csv --cpu sc.db sd.db >out && cat out &&
+	! grep -q "^cpu,moved," out &&
+	grep -q "^cpu,gone,s/p.c:10,s/p.c,10,f," out &&
+	grep -q "^cpu,changed,s/p.c:13,s/p.c,13,f," out &&
+	grep -q "^cpu,new,s/p.c:16,s/p.c,16,f," out &&
+	grep -q "^cpu,gone,s/p.c:40,s/p.c,40,g," out &&
+	grep -q "^cpu,new,s/p.c:43,s/p.c,43,g," out
+'
+
+# One recording that spins on one line, then on the line above it: two
+# windows of it are one build, so the line the time went to is new and the
+# one it left is gone, never "moved".
+test_expect_success 'two windows of one recording: a changed line is new and gone, not moved' '
+	cat >phases.c <<-\EOF &&
+	#include <time.h>
+	static volatile unsigned long x;
+	static double now(void)
+	{
+		struct timespec t;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		return t.tv_sec + t.tv_nsec / 1e9;
+	}
+	__attribute__((noinline)) static void spin(double s, int second)
+	{
+		for (double end = now() + s; now() < end;) {
+			for (int i = 0; i < 1000000 && !second; i++) x++; /* FIRST */
+			for (int i = 0; i < 1000000 && second; i++) x--; /* LATER */
+		}
+	}
+	int main(void)
+	{
+		spin(1.5, 0);
+		spin(1.5, 1);
+		return 0;
+	}
+	EOF
+	gcc -g -O0 -o phases phases.c &&
+	"$RSPROF" record -q --user-only -F 499 $NOHEAP -o phases.db -- ./phases &&
+	"$RSPROF" diff --csv --cpu phases.db@0..1s phases.db@2s.. >out && cat out &&
+	! grep -q "^cpu,moved," out &&
+	grep -q "^cpu,gone,[^,]*phases.c:$(line_in phases.c FIRST),.*,spin," out &&
+	grep -q "^cpu,new,[^,]*phases.c:$(line_in phases.c LATER),.*,spin," out
 '
 
 test_expect_success 'lines moved by 3: --by line reports them moved, --by function matches' '

@@ -4,13 +4,13 @@
 # second() for the other half: the diff of the halves shows the swap.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 SRC=$TEST_SRC/targets/phases.c
 L_FIRST=$(grep -n "PHASE:first" "$SRC" | cut -d: -f1)
 L_SECOND=$(grep -n "PHASE:second" "$SRC" | cut -d: -f1)
 
 test_expect_success 'fixture: the halves of one file, CPU and heap, as report --window' '
-	"$FIXTURE" --fixture p.db &&
+	"$FIXTURE" p.db &&
 	"$RSPROF" diff --csv p.db@..5s p.db@5s.. >out &&
 	cat out &&
 	# cold.c:5 only runs in the first half (20 %), hot.c:20 goes 15 -> 35 %

@@ -4,7 +4,7 @@
 # holds constant memory (issue 4, test 2).
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 MB=1048576
 
 # csv_col FILE HEADER-SUBSTRING: the values of the first column whose header
@@ -39,8 +39,8 @@ svg_check() {	# FILE LABEL...: well-formed, with a polyline and a legend per lab
 }
 
 test_expect_success 'fixture profile' '
-	"$FIXTURE" --fixture p.db small && md5sum p.db >p.md5 &&
-	"$FIXTURE" --fixture cpu.db cpu-only
+	"$FIXTURE" p.db small && md5sum p.db >p.md5 &&
+	"$FIXTURE" cpu.db cpu-only
 '
 
 test_expect_success '--csv: one row per checkpoint with the totals' '
@@ -90,7 +90,7 @@ assert s[42][\"growth_bytes\"] == 4 * 1048576, s[42]
 assert [x[\"line\"] for x in d[\"sites\"]] == [42, 77]
 " &&
 	expect_exit 2 "$RSPROF" timeline --window 20s.. p.db 2>err &&
-	grep -q "no checkpoint" err &&
+	grep -q "^rsprof timeline: --window 20s..: starts at 20.0s, at or after the end of the recording, which is 10.0s long$" err &&
 	expect_exit 2 "$RSPROF" timeline --since 1s --window ..2s p.db 2>/dev/null &&
 	expect_exit 2 "$RSPROF" timeline --until soon p.db 2>/dev/null
 '
@@ -232,5 +232,41 @@ leak_checks() {	# TARGET SOURCE
 
 leak_checks leak_steady leak_steady.c
 leak_checks leak_steady_rs leak_steady_rs.rs
+
+# A program that frees everything before it ends: every site's final bytes
+# are 0, so by default the sites are ranked by their peaks, and said so.
+test_expect_success 'nothing live at the end: the sites ranked by peak, and said so' '
+	cat >freed.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	int main(void)
+	{
+		char *big = malloc(8 << 20); /* BIG */
+		char *small = malloc(1000); /* SMALL */
+		memset(big, 1, 8 << 20);
+		memset(small, 1, 1000);
+		usleep(1200000);
+		free(big);
+		usleep(1200000);
+		free(small);
+		return 0;
+	}
+	EOF
+	gcc -g -O0 -o freed freed.c &&
+	"$RSPROF" record -q --no-cpu -i 250ms -o freed.db -- ./freed &&
+	"$RSPROF" timeline -n 2 freed.db >out && cat out &&
+	grep -q "^live bytes of the top 2 sites (by peak: nothing is live at the end):" out &&
+	big=$(grep -n "BIG" freed.c | cut -d: -f1) &&
+	small=$(grep -n "SMALL" freed.c | cut -d: -f1) &&
+	grep -A1 "^live bytes of the top" out | tail -1 | grep -q "^freed.c:$big " &&
+	"$RSPROF" timeline -n 2 --json freed.db | python3 -c "
+import json, sys
+d = json.load(sys.stdin)
+assert d[\"rank\"] == \"peak\", d[\"rank\"]
+assert [s[\"line\"] for s in d[\"sites\"]] == [$big, $small], d[\"sites\"]
+" &&
+	"$RSPROF" timeline -n 2 --rank final freed.db | grep -q "(by final):"
+'
 
 test_done

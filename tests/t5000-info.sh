@@ -1,13 +1,13 @@
 #!/bin/sh
-# rsprof info on fixture profiles (tests/unit/fixture.h via `test-db --fixture`):
+# rsprof info on fixture profiles (tests/unit/fixture.h via tests/helper/fixture):
 # the summary, every meta key, --json, --check, refusals.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 test_expect_success 'fixtures' '
-	"$FIXTURE" --fixture fix.db &&
-	"$FIXTURE" --fixture cpu.db cpu-only
+	"$FIXTURE" fix.db &&
+	"$FIXTURE" cpu.db cpu-only
 '
 
 test_expect_success 'info shows the summary of the profile' '
@@ -61,7 +61,7 @@ test_expect_success 'info --json is one valid document' '
 	h = d["heap"]
 	assert h["recorded"] and h["live_bytes"] == 10 * 2**20 and h["peak_bytes"] == 15 * 2**20
 	assert h["alloc_count"] == 1660 and h["free_count"] == 1500
-	assert d["meta"]["version"] == "3" and d["meta"]["pid"] == "4242"
+	assert d["meta"]["version"] == 3 and d["meta"]["pid"] == 4242
 	EOF
 '
 
@@ -72,7 +72,7 @@ test_expect_success 'info --check: ok, exit 0' '
 '
 
 test_expect_success 'info --check on a damaged file: the findings, exit 6' '
-	"$FIXTURE" --fixture bad.db &&
+	"$FIXTURE" bad.db &&
 	sqlite3 bad.db "PRAGMA journal_mode = DELETE;" >/dev/null &&
 	root=$(sqlite3 bad.db "SELECT rootpage FROM sqlite_master WHERE name = '\''idx_cpu_addr'\''") &&
 	psize=$(sqlite3 bad.db "PRAGMA page_size") &&
@@ -85,14 +85,14 @@ test_expect_success 'info --check on a damaged file: the findings, exit 6' '
 
 test_expect_success 'no FILE: the newest rsprof.*.db here' '
 	mkdir d && cd d &&
-	"$FIXTURE" --fixture rsprof.a.261122050000.db &&
-	"$FIXTURE" --fixture rsprof.b.261122050001.db cpu-only &&
+	"$FIXTURE" rsprof.a.261122050000.db &&
+	"$FIXTURE" rsprof.b.261122050001.db cpu-only &&
 	"$RSPROF" info >out &&
 	grep -q "^file: *rsprof.b.261122050001.db" out
 '
 
 test_expect_success 'reading a finished profile leaves no -wal or -shm behind' '
-	mkdir clean && "$FIXTURE" --fixture clean/p.db &&
+	mkdir clean && "$FIXTURE" clean/p.db &&
 	"$RSPROF" info clean/p.db >/dev/null &&
 	"$RSPROF" report clean/p.db >/dev/null &&
 	test "$(ls clean)" = p.db
@@ -100,7 +100,7 @@ test_expect_success 'reading a finished profile leaves no -wal or -shm behind' '
 
 if [ "$(id -u)" = 0 ] && command -v runuser >/dev/null && id nobody >/dev/null 2>&1; then
 	test_expect_success 'a profile in a directory the reader cannot write is readable' '
-		mkdir -m 755 ro && "$FIXTURE" --fixture ro/p.db cpu-only && chmod 644 ro/p.db &&
+		mkdir -m 755 ro && "$FIXTURE" ro/p.db cpu-only && chmod 644 ro/p.db &&
 		sqlite3 ro/p.db "DELETE FROM meta WHERE key = '\''end_time'\''" &&
 		chmod 755 "$TEST_DIR" &&
 		# a copy: nobody may not enter the clone (in /root, say)
@@ -125,7 +125,7 @@ test_expect_success 'errors: exit 6 and the file unchanged' '
 	cp other.db other.orig &&
 	expect_exit 6 "$RSPROF" info other.db 2>err &&
 	grep -q "not an rsprof profile" err && cmp other.db other.orig &&
-	"$FIXTURE" --fixture newer.db &&
+	"$FIXTURE" newer.db &&
 	sqlite3 newer.db "UPDATE meta SET value = 4 WHERE key = '\''version'\''; PRAGMA journal_mode = DELETE;" >/dev/null &&
 	cp newer.db newer.orig &&
 	expect_exit 6 "$RSPROF" info --check newer.db 2>err &&

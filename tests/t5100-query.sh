@@ -3,10 +3,10 @@
 # the file byte-identical; table, CSV, JSON; SQL from stdin; bad inputs.
 . "$(dirname "$0")/lib.sh"
 
-FIXTURE=$(dirname "$RSPROF")/tests/unit/bin/test-db
+FIXTURE=$(dirname "$RSPROF")/tests/helper/fixture
 
 test_expect_success 'a fixture profile (written through db__create)' '
-	"$FIXTURE" --fixture p.db small && test -s p.db &&
+	"$FIXTURE" p.db small && test -s p.db &&
 	md5sum p.db >p.md5
 '
 

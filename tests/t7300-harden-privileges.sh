@@ -127,7 +127,7 @@ test_expect_success 'commands that only read drop every capability before openin
 		 "top --stdio ../secret.db" "annotate --stdio ../secret.db grow" \
 		 "history ../secret.db --addr 0x1000"; do
 		user ../rsprof-dac $c >/dev/null 2>err; r=$?
-		grep -q "Permission denied" err && test $r = 6 ||
+		grep -q "Permission denied" err && test $r = 4 ||
 			{ echo "rsprof $c: exit $r"; cat err; exit 1; }
 	done
 '

@@ -1,15 +1,14 @@
 #!/bin/sh
 # rsprof history (issue 14, seed 001): the half-axis query on a fixture
-# history written through the writer (tests/unit/test-history.c): 0x1000
+# history written through the writer (tests/unit/history-fixture.h): 0x1000
 # held by A (64 B, app::parse) from 1 s to 2 s, free, then reused by B
 # (32 B, app::cache::insert) from 3 s on; C at 0x2000, D at 0x3000.
 . "$(dirname "$0")/lib.sh"
 
-HIST=${HIST:-$(dirname "$RSPROF")/tests/unit/bin/test-history}
-FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/unit/bin/test-db}
+FIXTURE=${FIXTURE:-$(dirname "$RSPROF")/tests/helper/fixture}
 
 test_expect_success 'a fixture profile with a history' '
-	"$HIST" --fixture h.db &&
+	"$FIXTURE" h.db history &&
 	test "$(sql h.db "SELECT value FROM meta WHERE key = '\''version'\''")" = 3 &&
 	test "$(sql h.db "SELECT COUNT(*) FROM alloc_events")" = 4
 '
@@ -79,7 +78,7 @@ test_expect_success 'no --addr, bad values: exit 2' '
 '
 
 test_expect_success 'a profile without a history: exit 6, said so' '
-	"$FIXTURE" --fixture fix.db &&
+	"$FIXTURE" fix.db &&
 	expect_exit 6 "$RSPROF" history fix.db --addr 0x1000 >out 2>err &&
 	! test -s out &&
 	grep -q "has no allocation history" err

@@ -2,8 +2,10 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/error.h"
+#include "util/output/term.h"
 
 struct target_args target_args;
 struct output_args output_args;
@@ -35,6 +37,11 @@ struct poptOption options_output[] = {
 	{ "json", 0, POPT_ARG_NONE, &output_args.json, 0, "print JSON", NULL },
 	{ "csv", 0, POPT_ARG_NONE, &output_args.csv, 0, "print CSV", NULL },
 	{ "top", 'n', POPT_ARG_INT, &output_args.top_n, 0, "show at most N rows", "N" },
+	{ "no-pager", 0, POPT_ARG_NONE, &output_args.no_pager, 0,
+	  "do not send the output through the pager on a terminal ($RSPROF_PAGER, $PAGER, less)",
+	  NULL },
+	{ "color", 0, POPT_ARG_STRING, &output_args.color, 0,
+	  "colours: auto (on a terminal; the default), always or never", "WHEN" },
 	POPT_TABLEEND
 };
 
@@ -77,8 +84,11 @@ int options_parse(poptContext pc, const char *usage,
 	return 0;
 }
 
-int options_output_check(void)
+int options_output_setup(void)
 {
+	enum term_color c = TERM_COLOR_AUTO;
+	int err;
+
 	if (output_args.json && output_args.csv) {
 		pr_err("--json and --csv cannot be used together");
 		return -RSPROF_EUSAGE;
@@ -87,6 +97,13 @@ int options_output_check(void)
 		pr_err("-n/--top wants a number >= 0, not %d", output_args.top_n);
 		return -RSPROF_EUSAGE;
 	}
+	if (output_args.color && term__parse_color(output_args.color, &c)) {
+		pr_err("--color wants auto, always or never, not '%s'", output_args.color);
+		return -RSPROF_EUSAGE;
+	}
+	term__set_color(c);
+	if (!output_args.no_pager && (err = term__start_pager()))
+		pr_warn("cannot start the pager: %s", strerror(-err));
 	return 0;
 }
 

@@ -23,6 +23,8 @@ struct output_args {
 	int json;
 	int csv;
 	int top_n;		/* -n; 0 means the command's default */
+	int no_pager;		/* --no-pager */
+	const char *color;	/* --color=WHEN; NULL: auto */
 };
 
 extern struct target_args target_args;
@@ -46,8 +48,13 @@ extern struct poptOption options_output[];
 int options_parse(poptContext pc, const char *usage,
 		  int (*cb)(int val, const char *arg, void *ctx), void *ctx);
 
-/* Checks common to --json/--csv: not both. Reports and returns -RSPROF_EUSAGE. */
-int options_output_check(void);
+/*
+ * After the output options are parsed: checks them (not both --json and
+ * --csv, a valid --color), sets the colours, and on a terminal starts the
+ * pager unless --no-pager (util/output/term.h). Reports a bad option and
+ * returns -RSPROF_EUSAGE; a pager that cannot start is not an error.
+ */
+int options_output_setup(void);
 
 /*
  * A command that reads one profile (its FILE; none: the newest) got n

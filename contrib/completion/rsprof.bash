@@ -90,6 +90,9 @@ _rsprof()
 	--rank)
 		COMPREPLY=($(compgen -W 'final peak growth' -- "$cur"))
 		return ;;
+	--color)
+		COMPREPLY=($(compgen -W 'auto always never' -- "$cur"))
+		return ;;
 	--heap-backend)
 		COMPREPLY=($(compgen -W 'auto inject preload uprobe' -- "$cur"))
 		return ;;

@@ -4,8 +4,8 @@
 /*
  * Fixture profiles written through db_writer__create() + db_writer__checkpoint(),
  * with hand-made symbols and known counts (no kernel needed). Used by
- * tests/unit/test-db.c and, through `test-db --fixture FILE`, by the shell
- * tests of report and info.
+ * tests/unit/test-db.c and, through tests/helper/fixture (`fixture FILE
+ * [KIND]`), by the shell tests of the readers and the benchmarks.
  *
  * The small fixture: 10 checkpoints at 1000, 2000, ... 10000 ms.
  *   CPU per checkpoint         cp 1-5   cp 6-10   total   share

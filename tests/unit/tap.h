@@ -4,9 +4,11 @@
 /*
  * A tiny TAP producer for the C unit tests: prove runs the binaries.
  *   ok(cond, "name %d", i); is_int(got, want, "name"); is_str(got, want, "name");
+ *   tap_skip("why");   a skip outside CI, a failure on CI (CI set)
  *   return done_testing();
  */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int tap_n, tap_failed;
@@ -44,6 +46,17 @@ static inline int tap_ok(int pass, const char *file, int line, const char *fmt, 
 	const char *g_ = (got), *w_ = (want); \
 	if (!ok((g_ && w_ && !strcmp(g_, w_)) || (!g_ && !w_), __VA_ARGS__)) \
 		printf("#   got '%s', want '%s'\n", g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
+} while (0)
+
+/* Something this machine lacks: a skip, or on CI (CI set) a failure. */
+#define tap_skip(...) do { \
+	if (getenv("CI")) { \
+		ok(0, __VA_ARGS__); \
+	} else { \
+		printf("ok %d # skip ", ++tap_n); \
+		printf(__VA_ARGS__); \
+		putchar('\n'); \
+	} \
 } while (0)
 
 static inline int done_testing(void)

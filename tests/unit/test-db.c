@@ -1,10 +1,7 @@
 /*
  * The profile file: writer, reader refusals, and the shared read queries on
  * fixture profiles (tests/unit/fixture.h).
- *
- *   test-db                        the TAP tests
- *   test-db --fixture FILE [KIND]  write a fixture profile (KIND: small, big, big-retain,
- *                                  day, cpu-only)
+ * tests/helper/fixture writes them for the shell tests.
  */
 #include "util/db/db.h"
 
@@ -694,20 +691,8 @@ static void test_budget(void)
 	unsetenv("RSPROF_TIME_LIMIT");
 }
 
-int main(int argc, char **argv)
+int main(void)
 {
-	if (argc >= 3 && !strcmp(argv[1], "--fixture")) {
-		const char *kind = argc > 3 ? argv[3] : "small";
-		enum fixture_kind k = !strcmp(kind, "big") ? FIXTURE_BIG :
-				      !strcmp(kind, "big-retain") ? FIXTURE_BIG_RETAIN :
-				      !strcmp(kind, "day") ? FIXTURE_DAY :
-				      !strcmp(kind, "cpu-only") ? FIXTURE_CPU_ONLY : FIXTURE_SMALL;
-		int err = fixture__write(argv[2], k);
-
-		if (err)
-			fprintf(stderr, "test-db: cannot write fixture %s: %d\n", argv[2], err);
-		return err ? 1 : 0;
-	}
 	if (!mkdtemp(dir)) {
 		perror("mkdtemp");
 		return 1;

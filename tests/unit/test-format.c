@@ -1,6 +1,7 @@
 /* util/format: numbers, tables, CSV, JSON. */
 #include "util/output/format.h"
 
+#include <locale.h>
 #include <stdlib.h>
 
 #include "tap.h"
@@ -127,6 +128,72 @@ static void test_table(void)
 	table__delete(NULL);
 }
 
+static void print_names(FILE *f, void *t)
+{
+	table__print(t, f, 44);
+}
+
+/* A name cut keeps its first name and the last ones, one ellipsis style. */
+static void test_name_cut(void)
+{
+	static const struct table_col cols[] = {
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
+	};
+	const char *r1[] = { "hashbrown::raw::inner::RawTableInner::find_insert_index_in_group" };
+	const char *r2[] = { "a_single_name_that_is_far_too_long_for_the_column_width" };
+	struct table *t = table__new(cols, 1);
+	char *s;
+	int w;
+
+	is_str(format__ellipsis(&w), "..", "C locale: the ASCII ellipsis");
+	is_int(w, 2, "... two columns");
+	if (!t || table__add_row(t, r1) || table__add_row(t, r2)) {
+		ok(0, "name table");
+		table__delete(t);
+		return;
+	}
+	s = captured(print_names, t);
+	ok(s && strstr(s, "hashbrown::..::find_insert_index_in_group\n"),
+	   "a path keeps its crate and its function");
+	ok(s && strstr(s, "\n.._that_is_far_too_long_for_the_column_width\n"),
+	   "one name: cut from the left");
+	if (s)
+		printf("# %s", s);
+	free(s);
+	table__delete(t);
+	if (setlocale(LC_CTYPE, "C.UTF-8")) {
+		is_str(format__ellipsis(&w), "\u2026", "UTF-8 locale: one ellipsis character");
+		is_int(w, 1, "... one column");
+		setlocale(LC_CTYPE, "C");
+	} else {
+		ok(1, "# SKIP no C.UTF-8 locale");
+		ok(1, "# SKIP no C.UTF-8 locale");
+	}
+}
+
+static void wrap_80(FILE *f, void *ctx)
+{
+	format__wrap_comment(ctx, 40, f);
+}
+
+/* Header lines within the width, the rest under the value. */
+static void test_wrap(void)
+{
+	char *s = captured(wrap_80, "# target:   prog (pid 12)  /a/very/long/path/to/the/prog\n"
+			   "# short:    fits\n"
+			   "# list:     one, two, three, four, five, six, seven\n"
+			   "# word:     aWordFarTooLongToBreakAnywhereAtAllReally\n");
+
+	is_str(s, "# target:   prog (pid 12)\n"
+		  "#           /a/very/long/path/to/the/prog\n"
+		  "# short:    fits\n"
+		  "# list:     one, two, three, four, five,\n"
+		  "#           six, seven\n"
+		  "# word:     aWordFarTooLongToBreakAnywhereAtAllReally\n",
+	       "comment lines wrapped under their values");
+	free(s);
+}
+
 static void write_json(FILE *f, void *ctx)
 {
 	struct json j;
@@ -179,6 +246,8 @@ int main(void)
 {
 	test_numbers();
 	test_table();
+	test_name_cut();
+	test_wrap();
 	test_json();
 	return done_testing();
 }

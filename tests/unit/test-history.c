@@ -3,7 +3,6 @@
  * the half-axis query on fixture data, against a brute-force search.
  *
  *   test-history                               the TAP tests
- *   test-history --fixture FILE                write the small fixture (t7000)
  *   test-history --bench FILE [EVENTS [QUERIES]]
  *   test-history --query FILE [QUERIES]   the queries alone, on a recorded file
  *                                         (record --alloc-history), at addresses
@@ -25,6 +24,7 @@
 #include "util/db/db.h"
 #include "util/error.h"
 #include "fixture.h"
+#include "history-fixture.h"
 #include "tap.h"
 
 static char dir[] = "/tmp/rsprof-test-history.XXXXXX";
@@ -51,47 +51,6 @@ static long long int_of(struct db *db, const char *sql)
 
 /* ---- the small fixture: one address, owned, freed, reused ---------------------- */
 
-/*
- * The small profile of fixture.h, with a history (times in ns):
- * 0x1000: A (64 B, app::parse at parse.rs:77) from 1 s to 2 s, then B (32 B,
- * app::cache::insert at cache.rs:42) from 3 s, never freed: the address
- * reused. 0x2000: C (16 B, cache.rs, stack 7) from 1.5 s to 2.5 s. A flush
- * (a slice), then D at 0x3000 (8 B, no site) from 4 s, another flush, and
- * D's free at 5 s: an UPDATE of a written row. A free of 0x9999, never
- * allocated, is counted and ignored.
- */
-#define S(x) ((uint64_t)((x) * 1e9))
-
-static int fixture_write(const char *path)
-{
-	struct history_writer *w;
-	struct db *db;
-	int err = fixture__write(path, FIXTURE_SMALL);
-
-	if (!err)
-		err = db__create(path, true, &db);
-	if (err)
-		return err;
-	err = history_writer__new(db, &w);
-	if (!err) {
-		err = history_writer__alloc(w, S(1), 0x1000, 64, 0x401400, -1) ||
-		      history_writer__alloc(w, S(1.5), 0x2000, 16, 0x401300, 7) ||
-		      history_writer__free(w, S(2), 0x1000) ||
-		      history_writer__free(w, S(2.5), 0x2000) ||
-		      history_writer__alloc(w, S(3), 0x1000, 32, 0x401300, -1) ||
-		      history_writer__flush(w) ||
-		      history_writer__alloc(w, S(4), 0x3000, 8, 0, -1) ||
-		      history_writer__flush(w) ||
-		      history_writer__free(w, S(5), 0x3000) ||
-		      history_writer__free(w, S(5.1), 0x9999);
-		if (history_writer__delete(w) && !err)
-			err = -RSPROF_EDB;
-	}
-	if (db__close(db) && !err)
-		err = -RSPROF_EDB;
-	return err;
-}
-
 static void test_fixture(void)
 {
 	const char *p = tmp("small.db");
@@ -102,7 +61,7 @@ static void test_fixture(void)
 	uint64_t events;
 	int n;
 
-	is_int(fixture_write(p), 0, "fixture written through the writer");
+	is_int(history_fixture__write(p), 0, "fixture written through the writer");
 	is_int(db__open(p, &db), 0, "and opens");
 	if (!db)
 		return;
@@ -553,8 +512,6 @@ int main(int argc, char **argv)
 {
 	if (argc >= 3 && !strcmp(argv[1], "--query"))
 		return bench_file(argv[2], argc > 3 ? atoi(argv[3]) : 1000);
-	if (argc >= 3 && !strcmp(argv[1], "--fixture"))
-		return fixture_write(argv[2]) ? 1 : 0;
 	if (argc >= 3 && !strcmp(argv[1], "--bench"))
 		return bench(argv[2], argc > 3 ? atol(argv[3]) : 10000000,
 			     argc > 4 ? atoi(argv[4]) : 1000);

@@ -8,6 +8,7 @@
 
 #include "util/array.h"
 #include "util/db/db.h"
+#include "util/db/read/addrs.h"
 #include "util/hashmap.h"
 #include "util/error.h"
 #include "util/saturate.h"
@@ -17,6 +18,7 @@
 struct side {
 	uint64_t samples;
 	int64_t live, allocs;
+	const char *build_id;	/* of the module that held the site; NULL: unknown */
 	bool cpu, heap, matched;
 };
 
@@ -28,6 +30,9 @@ struct pair {
 struct run {
 	struct sitemap *sm;
 	struct site_sums *loc;
+	/* the build-id of each module (path), where the profile has them */
+	struct build_id { char *path, *id; } *ids;
+	size_t n_ids, cap_ids;
 };
 
 struct diff_ctx {
@@ -60,17 +65,47 @@ static bool matches(const char *pattern, const char *file, const char *function)
 	return (file && strcasestr(file, pattern)) || (function && strcasestr(function, pattern));
 }
 
-/* One run: its own sites and their numbers. */
+static int add_build_id(void *ctx, const char *path, const char *id)
+{
+	struct run *r = ctx;
+
+	if (ALLOC_GROW(r->ids, r->n_ids + 1, r->cap_ids, 16))
+		return -ENOMEM;
+	r->ids[r->n_ids].path = strdup(path);
+	r->ids[r->n_ids].id = strdup(id);
+	r->n_ids++;
+	return r->ids[r->n_ids - 1].path && r->ids[r->n_ids - 1].id ? 0 : -ENOMEM;
+}
+
+/* One run: its own sites and their numbers, its modules' build-ids. */
 static int read_run(struct diff_ctx *c, struct db *db, int side)
 {
 	struct run *r = &c->run[side];
+	int err;
 
 	r->sm = sitemap__new();
 	if (!r->sm)
 		return -ENOMEM;
-	return site_sums__read(db, r->sm, c->o->by, c->o->alloc_fn, &c->o->win[side], &r->loc,
-			       &c->total_samples[side]);
+	err = site_sums__read(db, r->sm, c->o->by, c->o->alloc_fn, &c->o->win[side], &r->loc,
+			      &c->total_samples[side]);
+	return err ? err : db_query_build_ids(db, add_build_id, r);
 }
+
+/* The one build-id of module in r; NULL: unknown, or two builds of it. */
+static const char *build_id_of(const struct run *r, const char *module)
+{
+	const char *id = NULL;
+
+	for (size_t i = 0; module && i < r->n_ids; i++) {
+		if (strcmp(r->ids[i].path, module))
+			continue;
+		if (id && strcmp(id, r->ids[i].id))
+			return NULL;
+		id = r->ids[i].id;
+	}
+	return id;
+}
+
 
 /* ---- two checkouts: the directories the source files hang from ---------- */
 
@@ -258,7 +293,7 @@ static int fold_run(struct diff_ctx *c, int side)
 
 	for (size_t i = 0; !err && i < sitemap__count(r->sm); i++) {
 		const struct site_sums *loc = &r->loc[i];
-		const char *file, *function, *module, *mf;
+		const char *file, *function, *module, *mf, *build_id;
 		char disp[1024];
 		struct side *d;
 		int line;
@@ -267,6 +302,7 @@ static int fold_run(struct diff_ctx *c, int side)
 		if (!loc->cpu && !loc->heap)
 			continue;
 		sitemap__site(r->sm, (long)i, &file, &line, &function, &module);
+		build_id = build_id_of(r, module);
 		mf = match_file(c, side, file, module, disp, sizeof(disp));
 		/* a program without line information: its module is in the checkout too */
 		if (!file && module && c->root[side] &&
@@ -284,6 +320,8 @@ static int fold_run(struct diff_ctx *c, int side)
 		d->allocs = sat__add(d->allocs, loc->allocs);
 		d->cpu |= loc->cpu;
 		d->heap |= loc->heap;
+		if (build_id)
+			d->build_id = build_id;
 		d->matched |= matches(c->o->pattern, file, function) ||
 			      matches(c->o->pattern, mf, NULL);
 		c->total_live[side] = sat__add(c->total_live[side], loc->live);
@@ -530,6 +568,25 @@ static int best_shift(const struct diff_ctx *c, bool heap, const long *g, size_t
  * site B's numbers of site k came from, -1 when none (see diff.h). Only
  * sites with a file and a function can move.
  */
+/*
+ * Can the lines of one function (sites v) have moved between the runs?
+ * Only when B ran another build of its module: both runs know the
+ * build-id of the module that held it and they differ. Two windows of one
+ * recording, the same binary run twice, or a build that is not known: a
+ * line is where it was, and numbers on another line are gone here and new
+ * there.
+ */
+static bool rebuilt(const struct diff_ctx *c, const long *v, size_t n)
+{
+	const char *a = NULL, *b = NULL;
+
+	for (size_t k = 0; k < n; k++) {
+		a = a ? a : c->pairs[v[k]].s[0].build_id;
+		b = b ? b : c->pairs[v[k]].s[1].build_id;
+	}
+	return a && b && strcmp(a, b);
+}
+
 static int pair_moved(const struct diff_ctx *c, bool heap, long *pa, long *pb)
 {
 	size_t n = sitemap__count(c->shared), m = 0;
@@ -543,7 +600,8 @@ static int pair_moved(const struct diff_ctx *c, bool heap, long *pa, long *pb)
 
 		pa[k] = pb[k] = -1;
 		sitemap__site(c->shared, (long)k, &file, &line, &function, &module);
-		if (file && function && (in_table(c, (long)k, 0, heap) || in_table(c, (long)k, 1, heap)))
+		if (file && function &&
+		    (in_table(c, (long)k, 0, heap) || in_table(c, (long)k, 1, heap)))
 			v[m++] = (long)k;
 	}
 	qsort_r(v, m, sizeof(*v), cmp_site_pos, (void *)c);
@@ -557,6 +615,10 @@ static int pair_moved(const struct diff_ctx *c, bool heap, long *pa, long *pb)
 			sitemap__site(c->shared, v[j], &f, &l, &fn, &mod);
 			if (strcmp(f, f0) || strcmp(fn, n0))
 				break;
+		}
+		if (!rebuilt(c, v + i, j - i)) {
+			i = j;
+			continue;
 		}
 		d = best_shift(c, heap, v + i, j - i);
 		if (d) {
@@ -789,6 +851,11 @@ int diff__compute(struct db *a, struct db *b, const struct diff_opts *o, struct 
 	for (int i = 0; i < 2; i++) {
 		sitemap__delete(c.run[i].sm);
 		free(c.run[i].loc);
+		for (size_t k = 0; k < c.run[i].n_ids; k++) {
+			free(c.run[i].ids[k].path);
+			free(c.run[i].ids[k].id);
+		}
+		free(c.run[i].ids);
 		free(c.root[i]);
 	}
 	if (err) {

@@ -17,6 +17,7 @@
 #include "util/db/read/series.h"
 #include "util/db/read/totals.h"
 #include "util/duration.h"
+#include "util/window.h"
 #include "util/symbols/srcpath.h"
 
 /* What the ranking pass keeps per site. */
@@ -582,6 +583,21 @@ static bool site_matches(struct tl_ctx *c, long s, const char *pattern)
 }
 
 /* The top sites by key into *out (n_out of them). */
+/*
+ * The order of the heap sites: the one asked for; by default the final
+ * live bytes, or the peaks when no site (of the filter) has any live bytes
+ * at the end (every final would be 0 and rank nothing).
+ */
+static enum timeline_rank heap_rank(struct tl_ctx *c, const struct timeline_opts *o)
+{
+	if (o->rank != RANK_AUTO)
+		return o->rank;
+	for (size_t s = 0; s < sitemap__count(c->sm); s++)
+		if (c->acc[s].heap && c->acc[s].live > 0 && site_matches(c, (long)s, o->pattern))
+			return RANK_FINAL;
+	return RANK_PEAK;
+}
+
 static int choose(struct tl_ctx *c, const struct timeline *tl, const struct timeline_opts *o,
 		  bool heap, int top, struct timeline_site **out, size_t *n_out)
 {
@@ -592,7 +608,7 @@ static int choose(struct tl_ctx *c, const struct timeline *tl, const struct time
 	if (!idx)
 		return -ENOMEM;
 	sort_acc = c->acc;
-	sort_rank = o->rank;
+	sort_rank = tl->rank;
 	for (size_t s = 0; s < ns; s++) {
 		if (!site_matches(c, (long)s, o->pattern))
 			continue;
@@ -663,8 +679,14 @@ static int window(const struct timeline *tl, const struct timeline_opts *o, size
 	struct time_window w = o->win;
 	char a[32], b[32], c[32];
 
+	int err;
+
 	if (o->since_ms)
 		time_window__since(&w, o->since_ms, last);
+	/* the rule of every reader's window first, then this one's checkpoints */
+	err = window__check(&w, last, o->win_what ? o->win_what : "the window");
+	if (err)
+		return err;
 	for (*lo = 0; *lo < tl->n && !time_window__has(&w, tl->t_ms[*lo]); (*lo)++)
 		;
 	for (*hi = tl->n; *hi > *lo && !time_window__has(&w, tl->t_ms[*hi - 1]); (*hi)--)
@@ -757,8 +779,10 @@ int timeline__load(struct db *db, const struct timeline_opts *o, struct timeline
 	if (!err && o->cpu_top > 0)
 		err = t ? totals__cpu_range(t, c.cp_ids[lo], c.cp_ids[hi], totals_cpu, &c) :
 			  cpu_pass(&c, c.cp_ids[lo], c.cp_ids[hi]);
-	if (!err && tl->has_heap && o->top > 0)
+	if (!err && tl->has_heap && o->top > 0) {
+		tl->rank = heap_rank(&c, o);
 		err = choose(&c, tl, o, true, o->top, &tl->sites, &tl->n_sites);
+	}
 	if (!err && o->cpu_top > 0)
 		err = choose(&c, tl, o, false, o->cpu_top, &tl->cpu_sites, &tl->n_cpu_sites);
 	if (!err && tl->has_heap && o->need_growth)

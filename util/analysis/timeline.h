@@ -26,6 +26,7 @@
 struct db;
 
 enum timeline_rank {
+	RANK_AUTO,		/* final; peak when no site has live bytes at the end */
 	RANK_FINAL,		/* live bytes at the last checkpoint */
 	RANK_PEAK,		/* highest live bytes at any checkpoint */
 	RANK_GROWTH,		/* last minus first checkpoint's live bytes */
@@ -44,6 +45,7 @@ struct timeline_opts {
 	 */
 	struct time_window win;
 	uint64_t since_ms;
+	const char *win_what;	/* the option that gave it, for errors; NULL: "the window" */
 	/*
 	 * Heap sites past allocation wrappers, as report: the built-in ones,
 	 * meta.heap_alloc_fn and these (globs, NULL-terminated; NULL: none).
@@ -71,6 +73,7 @@ struct timeline {
 	bool has_heap;		/* any heap event in the file */
 	bool has_rss;		/* any checkpoint with its resident memory */
 	struct timeline_site *sites;	/* heap sites, in rank order */
+	enum timeline_rank rank;	/* the order of sites (never RANK_AUTO) */
 	size_t n_sites;
 	struct timeline_site *cpu_sites;	/* CPU sites, most samples first */
 	size_t n_cpu_sites;

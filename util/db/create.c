@@ -286,6 +286,12 @@ int db__create(const char *path, bool append, struct db **out)
 	if (!err && append && !db__has(db, DB_KIND))
 		err = db__exec(db, "add heap_events.kind",
 			       "ALTER TABLE heap_events ADD COLUMN kind INTEGER NOT NULL DEFAULT 0");
+	if (!err && append && !db__has(db, DB_MAP_BUILD_ID)) {
+		err = db__exec(db, "add map.build_id",
+			       "ALTER TABLE map ADD COLUMN build_id TEXT DEFAULT NULL");
+		if (!err)
+			db->features |= DB_MAP_BUILD_ID;
+	}
 	/*
 	 * a file appended to keeps what it has: no totals when it was written
 	 * without, or with totals without temp_count and kind (an early v3):

@@ -116,6 +116,8 @@ void db_features(struct db *db)
 	if (db_probe(db, "SELECT 1 FROM sqlite_master WHERE type = 'table'"
 		     " AND name = 'cpu_stacks'") == SQLITE_ROW)
 		f |= DB_CPU_STACKS;
+	if (db->version >= 2 && db_has_column(db, "map", "build_id"))
+		f |= DB_MAP_BUILD_ID;
 	db->features = f;
 }
 

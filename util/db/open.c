@@ -375,6 +375,21 @@ static int db_time_limit(uint64_t *ms)
 	return 0;
 }
 
+/* Why a profile could not be opened for reading, and what to do. */
+static void permission_hint(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st)) {
+		pr_hint("a directory on the path is not searchable by you: ls -ld each "
+			"directory of it");
+		return;
+	}
+	pr_hint("'%s' is mode %04o, owned by uid %u: read it as that user, or give "
+		"yours read permission (chmod, chown, sudo)", path,
+		(unsigned int)(st.st_mode & 07777), (unsigned int)st.st_uid);
+}
+
 int db__open(const char *path, struct db **out)
 {
 	struct db *db;
@@ -395,6 +410,11 @@ int db__open(const char *path, struct db **out)
 			pr_hint("check the path, or run 'rsprof record' to make a profile");
 		if (fd >= 0)
 			close(fd);
+		/* the file is there, this user may not read it: exit 4, not 6 */
+		if (err == EACCES || err == EPERM) {
+			permission_hint(path);
+			return -err;
+		}
 		return -RSPROF_EDB;
 	}
 	if (!S_ISREG(st.st_mode)) {

@@ -58,6 +58,7 @@ struct map_row {
 	uint64_t pgoff;		/* file offset of start */
 	const char *perms;	/* "r-xp" */
 	const char *path;	/* NULL for anonymous mappings */
+	const char *build_id;	/* the file's build-id in hex; NULL: unknown */
 };
 
 /* The mappings of process pid, sorted by start. */

@@ -136,7 +136,9 @@ const char db_schema_sql[] =
 	"    addr_end INTEGER NOT NULL,\n"
 	"    perm TEXT NOT NULL,\n"
 	"    offset INTEGER NOT NULL DEFAULT 0,\n"
-	"    path TEXT\n"
+	"    path TEXT,\n"
+	/* the file's GNU build-id (hex) as the kernel gave it; NULL: unknown */
+	"    build_id TEXT DEFAULT NULL\n"
 	");\n"
 	/*
 	 * Version 3: the allocation history (record --alloc-history), seed

@@ -21,6 +21,7 @@
 #include "util/error.h"
 #include "util/infile.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
 
 struct want {
 	const char *name;
@@ -618,7 +619,8 @@ static void rooted(pid_t pid, bool before_exec, char *path)
 
 	if (pid <= 0 || before_exec || path[0] != '/')
 		return;
-	if (snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, path) < (int)sizeof(fn) &&
+	if (snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid,
+		     proc__root_relative(pid, path)) < (int)sizeof(fn) &&
 	    !access(fn, R_OK))
 		snprintf(path, PATH_MAX, "%s", fn);
 }

@@ -27,6 +27,7 @@
 #include "util/infile.h"
 #include "util/saturate.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
 #include "util/symbols/resolver.h"
 #include "util/symbols/symbol.h"
 
@@ -184,7 +185,8 @@ static bool follows_call(struct heap *h, struct resolver *r, uint64_t ret)
 		free(h->code_path);
 		h->code_path = strdup(mp->path);
 		/* the target's view of its files first (containers) */
-		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid, mp->path);
+		snprintf(rooted, sizeof(rooted), "/proc/%d/root%s", (int)h->pid,
+			 proc__root_relative(h->pid, mp->path));
 		h->code_fd = infile__open(rooted, 0, NULL);
 		if (h->code_fd < 0)
 			h->code_fd = infile__open(mp->path, 0, NULL);

@@ -131,7 +131,7 @@ static int walk(struct walk *w, int node, int depth, int indent)
 	r.plen = (int)at;
 	site_text(n->file, n->line, w->v->full_paths, r.site, sizeof(r.site));
 	err = rows_add(w->out, &r);
-	if (err || depth + 1 >= MAX_DEPTH)
+	if (err || depth + 1 >= MAX_DEPTH || (w->v->max_depth && depth >= w->v->max_depth))
 		return err;
 	nk = children(w->cg, node, &kids);
 	if (nk < 0)
@@ -174,17 +174,84 @@ static int name_width(const struct rows *r, int from)
 	return w > 100 ? 100 : w;
 }
 
+static int site_width(const struct rows *r, int from)
+{
+	int w = 0;
+
+	for (int i = from; i < r->n; i++)
+		if (format__width(r->v[i].site) > w)
+			w = format__width(r->v[i].site);
+	return w;
+}
+
+/*
+ * The widths of the name and call-site columns of rows (from `from` on)
+ * within avail columns (the two blanks between them included): the sites
+ * keep at least two fifths, the names what is left, neither under 16.
+ */
+static void fit(const struct rows *r, int from, int avail, int *nw, int *sw)
+{
+	int budget = avail - 2, smin;
+
+	*nw = name_width(r, from);
+	*sw = site_width(r, from);
+	if (*nw + *sw <= budget)
+		return;
+	smin = budget * 2 / 5 > 20 ? budget * 2 / 5 : 20;
+	smin = *sw < smin ? *sw : smin;
+	if (*nw > budget - smin)
+		*nw = budget - smin > 16 ? budget - smin : 16;
+	if (*sw > budget - *nw)
+		*sw = budget - *nw > 16 ? budget - *nw : 16;
+}
+
+static int view_width(const struct cg_view *v)
+{
+	return v->width > 0 ? v->width : format__term_width();
+}
+
+/*
+ * A row's tree lines and its function cut to w columns; the name when it
+ * fits. Tree lines deeper than half the column keep their end (the
+ * branch to this row), cut on the left.
+ */
+static const char *fit_name(const struct row *x, int w, char *buf, size_t len)
+{
+	char prefix[4 * MAX_DEPTH * 4];
+	size_t pl;
+	int pw;
+
+	if (format__width(x->name) <= w || (size_t)x->plen >= sizeof(prefix))
+		return x->name;
+	memcpy(prefix, x->name, (size_t)x->plen);
+	prefix[x->plen] = '\0';
+	if (format__width(prefix) > w / 2) {
+		char whole[sizeof(prefix)];
+
+		memcpy(whole, prefix, (size_t)x->plen + 1);
+		format__cut(whole, w / 2, TABLE_TRUNC_LEFT, prefix, sizeof(prefix));
+	}
+	pw = format__width(prefix);
+	pl = strlen(prefix);
+	if (len <= pl)
+		return x->name;
+	memcpy(buf, prefix, pl);
+	format__cut(x->name + x->plen, w - pw > 4 ? w - pw : 4, TABLE_TRUNC_NAME, buf + pl,
+		    len - pl);
+	return buf;
+}
+
 int callgraph__render_tree(const struct callgraph *cg, int root, enum cg_dir dir,
 			   const struct cg_view *v, struct styled_text *t)
 {
 	struct rows r = { 0 };
-	char a[32], b[32];
-	int err, w;
+	char a[32], b[32], name[1024], site[1100];
+	int err, w, sw;
 
 	err = tree_rows(cg, root, dir, v, (double)cg->nodes[root].value, &r);
 	if (err)
 		goto out;
-	w = name_width(&r, 0);
+	fit(&r, 0, view_width(v) - 7 - 2 - 10 - 2, &w, &sw);
 	err = styled__addf(t, TS_DIM, "# %s of %s: %s %s, %s of all",
 			   dir == CG_CALLERS ? "callers" : "callees",
 			   demangle__short(cg->funcs[cg->nodes[root].func].name, 0, (char[512]){ 0 },
@@ -199,12 +266,13 @@ int callgraph__render_tree(const struct callgraph *cg, int root, enum cg_dir dir
 				   dir == CG_CALLERS ? "Caller" : "Callee", "Call site");
 	for (int i = 0; i < r.n && !err; i++) {
 		const struct row *x = &r.v[i];
-		int pad = w - format__width(x->name);
+		const char *nm = fit_name(x, w, name, sizeof(name));
+		int pad = w - format__width(nm);
 
 		err = styled__addf(t, i == 0 ? TS_HEAD : x->share >= 5.0 ? TS_NORMAL : TS_DIM,
 				   "%7s  %10s  %s%*s  %s", format__pct(x->share, a, sizeof(a)),
-				   value_text(cg, x->value, b, sizeof(b)), x->name, pad > 0 ? pad : 0,
-				   "", x->site);
+				   value_text(cg, x->value, b, sizeof(b)), nm, pad > 0 ? pad : 0,
+				   "", format__cut(x->site, sw, TABLE_TRUNC_LEFT, site, sizeof(site)));
 	}
 out:
 	rows_free(&r);
@@ -215,8 +283,8 @@ int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
 			       struct styled_text *t)
 {
 	int *order = callgraph__by_total(cg);
-	int n = cg->n_funcs, err = 0;
-	char c[32], s[32], val[32], site[1100];
+	int n = cg->n_funcs, err = 0, sw;
+	char c[32], s[32], val[32], site[1100], site2[1100], name[1024];
 
 	if (!order)
 		return -ENOMEM;
@@ -236,10 +304,27 @@ int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
 		if (cg->total && 100.0 * f->total / cg->total < v->threshold)
 			break;
 		err = styled__addf(t, i ? TS_NORMAL : TS_NORMAL, "%s", "");
-		if (!err)
-			err = styled__addf(t, TS_HOT, "%8s  %7s  %10s  %s  %s", c, s,
-					   value_text(cg, f->total, val, sizeof(val)),
-					   demangle__short(f->name, 0, fn, sizeof(fn)), site);
+		demangle__short(f->name, 0, fn, sizeof(fn));
+		{
+			/* the function and its site on one line within the width */
+			int avail = view_width(v) - 8 - 2 - 7 - 2 - 10 - 2 - 2;
+			int sw = format__width(site), fw = format__width(fn);
+
+			if (fw + sw > avail) {
+				int keep = avail * 2 / 5 > 20 ? avail * 2 / 5 : 20;
+
+				sw = sw < keep ? sw : keep;
+				fw = avail - sw > 16 ? avail - sw : 16;
+				sw = avail - fw > 16 ? avail - fw : 16;
+			}
+			if (!err)
+				err = styled__addf(t, TS_HOT, "%8s  %7s  %10s  %s  %s", c, s,
+						   value_text(cg, f->total, val, sizeof(val)),
+						   format__cut(fn, fw, TABLE_TRUNC_NAME, name,
+							       sizeof(name)),
+						   format__cut(site, sw, TABLE_TRUNC_LEFT, site2,
+							       sizeof(site2)));
+		}
 		if (err)
 			break;
 		/* its callees, when it calls anything */
@@ -248,15 +333,18 @@ int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
 		err = callgraph__tree(cg, order[i], CG_CALLEES, &root);
 		if (!err)
 			err = tree_rows(cg, root, CG_CALLEES, v, (double)cg->total, &r);
-		w = name_width(&r, 1);
+		fit(&r, 1, view_width(v) - 8 - 2 - 7 - 2 - 10 - 2, &w, &sw);
 		for (int k = 1; k < r.n && !err; k++) {
 			const struct row *x = &r.v[k];
-			int pad = w - format__width(x->name);
+			const char *nm = fit_name(x, w, name, sizeof(name));
+			int pad = w - format__width(nm);
 
 			err = styled__addf(t, TS_NORMAL, "%8s  %7s  %10s  %s%*s  %s",
 					   format__pct(x->of_all, c, sizeof(c)), "",
-					   value_text(cg, x->value, val, sizeof(val)), x->name,
-					   pad > 0 ? pad : 0, "", x->site);
+					   value_text(cg, x->value, val, sizeof(val)), nm,
+					   pad > 0 ? pad : 0, "",
+					   format__cut(x->site, sw, TABLE_TRUNC_LEFT, site2,
+						       sizeof(site2)));
 		}
 		rows_free(&r);
 	}

@@ -27,6 +27,8 @@ struct cg_view {
 	double threshold;	/* leave out nodes below this percent (of the root, or of all) */
 	int limit;		/* children view: functions shown; 0 all */
 	bool full_paths;	/* call sites as recorded, not shortened */
+	int max_depth;		/* tree: levels below the root shown; 0: all */
+	int width;		/* text: columns to fit; 0: format__term_width() */
 };
 
 /* A tree made by callgraph__tree(). 0 or -ENOMEM. */

@@ -106,8 +106,8 @@ static double series_mean(const double *v, size_t n)
 /* Print s in exactly w columns (cut or padded); s is UTF-8. */
 static void put_cols(FILE *f, const char *s, int w, bool right)
 {
-	int cols = 0;
-	const char *p = s, *end;
+	int cols = 0, ew;
+	const char *p = s, *end, *ell = format__ellipsis(&ew);
 
 	for (end = s; *end && cols < w; end++) {
 		if (((unsigned char)*end & 0xc0) != 0x80)
@@ -116,17 +116,17 @@ static void put_cols(FILE *f, const char *s, int w, bool right)
 	/* end is past the last counted start byte; include its continuation bytes */
 	while (*end && ((unsigned char)*end & 0xc0) == 0x80)
 		end++;
-	if (cols == w && *end && w > 1) {
+	if (cols == w && *end && w > ew) {
 		/* too long: keep the head (the location comes first), mark the cut */
 		const char *q = s;
 		int c = 0;
 
 		for (; *q; q++) {
-			if (((unsigned char)*q & 0xc0) != 0x80 && ++c == w)
+			if (((unsigned char)*q & 0xc0) != 0x80 && ++c == w - ew + 1)
 				break;
 		}
 		fwrite(s, 1, (size_t)(q - s), f);
-		fputc('~', f);
+		fputs(ell, f);
 		return;
 	}
 	if (right)

@@ -54,8 +54,8 @@ int chart__area_mark(FILE *f, const struct chart_style *st, size_t n, size_t idx
 		     const char *text);
 
 /*
- * One sparkline row: `label` padded to label_width columns (or cut, with a
- * '~' in its last column), the line,
+ * One sparkline row: `label` padded to label_width columns (or cut, ending
+ * in format__ellipsis()), the line,
  * then a short note (the series' last and highest value). Returns 0, or
  * -ENOMEM / -EIO.
  */

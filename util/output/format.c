@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "util/output/escape.h"
+#include "util/output/styled.h"
 
 char *format__bytes(int64_t bytes, char *buf, size_t len)
 {
@@ -121,7 +122,9 @@ struct table {
 	char **titles;		/* escaped copies */
 	int n_cols;
 	char **cells;		/* n_rows * n_cols */
+	unsigned char *styles;	/* per row: enum text_style */
 	int n_rows, cap_rows;
+	bool color;
 	int *fixed;		/* table__flush(): the widths, fixed by the first call */
 };
 
@@ -161,6 +164,7 @@ void table__delete(struct table *t)
 	free(t->titles);
 	free(t->fixed);
 	free(t->cells);
+	free(t->styles);
 	free(t->cols);
 	free(t);
 }
@@ -172,17 +176,33 @@ int table__rows(const struct table *t)
 
 int table__add_row(struct table *t, const char *const *cells)
 {
+	return table__add_row_style(t, cells, TS_NORMAL);
+}
+
+void table__set_color(struct table *t, bool color)
+{
+	t->color = color;
+}
+
+int table__add_row_style(struct table *t, const char *const *cells, int style)
+{
 	char **row;
 
 	if (t->n_rows == t->cap_rows) {
 		int cap = t->cap_rows ? t->cap_rows * 2 : 32;
 		char **v = realloc(t->cells, (size_t)cap * t->n_cols * sizeof(*v));
+		unsigned char *st;
 
 		if (!v)
 			return -ENOMEM;
 		t->cells = v;
+		st = realloc(t->styles, (size_t)cap);
+		if (!st)
+			return -ENOMEM;
+		t->styles = st;
 		t->cap_rows = cap;
 	}
+	t->styles[t->n_rows] = (unsigned char)style;
 	row = t->cells + (size_t)t->n_rows * t->n_cols;
 	/* escaped on the way in: widths count what the terminal will show */
 	for (int c = 0; c < t->n_cols; c++) {
@@ -197,21 +217,55 @@ int table__add_row(struct table *t, const char *const *cells)
 	return 0;
 }
 
-/* A cell padded to w columns, or shortened with ".." on the cut side. */
+const char *format__ellipsis(int *cols)
+{
+	bool utf8 = MB_CUR_MAX > 1;
+
+	if (cols)
+		*cols = utf8 ? 1 : 2;
+	return utf8 ? "\u2026" : "..";
+}
+
+/*
+ * A name path cut to w columns (ell of ew columns): its first name, then
+ * the longest tail from a "::" on that fits. 0 when there is no such cut.
+ */
+static int print_name_cut(FILE *f, const char *s, int w, const char *ell, int ew)
+{
+	const char *first = strstr(s, "::"), *p;
+	int head;
+
+	if (!first)
+		return 0;
+	head = format__width(s) - format__width(first) + 2;	/* "crate::" */
+	for (p = first + 2; (p = strstr(p, "::")); p += 2) {
+		if (head + ew + format__width(p) > w)
+			continue;
+		fwrite(s, 1, (size_t)(first + 2 - s), f);
+		fputs(ell, f);
+		fputs(p, f);
+		return 1;
+	}
+	return 0;
+}
+
+/* A cell padded to w columns, or shortened with the ellipsis on the cut side. */
 static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 		       enum table_trunc trunc, bool last)
 {
-	/* ASCII ellipsis: the table must also survive a non-UTF-8 pipe */
-	static const char ell[] = "..";
+	int ew;
+	const char *ell = format__ellipsis(&ew);
 	int sw = format__width(s);
 	int pad = sw < w ? w - sw : 0;
 
-	if (sw > w && trunc != TABLE_TRUNC_NONE && w > 2) {
-		if (trunc == TABLE_TRUNC_LEFT) {
+	if (sw > w && trunc != TABLE_TRUNC_NONE && w > ew) {
+		if (trunc == TABLE_TRUNC_NAME && print_name_cut(f, s, w, ell, ew))
+			return;
+		if (trunc == TABLE_TRUNC_LEFT || trunc == TABLE_TRUNC_NAME) {
 			fputs(ell, f);
-			fputs(s + byte_at_col(s, sw - (w - 2)), f);
+			fputs(s + byte_at_col(s, sw - (w - ew)), f);
 		} else {
-			fwrite(s, 1, byte_at_col(s, w - 2), f);
+			fwrite(s, 1, byte_at_col(s, w - ew), f);
 			fputs(ell, f);
 		}
 		return;
@@ -221,6 +275,95 @@ static void print_cell(FILE *f, const char *s, int w, enum table_align align,
 	fputs(s, f);
 	if (align == TABLE_LEFT && !last)
 		fprintf(f, "%*s", pad, "");
+}
+
+/* The column a comment line's value starts at: after "# key:" and its blanks. */
+static int value_col(const char *l)
+{
+	const char *p = l + 1, *colon;
+
+	while (*p == ' ')
+		p++;
+	if (p - l > 2)		/* "#    ..." : a continuation already */
+		return (int)(p - l);
+	colon = strchr(p, ':');
+	if (!colon || strchr(p, ' ') < colon)
+		return 2;
+	for (p = colon + 1; *p == ' '; p++)
+		;
+	return (int)(p - l);
+}
+
+/* Where a line longer than width breaks: a byte offset after from, or 0. */
+static size_t wrap_at(const char *l, size_t from, int width)
+{
+	size_t max = byte_at_col(l, width);
+	static const char *const seps[] = { "  ", ", ", " " };
+
+	for (size_t k = 0; k < 3; k++) {
+		size_t n = strlen(seps[k]);
+
+		for (size_t i = max; i > from; i--) {
+			if (strncmp(l + i, seps[k], n))
+				continue;
+			/* after a comma the comma stays on the first line */
+			return seps[k][0] == ',' ? i + 1 : i;
+		}
+	}
+	return 0;
+}
+
+void format__wrap_comment(const char *text, int width, FILE *f)
+{
+	while (*text) {
+		const char *nl = strchr(text, '\n');
+		size_t n = nl ? (size_t)(nl - text) : strlen(text);
+		char *line = strndup(text, n), *l = line;
+		int indent;
+
+		if (!line) {
+			fwrite(text, 1, n, f);
+			fputc('\n', f);
+		} else {
+			indent = l[0] == '#' ? value_col(l) : 0;
+			if (indent > width / 2)
+				indent = width / 2;
+			while (width > 0 && format__width(l) > width) {
+				size_t at = wrap_at(l, (size_t)indent, width);
+
+				if (!at)
+					break;
+				fprintf(f, "%.*s\n", (int)at, l);
+				l += at;
+				while (*l == ' ')
+					l++;
+				/* the rest under the value: reuse the bytes before it */
+				l -= indent;
+				memset(l, ' ', (size_t)indent);
+				if (line[0] == '#')
+					l[0] = '#';
+			}
+			fprintf(f, "%s\n", l);
+			free(line);
+		}
+		text += n + (nl != NULL);
+	}
+}
+
+char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len)
+{
+	FILE *f;
+
+	if (!len)
+		return buf;
+	if (format__width(s) <= w || trunc == TABLE_TRUNC_NONE || !(f = fmemopen(buf, len, "w"))) {
+		snprintf(buf, len, "%s", s);
+		return buf;
+	}
+	print_cell(f, s, w, TABLE_LEFT, trunc, true);
+	fclose(f);
+	buf[len - 1] = '\0';
+	return buf;
 }
 
 /* Column widths for the rows held, fitting width (0: the terminal's). NULL on -ENOMEM. */
@@ -267,6 +410,7 @@ static int *table_widths(const struct table *t, int width)
 static int table_lines(const struct table *t, FILE *f, const int *w, bool header)
 {
 	for (int r = header ? -1 : 0; r < t->n_rows; r++) {
+		const char *on;
 		char *line = NULL;
 		size_t len = 0;
 		FILE *lf = open_memstream(&line, &len);
@@ -288,8 +432,8 @@ static int table_lines(const struct table *t, FILE *f, const int *w, bool header
 		/* no trailing blanks when the last cells are empty */
 		while (len && line[len - 1] == ' ')
 			line[--len] = '\0';
-		fputs(line, f);
-		fputc('\n', f);
+		on = t->color ? styled__sgr(r < 0 ? TS_HEAD : t->styles[r]) : NULL;
+		fprintf(f, on ? "%s%s\033[m\n" : "%s%s\n", on ? on : "", line);
 		free(line);
 	}
 	return ferror(f) ? -EIO : 0;

@@ -30,6 +30,13 @@ int format__term_width(void);
 /* Display width of a UTF-8 string (one column per code point). */
 int format__width(const char *s);
 
+/*
+ * The mark of a shortened text, the same everywhere: "…" (one column) when
+ * the locale's charset is multibyte (UTF-8), ".." (two) otherwise, as in
+ * the C locale of a pipe. *cols (may be NULL) gets its width.
+ */
+const char *format__ellipsis(int *cols);
+
 /* A text table: columns declared up front, rows added as strings (copied). */
 enum table_align {
 	TABLE_LEFT,
@@ -40,6 +47,9 @@ enum table_trunc {
 	TABLE_TRUNC_NONE,	/* never shortened */
 	TABLE_TRUNC_RIGHT,	/* keep the start: "very_long_fun…" */
 	TABLE_TRUNC_LEFT,	/* keep the end: "…/src/parser.rs:42" */
+	/* a path of names: keep the first and the last ones that fit,
+	 * "hashbrown::…::RawTableInner::find_insert_index_in_group" */
+	TABLE_TRUNC_NAME,
 };
 
 struct table_col {
@@ -48,6 +58,21 @@ struct table_col {
 	enum table_trunc trunc;	/* how the column gives way when the table is too wide */
 	int min_width;		/* never narrower than this when shortened */
 };
+
+/*
+ * s shortened to w columns the way a table column of that kind is (the
+ * ellipsis on the cut side), into buf; s itself when it fits. Returns buf.
+ */
+char *format__cut(const char *s, int w, enum table_trunc trunc, char *buf, size_t len);
+
+/*
+ * Comment lines ("# key:     value") printed within width columns (<= 0:
+ * no limit): a longer line breaks at the last two blanks that fit, else
+ * after the last ", ", else at the last blank, and goes on under its
+ * value ("#" and blanks to the value's column). A word longer than the
+ * room stays whole.
+ */
+void format__wrap_comment(const char *text, int width, FILE *f);
 
 struct table;
 
@@ -59,7 +84,11 @@ void table__delete(struct table *t);	/* NULL ok */
  * (util/output/escape.h), as the titles are. 0 or -ENOMEM.
  */
 int table__add_row(struct table *t, const char *const *cells);
+/* The same with the row's style (util/output/styled.h), shown in colour. */
+int table__add_row_style(struct table *t, const char *const *cells, int style);
 int table__rows(const struct table *t);
+/* Print the header and the styled rows in colour (ANSI SGR). */
+void table__set_color(struct table *t, bool color);
 /*
  * Print with a header line, columns two spaces apart, fitting width columns
  * (0: format__term_width()): truncatable columns are shortened, widest

@@ -11,6 +11,8 @@
 #include "util/array.h"
 #include "util/symbols/demangle.h"
 #include "util/output/format.h"
+#include "util/output/styled.h"
+#include "util/output/term.h"
 #include "util/symbols/srcpath.h"
 #include "util/str.h"
 
@@ -81,14 +83,30 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	return err;
 }
 
+/* perf's colours: a row with >= 5 % of the total is hot, >= 0.5 % warm. */
+static int row_style(double pct)
+{
+	return pct >= 5.0 ? TS_HOT : pct >= 0.5 ? TS_WARM : TS_NORMAL;
+}
+
+/* A table for f: in colour on standard output when it gets colours. */
+static struct table *table_for(const struct table_col *cols, int n, FILE *f)
+{
+	struct table *t = table__new(cols, n);
+
+	if (t)
+		table__set_color(t, f == stdout && term__color());
+	return t;
+}
+
 int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
 	static const struct table_col cols[] = {
 		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
-	struct table *t = table__new(cols, 3);
+	struct table *t = table_for(cols, 3, f);
 	int err = t ? 0 : -ENOMEM;
 
 	if (hidden)
@@ -104,7 +122,7 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, i
 				(*hidden)++;
 			continue;
 		}
-		err = table__add_row(t, cells);
+		err = table__add_row_style(t, cells, row_style(w->r.pct));
 	}
 	if (!err)
 		err = table__print(t, f, width);
@@ -146,7 +164,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 		{ "Allocs", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Temp", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
-		{ "Function", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 },
+		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
 	/* the columns shown: Allocated and Temp when asked for */
 	bool shown[7] = { true, true, rt->allocated, true, rt->temporary, true, true };
@@ -157,7 +175,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 	for (int c = 0; c < 7; c++)
 		if (shown[c])
 			cols[nc++] = all[c];
-	t = table__new(cols, nc);
+	t = table_for(cols, nc, f);
 	err = t ? 0 : -ENOMEM;
 	if (hidden)
 		*hidden = 0;
@@ -191,7 +209,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 		for (int c = 0; c < 7; c++)
 			if (shown[c])
 				cells[k++] = v[c];
-		err = table__add_row(t, cells);
+		err = table__add_row_style(t, cells, row_style(w->r.pct));
 	}
 	if (!err)
 		err = table__print(t, f, width);

@@ -82,7 +82,7 @@ void styled__free(struct styled_text *t)
 	memset(t, 0, sizeof(*t));
 }
 
-static const char *sgr(enum text_style st)
+const char *styled__sgr(enum text_style st)
 {
 	switch (st) {
 	case TS_HEAD:
@@ -103,7 +103,7 @@ static const char *sgr(enum text_style st)
 int styled__print(const struct styled_text *t, FILE *f, bool color)
 {
 	for (int i = 0; i < t->n; i++) {
-		const char *on = color ? sgr(t->v[i].st) : NULL;
+		const char *on = color ? styled__sgr(t->v[i].st) : NULL;
 
 		if (on)
 			fprintf(f, "%s%s\033[m\n", on, t->v[i].s);
@@ -111,12 +111,4 @@ int styled__print(const struct styled_text *t, FILE *f, bool color)
 			fprintf(f, "%s\n", t->v[i].s);
 	}
 	return ferror(f) ? -EIO : 0;
-}
-
-bool styled__color_stdout(void)
-{
-	const char *nc = getenv("NO_COLOR");
-	const char *term = getenv("TERM");
-
-	return isatty(STDOUT_FILENO) && !(nc && *nc) && term && strcmp(term, "dumb");
 }

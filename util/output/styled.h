@@ -44,7 +44,7 @@ void styled__free(struct styled_text *t);
 /* Print every line; color: ANSI SGR per style. 0 or -EIO. */
 int styled__print(const struct styled_text *t, FILE *f, bool color);
 
-/* Colour on stdout: a terminal and NO_COLOR unset or empty. */
-bool styled__color_stdout(void);
+/* The ANSI SGR sequence that starts a style; NULL: plain. */
+const char *styled__sgr(enum text_style st);
 
 #endif

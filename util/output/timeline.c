@@ -19,6 +19,7 @@
 #include "util/output/chart.h"
 #include "util/output/escape.h"
 #include "util/output/format.h"
+#include "util/output/resident.h"
 #include "util/output/svg.h"
 
 #define CHART_HEIGHT	12
@@ -253,18 +254,22 @@ int timeline_view__chart(FILE *f, const char *file, const struct timeline *tl,
 	if (!err && tl->has_rss) {
 		int tw = st.width - 27 < LABEL_W ? (st.width - 27 > 8 ? st.width - 27 : 8) : LABEL_W;
 		double *rss = rss_filled(tl);
-		char a[32], b[32];
+		char a[128];
 
 		if (!rss)
 			return -ENOMEM;
 		err = chart__sparkline(f, &st, "resident memory", tw, rss, tl->n, CHART_LEVEL,
 				       CHART_BYTES);
 		free(rss);
-		if (!err && tl->has_heap && tl->n)
-			fprintf(f, "tracked heap %s%s%s resident at the end\n",
-				format__bytes((int64_t)tl->live[tl->n - 1], a, sizeof(a)),
-				tl->live[tl->n - 1] <= rss_last(tl) ? " of " : ", ",
-				format__bytes((int64_t)rss_last(tl), b, sizeof(b)));
+		if (!err && tl->has_heap && tl->n) {
+			int64_t live = (int64_t)tl->live[tl->n - 1], res = (int64_t)rss_last(tl);
+			const char *why = resident__why(live, res);
+
+			fprintf(f, "%s at the end%s\n", resident__describe(live, res, a, sizeof(a)),
+				why ? ":" : "");
+			if (why)
+				fprintf(f, "  %s\n", why);
+		}
 	}
 	if (!err && tl->n_sites) {
 		bool sf;
@@ -396,6 +401,9 @@ int timeline_view__json(FILE *f, const char *file, const struct timeline *tl)
 		json__end_object(&j);
 	}
 	json__end_array(&j);
+	if (tl->n_sites)
+		json__string(&j, "rank", tl->rank == RANK_PEAK ? "peak" :
+			  tl->rank == RANK_GROWTH ? "growth" : "final");
 	json__begin_array(&j, "sites");
 	for (size_t s = 0; s < tl->n_sites; s++)
 		json_site(&j, NULL, &tl->sites[s], tl->n, true);

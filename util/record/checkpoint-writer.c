@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -75,10 +76,12 @@ struct checkpoint_writer {
 	size_t stacks_written;
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	struct vec map_rows;		/* struct map_row, one process's at a time */
+	struct vec build_ids;		/* their build-ids, 41 bytes each (hex) */
 	int64_t next_stack_id;
 	uint64_t stacks_seen;		/* unwound from their stack copies */
 	uint64_t tracking_samples;	/* taken while the kernel handled a heap uprobe */
 	struct hashmap probe_fns;	/* kernel ip -> 2: the probes' code, 1: not */
+	struct hashmap irq_fns;		/* kernel ip -> 2: an interrupt's entry, 1: not */
 	uint64_t stacks_truncated;	/* of those, not down to their first frame */
 	bool sample_err;
 
@@ -106,6 +109,7 @@ int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process
 	w->stacks.elem = sizeof(struct stack_ent);
 	w->stack_rows.elem = sizeof(struct stack_count);
 	w->map_rows.elem = sizeof(struct map_row);
+	w->build_ids.elem = 41;
 	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
@@ -284,9 +288,48 @@ static bool in_heap_probe(struct checkpoint_writer *w, const struct sampler_even
 	return heap__probe_at(w->heap, m->path, off) || heap__probe_at(w->heap, m->path, off - 1);
 }
 
+/* The kernel's entry points of a hardware interrupt (x86-64). */
+static bool irq_entry_fn(const char *fn)
+{
+	static const char *const pre[] = {
+		"asm_sysvec_", "asm_common_interrupt", "asm_spurious_interrupt",
+	};
+
+	for (size_t i = 0; fn && i < sizeof(pre) / sizeof(pre[0]); i++)
+		if (!strncmp(fn, pre[i], strlen(pre[i])))
+			return true;
+	return false;
+}
+
+/*
+ * Did the kernel take the sample in an interrupt's work? *entry: the
+ * outermost interrupt entry of its kernel chain, or 0. A timer's or a
+ * disk's interrupt runs on whatever thread was on the CPU: it is not the
+ * work of the code it interrupted.
+ */
+static int irq_entry_of(struct checkpoint_writer *w, const struct sampler_event *ev,
+			uint64_t *entry)
+{
+	*entry = 0;
+	for (unsigned int i = ev->kdepth; i-- > 0;) {
+		uint64_t a = ev->kchain[i], v;
+
+		if (!hashmap__get(&w->irq_fns, a, &v)) {
+			v = irq_entry_fn(process_tree__kernel_fn(w->pt, a)) ? 2 : 1;
+			if (hashmap__set(&w->irq_fns, a, v))
+				return -ENOMEM;
+		}
+		if (v == 2) {
+			*entry = a;
+			return 0;
+		}
+	}
+	return 0;
+}
+
 static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev)
 {
-	uint64_t key, frames[MAX_STACK];
+	uint64_t key, entry, frames[MAX_STACK];
 	const uint64_t *chain = ev->chain;
 	unsigned int depth = ev->depth > MAX_STACK ? MAX_STACK : ev->depth, n;
 	bool whole = true;
@@ -303,6 +346,17 @@ static int on_sample(struct checkpoint_writer *w, const struct sampler_event *ev
 		err = count_sample(w, ev->pid, key);
 	if (err || !w->call_graph)
 		return err;
+	/* an interrupt's stack: its work under its entry, no program frames */
+	err = irq_entry_of(w, ev, &entry);
+	if (err)
+		return err;
+	if (entry) {
+		w->chain[0] = key;
+		if (entry == ev->ip)
+			return count_stack(w, w->chain, 1);
+		err = process_tree__key(w->pt, ev->pid, entry, KEY_FRAME, &w->chain[1]);
+		return err ? err : count_stack(w, w->chain, 2);
+	}
 	/* room for the [truncated] frame */
 	n = unwind_copy(w, ev, frames, MAX_STACK - 1, &whole);
 	if (n) {
@@ -385,13 +439,25 @@ static int write_maps(void *ctx, const struct maps *m)
 	struct map_set set;
 
 	w->map_rows.n = 0;
-	for (size_t i = 0; i < m->n; i++) {
+	w->build_ids.n = 0;
+	/* the build-ids in hex, kept beside the rows (no pointer into a vec that grows) */
+	for (size_t i = 0; i < m->n; i++)
+		if (m->v[i].build_id_len && !vec__push(&w->build_ids))
+			return -ENOMEM;
+	for (size_t i = 0, b = 0; i < m->n; i++) {
+		char *hex = NULL;
+
 		r = vec__push(&w->map_rows);
 		if (!r)
 			return -ENOMEM;
+		if (m->v[i].build_id_len) {
+			hex = (char *)w->build_ids.v + 41 * b++;
+			for (unsigned int k = 0; k < m->v[i].build_id_len && k < 20; k++)
+				snprintf(hex + 2 * k, 3, "%02x", m->v[i].build_id[k]);
+		}
 		*r = (struct map_row){ .start = m->v[i].start, .end = m->v[i].end,
 				       .pgoff = m->v[i].pgoff, .perms = m->v[i].perms,
-				       .path = m->v[i].path };
+				       .path = m->v[i].path, .build_id = hex };
 	}
 	set = (struct map_set){ .pid = m->pid, .v = w->map_rows.v, .n = w->map_rows.n };
 	return db_writer__write_maps(w->db, &set);
@@ -622,11 +688,13 @@ void checkpoint_writer__delete(struct checkpoint_writer *w)
 	free(w->stacks.v);
 	free(w->stack_rows.v);
 	free(w->map_rows.v);
+	free(w->build_ids.v);
 	free(w->cpu_rows.v);
 	free(w->heap_rows.v);
 	free(w->heap_addrs.v);
 	hashmap__free(&w->heap_site_keys);
 	hashmap__free(&w->probe_fns);
+	hashmap__free(&w->irq_fns);
 	hashmap__free(&w->cpu);
 	hashmap__free(&w->stack_counts);
 	hashmap__free(&w->stack_index);

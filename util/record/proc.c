@@ -4,6 +4,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -65,6 +66,21 @@ int proc__exe(pid_t pid, char *buf, size_t len)
 		return errno == ENOENT ? (proc__exists(pid) ? -ESRCH : -ENOENT) : -errno;
 	buf[n] = '\0';
 	return 0;
+}
+
+const char *proc__root_relative(pid_t pid, const char *path)
+{
+	char fn[64], root[PATH_MAX];
+	ssize_t n;
+
+	snprintf(fn, sizeof(fn), "/proc/%d/root", (int)pid);
+	n = readlink(fn, root, sizeof(root) - 1);
+	if (n <= 1)		/* "/" (nothing to take off), or unreadable */
+		return path;
+	root[n] = '\0';
+	if (!strncmp(path, root, n) && path[n] == '/')
+		return path + n;
+	return path;
 }
 
 int proc__uid(pid_t pid, uid_t *uid)

@@ -20,6 +20,18 @@ int proc__comm(pid_t pid, char *buf, size_t len);
 /* readlink /proc/pid/exe into buf; 0 or -errno (-EACCES for others' processes). */
 int proc__exe(pid_t pid, char *buf, size_t len);
 
+/*
+ * path, a file of pid as /proc/pid/maps or /proc/pid/exe names it, relative
+ * to the root of pid: the name to open under /proc/pid/root, which reaches
+ * the file pid sees from any mount namespace and any root of ours. The
+ * kernel names a file from our root when it can reach it from there, else
+ * from the top of the mount namespace the file is in (pid in another mount
+ * namespace, and we or it in a chroot), and names pid's root (the link
+ * /proc/pid/root) the same way: that prefix is taken off. A pointer into
+ * path.
+ */
+const char *proc__root_relative(pid_t pid, const char *path);
+
 /* The real uid of pid (from /proc/pid/status); 0 or -errno. */
 int proc__uid(pid_t pid, uid_t *uid);
 

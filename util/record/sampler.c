@@ -92,6 +92,7 @@ struct sampler {
 	uint64_t samples, lost, threads_seen, threads_live, processes_seen;
 	struct hashmap forked;	/* inherit: tids created by an inherited event (FORK seen) */
 	uint64_t chain[MAX_CHAIN + 2];
+	uint64_t kchain[MAX_CHAIN];
 	bool warned_mlock;
 	bool warned_open;
 	bool kernel_refused;	/* exclude_kernel forced by the kernel's refusal */
@@ -168,7 +169,10 @@ static int event_open(struct sampler *s, pid_t tid, int cpu)
 	int fd = perf_event_open(&s->attr, tid, cpu);
 
 	if (fd < 0 && (errno == EACCES || errno == EPERM) && !s->attr.exclude_kernel) {
+		bool kchain = !s->attr.exclude_callchain_kernel;
+
 		s->attr.exclude_kernel = 1;
+		s->attr.exclude_callchain_kernel = 1;
 		fd = perf_event_open(&s->attr, tid, cpu);
 		if (fd >= 0) {
 			s->kernel_refused = true;
@@ -178,6 +182,7 @@ static int event_open(struct sampler *s, pid_t tid, int cpu)
 				"kernel.perf_event_paranoid=1', to count time in the kernel");
 		} else {
 			s->attr.exclude_kernel = 0;
+			s->attr.exclude_callchain_kernel = !kchain;
 			errno = EACCES;
 		}
 	}
@@ -454,7 +459,8 @@ static void sampler__set_attr(struct sampler *s)
 	a->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
 	if (o->call_graph) {
 		a->sample_type |= PERF_SAMPLE_CALLCHAIN;
-		a->exclude_callchain_kernel = 1;
+		/* the kernel's part tells an interrupt from the program's work */
+		a->exclude_callchain_kernel = o->user_only;
 		a->sample_max_stack = MAX_CHAIN;
 		if (o->stack_copy) {
 			a->sample_type |= PERF_SAMPLE_REGS_USER | PERF_SAMPLE_STACK_USER;
@@ -780,7 +786,8 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 	switch (h->type) {
 	case PERF_RECORD_SAMPLE: {
 		uint64_t ip, time, nr = 0;
-		unsigned int depth = 0, user = 0;
+		unsigned int depth = 0, user = 0, kdepth = 0;
+		bool in_kernel = false;
 
 		ev->type = SEV_SAMPLE;
 		memcpy(&ip, p, 8);
@@ -804,8 +811,16 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 				uint64_t a;
 
 				memcpy(&a, p + 8 * i, 8);
-				if (a >= (uint64_t)-4095)	/* PERF_CONTEXT_MAX */
-					continue;	/* context marker */
+				if (a >= (uint64_t)-4095) {	/* PERF_CONTEXT_MAX */
+					/* a context marker: the kernel's frames come aside */
+					in_kernel = a == (uint64_t)PERF_CONTEXT_KERNEL;
+					continue;
+				}
+				if (in_kernel) {
+					if (kdepth < MAX_CHAIN)
+						s->kchain[kdepth++] = a;
+					continue;
+				}
 				/*
 				 * The chain holds user frames: a kernel address
 				 * there is a frame-pointer walk gone wrong (code
@@ -830,6 +845,8 @@ static bool parse(struct sampler *s, const unsigned char *rec, struct sampler_ev
 		}
 		ev->chain = s->chain;
 		ev->depth = depth;
+		ev->kchain = s->kchain;
+		ev->kdepth = ev->kernel ? kdepth : 0;
 		if (!(s->o.call_graph && s->o.stack_copy) && (s->attr.sample_type & PERF_SAMPLE_REGS_USER)) {
 			uint64_t abi;
 

@@ -100,6 +100,10 @@ struct sampler_event {
 	bool kernel;			/* ip is in the kernel */
 	const uint64_t *chain;
 	unsigned int depth;
+	/* with call_graph and kernel samples: the kernel's own chain of a
+	 * kernel ip (innermost first, kchain[0] normally ip); kdepth 0: none */
+	const uint64_t *kchain;
+	unsigned int kdepth;
 	/* SEV_SAMPLE with stack_copy: the user registers where the thread was
 	 * in user space (user_regs false: none, a kernel thread) and the copy
 	 * of its stack from regs[SREG_SP], stack_len bytes */

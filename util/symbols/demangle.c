@@ -3,6 +3,7 @@
  * form of a demangled name for tables.
  */
 #include "util/symbols/demangle.h"
+#include "util/output/format.h"
 
 #include <ctype.h>
 #include <stdbool.h>
@@ -217,8 +218,7 @@ static size_t cols(const char *s)
 
 char *demangle__short(const char *demangled, size_t width, char *buf, size_t len)
 {
-	/* "…" on a UTF-8 locale, ".." otherwise (the C locale of a pipe). */
-	const char *ell = MB_CUR_MAX > 1 ? "\u2026" : "..";
+	const char *ell = format__ellipsis(NULL);
 	size_t ell_cols = cols(ell), total;
 	struct sbuf b;
 	char *tmp;

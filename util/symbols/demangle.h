@@ -16,8 +16,7 @@ char *demangle(const char *name);
  * "drop_in_place::<…>"; a qualified path "<Vec<…> as Write>::write" and
  * legacy Rust's "<impl u64>" stay), no C++ parameter list, long paths cut
  * from the left at a "::" to fit width columns ("…::parse_line"; width 0:
- * no limit). The ellipsis is "…" when the locale's charset is multibyte
- * (setlocale() was called, UTF-8), ".." otherwise. demangled may be NULL
+ * no limit), with format__ellipsis() (util/output/format.h). demangled may be NULL
  * ("[unknown]"). Returns buf, truncated to len.
  */
 char *demangle__short(const char *demangled, size_t width, char *buf, size_t len);

@@ -15,6 +15,7 @@
 #include "util/error.h"
 #include "util/infile.h"
 #include "util/record/maps.h"
+#include "util/record/proc.h"
 
 int symfile__build_id(int fd, unsigned char *bits, size_t len)
 {
@@ -98,7 +99,8 @@ int symfile__open_mapped(pid_t pid, const struct map *m)
 	int len = m->build_id_len, fd = -ENOENT;
 
 	if (alive) {
-		snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid, m->path);
+		snprintf(fn, sizeof(fn), "/proc/%d/root%s", (int)pid,
+			 proc__root_relative(pid, m->path));
 		fd = try_open(fn, m->build_id, len);
 	}
 	if (fd < 0)
@@ -178,13 +180,16 @@ static int find_local(Dwfl_Module *mod, void **userdata, const char *modname, GE
 	}
 	if (!path)
 		return -1;
-	snprintf(dir, sizeof(dir), "%s", path);
-	slash = strrchr(dir, '/');
-	if (!slash)
-		return -1;
-	*slash = '\0';
 	for (int r = root[0] ? 0 : 1; r < 2; r++) {
 		const char *pre = r == 0 ? root : "";
+
+		/* in the target's root, the file's path there */
+		path = r == 0 ? proc__root_relative(ctx->pid, modname) : modname;
+		snprintf(dir, sizeof(dir), "%s", path);
+		slash = strrchr(dir, '/');
+		if (!slash)
+			return -1;
+		*slash = '\0';
 
 		/* .gnu_debuglink: beside the file, in its .debug/, under /usr/lib/debug */
 		if (debuglink) {

@@ -310,20 +310,20 @@ static char *loc_text(const struct live_row *r, char *buf, size_t len)
 }
 
 /* Keep the end of a location that does not fit: "…/src/parser.rs:42". */
-static const char *cut_left(const struct tui *t, const char *s, int w, char *buf, size_t len)
+static const char *cut_left(const char *s, int w, char *buf, size_t len)
 {
-	int n = 0;
-	const char *p;
+	int n = 0, ew;
+	const char *p, *ell = format__ellipsis(&ew);
 
 	for (p = s; *p; p++)
 		n += ((unsigned char)*p & 0xc0) != 0x80;
-	if (n <= w || w < 2)
+	if (n <= w || w <= ew)
 		return s;
-	for (p = s; *p && n > w - 1; p++)
+	for (p = s; *p && n > w - ew; p++)
 		n -= ((unsigned char)*p & 0xc0) != 0x80;
 	while (((unsigned char)*p & 0xc0) == 0x80)
 		p++;
-	snprintf(buf, len, "%s%s", tui__utf8(t) ? "…" : "<", p);
+	snprintf(buf, len, "%s%s", ell, p);
 	return buf;
 }
 
@@ -350,7 +350,7 @@ static void draw_loc_fn(struct tui *t, int y, const struct layout *l, const stru
 	char loc[1024], cut[1040], fn[512];
 
 	loc_text(r, loc, sizeof(loc));
-	tui__text(t, y, l->x + l->lead, l->loc_w, st, cut_left(t, loc, l->loc_w, cut, sizeof(cut)));
+	tui__text(t, y, l->x + l->lead, l->loc_w, st, cut_left(loc, l->loc_w, cut, sizeof(cut)));
 	/* anonymous mappings, not malloc (as report --heap): the tag stays in sight */
 	const char *tag = !(r->kinds & HEAP_KINDS_MMAP) ? "" :
 			  r->kinds == HEAP_KINDS_MMAP ? " [mmap]" : " [heap+mmap]";

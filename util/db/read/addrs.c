@@ -244,3 +244,27 @@ int db_query_maps(struct db *db, int pid,
 	return err;
 }
 
+
+int db_query_build_ids(struct db *db, int (*cb)(void *ctx, const char *path, const char *id),
+		       void *ctx)
+{
+	sqlite3_stmt *st;
+	int rc, err;
+
+	if (!db__has(db, DB_MAP_BUILD_ID))
+		return 0;
+	err = db__prepare(db, "read build-ids", "SELECT DISTINCT path, build_id FROM map"
+			  " WHERE path IS NOT NULL AND build_id IS NOT NULL ORDER BY path", &st);
+	if (err)
+		return err;
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		err = cb(ctx, (const char *)sqlite3_column_text(st, 0),
+			 (const char *)sqlite3_column_text(st, 1));
+		if (err)
+			break;
+	}
+	if (!err && rc != SQLITE_DONE)
+		err = db__err(db, "read build-ids");
+	sqlite3_finalize(st);
+	return err;
+}

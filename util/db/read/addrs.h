@@ -59,6 +59,13 @@ void addr_row__exit(struct addr_row *r);
  * when the row has none); cb's error stops the walk and is returned.
  */
 struct map_row;
+/*
+ * The build-id of each file the mappings name (the map table's, version 3
+ * files written since it keeps them): cb for each (path, hex id), in path
+ * order; a file mapped in two builds (another program of the tree) twice.
+ */
+int db_query_build_ids(struct db *db, int (*cb)(void *ctx, const char *path, const char *id),
+		       void *ctx);
 int db_query_maps(struct db *db, int pid,
 		  int (*cb)(void *ctx, int pid, const struct map_row *r), void *ctx);
 

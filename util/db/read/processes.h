@@ -22,4 +22,12 @@ struct process_info {
 int db_query_processes(struct db *db, int (*cb)(void *ctx, const struct process_info *p),
 		       void *ctx);
 
+/*
+ * A --pid option's process checked against the recording: 0 when pid is 0
+ * (every process) or one of its processes; else an error that names the
+ * processes it has and -RSPROF_EUSAGE (a bad argument, not an empty
+ * result). opt is the option as the user wrote it ("--pid").
+ */
+int db_check_pid(struct db *db, const char *opt, int pid);
+
 #endif

@@ -150,7 +150,7 @@ static int heap_scan_ordered(struct db *db, struct scan *sc, int64_t hi, const c
  * and its stacks were called from at least HINT_CALLERS distinct lines.
  */
 #define HINT_MIN_PCT	50.0
-#define HINT_CALLERS	3
+#define HINT_CALLERS	2
 
 static int find_hint(struct scan *sc, int64_t total, struct heap_hint *hint)
 {

@@ -68,8 +68,8 @@ static const struct stmt_def db_stmts[ST_MAX] = {
 		"INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)" },
 	[ST_MAP_DELETE] = { "delete maps", "DELETE FROM map WHERE pid = ?" },
 	[ST_MAP_INSERT] = { "insert map",
-		"INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path)"
-		" VALUES (?, ?, ?, ?, ?, ?)" },
+		"INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path, build_id)"
+		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
 	[ST_PROCESS] = { "insert process",
 		"INSERT OR REPLACE INTO processes (pid, ppid, comm, exe, start_ms, end_ms, samples)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
@@ -624,7 +624,8 @@ int db_writer__write_maps(struct db_writer *w, const struct map_set *m)
 		if (sqlite3_bind_int64(st, 1, m->pid) ||
 		    sqlite3_bind_int64(st, 2, (int64_t)e->start) ||
 		    sqlite3_bind_int64(st, 3, (int64_t)e->end) || bind_text(st, 4, e->perms) ||
-		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path))
+		    sqlite3_bind_int64(st, 5, (int64_t)e->pgoff) || bind_text(st, 6, e->path) ||
+		    bind_text(st, 7, e->build_id))
 			return stmt_table__err(&w->sts, ST_MAP_INSERT);
 		err = stmt_table__step(&w->sts, ST_MAP_INSERT);
 		if (err)
