@@ -98,6 +98,8 @@ if [ -n "${RSPROF_SAN:-}" ] && [ -x "$RSPROF_SAN" ]; then
 		"$RSPROF_SAN" record -q -i 200ms -d 3 -p $sp -o hostile-san.db &&
 		wait $sp && "$RSPROF_SAN" report hostile-san.db >/dev/null
 	'
+else
+	test_skip 'the same under ASan and UBSan' 'RSPROF_SAN (make test) names no sanitizer build'
 fi
 
 test_done
