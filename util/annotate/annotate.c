@@ -197,6 +197,33 @@ static size_t rows_lower(const struct rows *rs, uint64_t addr)
 	return lo;
 }
 
+/*
+ * A call (or a jump out of the function: a tail call) names its target as
+ * objdump and perf annotate do: "callq 0x401136 <my_alloc>", with
+ * "+0x10" when it lands inside a function, from the module's ELF symbols
+ * (PLT stubs as "malloc@plt").
+ */
+static void name_target(struct annotation *a, const struct ann_func *fn, struct ann_insn *in)
+{
+	uint64_t to = disasm__direct_target(in->text);
+	struct code_range cr;
+	size_t len = strlen(in->text);
+	char *dm, name[160];
+
+	if (!to || (in->text[0] == 'j' && to >= fn->start && to < fn->end))
+		return;
+	if (resolver__code(a->res, to, &cr) || !cr.name)
+		return;
+	dm = demangle(cr.name);
+	demangle__short(dm ? dm : cr.name, 0, name, sizeof(name));
+	free(dm);
+	if (to == cr.start)
+		snprintf(in->text + len, sizeof(in->text) - len, " <%s>", name);
+	else
+		snprintf(in->text + len, sizeof(in->text) - len, " <%s+%#llx>", name,
+			 (unsigned long long)(to - cr.start));
+}
+
 static int func_decode(struct annotation *a, struct disasm *d, struct ann_func *fn,
 		       const unsigned char *bytes, const struct rows *rs)
 {
@@ -213,6 +240,7 @@ static int func_decode(struct annotation *a, struct disasm *d, struct ann_func *
 		in->addr = at;
 		disasm__one(d, bytes + (at - fn->start), fn->end - at, at, &in->size, in->text,
 			    sizeof(in->text));
+		name_target(a, fn, in);
 		sym = resolver__resolve(a->res, at);
 		if (!sym)
 			return -ENOMEM;

@@ -58,7 +58,7 @@ struct ann_block {
 struct ann_insn {
 	uint64_t addr;
 	int size;
-	char text[128];		/* "mnemonic operands", AT&T */
+	char text[224];		/* "mnemonic operands", AT&T; a call's "<target>" */
 	struct ann_counts c;
 	const char *file;	/* its source line (the reported frame); NULL unknown */
 	int line;
