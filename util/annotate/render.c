@@ -147,9 +147,10 @@ static int through_lines(struct rctx *x)
 	const struct annotation *a = x->a;
 	char s[32], c[32], l[32], al[32], buf[256];
 	size_t at = 0;
+	int err;
 
 	buf[0] = '\0';
-	if (a->incl_cpu) {
+	if (a->incl_cpu && x->v->cpu) {
 		s[0] = '\0';
 		if (a->totals.samples)
 			format__pct(100.0 * a->incl.samples / a->totals.samples, s, sizeof(s));
@@ -157,16 +158,15 @@ static int through_lines(struct rctx *x)
 			       a->totals.samples ? s : "-",
 			       format__count(a->incl.samples, c, sizeof(c)));
 	}
-	if (a->incl_heap && at < sizeof(buf))
+	if (a->incl_heap && x->v->heap && at < sizeof(buf))
 		snprintf(buf + at, sizeof(buf) - at, "  live %s  allocated %s",
 			 format__bytes(a->incl.live_bytes, l, sizeof(l)),
 			 format__bytes(a->incl.alloc_bytes, al, sizeof(al)));
 	if (!buf[0])
 		return 0;
-	int err = styled__addf(x->t, TS_DIM, "# through:  %s  (with its callees, from the stacks)",
-			       buf + 2);
-
-	if (!err && total_cols(x))
+	err = styled__addf(x->t, TS_DIM, "# through:  %s  (with its callees, from the stacks)",
+			   buf + 2);
+	if (!err)
 		err = styled__addf(x->t, TS_DIM, "# columns:  own: %s%s%s; through it, callees too:"
 				   " %s%s%s",
 				   x->v->cpu ? "CPU%" : "", x->v->cpu && x->v->heap ? ", " : "",
@@ -220,7 +220,7 @@ static int header(struct rctx *x)
 			err = styled__addf(x->t, TS_DIM, "# source:   %s: not found here"
 					   " (--source-dir DIR or --path-map OLD=NEW)", b->file);
 	}
-	if (!err && (total_cols(x) || a->incl.samples || a->incl.live_bytes || a->incl.alloc_bytes))
+	if (!err && total_cols(x))
 		err = through_lines(x);
 	if (!err && a->code_note && (x->v->insns || !a->n_funcs))
 		err = styled__addf(x->t, TS_DIM, "# note:     %s", a->code_note);
