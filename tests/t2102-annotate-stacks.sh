@@ -103,6 +103,13 @@ test_expect_success 'heap: a caller of the wrapper is annotated, the live heap t
 	cells_of "$(line_of MAIN:buf hot.c)" <main | grep -q "^ *20.0 MiB *20.0 MiB"
 '
 
+test_expect_success 'heap: FILE:LINE of a call opens its caller, the line marked' '
+	"$RSPROF" annotate --stdio hot.db "hot.c:$(line_of MAIN:buf hot.c)" >at &&
+	cat at &&
+	grep -q "^# function: main" at &&
+	grep -q "20.0 MiB *20.0 MiB > *$(line_of MAIN:buf hot.c)  .*MAIN:buf" at
+'
+
 test_expect_success 'heap: the function wrapped keeps its own numbers beside the totals' '
 	"$RSPROF" annotate --stdio hot.db my_alloc >own &&
 	cat own &&
@@ -167,8 +174,8 @@ test_expect_success 'CPU (record -g): a caller of the hot leaf, Total% on each c
 	cat out &&
 	grep -q "^# function: work" out &&
 	grep -q "^   CPU%   Total%   Line  Source" out &&
-	a=$(cells_of "$(line_of CALL:a cpu.c)" <out | tr -d "%* ") &&
-	b=$(cells_of "$(line_of CALL:b cpu.c)" <out | tr -d "%* ") &&
+	a=$(cells_of "$(line_of CALL:a cpu.c)" <out | tr -d "*%" | awk "{ print \$NF }") &&
+	b=$(cells_of "$(line_of CALL:b cpu.c)" <out | tr -d "*%" | awk "{ print \$NF }") &&
 	total=$(sed -n "s/^# through:  CPU \([0-9.]*\)%.*/\1/p" out) &&
 	say "CALL:a $a%, CALL:b $b%, work $total%" &&
 	# spin(3000000) and spin(1000000): three to one, and together the function
@@ -198,7 +205,7 @@ if command -v go >/dev/null; then
 			l=$(line_of $m cpu.c) &&
 			cum=$(awk -v l="$l:" "\$3 == l { print \$2 }" list | tr -d ms) &&
 			tot=$(awk "/^# total:/ { next } /^Total:/ { print \$2 }" list | tr -d ms) &&
-			ours=$(cells_of "$l" <out | tr -d "%* ") &&
+			ours=$(cells_of "$l" <out | tr -d "*%" | awk "{ print \$NF }") &&
 			say "$m: pprof cum $cum of $tot ms, annotate Total% $ours" &&
 			awk -v c="$cum" -v t="$tot" -v o="$ours" "BEGIN { d = 100 * c / t - o
 				exit !(t > 0 && d < 1.5 && d > -1.5) }" || return 1

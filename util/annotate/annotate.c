@@ -713,7 +713,12 @@ int annotation__new(struct db *db, const struct query_filter *f, const struct an
 				}
 			}
 		}
-		if (fn && !a->through)
+		/* else a function the stacks pass through on that line (a call) */
+		if (line && !fn)
+			err = through__load(db, f, &a->through);
+		if (!err && line && !fn)
+			fn = through__func_at(a->through, file, line);
+		if (!err && fn && !a->through)
 			err = through__load(db, f, &a->through);
 		if (!err && fn) {
 			a->file = strdup(file);

@@ -197,6 +197,24 @@ bool through__func(const struct through *t, const char *fn, struct ann_counts *c
 	return true;
 }
 
+const char *through__func_at(const struct through *t, const char *file, int line)
+{
+	const struct tpriv *p = t->priv;
+	int idx = strtab__find(&p->files, file), best = -1;
+	uint64_t most = 0;
+
+	for (int i = 0; idx >= 0 && i < p->n; i++) {
+		const struct entry *e = &p->v[i];
+		uint64_t w = e->c.samples + (uint64_t)e->c.alloc_count + 1;
+
+		if (e->file == idx && e->line == line && w > most) {
+			most = w;
+			best = e->fn;
+		}
+	}
+	return best < 0 ? NULL : t->names.v[best];
+}
+
 int through__lines(const struct through *t, const char *fn, through_line_cb cb, void *ctx)
 {
 	const struct tpriv *p = t->priv;

@@ -32,6 +32,12 @@ void through__delete(struct through *t);	/* NULL ok */
 /* fn's inclusive numbers; false (and zeros) when no stack names fn. */
 bool through__func(const struct through *t, const char *fn, struct ann_counts *c);
 
+/*
+ * The function a stack passes through at file:line (the one with the most
+ * samples and allocations there), NULL when none. file as the stacks have it.
+ */
+const char *through__func_at(const struct through *t, const char *file, int line);
+
 /* Each line of fn that a stack passes through, with what went through it. */
 typedef int (*through_line_cb)(void *ctx, const char *file, int line, const struct ann_counts *c);
 int through__lines(const struct through *t, const char *fn, through_line_cb cb, void *ctx);
