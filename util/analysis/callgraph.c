@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/strtab.h"
@@ -33,17 +34,6 @@ struct cg_priv {
 	int funcs_cap;
 	int nodes_cap;
 };
-
-/* A frame's name: its function, else "[module]" (basename), else "[unknown]". */
-static const char *frame_name(const struct frame *l, const char *module, char *buf, size_t len)
-{
-	const char *base = module ? strrchr(module, '/') : NULL;
-
-	if (l->function)
-		return l->function;
-	snprintf(buf, len, "[%s]", base ? base + 1 : module ? module : "unknown");
-	return buf;
-}
 
 static int func_of(struct callgraph *cg, const char *name, int *fn)
 {
@@ -95,7 +85,7 @@ static int stack_cb(const struct prof_stack *s, void *ctx)
 			const struct frame *l = &f->lines[k];
 			int j = st->depth;
 
-			err = func_of(cg, frame_name(l, f->module, buf, sizeof(buf)), &st->fn[j]);
+			err = func_of(cg, prof_frame__name(f, k, buf, sizeof(buf)), &st->fn[j]);
 			st->file[j] = -1;
 			if (!err && l->file)
 				err = strtab__intern(&p->files, l->file, &st->file[j]);
