@@ -1,6 +1,7 @@
 /*
  * rsprof annotate: the source of a function (or a file, or the function
  * around FILE:LINE) with each line's CPU share and live and allocated heap,
+ * and what went through it (callees included) when the profile has stacks,
  * the hottest lines highlighted; with --asm its machine code, each
  * instruction with its samples. On a terminal it opens a pager (Tab jumps
  * to the next hot line), else or with --stdio it prints the text once.
@@ -47,7 +48,7 @@ static struct poptOption annotate_options[] = {
 	{ "cpu", 0, POPT_ARG_NONE, &opts.cpu, 0, "show CPU shares only", NULL },
 	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show live and allocated heap only", NULL },
 	{ "asm", 0, POPT_ARG_NONE, &opts.insns, 0,
-	  "show the machine code, each instruction with its samples", NULL },
+	  "show the machine code, each instruction with its samples, calls named", NULL },
 	{ "stdio", 0, POPT_ARG_NONE, &opts.stdio, 0,
 	  "print the text instead of opening the pager on a terminal", NULL },
 	{ "source-dir", 0, POPT_ARG_STRING, NULL, OPT_SOURCE_DIR,
@@ -169,7 +170,8 @@ static int annotate_run(const char *path, const char *target)
 	v.cpu = opts.cpu || !opts.heap;
 	/* heap columns by default when the function has heap numbers to show */
 	v.heap = opts.heap || (!opts.cpu && a->totals.has_heap &&
-			       (a->c.live_bytes || a->c.alloc_bytes));
+			       (a->c.live_bytes || a->c.alloc_bytes ||
+				(a->incl_heap && (a->incl.live_bytes || a->incl.alloc_bytes))));
 	v.profile = path;
 	err = annotation__render(a, &v, &text, &hot);
 	snprintf(title, sizeof(title), "rsprof annotate %s%s", target, opts.insns ? " --asm" : "");

@@ -10,17 +10,12 @@
 #include <string.h>
 
 #include "util/array.h"
+#include "util/db/read/query.h"
 #include "util/error.h"
 #include "util/hashmap.h"
+#include "util/strtab.h"
 #include "util/symbols/funcname.h"
 #include "util/symbols/symbol.h"
-
-/* Interned strings (function names, files): the index is the identity. */
-struct strtab {
-	char **v;
-	int n, cap;
-	struct hashmap map;
-};
 
 struct cg_stack {
 	int *fn;		/* function per position, innermost first */
@@ -40,56 +35,10 @@ struct cg_priv {
 	int nodes_cap;
 };
 
-static bool str_eq(uint64_t val, const void *key, const void *ctx)
-{
-	const struct strtab *st = ctx;
-
-	return !strcmp(st->v[val], key);
-}
-
-static int strtab_intern(struct strtab *st, const char *s, int *idx)
-{
-	uint64_t v = (uint64_t)st->n;
-	bool fresh = false;
-	int err = hashmap__intern(&st->map, hashmap__hash_str(s), str_eq, s, st, &v, &fresh);
-
-	if (err)
-		return err;
-	if (fresh) {
-		if (ALLOC_GROW(st->v, st->n + 1, st->cap, 64))
-			return -ENOMEM;
-		st->v[st->n] = strdup(s);
-		if (!st->v[st->n])
-			return -ENOMEM;
-		st->n++;
-	}
-	*idx = (int)v;
-	return 0;
-}
-
-static void strtab_free(struct strtab *st)
-{
-	for (int i = 0; i < st->n; i++)
-		free(st->v[i]);
-	free(st->v);
-	hashmap__free(&st->map);
-}
-
-/* A frame's name: its function, else "[module]" (basename), else "[unknown]". */
-static const char *frame_name(const struct frame *l, const char *module, char *buf, size_t len)
-{
-	const char *base = module ? strrchr(module, '/') : NULL;
-
-	if (l->function)
-		return l->function;
-	snprintf(buf, len, "[%s]", base ? base + 1 : module ? module : "unknown");
-	return buf;
-}
-
 static int func_of(struct callgraph *cg, const char *name, int *fn)
 {
 	struct cg_priv *p = cg->priv;
-	int idx, err = strtab_intern(&p->names, name, &idx);
+	int idx, err = strtab__intern(&p->names, name, &idx);
 
 	if (err)
 		return err;
@@ -136,10 +85,10 @@ static int stack_cb(const struct prof_stack *s, void *ctx)
 			const struct frame *l = &f->lines[k];
 			int j = st->depth;
 
-			err = func_of(cg, frame_name(l, f->module, buf, sizeof(buf)), &st->fn[j]);
+			err = func_of(cg, prof_frame__name(f, k, buf, sizeof(buf)), &st->fn[j]);
 			st->file[j] = -1;
 			if (!err && l->file)
-				err = strtab_intern(&p->files, l->file, &st->file[j]);
+				err = strtab__intern(&p->files, l->file, &st->file[j]);
 			st->line[j] = l->line;
 			st->depth++;
 		}
@@ -223,8 +172,8 @@ void callgraph__delete(struct callgraph *cg)
 		}
 		free(p->v);
 		free(p->stamp);
-		strtab_free(&p->names);
-		strtab_free(&p->files);
+		strtab__free(&p->names);
+		strtab__free(&p->files);
 		free(p);
 	}
 	free(cg->funcs);

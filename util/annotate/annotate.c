@@ -11,6 +11,7 @@
 
 #include "util/annotate/disasm.h"
 #include "util/annotate/source.h"
+#include "util/annotate/through.h"
 #include "util/array.h"
 #include "util/db/db.h"
 #include "util/error.h"
@@ -151,8 +152,9 @@ static int match_file(const struct rows *rs, const char *want, const char **file
 	return 0;
 }
 
-/* A function by name (util/symbols/funcname.h). */
-static int match_function(const struct rows *rs, const char *want, const char **fn)
+/* A function by name (util/symbols/funcname.h): one with rows, or any a stack names. */
+static int match_function(const struct rows *rs, const struct through *t, const char *want,
+			  const char **fn)
 {
 	*fn = NULL;
 	for (int level = 0; level < FUNCNAME_LEVELS; level++) {
@@ -161,6 +163,9 @@ static int match_function(const struct rows *rs, const char *want, const char **
 		for (size_t i = 0; i < rs->n; i++)
 			if (funcname__match(rs->v[i].function, want, level))
 				names_add(&ns, rs->v[i].function);
+		for (int i = 0; t && i < t->names.n; i++)
+			if (funcname__match(t->names.v[i], want, level))
+				names_add(&ns, t->names.v[i]);
 		if (ns.n > 1)
 			return ambiguous("functions", want, &ns);
 		if (ns.n) {
@@ -197,6 +202,33 @@ static size_t rows_lower(const struct rows *rs, uint64_t addr)
 	return lo;
 }
 
+/*
+ * A call (or a jump out of the function: a tail call) names its target as
+ * objdump and perf annotate do: "callq 0x401136 <my_alloc>", with
+ * "+0x10" when it lands inside a function, from the module's ELF symbols
+ * (PLT stubs as "malloc@plt").
+ */
+static void name_target(struct annotation *a, const struct ann_func *fn, struct ann_insn *in)
+{
+	uint64_t to = disasm__direct_target(in->text);
+	struct code_range cr;
+	size_t len = strlen(in->text);
+	char *dm, name[160];
+
+	if (!to || (in->text[0] == 'j' && to >= fn->start && to < fn->end))
+		return;
+	if (resolver__code(a->res, to, &cr) || !cr.name)
+		return;
+	dm = demangle(cr.name);
+	demangle__short(dm ? dm : cr.name, 0, name, sizeof(name));
+	free(dm);
+	if (to == cr.start)
+		snprintf(in->text + len, sizeof(in->text) - len, " <%s>", name);
+	else
+		snprintf(in->text + len, sizeof(in->text) - len, " <%s+%#llx>", name,
+			 (unsigned long long)(to - cr.start));
+}
+
 static int func_decode(struct annotation *a, struct disasm *d, struct ann_func *fn,
 		       const unsigned char *bytes, const struct rows *rs)
 {
@@ -213,6 +245,7 @@ static int func_decode(struct annotation *a, struct disasm *d, struct ann_func *
 		in->addr = at;
 		disasm__one(d, bytes + (at - fn->start), fn->end - at, at, &in->size, in->text,
 			    sizeof(in->text));
+		name_target(a, fn, in);
 		sym = resolver__resolve(a->res, at);
 		if (!sym)
 			return -ENOMEM;
@@ -253,6 +286,43 @@ static int funcs_add(struct annotation *a, uint64_t addr)
 	return fn->name && fn->module ? 0 : -ENOMEM;
 }
 
+static int func_of_addr(void *ctx, uint64_t addr, const struct ann_counts *c)
+{
+	(void)c;
+	return funcs_add(ctx, addr);
+}
+
+/* The instruction holding addr, or NULL. */
+static struct ann_insn *insn_at(struct annotation *a, uint64_t addr)
+{
+	for (int i = 0; i < a->n_funcs; i++) {
+		struct ann_func *f = &a->funcs[i];
+		size_t lo = 0, hi = f->n;
+
+		if (addr < f->start || addr >= f->end)
+			continue;
+		while (lo < hi) {
+			size_t mid = lo + (hi - lo) / 2;
+
+			if (f->insns[mid].addr + (uint64_t)f->insns[mid].size <= addr)
+				lo = mid + 1;
+			else
+				hi = mid;
+		}
+		return lo < f->n && f->insns[lo].addr <= addr ? &f->insns[lo] : NULL;
+	}
+	return NULL;
+}
+
+static int insn_through(void *ctx, uint64_t addr, const struct ann_counts *c)
+{
+	struct ann_insn *in = insn_at(ctx, addr);
+
+	if (in)
+		counts_add(&in->incl, c);
+	return 0;
+}
+
 /*
  * The machine code of the functions holding the chosen rows, decoded, with
  * each instruction's counts and line. A file rebuilt since the recording
@@ -272,6 +342,9 @@ static int code_load(struct annotation *a, const struct rows *rs, const char *fn
 			continue;
 		err = funcs_add(a, (uint64_t)r->addr);
 	}
+	/* a function with no rows of its own: the code its stacks pass through */
+	if (!err && fn && a->through)
+		err = through__addrs(a->through, fn, func_of_addr, a);
 	if (err)
 		return err;
 	if (!a->n_funcs) {
@@ -383,7 +456,55 @@ static bool row_counts(const struct annotation *a, const struct arow *r)
 	return true;
 }
 
-static void blocks_count(struct annotation *a, const struct rows *rs)
+static int block_through(void *ctx, const char *file, int line, const struct ann_counts *c)
+{
+	struct annotation *a = ctx;
+
+	for (int k = 0; k < a->n_blocks; k++) {
+		struct ann_block *b = &a->blocks[k];
+		int at = line - b->lines[0].line;
+
+		if (strcmp(b->file, file) || at < 0 || at >= b->n)
+			continue;
+		counts_add(&b->lines[at].incl, c);
+		counts_add(&b->incl, c);
+	}
+	return 0;
+}
+
+static int span_through(void *ctx, const char *file, int line, const struct ann_counts *c)
+{
+	(void)c;
+	spans_add(ctx, file, line);
+	return 0;
+}
+
+/*
+ * The function's declaration line (DWARF) where its code starts, so that
+ * the text opens on "static int f(...)" as perf annotate and pprof -list
+ * show it, not on the first line with code. Only a few lines above the
+ * first one shown: a declaration far away is not the function's text.
+ */
+static int decl_lines(struct annotation *a, const char *fn, struct spans *sp)
+{
+	for (int i = 0; i < a->n_funcs; i++) {
+		const struct symbol *s = resolver__resolve(a->res, a->funcs[i].start);
+		const struct frame *outer;
+
+		if (!s)
+			return -ENOMEM;
+		outer = &s->frames[s->n_frames - 1];
+		if (!s->decl_line || !same(outer->function, fn) || !outer->file)
+			continue;
+		for (int k = 0; k < sp->n; k++)
+			if (!strcmp(sp->v[k].file, outer->file) && s->decl_line < sp->v[k].first &&
+			    sp->v[k].first - s->decl_line <= 8)
+				sp->v[k].first = s->decl_line;
+	}
+	return 0;
+}
+
+static int blocks_count(struct annotation *a, const struct rows *rs)
 {
 	for (size_t i = 0; i < rs->n; i++) {
 		const struct arow *r = &rs->v[i];
@@ -400,6 +521,9 @@ static void blocks_count(struct annotation *a, const struct rows *rs)
 			counts_add(&b->c, &r->c);
 		}
 	}
+	if (a->function && a->through)
+		return through__lines(a->through, a->function, block_through, a);
+	return 0;
 }
 
 /* The resolver of the recording, from its `map` table; NULL (with a note) when none. */
@@ -434,8 +558,15 @@ static int annotate_function(struct annotation *a, const struct rows *rs, const 
 	for (size_t i = 0; i < rs->n; i++)
 		if (same(rs->v[i].function, fn))
 			counts_add(&a->c, &rs->v[i].c);
+	if (a->through) {
+		through__func(a->through, fn, &a->incl);
+		a->incl_cpu = a->through->cpu;
+		a->incl_heap = a->through->heap;
+	}
 	if (a->res)
 		err = code_load(a, rs, fn, NULL);
+	if (!err && a->through && a->n_funcs)
+		err = through__addrs(a->through, fn, insn_through, a);
 	if (err)
 		return err;
 	/* the function's lines: every instruction of its code that is its own */
@@ -450,8 +581,12 @@ static int annotate_function(struct annotation *a, const struct rows *rs, const 
 	for (size_t i = 0; i < rs->n; i++)
 		if (same(rs->v[i].function, fn))
 			spans_add(&sp, rs->v[i].file, rs->v[i].line);
+	if (a->through)
+		err = through__lines(a->through, fn, span_through, &sp);
 	if (a->line)
 		spans_add(&sp, a->file, a->line);
+	if (!err && a->res)
+		err = decl_lines(a, fn, &sp);
 	/* one block per source file, in the order the code meets them */
 	for (int i = 0; i < sp.n && !err; i++)
 		err = block_add(a, &sp.v[i], o->paths);
@@ -551,7 +686,9 @@ int annotation__new(struct db *db, const struct query_filter *f, const struct an
 		err = name ? 0 : -ENOMEM;
 	}
 	if (!err && !file)
-		err = match_function(rs, name, &fn);
+		err = through__load(db, f, &a->through);
+	if (!err && !file)
+		err = match_function(rs, a->through, name, &fn);
 	if (!err && !file && !fn) {
 		pr_err("no function or source file '%s' in the profile", o->target);
 		pr_hint("'rsprof report -s function' lists the functions, "
@@ -576,17 +713,24 @@ int annotation__new(struct db *db, const struct query_filter *f, const struct an
 				}
 			}
 		}
-		if (fn) {
+		/* else a function the stacks pass through on that line (a call) */
+		if (line && !fn)
+			err = through__load(db, f, &a->through);
+		if (!err && line && !fn)
+			fn = through__func_at(a->through, file, line);
+		if (!err && fn && !a->through)
+			err = through__load(db, f, &a->through);
+		if (!err && fn) {
 			a->file = strdup(file);
 			err = a->file ? annotate_function(a, rs, fn, o) : -ENOMEM;
-		} else {
+		} else if (!err) {
 			err = annotate_file(a, rs, file, o);
 		}
 	} else if (!err) {
 		err = annotate_function(a, rs, fn, o);
 	}
 	if (!err)
-		blocks_count(a, rs);
+		err = blocks_count(a, rs);
 	free(name);
 	if (err) {
 		annotation__delete(a);
@@ -617,6 +761,7 @@ void annotation__delete(struct annotation *a)
 	free(a->function);
 	free(a->file);
 	resolver__delete(a->res);
+	through__delete(a->through);
 	rows_free(a->rows);
 	free(a);
 }

@@ -16,7 +16,10 @@
  *
  * A line's numbers are those of the addresses whose symbols row names that
  * file and line: the same rows `report` adds up, so a line's CPU share here
- * is its share there. The machine code is read from the module files on
+ * is its share there. Beside them, what went through the line (callees
+ * included) from the profile's call stacks (util/annotate/through.h): any
+ * function a stack names can be annotated, not only those with samples or
+ * allocations of their own. The machine code is read from the module files on
  * disk, found through the profile's `map` table (which must still match
  * the files: same build), and decoded with capstone; the lines of a
  * function come from the DWARF of those files, else from the profile.
@@ -24,6 +27,7 @@
 struct db;
 struct resolver;
 struct source_paths;
+struct through;
 
 struct ann_opts {
 	const char *target;		/* FUNCTION or FILE[:LINE] */
@@ -42,6 +46,7 @@ struct ann_line {
 	int line;
 	const char *text;	/* NULL when the source is not readable or shorter */
 	struct ann_counts c;
+	struct ann_counts incl;	/* through the line, callees included (the stacks' numbers) */
 	bool target;		/* the LINE of FILE:LINE */
 };
 
@@ -53,13 +58,15 @@ struct ann_block {
 	struct ann_line *lines;	/* consecutive line numbers */
 	int n;
 	struct ann_counts c;	/* sum of the lines */
+	struct ann_counts incl;
 };
 
 struct ann_insn {
 	uint64_t addr;
 	int size;
-	char text[128];		/* "mnemonic operands", AT&T */
+	char text[224];		/* "mnemonic operands", AT&T; a call's "<target>" */
 	struct ann_counts c;
+	struct ann_counts incl;	/* through it: a call's callees included */
 	const char *file;	/* its source line (the reported frame); NULL unknown */
 	int line;
 };
@@ -83,11 +90,15 @@ struct annotation {
 	struct ann_func *funcs;	/* with ann_opts.insns */
 	int n_funcs;
 	struct ann_counts c;	/* the function's (or file's) own numbers */
+	struct ann_counts incl;	/* the function's with its callees (once per stack) */
+	bool incl_cpu;		/* incl has CPU numbers: the profile has `record -g` stacks */
+	bool incl_heap;		/* incl has heap numbers: the profile has allocation stacks */
 	struct addr_totals totals;	/* the whole window's: shares are of these */
 	const char *code_note;	/* why machine code or DWARF lines are missing, or NULL */
 	struct resolver *res;	/* private */
 	struct source **src;	/* private: one per block */
 	void *rows;		/* private */
+	struct through *through;	/* private */
 };
 
 /*

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "util/error.h"
 
@@ -69,4 +70,20 @@ int disasm__one(struct disasm *d, const uint8_t *code, size_t len, uint64_t addr
 	else
 		snprintf(text, tlen, "%s", d->insn->mnemonic);
 	return 0;
+}
+
+uint64_t disasm__direct_target(const char *text)
+{
+	const char *op = text + strcspn(text, " ");
+	char *end;
+	uint64_t to;
+
+	if (strncmp(text, "call", 4) && text[0] != 'j')
+		return 0;
+	op += strspn(op, " ");
+	if (strncmp(op, "0x", 2))
+		return 0;
+	errno = 0;
+	to = strtoull(op, &end, 16);
+	return errno || *end ? 0 : to;
 }

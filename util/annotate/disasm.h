@@ -23,4 +23,11 @@ void disasm__delete(struct disasm *d);	/* NULL ok */
 int disasm__one(struct disasm *d, const uint8_t *code, size_t len, uint64_t addr, int *size,
 		char *text, size_t tlen);
 
+/*
+ * The target of a direct call or jump in text as disasm__one() printed it
+ * ("callq 0x401136", "jmp 0x4011a0"); 0 for any other instruction and for
+ * indirect ones ("callq *%rax", "jmpq *0x10(%rip)").
+ */
+uint64_t disasm__direct_target(const char *text);
+
 #endif

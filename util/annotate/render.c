@@ -23,6 +23,7 @@ struct rctx {
 	/* the metric that makes a line hot, and its total */
 	enum { M_SAMPLES, M_LIVE, M_ALLOC } metric;
 	double total;
+	bool incl;		/* hot by what went through (the function has no numbers of its own) */
 	double best;
 	int *hot;
 };
@@ -39,9 +40,10 @@ static double metric_of(const struct rctx *x, const struct ann_counts *c)
 	}
 }
 
-static enum text_style style_of(struct rctx *x, const struct ann_counts *c)
+static enum text_style style_of(struct rctx *x, const struct ann_counts *c,
+				const struct ann_counts *incl)
 {
-	double m = metric_of(x, c), pct = x->total > 0 ? 100.0 * m / x->total : 0;
+	double m = metric_of(x, x->incl ? incl : c), pct = x->total > 0 ? 100.0 * m / x->total : 0;
 
 	if (m > 0 && m > x->best) {
 		x->best = m;
@@ -50,29 +52,55 @@ static enum text_style style_of(struct rctx *x, const struct ann_counts *c)
 	return pct >= HOT_PCT ? TS_HOT : pct >= WARM_PCT ? TS_WARM : TS_NORMAL;
 }
 
-/* The number cells of a row: "  77.9%    1.00 MiB   12.0 MiB" as the columns want. */
-static void cells(const struct rctx *x, const struct ann_counts *c, bool samples_col, char *buf,
-		  size_t len)
+static void pct_cell(const struct rctx *x, uint64_t samples, char *buf, size_t len)
 {
-	char p[32] = "", n[32] = "", l[32] = "", al[32] = "";
+	buf[0] = '\0';
+	if (samples && x->a->totals.samples)
+		format__pct(100.0 * samples / x->a->totals.samples, buf, len);
+}
+
+static void bytes_cell(int64_t v, char *buf, size_t len)
+{
+	buf[0] = '\0';
+	if (v)
+		format__bytes(v, buf, len);
+}
+
+/*
+ * The number cells of a row: "  77.9%    1.00 MiB   12.0 MiB" as the
+ * columns want; with the stacks' numbers, each beside its own:
+ * "CPU%  Total%", "Live  Live tot", "Allocated  Alloc tot".
+ */
+static void cells(const struct rctx *x, const struct ann_counts *c, const struct ann_counts *in,
+		  bool samples_col, char *buf, size_t len)
+{
+	char p[32] = "", n[32] = "", l[32] = "", al[32] = "", t[32] = "", lt[32] = "", at_[32] = "";
 	size_t at = 0;
 
 	if (x->v->cpu) {
-		if (c->samples && x->a->totals.samples)
-			format__pct(100.0 * c->samples / x->a->totals.samples, p, sizeof(p));
+		pct_cell(x, c->samples, p, sizeof(p));
 		at += snprintf(buf + at, len - at, "%7s", p);
-		if (samples_col) {
+		if (x->a->incl_cpu && at < len) {
+			pct_cell(x, in->samples, t, sizeof(t));
+			at += snprintf(buf + at, len - at, "  %7s", t);
+		}
+		if (samples_col && at < len) {
 			if (c->samples)
 				format__count(c->samples, n, sizeof(n));
 			at += snprintf(buf + at, len - at, "  %8s", n);
 		}
 	}
 	if (x->v->heap && at < len) {
-		if (c->live_bytes)
-			format__bytes(c->live_bytes, l, sizeof(l));
-		if (c->alloc_bytes)
-			format__bytes(c->alloc_bytes, al, sizeof(al));
-		at += snprintf(buf + at, len - at, "  %10s  %10s", l, al);
+		bytes_cell(c->live_bytes, l, sizeof(l));
+		bytes_cell(c->alloc_bytes, al, sizeof(al));
+		if (x->a->incl_heap) {
+			bytes_cell(in->live_bytes, lt, sizeof(lt));
+			bytes_cell(in->alloc_bytes, at_, sizeof(at_));
+			at += snprintf(buf + at, len - at, "  %10s  %10s  %10s  %10s", l, lt, al,
+				       at_);
+		} else {
+			at += snprintf(buf + at, len - at, "  %10s  %10s", l, al);
+		}
 	}
 	(void)at;
 }
@@ -84,11 +112,18 @@ static void head_cells(const struct rctx *x, bool samples_col, char *buf, size_t
 	buf[0] = '\0';
 	if (x->v->cpu) {
 		at += snprintf(buf + at, len - at, "%7s", "CPU%");
-		if (samples_col)
+		if (x->a->incl_cpu && at < len)
+			at += snprintf(buf + at, len - at, "  %7s", "Total%");
+		if (samples_col && at < len)
 			at += snprintf(buf + at, len - at, "  %8s", "Samples");
 	}
-	if (x->v->heap && at < len)
-		snprintf(buf + at, len - at, "  %10s  %10s", "Live", "Allocated");
+	if (x->v->heap && at < len) {
+		if (x->a->incl_heap)
+			snprintf(buf + at, len - at, "  %10s  %10s  %10s  %10s", "Live", "Live tot",
+				 "Allocated", "Alloc tot");
+		else
+			snprintf(buf + at, len - at, "  %10s  %10s", "Live", "Allocated");
+	}
 }
 
 static const char *path_shown(const struct rctx *x, const char *file, char *buf, size_t len)
@@ -98,6 +133,48 @@ static const char *path_shown(const struct rctx *x, const char *file, char *buf,
 	if (x->v->full_paths)
 		return file;
 	return srcpath__display(file, NULL, buf, len);
+}
+
+/* Columns of what went through each line are shown (the profile has stacks of that kind). */
+static bool total_cols(const struct rctx *x)
+{
+	return (x->v->cpu && x->a->incl_cpu) || (x->v->heap && x->a->incl_heap);
+}
+
+/* The function's numbers with its callees, and which columns are which. */
+static int through_lines(struct rctx *x)
+{
+	const struct annotation *a = x->a;
+	char s[32], c[32], l[32], al[32], buf[256];
+	size_t at = 0;
+	int err;
+
+	buf[0] = '\0';
+	if (a->incl_cpu && x->v->cpu) {
+		s[0] = '\0';
+		if (a->totals.samples)
+			format__pct(100.0 * a->incl.samples / a->totals.samples, s, sizeof(s));
+		at += snprintf(buf + at, sizeof(buf) - at, "  CPU %s (%s samples)",
+			       a->totals.samples ? s : "-",
+			       format__count(a->incl.samples, c, sizeof(c)));
+	}
+	if (a->incl_heap && x->v->heap && at < sizeof(buf))
+		snprintf(buf + at, sizeof(buf) - at, "  live %s  allocated %s",
+			 format__bytes(a->incl.live_bytes, l, sizeof(l)),
+			 format__bytes(a->incl.alloc_bytes, al, sizeof(al)));
+	if (!buf[0])
+		return 0;
+	err = styled__addf(x->t, TS_DIM, "# through:  %s  (with its callees, from the stacks)",
+			   buf + 2);
+	if (!err)
+		err = styled__addf(x->t, TS_DIM, "# columns:  own: %s%s%s; through it, callees too:"
+				   " %s%s%s",
+				   x->v->cpu ? "CPU%" : "", x->v->cpu && x->v->heap ? ", " : "",
+				   x->v->heap ? "Live, Allocated" : "",
+				   x->v->cpu && a->incl_cpu ? "Total%" : "",
+				   x->v->cpu && a->incl_cpu && x->v->heap && a->incl_heap ? ", " : "",
+				   x->v->heap && a->incl_heap ? "Live tot, Alloc tot" : "");
+	return err;
 }
 
 static int header(struct rctx *x)
@@ -143,6 +220,8 @@ static int header(struct rctx *x)
 			err = styled__addf(x->t, TS_DIM, "# source:   %s: not found here"
 					   " (--source-dir DIR or --path-map OLD=NEW)", b->file);
 	}
+	if (!err && total_cols(x))
+		err = through_lines(x);
 	if (!err && a->code_note && (x->v->insns || !a->n_funcs))
 		err = styled__addf(x->t, TS_DIM, "# note:     %s", a->code_note);
 	return err;
@@ -150,7 +229,7 @@ static int header(struct rctx *x)
 
 static int source_rows(struct rctx *x)
 {
-	char num[96], head[96];
+	char num[128], head[128];
 	int err = 0;
 
 	head_cells(x, false, head, sizeof(head));
@@ -166,9 +245,9 @@ static int source_rows(struct rctx *x)
 			err = styled__addf(x->t, TS_HEAD, "%s  %5s  Source", head, "Line");
 		for (int k = 0; k < b->n && !err; k++) {
 			const struct ann_line *l = &b->lines[k];
-			enum text_style st = style_of(x, &l->c);
+			enum text_style st = style_of(x, &l->c, &l->incl);
 
-			cells(x, &l->c, false, num, sizeof(num));
+			cells(x, &l->c, &l->incl, false, num, sizeof(num));
 			/* the gutter: > the line asked for, * hot (visible without colour) */
 			err = styled__addf(x->t, st, "%s %c%5d  %s", num,
 					   l->target ? '>' : st == TS_HOT ? '*' : ' ', l->line,
@@ -193,7 +272,7 @@ static const char *line_text(const struct annotation *a, const char *file, int l
 
 static int insn_rows(struct rctx *x)
 {
-	char num[96], head[96], pad[96], path[1024], fn[512];
+	char num[128], head[128], pad[128], path[1024], fn[512];
 	int err = 0;
 
 	head_cells(x, true, head, sizeof(head));
@@ -228,8 +307,8 @@ static int insn_rows(struct rctx *x)
 				if (err)
 					break;
 			}
-			st = style_of(x, &in->c);
-			cells(x, &in->c, true, num, sizeof(num));
+			st = style_of(x, &in->c, &in->incl);
+			cells(x, &in->c, &in->incl, true, num, sizeof(num));
 			err = styled__addf(x->t, st, "%s  %13llx:  %s", num,
 					   (unsigned long long)in->addr, in->text);
 		}
@@ -252,9 +331,22 @@ int annotation__render(const struct annotation *a, const struct ann_view *v,
 	} else if (v->heap && a->c.live_bytes > 0) {
 		x.metric = M_LIVE;
 		x.total = (double)a->c.live_bytes;
-	} else {
+	} else if (v->heap && a->c.alloc_bytes > 0) {
 		x.metric = M_ALLOC;
 		x.total = (double)a->c.alloc_bytes;
+	} else if (v->cpu && a->incl_cpu && a->incl.samples) {
+		/* nothing of its own: hot by what its lines call */
+		x.metric = M_SAMPLES;
+		x.total = (double)a->incl.samples;
+		x.incl = true;
+	} else if (v->heap && a->incl_heap && a->incl.live_bytes > 0) {
+		x.metric = M_LIVE;
+		x.total = (double)a->incl.live_bytes;
+		x.incl = true;
+	} else {
+		x.metric = M_ALLOC;
+		x.total = (double)(a->incl_heap ? a->incl.alloc_bytes : 0);
+		x.incl = a->incl_heap;
 	}
 	err = header(&x);
 	if (!err)

@@ -179,18 +179,6 @@ void flamegraph__delete(struct flamegraph *fg)
 	free(fg);
 }
 
-/* A frame's name: its function, else its module's base name (as folded). */
-static const char *frame_name(const struct prof_frame *f, int k, char *buf, size_t len)
-{
-	const char *fn = f->lines[k].function;
-	const char *base = f->module ? strrchr(f->module, '/') : NULL;
-
-	if (fn)
-		return fn;
-	snprintf(buf, len, "[%s]", base ? base + 1 : f->module ? f->module : "unknown");
-	return buf;
-}
-
 static int add(struct flamegraph *fg, const struct prof_stack *s, int64_t value, bool base)
 {
 	uint32_t at = 0;
@@ -210,7 +198,7 @@ static int add(struct flamegraph *fg, const struct prof_stack *s, int64_t value,
 
 		for (int k = f->n_lines - 1; k >= 0; k--) {
 			char buf[256], loc[1024], disp[1024];
-			uint32_t name = intern(fg, frame_name(f, k, buf, sizeof(buf)));
+			uint32_t name = intern(fg, prof_frame__name(f, k, buf, sizeof(buf)));
 			struct fg_node *n;
 
 			if (name == UINT32_MAX || (at = child_of(fg, at, name)) == UINT32_MAX)

@@ -42,18 +42,6 @@ void folded__delete(struct folded *fo)
 	free(fo);
 }
 
-/* A frame without a function name: its module's base name, as perf shows it. */
-static const char *frame_name(const struct prof_frame *f, int k, char *buf, size_t len)
-{
-	const char *fn = f->lines[k].function;
-	const char *base = f->module ? strrchr(f->module, '/') : NULL;
-
-	if (fn)
-		return fn;
-	snprintf(buf, len, "[%s]", base ? base + 1 : f->module ? f->module : "unknown");
-	return buf;
-}
-
 /* The stack's text into a memory stream: outermost first, inline chains expanded. */
 static char *stack_text(const struct prof_stack *s)
 {
@@ -72,7 +60,7 @@ static char *stack_text(const struct prof_stack *s)
 				fputc(';', f);
 			first = false;
 			/* a text format: escaped (util/output/escape.h); ';' separates frames */
-			escape__str(frame_name(&s->frames[i], k, buf, sizeof(buf)), esc, sizeof(esc));
+			escape__str(prof_frame__name(&s->frames[i], k, buf, sizeof(buf)), esc, sizeof(esc));
 			for (char *c = esc; *c; c++)
 				fputc(*c == ';' ? ',' : *c, f);
 		}

@@ -749,6 +749,7 @@ static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
 		return NULL;
 	d->addr = key;
 	d->chosen = s->chosen;
+	d->decl_line = s->decl_line;
 	d->has_debuginfo = s->has_debuginfo;
 	d->n_frames = s->n_frames;
 	d->frames = calloc(s->n_frames > 0 ? s->n_frames : 1, sizeof(*d->frames));

@@ -443,8 +443,11 @@ int dwarf__resolve(struct dwarf_index *ix, Dwfl_Module *mod, uint64_t addr, stru
 			cline = 0;
 		err = set_frame(&frames[i], cfile, comp_dir, (int)cline, fns[i]);
 	}
-	if (nfn)
+	if (nfn) {
 		outer_link = die_linkage_name(fns[nfn - 1]);
+		if (dwarf_decl_line(fns[nfn - 1], &sym->decl_line) != 0)
+			sym->decl_line = 0;
+	}
 	if (!err && outer_link && !(sym->mangled = strdup(outer_link)))
 		err = -ENOMEM;
 	if (err) {

@@ -31,6 +31,7 @@ struct symbol {
 	struct frame *frames;
 	int n_frames;		/* >= 1; an unresolved address has one frame of NULLs */
 	int chosen;
+	int decl_line;		/* where the outermost function is declared (DWARF), 0 unknown */
 	bool has_debuginfo;	/* false: function from the symbol table only, no line */
 };
 

@@ -7,6 +7,7 @@
 #include "util/db/read/query-priv.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sqlite3.h>
@@ -442,6 +443,17 @@ out:
 	chains_free(&c, q.n_syms);
 	qctx_free(&q);
 	return err;
+}
+
+const char *prof_frame__name(const struct prof_frame *f, int k, char *buf, size_t len)
+{
+	const char *fn = f->lines[k].function;
+	const char *base = f->module ? strrchr(f->module, '/') : NULL;
+
+	if (fn)
+		return fn;
+	snprintf(buf, len, "[%s]", base ? base + 1 : f->module ? f->module : "unknown");
+	return buf;
 }
 
 int db_query_stacks(struct db *db, const struct query_filter *f, bool heap,

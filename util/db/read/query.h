@@ -2,6 +2,7 @@
 #define RSPROF_UTIL_DB_READ_QUERY_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util/time-window.h"
@@ -171,6 +172,13 @@ struct prof_stack {
 };
 
 typedef int (*prof_stack_cb)(const struct prof_stack *s, void *ctx);
+
+/*
+ * The name of inline frame k of f, as perf shows it: its function, else
+ * "[module]" (the module's base name), else "[unknown]". Returns the
+ * function, or buf.
+ */
+const char *prof_frame__name(const struct prof_frame *f, int k, char *buf, size_t len);
 
 /*
  * Everything passed to cb lives until cb returns. Heap stacks with no live
