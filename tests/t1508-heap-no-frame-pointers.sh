@@ -1,5 +1,6 @@
 #!/bin/sh
-# Programs built without frame pointers (README.md, "Heap tracking"):
+# Programs built without frame pointers (Documentation/technical/heap-tracking.txt,
+# "Without frame pointers"):
 # Rust without -C force-frame-pointers=yes, whose Vec and String growth
 # goes through std code instantiated in the crate (no frame pointers
 # either), and C with -fomit-frame-pointer. The frame-pointer chain stops
