@@ -7,6 +7,7 @@
 #include "builtin.h"
 
 #include <errno.h>
+#include <locale.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -86,6 +87,8 @@ int main(int argc, const char **argv)
 	const struct cmd_struct *cmd;
 	static char name[64];
 
+	/* the terminal's charset (UTF-8: "…" and box lines); numbers stay C's */
+	setlocale(LC_CTYPE, "");
 	/* Global options, before the command. */
 	while (argc > 1 && argv[1][0] == '-') {
 		const char *opt = argv[1];

@@ -13,7 +13,6 @@
 #include "builtin.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <math.h>
 #include <popt.h>
 #include <stdio.h>
@@ -531,7 +530,6 @@ int cmd_diff(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof diff", argc, argv, diff_options, 0);
 	int ret = options_parse(pc, "[OPTION...] A.db[@A..B] B.db[@A..B]", option_cb, NULL);
 
-	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;
 		const char **a = options_args(pc, &n);

@@ -8,7 +8,6 @@
 #include "builtin.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <popt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -690,7 +689,6 @@ static int report_graph(struct report *rp)
 	struct callgraph *cg = NULL;
 	int fn, root = -1, err;
 
-	setlocale(LC_CTYPE, "");
 	v.utf8 = chart__locale_utf8();
 	err = callgraph__load(rp->db, &rp->f, heap, &cg);
 	if (!err)

@@ -10,7 +10,6 @@
 #include "builtin.h"
 
 #include <errno.h>
-#include <locale.h>
 #include <popt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,7 +203,6 @@ int cmd_timeline(int argc, const char **argv)
 	poptContext pc = poptGetContext("rsprof timeline", argc, argv, timeline_options, 0);
 	int ret = options_parse(pc, "[OPTION...] [FILE]", option_cb, NULL);
 
-	setlocale(LC_CTYPE, "");
 	if (ret == 0) {
 		int n;
 		const char **a = options_args(pc, &n);

@@ -199,6 +199,12 @@ have_bpf() {
 	[ "$(id -u)" = 0 ] && [ -r /sys/kernel/btf/vmlinux ]
 }
 
+# unwrap FILE: a report's header as one line per key again (a header line
+# longer than the width goes on under its value: "#" and two blanks or more)
+unwrap() {
+	sed -e ':a' -e 'N' -e '$!ba' -e 's/\n#  \+/ /g' "$1"
+}
+
 # A version-1 profile (seed 000's schema as written: no totals columns, no
 # counts, no module): the readers compute what version 2 precomputes.
 make_v1() {	# FILE

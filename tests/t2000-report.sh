@@ -226,9 +226,16 @@ test_expect_success '--format: bad values and combinations are usage errors' '
 '
 
 test_expect_success 'the table fits $COLUMNS, 100 columns when not a terminal' '
-	COLUMNS=60 "$RSPROF" report fix.db >out &&
+	COLUMNS=60 LC_ALL=C "$RSPROF" report fix.db >out &&
 	awk "!/^#/ && length(\$0) > 60 { bad = 1 } END { exit bad }" out &&
 	grep -q "\.\." out &&
+	# a UTF-8 terminal: the same widths in columns, the cut marked "…"
+	COLUMNS=60 LC_ALL=C.UTF-8 "$RSPROF" report fix.db >out &&
+	grep -q "…" out && ! grep -q "\.\." out &&
+	python3 -c "
+import sys
+sys.exit(any(len(l.rstrip(\"\\n\")) > 60 for l in open(\"out\", encoding=\"utf-8\")))
+" &&
 	env -u COLUMNS "$RSPROF" report --full-paths fix.db >out &&
 	awk "length(\$0) > 100 { bad = 1 } END { exit bad }" out
 '

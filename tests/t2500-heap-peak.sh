@@ -21,7 +21,7 @@ test_expect_success 'report: live 0 at the end, the header names --at peak' '
 	"$RSPROF" report --heap td.db >end.out &&
 	cat end.out &&
 	grep -q "^# heap: *live 0 B  peak 32.0 MiB" end.out &&
-	grep -q "^# heap: *live at the end is far below the peak, 32.0 MiB at [0-9.]*s: .report --at peak." end.out &&
+	unwrap end.out | grep -q "^# heap: *live at the end is far below the peak, 32.0 MiB at [0-9.]*s: .report --at peak." &&
 	grep -q "^ *0 B  *32.0 MiB  *32  [^ ]*heap_teardown.c:$HOLD " end.out
 '
 

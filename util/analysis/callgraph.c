@@ -86,6 +86,12 @@ static int stack_cb(const struct prof_stack *s, void *ctx)
 			int j = st->depth;
 
 			err = func_of(cg, prof_frame__name(f, k, buf, sizeof(buf)), &st->fn[j]);
+			/*
+			 * frames of one unnamed module in a row ("[rsprof heap
+			 * tracking]" three deep) are one node, as its time is
+			 */
+			if (!err && j && !l->function && st->fn[j] == st->fn[j - 1] && !l->file)
+				continue;
 			st->file[j] = -1;
 			if (!err && l->file)
 				err = strtab__intern(&p->files, l->file, &st->file[j]);
