@@ -534,13 +534,14 @@ int cmd_diff(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_setup()) {
+		if (options_output_check()) {
 			ret = EXIT_USAGE;
 		} else if (n != 2) {
 			pr_err(n < 2 ? "two profiles are needed" : "too many arguments");
 			pr_hint("rsprof diff BEFORE.db AFTER.db, or two windows: run.db@0..1m run.db@1m..");
 			ret = EXIT_USAGE;
 		} else {
+			options_output_pager();
 			ret = diff_run(a[0], a[1]);
 		}
 	} else {

@@ -430,11 +430,12 @@ int cmd_history(int argc, const char **argv)
 		int n;
 		const char **args = options_args(pc, &n);
 
-		if (options_output_setup()) {
+		if (options_output_check()) {
 			ret = EXIT_USAGE;
 		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
+			options_output_pager();
 			ret = history_run(args[0]);
 		}
 	} else {

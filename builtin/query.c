@@ -250,7 +250,7 @@ int cmd_query(int argc, const char **argv)
 		int n;
 		const char **args = options_args(pc, &n);
 
-		if (options_output_setup()) {
+		if (options_output_check()) {
 			ret = EXIT_USAGE;
 		} else if (opts.max_rows < 0) {
 			pr_err("--max-rows wants a number >= 0, not %ld", opts.max_rows);
@@ -263,6 +263,7 @@ int cmd_query(int argc, const char **argv)
 		} else if (!strcmp(args[1], "-") && !(sql_in = read_stdin())) {
 			ret = EXIT_ERROR;
 		} else {
+			options_output_pager();
 			ret = query_run(args[0], sql_in ? sql_in : args[1]);
 		}
 	} else {

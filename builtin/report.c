@@ -138,7 +138,7 @@ static int parse_window(struct report *rp)
 
 static int parse_opts(struct report *rp)
 {
-	int err = options_output_setup();
+	int err = options_output_check();
 
 	if (err)
 		return err;
@@ -231,6 +231,9 @@ static int parse_opts(struct report *rp)
 	rp->f.pattern = opts.filter && *opts.filter ? opts.filter : NULL;
 	rp->f.limit = output_args.top_n ? output_args.top_n : 20;
 	rp->f.threshold_pct = opts.threshold;
+	/* folded stacks and pprof are for a file or a pipe, never paged */
+	if (rp->format == FMT_TEXT)
+		options_output_pager();
 	return 0;
 }
 

@@ -207,11 +207,12 @@ int cmd_timeline(int argc, const char **argv)
 		int n;
 		const char **a = options_args(pc, &n);
 
-		if (options_output_setup()) {
+		if (options_output_check()) {
 			ret = EXIT_USAGE;
 		} else if (options_one_profile(n)) {
 			ret = EXIT_USAGE;
 		} else {
+			options_output_pager();
 			ret = timeline_run(a[0]);
 		}
 	} else {

@@ -84,10 +84,9 @@ int options_parse(poptContext pc, const char *usage,
 	return 0;
 }
 
-int options_output_setup(void)
+int options_output_check(void)
 {
 	enum term_color c = TERM_COLOR_AUTO;
-	int err;
 
 	if (output_args.json && output_args.csv) {
 		pr_err("--json and --csv cannot be used together");
@@ -102,9 +101,15 @@ int options_output_setup(void)
 		return -RSPROF_EUSAGE;
 	}
 	term__set_color(c);
-	if (!output_args.no_pager && (err = term__start_pager()))
-		pr_warn("cannot start the pager: %s", strerror(-err));
 	return 0;
+}
+
+void options_output_pager(void)
+{
+	int err = output_args.no_pager ? 0 : term__start_pager();
+
+	if (err)
+		pr_warn("cannot start the pager: %s", strerror(-err));
 }
 
 const char **options_args(poptContext pc, int *n)

@@ -50,11 +50,17 @@ int options_parse(poptContext pc, const char *usage,
 
 /*
  * After the output options are parsed: checks them (not both --json and
- * --csv, a valid --color), sets the colours, and on a terminal starts the
- * pager unless --no-pager (util/output/term.h). Reports a bad option and
- * returns -RSPROF_EUSAGE; a pager that cannot start is not an error.
+ * --csv, a valid --color) and sets the colours. Reports a bad option and
+ * returns -RSPROF_EUSAGE.
  */
-int options_output_setup(void);
+int options_output_check(void);
+
+/*
+ * Once the command knows it prints text (its options checked): on a
+ * terminal, the pager unless --no-pager (util/output/term.h). A pager that
+ * cannot start is a warning, not an error.
+ */
+void options_output_pager(void);
 
 /*
  * A command that reads one profile (its FILE; none: the newest) got n

@@ -80,7 +80,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			struct record_opts o;
 
 			record_opts__from_args(&o, poptGetArgs(pc));
-			options_output_setup();
+			options_output_check();
 		}
 		poptFreeContext(pc);
 	}
