@@ -37,8 +37,9 @@
 #include <stdint.h>
 
 #define HEAP_REGION_MAGIC	0x7061656872707372ULL	/* "rsprheap" */
-#define HEAP_REGION_VERSION	4	/* 2: ppid, flags, the tree file; the history rings;
-					 * 3: the calls out (callouts); 4: sample_bytes */
+#define HEAP_REGION_VERSION	5	/* 2: ppid, flags, the tree file; the history rings;
+					 * 3: the calls out (callouts); 4: sample_bytes;
+					 * 5: the history waits for rsprof (hist_*) */
 
 /* The environment variable that names the private directory. */
 #define HEAP_REGION_DIR_ENV	"RSPROF_HEAP_DIR"
@@ -157,9 +158,27 @@ struct heap_region {
 	uint32_t flags;			/* enum heap_region_flags */
 	uint64_t sample_bytes;		/* byte sampling: mean bytes between two tracked
 					 * allocations (0: off); sample_every is 1 then */
-	uint64_t reserved[4];
+	/* the allocation history's back-pressure (struct heap_region_ring) */
+	uint64_t hist_wait_ns;		/* the tracker's: ns its threads waited for rsprof */
+	uint64_t hist_waits;		/* the tracker's: times a thread waited */
+	uint64_t hist_beat_ns;		/* rsprof's: CLOCK_MONOTONIC of its last drain */
+	uint32_t hist_recorder;		/* rsprof's pid, the launched process's parent
+					 * (copied to the next generation); 0: unknown */
+	uint32_t hist_state;		/* enum heap_hist_state, bits */
 	struct heap_region_callout callouts[HEAP_REGION_CALLOUTS];
 };
+
+/* heap_region.hist_state */
+enum heap_hist_state {
+	HEAP_HIST_CLOSED = 1,		/* rsprof's: it drains no more (the recording
+					 * ended): record nothing, never wait */
+	HEAP_HIST_GAVE_UP = 2,		/* the tracker's: rsprof did not drain for
+					 * HEAP_HIST_PATIENCE_MS (or is gone): the
+					 * rest is dropped, counted, without waiting */
+};
+
+/* How long a thread waits for rsprof's drain to show a sign of life. */
+#define HEAP_HIST_PATIENCE_MS	5000
 
 enum heap_region_flags {
 	HEAP_REGION_FORKED = 1,		/* made by a fork child before any exec: its
@@ -236,8 +255,17 @@ struct heap_region_block {
  * free the tracker counts, with its time, into a ring of the thread's own
  * (single producer: plain stores, the head published with a release);
  * rsprof drains the rings every few milliseconds (util/heap/history.c).
- * A full ring drops the event and counts it (the program never waits);
- * a thread that finds no ring free counts HEAP_RSTAT_HISTORY_NO_RING.
+ *
+ * Back-pressure: a thread that finds its ring full waits until rsprof has
+ * drained it (a futex wait on the low word of the ring's tail, `waiting`
+ * set; rsprof wakes it after moving the tail), adding the time waited to
+ * hist_wait_ns. It never waits for an rsprof that is gone or stuck: it
+ * stops waiting for good (HEAP_HIST_GAVE_UP, the events from then on
+ * dropped and counted) when rsprof's drain has not written hist_beat_ns
+ * for HEAP_HIST_PATIENCE_MS, when the launched process's parent is no
+ * longer hist_recorder, or when the pipe of an injected tracker hangs up;
+ * after HEAP_HIST_CLOSED nothing is recorded. A thread that finds no ring
+ * free counts HEAP_RSTAT_HISTORY_NO_RING.
  * A ring goes to the next thread when its thread exits, as the blocks do.
  */
 enum heap_event_kind {
@@ -265,8 +293,10 @@ struct heap_region_ring {
 	uint32_t tid;
 	uint64_t pad0[7];
 	uint64_t head;			/* events written (the producer's) */
-	uint64_t dropped;		/* events lost: the ring was full (the producer's) */
-	uint64_t pad1[6];
+	uint64_t dropped;		/* events lost: given up waiting (the producer's) */
+	uint32_t waiting;		/* the producer waits for the tail to move */
+	uint32_t pad1w;
+	uint64_t pad1[5];
 	uint64_t tail;			/* events read (rsprof's) */
 	uint64_t pad2[7];
 	struct heap_region_event ev[];

@@ -108,6 +108,11 @@ static bool peer_gone(void)
 	return syscall(SYS_poll, &p, 1, 0) == 1 && (p.revents & (POLLHUP | POLLERR | POLLNVAL));
 }
 
+bool inject__peer_gone(void)
+{
+	return tracker_injected && peer_gone();
+}
+
 static void hangup_close(void)
 {
 	if (hangup_ours())

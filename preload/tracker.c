@@ -387,6 +387,7 @@ static struct heap_region *next_generation(const char *dir, const struct heap_re
 		}
 		r = p;
 		memcpy(r, old, offsetof(struct heap_region, clock_ms));
+		r->hist_recorder = old->hist_recorder;	/* the same parent */
 		r->generation = g;
 		r->ppid = (uint32_t)getppid();
 		__atomic_store_n(&r->state, HEAP_REGION_CLAIMED, __ATOMIC_RELEASE);

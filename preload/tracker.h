@@ -413,6 +413,8 @@ extern bool tracker_injected;
 /* Every few thousand allocations of a thread: stop counting if rsprof is gone
  * (a cold function of its own: the call stays out of the hot path's registers). */
 void inject__check(void);
+/* Loaded by rsprof and rsprof is gone (its pipe hung up)? A poll, no lock. */
+bool inject__peer_gone(void);
 /* In a fork child: rsprof's pipe is not the child's. */
 void inject__after_fork_child(void);
 /* Counting from the region memfd fd (closed): 0, or -1 (fd closed too). */
@@ -440,7 +442,8 @@ extern bool history_on;
 bool history__fits(const struct heap_region *r, uint64_t size);
 /* The region claimed: history_on when it has rings. */
 void history__init(struct heap_region *r);
-/* An allocation or a free into the thread's ring (dropped, counted, when full). */
+/* An allocation or a free into the thread's ring (when full: waits for
+ * rsprof to drain it; dropped, counted, once rsprof is gone or stuck). */
 void history__event(uint64_t ptr, uint64_t size, uint32_t site, enum heap_event_kind kind);
 
 /* --- for preload/mmap.c (preload/count.c) -------------------------------- */

@@ -10,6 +10,7 @@ static const char *const integer_keys[] = {	/* sorted, for bsearch */
 	"alloc_history_dropped",
 	"alloc_history_events",
 	"alloc_history_monotonic_ns",
+	"alloc_history_wait_ns",
 	"appended_pid",
 	"checkpoint_interval_ms",
 	"cpu_freq_hz",

@@ -559,6 +559,9 @@ void heap__history_stats(const struct heap *h, struct heap_hist_stats *st)
 	st->events = hs.events;
 	st->dropped = hs.dropped;
 	st->rings = hs.rings;
+	st->wait_ns = hs.wait_ns;
+	st->waits = hs.waits;
+	st->gave_up = hs.gave_up;
 }
 
 void heap__stats(const struct heap *h, struct heap_stats *st)

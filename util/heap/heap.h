@@ -150,8 +150,11 @@ typedef int (*heap_hist_cb)(void *ctx, const struct heap_hist_rec *e);
 
 struct heap_hist_stats {
 	uint64_t events;	/* drained from the tracker */
-	uint64_t dropped;	/* lost by the tracker: a full ring, or no ring free */
+	uint64_t dropped;	/* lost by the tracker: it gave up waiting, or no ring free */
 	uint64_t rings;		/* threads with a ring */
+	uint64_t wait_ns;	/* the program's threads waited for rsprof, in all */
+	uint64_t waits;		/* times a thread waited */
+	bool gave_up;		/* the tracker stopped waiting (rsprof gone or stuck) */
 };
 
 /* Is the history recorded (the in-process tracker, --alloc-history)? */

@@ -4,11 +4,15 @@
 #include "util/heap/history.h"
 
 #include <errno.h>
+#include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "preload/heap-region.h"
 #include "util/error.h"
@@ -31,6 +35,8 @@ struct heap_history {
 	struct hregion *regions;
 	size_t n_regions;
 	uint64_t gone_dropped, gone_rings;	/* of the regions removed */
+	uint64_t gone_wait_ns, gone_waits;
+	bool gone_gave_up;
 	/* the queue (drain -> take), and the batch handed out by take */
 	struct heap_hist_event *q, *out;
 	size_t n_q, cap_q, cap_out;
@@ -67,6 +73,7 @@ uint64_t heap_history__layout(struct heap_region *r, uint64_t off)
 	r->ring_size = ring;
 	r->ring_cap = HEAP_HISTORY_RING_CAP;
 	r->ring_count = HEAP_HISTORY_RINGS;
+	r->hist_recorder = (uint32_t)getpid();	/* the launched process's parent */
 	return ring * HEAP_HISTORY_RINGS;
 }
 
@@ -112,21 +119,33 @@ static int queue_grow(struct heap_history *hh, size_t n)
 	return 0;
 }
 
+/* Wake the threads waiting for the ring's tail to move (preload/history.c). */
+static void ring_wake(struct heap_region_ring *ring, bool always)
+{
+	if (always || __atomic_load_n(&ring->waiting, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, (uint32_t *)&ring->tail, FUTEX_WAKE, INT_MAX, NULL, NULL, 0);
+}
+
 /*
  * One drain, lock held: every ring's events up to the cut, appended to
- * the queue, then that part sorted by time.
+ * the queue, then that part sorted by time. The queue holds
+ * HEAP_HISTORY_QUEUE events at most (the rings wait, and their threads
+ * with them, while the writer catches up); all: whatever it takes (a
+ * region about to go). Each region drained learns that rsprof is alive.
  */
-static int drain(struct heap_history *hh)
+static int drain(struct heap_history *hh, bool all)
 {
 	uint64_t cut = now_ns();
-	size_t first = hh->n_q, room = HEAP_HISTORY_QUEUE - hh->n_q;
+	size_t first = hh->n_q;
+	size_t room = all ? SIZE_MAX : HEAP_HISTORY_QUEUE > hh->n_q ? HEAP_HISTORY_QUEUE - hh->n_q : 0;
 	int err = 0;
 
-	for (size_t g = 0; g < hh->n_regions && room && !err; g++) {
+	for (size_t g = 0; g < hh->n_regions && !err; g++) {
 		const struct hregion *hr = &hh->regions[g];
 		uint64_t nr = __atomic_load_n(&hr->r->n_rings, __ATOMIC_ACQUIRE);
 		uint64_t mask = hr->ring_cap - 1;
 
+		__atomic_store_n(&hr->r->hist_beat_ns, cut, __ATOMIC_RELEASE);
 		if (nr > hr->ring_count)
 			nr = hr->ring_count;
 		for (uint64_t i = 0; i < nr && room && !err; i++) {
@@ -152,7 +171,9 @@ static int drain(struct heap_history *hh)
 				tail++;
 				room--;
 			}
-			__atomic_store_n(&ring->tail, tail, __ATOMIC_RELEASE);
+			/* the tail before `waiting` is read (the producer: the reverse) */
+			__atomic_store_n(&ring->tail, tail, __ATOMIC_SEQ_CST);
+			ring_wake(ring, false);
 		}
 	}
 	if (hh->n_q > first)
@@ -172,7 +193,7 @@ static void *drain_thread(void *arg)
 
 		pthread_mutex_lock(&hh->lock);
 		stop = hh->stop;
-		err = stop ? 0 : drain(hh);
+		err = stop ? 0 : drain(hh, false);
 		pthread_mutex_unlock(&hh->lock);
 		if (stop)
 			break;
@@ -226,6 +247,7 @@ static void region_stats(const struct hregion *g, bool left, uint64_t *dropped,
 {
 	uint64_t nr = __atomic_load_n(&g->r->n_rings, __ATOMIC_ACQUIRE);
 
+
 	*dropped += __atomic_load_n(&g->r->stats[HEAP_RSTAT_HISTORY_NO_RING], __ATOMIC_RELAXED);
 	if (nr > g->ring_count)
 		nr = g->ring_count;	/* threads beyond the rings: in NO_RING */
@@ -240,9 +262,30 @@ static void region_stats(const struct hregion *g, bool left, uint64_t *dropped,
 	}
 }
 
+/* The time r's threads waited for the drain, and whether they gave up. */
+static void region_waits(const struct hregion *g, uint64_t *ns, uint64_t *waits, bool *gave_up)
+{
+	*ns += __atomic_load_n(&g->r->hist_wait_ns, __ATOMIC_RELAXED);
+	*waits += __atomic_load_n(&g->r->hist_waits, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&g->r->hist_state, __ATOMIC_RELAXED) & HEAP_HIST_GAVE_UP)
+		*gave_up = true;
+}
+
+/* No more draining of g: its threads neither wait nor record from now on. */
+static void region_close(const struct hregion *g)
+{
+	uint64_t nr = __atomic_load_n(&g->r->n_rings, __ATOMIC_ACQUIRE);
+
+	__atomic_fetch_or(&g->r->hist_state, HEAP_HIST_CLOSED, __ATOMIC_SEQ_CST);
+	if (nr > g->ring_count)
+		nr = g->ring_count;
+	for (uint64_t i = 0; i < nr; i++)
+		ring_wake((struct heap_region_ring *)ring_at(g, i), true);
+}
+
 /*
  * Stop draining r (its process exec'd or exited and rsprof is about to
- * unmap it): one last drain first, what it cannot take is counted dropped.
+ * unmap it): one last drain first, of everything its rings hold.
  */
 int heap_history__remove_region(struct heap_history *hh, struct heap_region *r)
 {
@@ -254,8 +297,11 @@ int heap_history__remove_region(struct heap_history *hh, struct heap_region *r)
 	for (size_t g = 0; g < hh->n_regions; g++) {
 		if (hh->regions[g].r != r)
 			continue;
-		err = drain(hh);
+		err = drain(hh, true);
 		region_stats(&hh->regions[g], true, &hh->gone_dropped, &hh->gone_rings);
+		region_waits(&hh->regions[g], &hh->gone_wait_ns, &hh->gone_waits,
+			     &hh->gone_gave_up);
+		region_close(&hh->regions[g]);
 		hh->regions[g] = hh->regions[--hh->n_regions];
 		break;
 	}
@@ -271,7 +317,7 @@ int heap_history__take(struct heap_history *hh, const struct heap_hist_event **v
 	pthread_mutex_lock(&hh->lock);
 	if (!hh->running) {
 		/* no thread (stopped, or not started): drain here */
-		int err = drain(hh);
+		int err = drain(hh, false);
 
 		if (err) {
 			pthread_mutex_unlock(&hh->lock);
@@ -297,6 +343,9 @@ void heap_history__stop(struct heap_history *hh)
 		return;
 	pthread_mutex_lock(&hh->lock);
 	hh->stop = true;
+	/* the recording ends: no thread of the program waits for it any more */
+	for (size_t g = 0; g < hh->n_regions; g++)
+		region_close(&hh->regions[g]);
 	pthread_mutex_unlock(&hh->lock);
 	if (hh->running) {
 		pthread_join(hh->thread, NULL);
@@ -304,7 +353,7 @@ void heap_history__stop(struct heap_history *hh)
 	}
 	/* the last events: the queue may be full, drain as it empties */
 	pthread_mutex_lock(&hh->lock);
-	if (drain(hh))
+	if (drain(hh, false))
 		pr_warn("allocation history: no memory to drain the tracker's events");
 	pthread_mutex_unlock(&hh->lock);
 }
@@ -318,8 +367,13 @@ void heap_history__stats(struct heap_history *hh, struct heap_history_stats *st)
 	st->events = hh->events;
 	st->dropped = hh->gone_dropped;
 	st->rings = hh->gone_rings;
-	for (size_t g = 0; g < hh->n_regions; g++)
+	st->wait_ns = hh->gone_wait_ns;
+	st->waits = hh->gone_waits;
+	st->gave_up = hh->gone_gave_up;
+	for (size_t g = 0; g < hh->n_regions; g++) {
 		region_stats(&hh->regions[g], hh->stop, &st->dropped, &st->rings);
+		region_waits(&hh->regions[g], &st->wait_ns, &st->waits, &st->gave_up);
+	}
 	pthread_mutex_unlock(&hh->lock);
 }
 

@@ -20,9 +20,15 @@
  * one it depends on, whatever the order the rings are read in; the batch
  * is then sorted by time.
  *
- * Never blocking the program: a full ring drops its events (counted by
- * the tracker); when the queue is full (the writer is behind) the drain
- * leaves the rings alone, and they fill.
+ * Back-pressure, never a loss: when the queue is full (the writer is
+ * behind) the drain leaves the rings alone, they fill, and a thread of
+ * the program that finds its ring full waits until a drain has taken
+ * from it (preload/history.c): the program runs at the pace the events
+ * are written. Each drain writes the time into the region (a sign of
+ * life: a thread stops waiting for an rsprof that gives none for
+ * HEAP_HIST_PATIENCE_MS) and wakes the threads waiting on the rings it
+ * took from. A region removed is drained of everything first; when the
+ * history stops, the regions are closed (no thread waits any more).
  */
 struct heap_region;
 struct heap_history;
@@ -42,8 +48,13 @@ struct heap_hist_event {
 
 struct heap_history_stats {
 	uint64_t events;	/* taken from the rings */
-	uint64_t dropped;	/* lost: a ring was full, or its thread found none free */
+	uint64_t dropped;	/* lost: the tracker gave up waiting, its thread found
+				 * no ring free, or left in the rings at the end */
 	uint64_t rings;		/* rings handed out (threads at once, at most) */
+	uint64_t wait_ns;	/* the program's threads waited for the drain, in all */
+	uint64_t waits;		/* times a thread waited */
+	bool gave_up;		/* the tracker stopped waiting: rsprof gave no sign of
+				 * life for HEAP_HIST_PATIENCE_MS, or was gone */
 };
 
 /* 0 or -ENOMEM. */

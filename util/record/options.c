@@ -65,7 +65,8 @@ struct poptOption options_record[] = {
 	  "kept in the profile for report)", "NAME" },
 	{ "alloc-history", 0, POPT_ARG_NONE, &record_args.alloc_history, 0,
 	  "keep every allocation and free (address, size, site, times) for 'rsprof history' "
-	  "(a launched program, in-process tracker)", NULL },
+	  "(a launched program, in-process tracker); the program waits for rsprof rather "
+	  "than lose any (the summary says how long)", NULL },
 	POPT_TABLEEND
 };
 

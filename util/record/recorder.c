@@ -14,6 +14,7 @@
 #include "util/record/caps.h"
 #include "util/record/checkpoint-writer.h"
 #include "util/record/proc.h"
+#include "preload/heap-region.h"
 #include "util/db/db.h"
 #include "util/db/write/history.h"
 #include "util/db/write/stacks.h"
@@ -21,6 +22,7 @@
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/heap/alloc-fn.h"
+#include "util/heap/history.h"
 #include "util/heap/inject.h"
 #include "util/db/naming.h"
 #include "util/record/meta.h"
@@ -787,17 +789,33 @@ static int finish_history(struct recorder *r)
 		err = db_writer__meta_set_int(r->db, "alloc_history_events", (long long)hs.events);
 	if (!err)
 		err = db_writer__meta_set_int(r->db, "alloc_history_dropped", (long long)hs.dropped);
-	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped; %llu "
+	if (!err)
+		err = db_writer__meta_set_int(r->db, "alloc_history_wait_ns", (long long)hs.wait_ns);
+	pthread_mutex_lock(&r->lock);
+	r->st.hist_on = true;
+	r->st.hist_events = hs.events;
+	r->st.hist_dropped = hs.dropped;
+	r->st.hist_wait_ns = hs.wait_ns;
+	r->st.hist_waits = hs.waits;
+	pthread_mutex_unlock(&r->lock);
+	pr_debug(1, "alloc history: %llu events drained (%llu rings), %llu dropped, %llu waits "
+		 "(%llu ns); %llu "
 		 "allocations written, %llu frees matched, %llu of blocks from before, %llu "
 		 "reordered, %llu slices, %llu chunks", (unsigned long long)hs.events,
 		 (unsigned long long)hs.rings, (unsigned long long)hs.dropped,
+		 (unsigned long long)hs.waits, (unsigned long long)hs.wait_ns,
 		 (unsigned long long)ws.events, (unsigned long long)ws.frees,
 		 (unsigned long long)ws.unknown_frees, (unsigned long long)ws.reordered,
 		 (unsigned long long)ws.slices, (unsigned long long)ws.chunks);
-	if (hs.dropped)
-		pr_warn("allocation history: %llu of %llu events dropped (the recorder fell "
-			"behind the program)", (unsigned long long)hs.dropped,
-			(unsigned long long)(hs.events + hs.dropped));
+	if (hs.dropped && hs.gave_up)
+		pr_warn("allocation history: %llu of %llu events dropped (rsprof gave no sign of "
+			"life for %d s: the program went on without waiting)",
+			(unsigned long long)hs.dropped, (unsigned long long)(hs.events + hs.dropped),
+			HEAP_HIST_PATIENCE_MS / 1000);
+	else if (hs.dropped)
+		pr_warn("allocation history: %llu of %llu events dropped (threads beyond the "
+			"tracker's %d rings)", (unsigned long long)hs.dropped,
+			(unsigned long long)(hs.events + hs.dropped), HEAP_HISTORY_RINGS);
 	return err;
 }
 

@@ -79,6 +79,10 @@ struct recorder_stats {
 	unsigned int freq;		/* the CPU sampling frequency (0: no CPU) */
 	int64_t live_bytes, peak_bytes;
 	uint64_t allocs, frees, heap_dropped, unknown_frees;
+	/* record --alloc-history: events kept and dropped, the time the
+	 * program's threads waited for rsprof to take them (back-pressure) */
+	bool hist_on;
+	uint64_t hist_events, hist_dropped, hist_wait_ns, hist_waits;
 	bool target_exited;
 	int exit_status;		/* as from waitpid() when launched, -1 when unknown */
 	bool finished;			/* recorder__run() returned */

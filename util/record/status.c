@@ -119,6 +119,22 @@ void status__summary(FILE *f, const struct recorder_stats *st, const char *path,
 				"allocated on average, scaled ]\n",
 				format__bytes((int64_t)st->heap_sample_bytes, b1, sizeof(b1)));
 	}
+	if (st->hist_on) {
+		char n1[32], n2[32];
+		double s = (double)st->hist_wait_ns / 1e9;
+
+		/* --alloc-history: what was kept, and what keeping it cost the program */
+		fprintf(f, "[ allocation history: %s event%s kept, %s dropped; ",
+			format__count(st->hist_events, n1, sizeof(n1)),
+			st->hist_events == 1 ? "" : "s",
+			format__count(st->hist_dropped, n2, sizeof(n2)));
+		if (!st->hist_waits)
+			fputs("the program never waited for the recorder ]\n", f);
+		else
+			fprintf(f, "the program waited %.*f %s for the recorder (alloc history "
+				"back-pressure) ]\n", s >= 1 ? 1 : 0, s >= 1 ? s : s * 1000,
+				s >= 1 ? "s" : "ms");
+	}
 	if (st->push_on) {
 		fprintf(f, "[ pushed %llu profile%s (%s) to ", (unsigned long long)st->pushed,
 			st->pushed == 1 ? "" : "s",
