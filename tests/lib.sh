@@ -25,6 +25,11 @@ export RSPROF TARGETS RUSTC
 TEST_NAME=$(basename "$0" .sh)
 TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-$TEST_NAME.XXXXXX")
 cd "$TEST_DIR" || exit 1
+# perf's build-id cache per test script: two perf record runs of prove -j2
+# writing ~/.debug at once make Debian's perf 6.1 abort
+# (util/build-id.c:1010, "stack smashing detected")
+PERF_BUILDID_DIR=$TEST_DIR/.debug
+export PERF_BUILDID_DIR
 
 test_count=0
 test_failures=0

@@ -9,7 +9,8 @@
 test_expect_success 'record cpu_split for about 2 s, and fork_workers (three processes)' '
 	"$RSPROF" record -q -i 200ms -o c.db -- "$TARGETS/cpu_split" 2 >/dev/null &&
 	d=$(sql c.db "SELECT MAX(timestamp_ms) FROM checkpoints") && echo "duration $d ms" &&
-	test "$d" -ge 1500 && test "$d" -lt 5000 &&
+	# 2 s of CPU time: longer on a busy machine, below the 60 s of the windows below
+	test "$d" -ge 1500 && test "$d" -lt 50000 &&
 	"$RSPROF" record -q --no-heap -o f.db -- "$TARGETS/fork_workers" 1 >/dev/null &&
 	test "$(sql f.db "SELECT COUNT(DISTINCT pid) FROM processes")" -ge 3
 '
