@@ -292,6 +292,12 @@ int db__create(const char *path, bool append, struct db **out)
 		if (!err)
 			db->features |= DB_MAP_BUILD_ID;
 	}
+	if (!err && append && db__has(db, DB_PROCESSES) && !db__has(db, DB_PROC_CGROUP)) {
+		err = db__exec(db, "add processes.cgroup",
+			       "ALTER TABLE processes ADD COLUMN cgroup TEXT DEFAULT NULL");
+		if (!err)
+			db->features |= DB_PROC_CGROUP;
+	}
 	/*
 	 * a file appended to keeps what it has: no totals when it was written
 	 * without, or with totals without temp_count and kind (an early v3):

@@ -183,6 +183,8 @@ const char db_schema_sql[] =
 	"    start_ms INTEGER NOT NULL,\n"
 	"    end_ms INTEGER DEFAULT NULL,\n"
 	"    samples INTEGER NOT NULL DEFAULT 0,\n"
+	/* its cgroup v2 path (/proc/PID/cgroup's 0:: line); NULL: not known */
+	"    cgroup TEXT DEFAULT NULL,\n"
 	"    PRIMARY KEY (pid, start_ms)\n"
 	");\n"
 	/*

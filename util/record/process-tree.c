@@ -55,6 +55,7 @@ static bool has_data(const struct space *sp)
 struct image {
 	struct process_row row;
 	char *comm, *exe;
+	char *cgroup;		/* its cgroup v2 path; NULL: not known */
 	bool dirty;
 	bool hidden;		/* rsprof's own fork before the launched program's exec */
 };
@@ -176,6 +177,7 @@ void process_tree__delete(struct process_tree *pt)
 	for (size_t i = 0; i < pt->n_images; i++) {
 		free(pt->images[i].comm);
 		free(pt->images[i].exe);
+		free(pt->images[i].cgroup);
 	}
 	free(pt->images);
 	for (size_t i = 0; i < pt->n_strs; i++)
@@ -237,20 +239,43 @@ static struct process *proc_find(struct process_tree *pt, pid_t pid)
 	return hashmap__get(&pt->by_pid, (uint64_t)pid, &i) ? &pt->procs[i - 1] : NULL;
 }
 
-/* A new image row for p, starting at ms. */
+/*
+ * The cgroup of pid as /proc tells it now, else inherited (that of the
+ * image it forked from or exec'd out of; NULL: not known): a copy.
+ */
+static int cgroup_of(pid_t pid, const char *inherited, bool read, char **out)
+{
+	char buf[4096];
+
+	*out = NULL;
+	if (read && !proc__cgroup(pid, false, buf, sizeof(buf)))
+		inherited = buf;
+	if (inherited && !(*out = strdup(inherited)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A new image row for p, starting at ms, in cgroup (owned by the row
+ * from now on, also when it fails; NULL: not known).
+ */
 static int image_start(struct process_tree *pt, struct process *p, const char *comm,
-		       uint64_t ms)
+		       char *cgroup, uint64_t ms)
 {
 	struct image *im;
 
-	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16))
+	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16)) {
+		free(cgroup);
 		return -ENOMEM;
+	}
 	im = &pt->images[pt->n_images];
 	memset(im, 0, sizeof(*im));
+	im->cgroup = cgroup;
 	im->comm = strdup(comm ? comm : "");
 	im->exe = p->sp && p->sp->exe ? strdup(p->sp->exe) : NULL;
 	if (!im->comm) {
 		free(im->exe);
+		free(im->cgroup);
 		return -ENOMEM;
 	}
 	im->row.pid = p->pid;
@@ -303,7 +328,7 @@ static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
 /* A process as /proc shows it now (attached, or one whose fork we did not see). */
 static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64_t ms)
 {
-	char comm[64] = "", exe[PATH_MAX];
+	char comm[64] = "", exe[PATH_MAX], *cgroup;
 	struct maps *m = NULL;
 	struct process *p;
 	struct space *sp;
@@ -321,7 +346,7 @@ static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64
 	if (!p)
 		return NULL;
 	proc_enter(p, sp);
-	if (image_start(pt, p, comm, ms))
+	if (cgroup_of(pid, NULL, true, &cgroup) || image_start(pt, p, comm, cgroup, ms))
 		return NULL;
 	return p;
 }
@@ -343,7 +368,7 @@ int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc)
 		return -ENOMEM;
 	proc_enter(p, sp);
 	proc__comm(pid, comm, sizeof(comm));
-	if (image_start(pt, p, comm, pt->base_ms))
+	if (image_start(pt, p, comm, NULL, pt->base_ms))
 		return -ENOMEM;
 	pt->images[p->image].hidden = true;
 	pt->images[p->image].dirty = false;
@@ -398,6 +423,7 @@ static int on_fork(struct process_tree *pt, const struct sampler_event *ev, uint
 	struct process *parent, *p;
 	struct space *sp;
 	const char *comm = NULL;
+	char *cgroup;
 
 	if (ev->pid == ev->ppid || !pt->inherit)
 		return 0;	/* a thread; or a child we do not follow */
@@ -420,13 +446,17 @@ static int on_fork(struct process_tree *pt, const struct sampler_event *ev, uint
 		sp = parent->sp;
 	}
 	proc_enter(p, sp);
-	return image_start(pt, p, comm, ms);
+	/* a child starts in its parent's cgroup (it may move before its exec) */
+	if (cgroup_of(ev->pid, pt->images[parent->image].cgroup, false, &cgroup))
+		return -ENOMEM;
+	return image_start(pt, p, comm, cgroup, ms);
 }
 
 static int on_exec(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
 {
 	struct process *p = proc_get(pt, ev->pid, ms);
 	struct space *sp;
+	char *cgroup;
 
 	if (!p)
 		return -ENOMEM;
@@ -436,7 +466,14 @@ static int on_exec(struct process_tree *pt, const struct sampler_event *ev, uint
 	sp->program = true;
 	image_end(pt, p, ms);
 	proc_enter(p, sp);
-	return image_start(pt, p, ev->comm, ms);
+	/*
+	 * where it runs the program (a container's, a service's: a runtime
+	 * moves its child there before the exec); when it is gone already,
+	 * where it was
+	 */
+	if (cgroup_of(ev->pid, pt->images[p->image].cgroup, true, &cgroup))
+		return -ENOMEM;
+	return image_start(pt, p, ev->comm, cgroup, ms);
 }
 
 static int on_mmap(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
@@ -1113,6 +1150,7 @@ int process_tree__changed_rows(struct process_tree *pt, const struct process_row
 			return -ENOMEM;
 		im->row.comm = im->comm;
 		im->row.exe = im->exe;
+		im->row.cgroup = im->cgroup;
 		pt->rows[k++] = im->row;
 		im->dirty = false;
 	}
@@ -1193,6 +1231,7 @@ static void gc_images(struct process_tree *pt)
 		if (at[i] != SIZE_MAX && !im->dirty && (im->hidden || im->row.end_ms >= 0)) {
 			free(im->comm);
 			free(im->exe);
+			free(im->cgroup);
 			continue;
 		}
 		at[i] = w;
