@@ -57,6 +57,24 @@ test_expect_success 'each process row has its cgroup v2 path (NULL without one)'
 	fi
 '
 
+test_expect_success 'report -s process: a Cgroup column when one is not the root' '
+	"$RSPROF" report -s process fork.db >root.report &&
+	! grep -q Cgroup root.report &&
+	cp fork.db cg.db &&
+	child=$(sql cg.db "SELECT MAX(pid) FROM processes") &&
+	sql cg.db "UPDATE processes SET cgroup = '\''/system.slice/w.service'\'' WHERE pid = $child" &&
+	"$RSPROF" report -s process cg.db >cg.report &&
+	cat cg.report &&
+	grep -q "Cgroup" cg.report &&
+	grep "\[$child\]" cg.report | grep -q "/system.slice/w.service" &&
+	"$RSPROF" report -s process --json cg.db | python3 -c "
+import json, sys
+rows = json.load(sys.stdin)[\"cpu\"][\"rows\"]
+cg = {r[\"pid\"]: r[\"cgroup\"] for r in rows}
+assert cg[$child] == \"/system.slice/w.service\", cg
+assert len(set(cg.values())) == 2, cg"
+'
+
 test_expect_success 'a file of before processes.cgroup: read as it is, given it on --append' '
 	cp fork.db old.db &&
 	sql old.db "ALTER TABLE processes DROP COLUMN cgroup" &&
