@@ -23,7 +23,7 @@
 
 /* An address space: what one program (and the children it forked) maps. */
 struct space {
-	int id;
+	int id;			/* unique in the recording (not its index in spaces) */
 	pid_t pid;		/* whose root and perf map the files are looked up in */
 	char *exe;		/* the main executable as mapped; NULL until known */
 	struct maps *maps;	/* executable mappings */
@@ -38,6 +38,7 @@ struct space {
 	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
 	int verdict;
 	bool res_used;		/* system-wide: its resolver named an address since the last gc */
+	bool in_use;		/* gc: a process of the tree is in it */
 	uint64_t res_tick;	/* system-wide: when its resolver was last used */
 };
 
@@ -108,6 +109,10 @@ struct process_tree {
 	size_t cap_rows;
 	struct kernel_syms *ksyms;
 	struct hashmap exe_kept;	/* exe hashes whose first space keeps its maps */
+	int next_space_id;
+	/* system-wide: the space that holds the data of the ended ones, per exe hash */
+	struct hashmap exe_data;
+	size_t programs_gone;		/* program spaces freed (process_tree__counts()) */
 	unsigned int next_keynum;
 	bool warned_keys;
 	/* system-wide: the symbols named so far, by file and offset (struct claim) */
@@ -195,6 +200,7 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
 	hashmap__free(&pt->exe_kept);
+	hashmap__free(&pt->exe_data);
 	for (size_t i = 0; i < pt->n_id_syms; i++)
 		symbol__delete(pt->id_syms[i].s);
 	free(pt->id_syms);
@@ -225,7 +231,7 @@ static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *
 		free(sp);
 		return NULL;
 	}
-	sp->id = (int)pt->n_spaces;
+	sp->id = pt->next_space_id++;
 	sp->pid = pid;
 	sp->written_gen = ~0u;
 	pt->spaces[pt->n_spaces++] = sp;
@@ -1244,6 +1250,56 @@ static void gc_images(struct process_tree *pt)
 }
 
 /*
+ * System-wide, where a program may run thousands of times an hour: an
+ * ended space whose maps and resolver are gone is freed, so that the
+ * tree grows with the programs, not with the processes. Its data (what
+ * process_tree__debuginfo() adds up per executable) goes to the first
+ * ended space of its executable, which stays; one with no data leaves
+ * nothing behind. Not while symbols are queued (they point at spaces).
+ */
+static void drop_spaces(struct process_tree *pt)
+{
+	size_t w = 0;
+
+	if (pt->n_pend)
+		return;
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i], *into = NULL;
+		uint64_t v;
+
+		if (sp->in_use || sp->refs > 0 || sp->maps || sp->res) {
+			pt->spaces[w++] = sp;
+			continue;
+		}
+		if (has_data(sp)) {
+			if (!sp->exe) {
+				pt->spaces[w++] = sp;
+				continue;
+			}
+			if (hashmap__get(&pt->exe_data, hashmap__hash_str(sp->exe), &v))
+				into = (struct space *)(uintptr_t)v;
+			if (!into || into == sp || strcmp(into->exe, sp->exe)) {
+				/* the first of its executable (or no memory to note it) */
+				if (!into)
+					hashmap__set(&pt->exe_data, hashmap__hash_str(sp->exe),
+						     (uint64_t)(uintptr_t)sp);
+				pt->spaces[w++] = sp;
+				continue;
+			}
+			into->samples += sp->samples;
+			into->heap |= sp->heap;
+			if (!into->has_verdict && sp->has_verdict) {
+				into->has_verdict = true;
+				into->verdict = sp->verdict;
+			}
+		}
+		pt->programs_gone += sp->program;
+		space_free(sp);
+	}
+	pt->n_spaces = w;
+}
+
+/*
  * Address spaces no process uses any more, their maps written: the maps go.
  * A space with data keeps its verdict on debug info; one without keeps
  * its maps only if it is the first of its executable (what
@@ -1251,18 +1307,16 @@ static void gc_images(struct process_tree *pt)
  */
 static void gc_spaces(struct process_tree *pt)
 {
-	bool *used = pt->n_spaces ? calloc(pt->n_spaces, sizeof(*used)) : NULL;
-
-	if (!used)
-		return;
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		pt->spaces[i]->in_use = false;
 	for (size_t i = 0; i < pt->n_procs; i++)
 		if (pt->procs[i].sp)
-			used[pt->procs[i].sp->id] = true;
+			pt->procs[i].sp->in_use = true;
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
 		bool fresh = false;
 
-		if (used[i] || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
+		if (sp->in_use || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
 			continue;
 		if (!has_data(sp) && sp->exe && sp->program &&
 		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
@@ -1277,7 +1331,8 @@ static void gc_spaces(struct process_tree *pt)
 			sp->exe = NULL;
 		}
 	}
-	free(used);
+	if (pt->system_wide)
+		drop_spaces(pt);
 }
 
 void process_tree__gc(struct process_tree *pt)
@@ -1352,5 +1407,5 @@ void process_tree__counts(const struct process_tree *pt, size_t *processes, size
 	for (size_t i = 0; i < pt->n_spaces; i++)
 		programs += pt->spaces[i]->program;
 	*processes = pt->n_seen;
-	*spaces = programs;
+	*spaces = programs + pt->programs_gone;
 }
