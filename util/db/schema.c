@@ -140,6 +140,8 @@ const char db_schema_sql[] =
 	/* the file's GNU build-id (hex) as the kernel gave it; NULL: unknown */
 	"    build_id TEXT DEFAULT NULL\n"
 	");\n"
+	/* the writer replaces a process's rows at each change of its mappings */
+	"CREATE INDEX idx_map_pid ON map(pid);\n"
 	/*
 	 * Version 3: the allocation history (record --alloc-history), seed
 	 * 001's layout for "half-axis" queries (util/db/history.h): time
