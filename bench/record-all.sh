@@ -7,12 +7,13 @@
 # user+system CPU time; the host's other processes are recorded too, so
 # say what else ran (the load is printed).
 #
-#   bench/record-all.sh [OUT [N [SECONDS]]]   (default ./out, 300, 10)
+#   bench/record-all.sh [OUT [N [SECONDS [HZ]]]]   (default ./out, 300, 10, 499)
 set -u
 
 OUT=${1:-$(pwd)/out}
 N=${2:-300}
 SECS=${3:-10}
+HZ=${4:-499}
 RSPROF=$OUT/rsprof
 DUTY=$OUT/targets/cpu_duty
 W=$(mktemp -d "${TMPDIR:-/tmp}/rsprof-bench.XXXXXX")
@@ -30,7 +31,7 @@ while [ $i -lt "$N" ]; do
 	i=$((i + 1))
 done
 sleep 1
-"$RSPROF" record -q -a -F 499 -d "$SECS" -o "$W/all.db" &
+"$RSPROF" record -q -a -F "$HZ" -d "$SECS" -o "$W/all.db" &
 p=$!
 kb=0
 while [ -d /proc/$p ]; do
@@ -43,6 +44,6 @@ wait $p || { echo "bench/record-all.sh: record -a failed" >&2; exit 1; }
 procs=$(sqlite3 "$W/all.db" "SELECT COUNT(DISTINCT pid) FROM cpu_samples")
 duty=$(sqlite3 "$W/all.db" "SELECT COUNT(DISTINCT c.pid) FROM cpu_samples c JOIN processes p
 	ON p.pid = c.pid WHERE p.comm = 'cpu_duty'")
-printf 'record -a, %s s, %d cpu_duty copies: peak RSS %d MiB, CPU %.1f s; %s processes with samples (%s cpu_duty)\n' \
-	"$SECS" "$N" $((kb / 1024)) "$(echo "${cpu:-0} / $(getconf CLK_TCK)" | bc -l)" "$procs" "$duty"
+printf 'record -a -F %s, %s s, %d cpu_duty copies: peak RSS %d MiB, CPU %.1f s; %s processes with samples (%s cpu_duty)\n' \
+	"$HZ" "$SECS" "$N" $((kb / 1024)) "$(echo "${cpu:-0} / $(getconf CLK_TCK)" | bc -l)" "$procs" "$duty"
 printf 'load: %s\n' "$(cut -d' ' -f1-3 /proc/loadavg)"

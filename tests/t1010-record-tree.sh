@@ -45,6 +45,49 @@ test_expect_success 'the children are in processes, every sample has its pid' '
 	test "$(sql fork.db "SELECT value FROM meta WHERE key = '\''inherit'\''")" = on
 '
 
+# the cgroup v2 path this test runs in ("" where there is no v2 hierarchy)
+cg=$(sed -n 's/^0:://p' /proc/self/cgroup)
+test_expect_success 'each process row has its cgroup v2 path (NULL without one)' '
+	sql fork.db "SELECT DISTINCT COALESCE(cgroup, '\''NULL'\'') FROM processes" >cgroups &&
+	cat cgroups &&
+	if test -n "'"$cg"'"; then
+		test "$(cat cgroups)" = "'"$cg"'"
+	else
+		test "$(cat cgroups)" = NULL
+	fi
+'
+
+test_expect_success 'report -s process: a Cgroup column when one is not the root' '
+	"$RSPROF" report -s process fork.db >root.report &&
+	! grep -q Cgroup root.report &&
+	cp fork.db cg.db &&
+	child=$(sql cg.db "SELECT MAX(pid) FROM processes") &&
+	sql cg.db "UPDATE processes SET cgroup = '\''/system.slice/w.service'\'' WHERE pid = $child" &&
+	"$RSPROF" report -s process cg.db >cg.report &&
+	cat cg.report &&
+	grep -q "Cgroup" cg.report &&
+	grep "\[$child\]" cg.report | grep -q "/system.slice/w.service" &&
+	"$RSPROF" report -s process --json cg.db | python3 -c "
+import json, sys
+rows = json.load(sys.stdin)[\"cpu\"][\"rows\"]
+cg = {r[\"pid\"]: r[\"cgroup\"] for r in rows}
+assert cg[$child] == \"/system.slice/w.service\", cg
+assert len(set(cg.values())) == 2, cg"
+'
+
+test_expect_success 'a file of before processes.cgroup: read as it is, given it on --append' '
+	cp fork.db old.db &&
+	sql old.db "ALTER TABLE processes DROP COLUMN cgroup" &&
+	"$RSPROF" report -s process old.db >old.report &&
+	grep -q fork_workers old.report &&
+	n=$(sql old.db "SELECT COUNT(*) FROM processes") &&
+	"$RSPROF" record -q --no-heap --append -o old.db -- "$TARGETS/fork_workers" 0.2 &&
+	test "$(sql old.db "SELECT COUNT(*) FROM processes WHERE cgroup IS NULL")" -ge "$n" &&
+	if test -n "'"$cg"'"; then
+		test "$(sql old.db "SELECT COUNT(*) FROM processes WHERE cgroup = '\''$cg'\''")" -ge 3
+	fi
+'
+
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'perf record on the same program: the same split' '
 		perf record -q --all-user -F 499 -o fork.perf -- "$TARGETS/fork_workers" 1.5 2>/dev/null &&

@@ -144,6 +144,36 @@ test_expect_success 'labels, Basic and Bearer credentials, the tenant' '
 '
 stop_receiver
 
+# a container's process, as a runtime names its cgroup
+CID=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+start_receiver r.cg
+test_expect_success 'cgroup_name and container_id from the processes table' '
+	cp cpu.db cg.db &&
+	sql cg.db "DELETE FROM pushes;
+		UPDATE processes SET cgroup = '"'/system.slice/docker-$CID.scope'"'" &&
+	"$RSPROF" push $PUSH --window ..1s cg.db http://127.0.0.1:$RPORT &&
+	"$RSPROF" push $PUSH --window ..1s --push-format otlp cg.db http://127.0.0.1:$RPORT &&
+	"$RSPROF" push $PUSH --window ..1s --push-format parca cg.db http://127.0.0.1:$RPORT &&
+	pcheck r.cg labels >cg.labels &&
+	cat cg.labels &&
+	test "$(grep -c "\"cgroup_name\": \"/system.slice/docker-$CID.scope\"" cg.labels)" = 3 &&
+	test "$(grep -c "\"container_id\": \"$CID\"" cg.labels)" = 2 &&
+	grep -q "\"container.id\": \"$CID\"" cg.labels
+'
+
+test_expect_success 'no container_id for a cgroup that names none, no cgroup_name for NULL' '
+	sql cg.db "DELETE FROM pushes; UPDATE processes SET cgroup = '"'/user.slice/session-4.scope'"'" &&
+	"$RSPROF" push $PUSH --window ..1s cg.db http://127.0.0.1:$RPORT &&
+	pcheck r.cg labels | tail -1 >cg2.labels &&
+	grep -q "\"cgroup_name\": \"/user.slice/session-4.scope\"" cg2.labels &&
+	! grep -q container cg2.labels &&
+	sql cg.db "DELETE FROM pushes; UPDATE processes SET cgroup = NULL" &&
+	"$RSPROF" push $PUSH --window ..1s cg.db http://127.0.0.1:$RPORT &&
+	pcheck r.cg labels | tail -1 >cg3.labels &&
+	! grep -q "cgroup\|container" cg3.labels
+'
+stop_receiver
+
 if command -v openssl >/dev/null; then
 	# a CA of the test's own and a certificate for 127.0.0.1 signed by it
 	openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 2 \

@@ -292,6 +292,15 @@ int db__create(const char *path, bool append, struct db **out)
 		if (!err)
 			db->features |= DB_MAP_BUILD_ID;
 	}
+	/* a file of before the index: the writer's DELETE of a pid's maps scanned the table */
+	if (!err && append && db__has(db, DB_V2))
+		err = db__exec(db, "index map", "CREATE INDEX IF NOT EXISTS idx_map_pid ON map(pid)");
+	if (!err && append && db__has(db, DB_PROCESSES) && !db__has(db, DB_PROC_CGROUP)) {
+		err = db__exec(db, "add processes.cgroup",
+			       "ALTER TABLE processes ADD COLUMN cgroup TEXT DEFAULT NULL");
+		if (!err)
+			db->features |= DB_PROC_CGROUP;
+	}
 	/*
 	 * a file appended to keeps what it has: no totals when it was written
 	 * without, or with totals without temp_count and kind (an early v3):

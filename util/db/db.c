@@ -91,6 +91,7 @@ void db_features(struct db *db)
 	} v3[] = {
 		{ DB_PID, "cpu_samples", "pid", NULL },
 		{ DB_PROCESSES, "processes", "pid", NULL },
+		{ DB_PROC_CGROUP, "processes", "cgroup", NULL },
 		{ DB_TEMP_COUNT, "heap_events", "temp_count", NULL },
 		{ DB_KIND, "heap_events", "kind", NULL },
 		{ DB_MERGED, NULL, NULL, "SELECT merged FROM checkpoints" },

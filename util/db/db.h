@@ -92,6 +92,7 @@ enum db_feature {
 	DB_SERIES_SLICES = 1u << 11,	/* v3: series_state.dropped (the spread compaction) */
 	DB_CPU_STACKS	= 1u << 12,	/* cpu_stacks (record -g) */
 	DB_MAP_BUILD_ID	= 1u << 14,	/* map.build_id */
+	DB_PROC_CGROUP	= 1u << 15,	/* v3: processes.cgroup */
 	/* the writer's file: a new one, or one appended to whose totals have every
 	 * column, so that the writer adds up its totals and compacts */
 	DB_WRITE_TOTALS	= 1u << 13,

@@ -47,6 +47,7 @@ struct stack_count {
 struct process_row {
 	int pid, ppid;
 	const char *comm, *exe;
+	const char *cgroup;	/* its cgroup v2 path; NULL: not known */
 	uint64_t start_ms;	/* fork, exec or start of the recording */
 	int64_t end_ms;		/* exec or exit; -1 while running */
 	uint64_t samples;	/* CPU samples so far */

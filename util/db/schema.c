@@ -140,6 +140,8 @@ const char db_schema_sql[] =
 	/* the file's GNU build-id (hex) as the kernel gave it; NULL: unknown */
 	"    build_id TEXT DEFAULT NULL\n"
 	");\n"
+	/* the writer replaces a process's rows at each change of its mappings */
+	"CREATE INDEX idx_map_pid ON map(pid);\n"
 	/*
 	 * Version 3: the allocation history (record --alloc-history), seed
 	 * 001's layout for "half-axis" queries (util/db/history.h): time
@@ -183,6 +185,8 @@ const char db_schema_sql[] =
 	"    start_ms INTEGER NOT NULL,\n"
 	"    end_ms INTEGER DEFAULT NULL,\n"
 	"    samples INTEGER NOT NULL DEFAULT 0,\n"
+	/* its cgroup v2 path (/proc/PID/cgroup's 0:: line); NULL: not known */
+	"    cgroup TEXT DEFAULT NULL,\n"
 	"    PRIMARY KEY (pid, start_ms)\n"
 	");\n"
 	/*

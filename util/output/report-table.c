@@ -29,6 +29,7 @@ void report_table__exit(struct report_table *t)
 		free((char *)t->v[i].r.file);
 		free((char *)t->v[i].r.function);
 		free((char *)t->v[i].r.module);
+		free((char *)t->v[i].r.cgroup);
 		free(t->v[i].location);
 		free(t->v[i].function_short);
 	}
@@ -77,6 +78,7 @@ int report_table__add(const struct prof_row *r, void *ctx)
 	w->r.file = str__dup(r->file, &err);
 	w->r.function = str__dup(r->function, &err);
 	w->r.module = str__dup(r->module, &err);
+	w->r.cgroup = str__dup(r->cgroup, &err);
 	w->location = str__dup(loc, &err);
 	w->function_short = str__dup(fn, &err);
 	t->n++;		/* freed with the table even on error */
@@ -99,14 +101,37 @@ static struct table *table_for(const struct table_col *cols, int n, FILE *f)
 	return t;
 }
 
+/*
+ * The Cgroup column of processes: shown when a process is in a cgroup
+ * other than the root (a host's services, containers), its end kept (a
+ * container's ID); "-" for a process whose cgroup is not known.
+ */
+static const struct table_col cgroup_col = { "Cgroup", TABLE_LEFT, TABLE_TRUNC_LEFT, 12 };
+
+static bool cgroup_shown(const struct report_table *rt)
+{
+	if (rt->group != GROUP_PROCESS)
+		return false;
+	for (int i = 0; i < rt->n; i++)
+		if (rt->v[i].r.cgroup && strcmp(rt->v[i].r.cgroup, "/"))
+			return true;
+	return false;
+}
+
+static const char *cgroup_cell(const struct report_row *w)
+{
+	return w->r.cgroup ? w->r.cgroup : "-";
+}
+
 int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, int *hidden)
 {
-	static const struct table_col cols[] = {
+	const struct table_col cols[] = {
 		{ "CPU%", TABLE_RIGHT, TABLE_TRUNC_NONE, 0 },
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
+		cgroup_col,
 	};
-	struct table *t = table_for(cols, 3, f);
+	struct table *t = table_for(cols, cgroup_shown(rt) ? 4 : 3, f);
 	int err = t ? 0 : -ENOMEM;
 
 	if (hidden)
@@ -114,8 +139,8 @@ int report_table__print_cpu(const struct report_table *rt, FILE *f, int width, i
 	for (int i = 0; i < rt->n && !err; i++) {
 		const struct report_row *w = &rt->v[i];
 		char pct[16];
-		const char *cells[3] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
-					 w->function_short };
+		const char *cells[4] = { format__pct(w->r.pct, pct, sizeof(pct)), w->location,
+					 w->function_short, cgroup_cell(w) };
 
 		if (!rt->all && w->r.pct < 0.05) {
 			if (hidden)
@@ -166,15 +191,16 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 		{ "Location", TABLE_LEFT, TABLE_TRUNC_LEFT, 16 },
 		{ "Function", TABLE_LEFT, TABLE_TRUNC_NAME, 12 },
 	};
-	/* the columns shown: Allocated and Temp when asked for */
-	bool shown[7] = { true, true, rt->allocated, true, rt->temporary, true, true };
-	struct table_col cols[7];
+	/* the columns shown: Allocated and Temp when asked for, Cgroup for processes */
+	bool shown[8] = { true, true, rt->allocated, true, rt->temporary, true, true,
+			  cgroup_shown(rt) };
+	struct table_col cols[8];
 	struct table *t;
 	int nc = 0, err;
 
-	for (int c = 0; c < 7; c++)
+	for (int c = 0; c < 8; c++)
 		if (shown[c])
-			cols[nc++] = all[c];
+			cols[nc++] = c < 7 ? all[c] : cgroup_col;
 	t = table_for(cols, nc, f);
 	err = t ? 0 : -ENOMEM;
 	if (hidden)
@@ -188,15 +214,15 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 				(*hidden)++;
 			continue;
 		}
-		const char *v[7] = {
+		const char *v[8] = {
 			format__bytes(w->r.live_bytes, live, sizeof(live)),
 			format__bytes(w->r.peak_bytes, peak, sizeof(peak)),
 			format__bytes(w->r.alloc_bytes, al, sizeof(al)),
 			format__count(w->r.alloc_count, n, sizeof(n)),
 			w->r.temp_count < 0 ? "-" : format__count(w->r.temp_count, tc, sizeof(tc)),
-			w->location, w->function_short,
+			w->location, w->function_short, cgroup_cell(w),
 		};
-		const char *cells[7];
+		const char *cells[8];
 		int k;
 
 		/* anonymous mappings, not malloc: tagged after the function */
@@ -206,7 +232,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 			v[6] = fn;
 		}
 		k = 0;
-		for (int c = 0; c < 7; c++)
+		for (int c = 0; c < 8; c++)
 			if (shown[c])
 				cells[k++] = v[c];
 		err = table__add_row_style(t, cells, row_style(w->r.pct));
@@ -262,7 +288,7 @@ void report_table__csv_rows(const struct report_table *t, const char *table, FIL
 		csv_row(table, &t->v[i], f);
 }
 
-static void json_row(struct json *j, const struct report_row *w, bool heap)
+static void json_row(struct json *j, const struct report_row *w, bool heap, bool process)
 {
 	json__begin_object(j, NULL);
 	json__string(j, "location", w->location);
@@ -275,6 +301,8 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 	json__string(j, "module", w->r.module);
 	if (w->r.pid > 0)
 		json__int(j, "pid", w->r.pid);
+	if (process)
+		json__string(j, "cgroup", w->r.cgroup);
 	json__double(j, "pct", w->r.pct);
 	if (!heap) {
 		json__uint(j, "samples", w->r.samples);
@@ -297,5 +325,5 @@ static void json_row(struct json *j, const struct report_row *w, bool heap)
 void report_table__json_rows(const struct report_table *t, struct json *j, bool heap)
 {
 	for (int i = 0; i < t->n; i++)
-		json_row(j, &t->v[i], heap);
+		json_row(j, &t->v[i], heap, t->group == GROUP_PROCESS);
 }

@@ -26,6 +26,8 @@
 struct proc {
 	int pid;
 	char *comm, *exe;
+	char *cgroup;		/* its last image's cgroup v2 path; NULL: not known */
+	char container_id[65];	/* from the cgroup's name; "": none */
 	int64_t end_ms;		/* its last image's; -1: running */
 };
 
@@ -51,6 +53,7 @@ static void procs_free(struct push_source *s)
 	for (size_t i = 0; i < s->n_procs; i++) {
 		free(s->procs[i].comm);
 		free(s->procs[i].exe);
+		free(s->procs[i].cgroup);
 	}
 	s->n_procs = 0;
 }
@@ -76,7 +79,35 @@ static int64_t iso_ns(const char *v)
 	return end ? (int64_t)timegm(&tm) * 1000000000LL : 0;
 }
 
-/* The processes table: one entry per pid, its last image (comm, exe, end). */
+/*
+ * The container ID in the name of a cgroup, as the container runtimes name
+ * the cgroups of their containers: the last component of the path is
+ * 64 hex digits, or ends in "-" and them, with or without ".scope"
+ * (/docker/ID, /system.slice/docker-ID.scope, .../cri-containerd-ID.scope,
+ * crio-ID.scope, libpod-ID.scope, /kubepods/.../podUID/ID). "" when not.
+ */
+static void container_id(const char *cgroup, char id[65])
+{
+	const char *last = strrchr(cgroup, '/'), *dash;
+	size_t n;
+
+	id[0] = '\0';
+	last = last ? last + 1 : cgroup;
+	n = strlen(last);
+	if (n > 6 && !strcmp(last + n - 6, ".scope"))
+		n -= 6;
+	dash = memrchr(last, '-', n);
+	if (dash) {
+		n -= (size_t)(dash + 1 - last);
+		last = dash + 1;
+	}
+	if (n != 64 || strspn(last, "0123456789abcdef") < 64)
+		return;
+	memcpy(id, last, 64);
+	id[64] = '\0';
+}
+
+/* The processes table: one entry per pid, its last image (comm, exe, cgroup, end). */
 static int proc_cb(void *ctx, const struct process_info *p)
 {
 	struct push_source *s = ctx;
@@ -108,6 +139,13 @@ static int proc_cb(void *ctx, const struct process_info *p)
 		e->exe = strdup(p->exe);
 		if (!e->exe)
 			return -ENOMEM;
+	}
+	if (p->cgroup) {
+		free(e->cgroup);
+		e->cgroup = strdup(p->cgroup);
+		if (!e->cgroup)
+			return -ENOMEM;
+		container_id(e->cgroup, e->container_id);
 	}
 	e->end_ms = p->end_ms;
 	return 0;
@@ -250,8 +288,9 @@ static int label_cmp(const void *a, const void *b)
 }
 
 /*
- * service_name, hostname, pid (each replaced by the user's when given),
- * then the user's other labels; sorted by name.
+ * service_name, hostname, pid, cgroup_name and container_id when known
+ * (each replaced by the user's when given), then the user's other labels;
+ * sorted by name.
  */
 static void labels_of(const struct push_source *s, const struct push_spec *spec, int pid,
 		      struct labels *l)
@@ -268,6 +307,10 @@ static void labels_of(const struct push_source *s, const struct push_spec *spec,
 	label_add(l, "service_name", svc && *svc ? svc : "unknown");
 	label_add(l, "hostname", user_label(spec, "hostname") ? : s->hostname);
 	label_add(l, "pid", user_label(spec, "pid") ? : l->pid);
+	if (p && p->cgroup && !user_label(spec, "cgroup_name"))
+		label_add(l, "cgroup_name", p->cgroup);
+	if (p && p->container_id[0] && !user_label(spec, "container_id"))
+		label_add(l, "container_id", p->container_id);
 	for (size_t i = 0; i < spec->n_labels; i++) {
 		const char *n = spec->labels[i].name;
 
@@ -588,10 +631,14 @@ static int otlp_item(struct build *b, const struct labels *l, struct push_item *
 		a[n++] = (struct otlp_attr){ .key = "process.executable.path",
 					     .str = b->proc->exe };
 	}
+	/* container_id is the semantic conventions' container.id */
 	for (size_t i = 0; i < l->n; i++)
 		if (strcmp(l->v[i].name, "service_name") && strcmp(l->v[i].name, "hostname") &&
 		    strcmp(l->v[i].name, "pid"))
-			a[n++] = (struct otlp_attr){ .key = l->v[i].name, .str = l->v[i].value };
+			a[n++] = (struct otlp_attr){
+				.key = strcmp(l->v[i].name, "container_id") ? l->v[i].name :
+									      "container.id",
+				.str = l->v[i].value };
 	err = otlp_profile__encode(b->op, a, n, &body, &len);
 	if (err)
 		return err;

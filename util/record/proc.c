@@ -55,6 +55,33 @@ int proc__comm(pid_t pid, char *buf, size_t len)
 	return 0;
 }
 
+int proc__cgroup(pid_t pid, bool any_hierarchy, char *buf, size_t len)
+{
+	char path[64], line[4096];
+	bool found = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
+	f = fopen(path, "re");
+	if (!f)
+		return errno == ENOENT ? -ESRCH : -errno;
+	while (fgets(line, sizeof(line), f)) {
+		bool v2 = !strncmp(line, "0::", 3);
+		char *p = strchr(line, ':');
+
+		p = p ? strchr(p + 1, ':') : NULL;
+		if (!p || (!v2 && (found || !any_hierarchy)))
+			continue;
+		p[strcspn(p, "\n")] = '\0';
+		snprintf(buf, len, "%s", p + 1);
+		found = true;
+		if (v2)
+			break;
+	}
+	fclose(f);
+	return found ? 0 : -ENOENT;
+}
+
 int proc__exe(pid_t pid, char *buf, size_t len)
 {
 	char path[64];

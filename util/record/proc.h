@@ -17,6 +17,14 @@ int proc__exists(pid_t pid);
 /* /proc/pid/comm without the newline into buf; 0 or -errno (-ESRCH when gone). */
 int proc__comm(pid_t pid, char *buf, size_t len);
 
+/*
+ * The cgroup of pid from /proc/pid/cgroup: its cgroup v2 path (the "0::"
+ * line, e.g. "/system.slice/ssh.service"), or when it has none and
+ * any_hierarchy, the path in the first hierarchy listed; into buf without
+ * the newline. 0, -ENOENT (no such line) or -errno (-ESRCH when gone).
+ */
+int proc__cgroup(pid_t pid, bool any_hierarchy, char *buf, size_t len);
+
 /* readlink /proc/pid/exe into buf; 0 or -errno (-EACCES for others' processes). */
 int proc__exe(pid_t pid, char *buf, size_t len);
 

@@ -23,7 +23,7 @@
 
 /* An address space: what one program (and the children it forked) maps. */
 struct space {
-	int id;
+	int id;			/* unique in the recording (not its index in spaces) */
 	pid_t pid;		/* whose root and perf map the files are looked up in */
 	char *exe;		/* the main executable as mapped; NULL until known */
 	struct maps *maps;	/* executable mappings */
@@ -38,6 +38,7 @@ struct space {
 	bool has_verdict;	/* verdict: its debug info, kept when its resolver went */
 	int verdict;
 	bool res_used;		/* system-wide: its resolver named an address since the last gc */
+	bool in_use;		/* gc: a process of the tree is in it */
 	uint64_t res_tick;	/* system-wide: when its resolver was last used */
 };
 
@@ -55,6 +56,7 @@ static bool has_data(const struct space *sp)
 struct image {
 	struct process_row row;
 	char *comm, *exe;
+	char *cgroup;		/* its cgroup v2 path; NULL: not known */
 	bool dirty;
 	bool hidden;		/* rsprof's own fork before the launched program's exec */
 };
@@ -107,6 +109,10 @@ struct process_tree {
 	size_t cap_rows;
 	struct kernel_syms *ksyms;
 	struct hashmap exe_kept;	/* exe hashes whose first space keeps its maps */
+	int next_space_id;
+	/* system-wide: the space that holds the data of the ended ones, per exe hash */
+	struct hashmap exe_data;
+	size_t programs_gone;		/* program spaces freed (process_tree__counts()) */
 	unsigned int next_keynum;
 	bool warned_keys;
 	/* system-wide: the symbols named so far, by file and offset (struct claim) */
@@ -176,6 +182,7 @@ void process_tree__delete(struct process_tree *pt)
 	for (size_t i = 0; i < pt->n_images; i++) {
 		free(pt->images[i].comm);
 		free(pt->images[i].exe);
+		free(pt->images[i].cgroup);
 	}
 	free(pt->images);
 	for (size_t i = 0; i < pt->n_strs; i++)
@@ -193,6 +200,7 @@ void process_tree__delete(struct process_tree *pt)
 	hashmap__free(&pt->known);
 	hashmap__free(&pt->str_index);
 	hashmap__free(&pt->exe_kept);
+	hashmap__free(&pt->exe_data);
 	for (size_t i = 0; i < pt->n_id_syms; i++)
 		symbol__delete(pt->id_syms[i].s);
 	free(pt->id_syms);
@@ -223,7 +231,7 @@ static struct space *space_new(struct process_tree *pt, pid_t pid, struct maps *
 		free(sp);
 		return NULL;
 	}
-	sp->id = (int)pt->n_spaces;
+	sp->id = pt->next_space_id++;
 	sp->pid = pid;
 	sp->written_gen = ~0u;
 	pt->spaces[pt->n_spaces++] = sp;
@@ -237,20 +245,43 @@ static struct process *proc_find(struct process_tree *pt, pid_t pid)
 	return hashmap__get(&pt->by_pid, (uint64_t)pid, &i) ? &pt->procs[i - 1] : NULL;
 }
 
-/* A new image row for p, starting at ms. */
+/*
+ * The cgroup of pid as /proc tells it now, else inherited (that of the
+ * image it forked from or exec'd out of; NULL: not known): a copy.
+ */
+static int cgroup_of(pid_t pid, const char *inherited, bool read, char **out)
+{
+	char buf[4096];
+
+	*out = NULL;
+	if (read && !proc__cgroup(pid, false, buf, sizeof(buf)))
+		inherited = buf;
+	if (inherited && !(*out = strdup(inherited)))
+		return -ENOMEM;
+	return 0;
+}
+
+/*
+ * A new image row for p, starting at ms, in cgroup (owned by the row
+ * from now on, also when it fails; NULL: not known).
+ */
 static int image_start(struct process_tree *pt, struct process *p, const char *comm,
-		       uint64_t ms)
+		       char *cgroup, uint64_t ms)
 {
 	struct image *im;
 
-	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16))
+	if (ALLOC_GROW(pt->images, pt->n_images + 1, pt->cap_images, 16)) {
+		free(cgroup);
 		return -ENOMEM;
+	}
 	im = &pt->images[pt->n_images];
 	memset(im, 0, sizeof(*im));
+	im->cgroup = cgroup;
 	im->comm = strdup(comm ? comm : "");
 	im->exe = p->sp && p->sp->exe ? strdup(p->sp->exe) : NULL;
 	if (!im->comm) {
 		free(im->exe);
+		free(im->cgroup);
 		return -ENOMEM;
 	}
 	im->row.pid = p->pid;
@@ -303,7 +334,7 @@ static struct process *proc_new(struct process_tree *pt, pid_t pid, pid_t ppid)
 /* A process as /proc shows it now (attached, or one whose fork we did not see). */
 static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64_t ms)
 {
-	char comm[64] = "", exe[PATH_MAX];
+	char comm[64] = "", exe[PATH_MAX], *cgroup;
 	struct maps *m = NULL;
 	struct process *p;
 	struct space *sp;
@@ -321,7 +352,7 @@ static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64
 	if (!p)
 		return NULL;
 	proc_enter(p, sp);
-	if (image_start(pt, p, comm, ms))
+	if (cgroup_of(pid, NULL, true, &cgroup) || image_start(pt, p, comm, cgroup, ms))
 		return NULL;
 	return p;
 }
@@ -343,7 +374,7 @@ int process_tree__add(struct process_tree *pt, pid_t pid, bool from_proc)
 		return -ENOMEM;
 	proc_enter(p, sp);
 	proc__comm(pid, comm, sizeof(comm));
-	if (image_start(pt, p, comm, pt->base_ms))
+	if (image_start(pt, p, comm, NULL, pt->base_ms))
 		return -ENOMEM;
 	pt->images[p->image].hidden = true;
 	pt->images[p->image].dirty = false;
@@ -398,6 +429,7 @@ static int on_fork(struct process_tree *pt, const struct sampler_event *ev, uint
 	struct process *parent, *p;
 	struct space *sp;
 	const char *comm = NULL;
+	char *cgroup;
 
 	if (ev->pid == ev->ppid || !pt->inherit)
 		return 0;	/* a thread; or a child we do not follow */
@@ -420,13 +452,17 @@ static int on_fork(struct process_tree *pt, const struct sampler_event *ev, uint
 		sp = parent->sp;
 	}
 	proc_enter(p, sp);
-	return image_start(pt, p, comm, ms);
+	/* a child starts in its parent's cgroup (it may move before its exec) */
+	if (cgroup_of(ev->pid, pt->images[parent->image].cgroup, false, &cgroup))
+		return -ENOMEM;
+	return image_start(pt, p, comm, cgroup, ms);
 }
 
 static int on_exec(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
 {
 	struct process *p = proc_get(pt, ev->pid, ms);
 	struct space *sp;
+	char *cgroup;
 
 	if (!p)
 		return -ENOMEM;
@@ -436,7 +472,14 @@ static int on_exec(struct process_tree *pt, const struct sampler_event *ev, uint
 	sp->program = true;
 	image_end(pt, p, ms);
 	proc_enter(p, sp);
-	return image_start(pt, p, ev->comm, ms);
+	/*
+	 * where it runs the program (a container's, a service's: a runtime
+	 * moves its child there before the exec); when it is gone already,
+	 * where it was
+	 */
+	if (cgroup_of(ev->pid, pt->images[p->image].cgroup, true, &cgroup))
+		return -ENOMEM;
+	return image_start(pt, p, ev->comm, cgroup, ms);
 }
 
 static int on_mmap(struct process_tree *pt, const struct sampler_event *ev, uint64_t ms)
@@ -1113,6 +1156,7 @@ int process_tree__changed_rows(struct process_tree *pt, const struct process_row
 			return -ENOMEM;
 		im->row.comm = im->comm;
 		im->row.exe = im->exe;
+		im->row.cgroup = im->cgroup;
 		pt->rows[k++] = im->row;
 		im->dirty = false;
 	}
@@ -1193,6 +1237,7 @@ static void gc_images(struct process_tree *pt)
 		if (at[i] != SIZE_MAX && !im->dirty && (im->hidden || im->row.end_ms >= 0)) {
 			free(im->comm);
 			free(im->exe);
+			free(im->cgroup);
 			continue;
 		}
 		at[i] = w;
@@ -1205,6 +1250,56 @@ static void gc_images(struct process_tree *pt)
 }
 
 /*
+ * System-wide, where a program may run thousands of times an hour: an
+ * ended space whose maps and resolver are gone is freed, so that the
+ * tree grows with the programs, not with the processes. Its data (what
+ * process_tree__debuginfo() adds up per executable) goes to the first
+ * ended space of its executable, which stays; one with no data leaves
+ * nothing behind. Not while symbols are queued (they point at spaces).
+ */
+static void drop_spaces(struct process_tree *pt)
+{
+	size_t w = 0;
+
+	if (pt->n_pend)
+		return;
+	for (size_t i = 0; i < pt->n_spaces; i++) {
+		struct space *sp = pt->spaces[i], *into = NULL;
+		uint64_t v;
+
+		if (sp->in_use || sp->refs > 0 || sp->maps || sp->res) {
+			pt->spaces[w++] = sp;
+			continue;
+		}
+		if (has_data(sp)) {
+			if (!sp->exe) {
+				pt->spaces[w++] = sp;
+				continue;
+			}
+			if (hashmap__get(&pt->exe_data, hashmap__hash_str(sp->exe), &v))
+				into = (struct space *)(uintptr_t)v;
+			if (!into || into == sp || strcmp(into->exe, sp->exe)) {
+				/* the first of its executable (or no memory to note it) */
+				if (!into)
+					hashmap__set(&pt->exe_data, hashmap__hash_str(sp->exe),
+						     (uint64_t)(uintptr_t)sp);
+				pt->spaces[w++] = sp;
+				continue;
+			}
+			into->samples += sp->samples;
+			into->heap |= sp->heap;
+			if (!into->has_verdict && sp->has_verdict) {
+				into->has_verdict = true;
+				into->verdict = sp->verdict;
+			}
+		}
+		pt->programs_gone += sp->program;
+		space_free(sp);
+	}
+	pt->n_spaces = w;
+}
+
+/*
  * Address spaces no process uses any more, their maps written: the maps go.
  * A space with data keeps its verdict on debug info; one without keeps
  * its maps only if it is the first of its executable (what
@@ -1212,18 +1307,16 @@ static void gc_images(struct process_tree *pt)
  */
 static void gc_spaces(struct process_tree *pt)
 {
-	bool *used = pt->n_spaces ? calloc(pt->n_spaces, sizeof(*used)) : NULL;
-
-	if (!used)
-		return;
+	for (size_t i = 0; i < pt->n_spaces; i++)
+		pt->spaces[i]->in_use = false;
 	for (size_t i = 0; i < pt->n_procs; i++)
 		if (pt->procs[i].sp)
-			used[pt->procs[i].sp->id] = true;
+			pt->procs[i].sp->in_use = true;
 	for (size_t i = 0; i < pt->n_spaces; i++) {
 		struct space *sp = pt->spaces[i];
 		bool fresh = false;
 
-		if (used[i] || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
+		if (sp->in_use || sp->refs > 0 || !sp->maps || sp->written_gen != sp->gen)
 			continue;
 		if (!has_data(sp) && sp->exe && sp->program &&
 		    (hashmap__add(&pt->exe_kept, hashmap__hash_str(sp->exe), 1, &fresh) || fresh))
@@ -1238,7 +1331,8 @@ static void gc_spaces(struct process_tree *pt)
 			sp->exe = NULL;
 		}
 	}
-	free(used);
+	if (pt->system_wide)
+		drop_spaces(pt);
 }
 
 void process_tree__gc(struct process_tree *pt)
@@ -1313,5 +1407,5 @@ void process_tree__counts(const struct process_tree *pt, size_t *processes, size
 	for (size_t i = 0; i < pt->n_spaces; i++)
 		programs += pt->spaces[i]->program;
 	*processes = pt->n_seen;
-	*spaces = programs;
+	*spaces = programs + pt->programs_gone;
 }

@@ -49,8 +49,10 @@ void process_tree__delete(struct process_tree *pt);
  * meet it resolves it, the others take that symbol), a space's resolver is
  * made when it has an address nobody named yet (at the checkpoint, not at
  * its first sample) and freed after a checkpoint that did not use it, and
- * a process seen only in the kernel (a kernel thread) is a process too.
- * Memory then grows with the code that runs, not with the processes.
+ * a process seen only in the kernel (a kernel thread) is a process too;
+ * the address space of a program that ended is freed, its samples kept
+ * with the first ended one of its executable. Memory then grows with the
+ * code that runs, not with the processes.
  */
 void process_tree__system_wide(struct process_tree *pt);
 

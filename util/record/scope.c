@@ -64,35 +64,6 @@ void scope__delete(struct scope *s)
 	free(s);
 }
 
-/* The cgroup v2 path of pid ("0::/path"), else the first hierarchy's; -errno. */
-static int read_cgroup(pid_t pid, char *buf, size_t len)
-{
-	char path[64], line[4096];
-	FILE *f;
-	bool found = false;
-
-	snprintf(path, sizeof(path), "/proc/%d/cgroup", (int)pid);
-	f = fopen(path, "re");
-	if (!f)
-		return -errno;
-	while (fgets(line, sizeof(line), f)) {
-		char *p = strchr(line, ':');
-
-		p = p ? strchr(p + 1, ':') : NULL;
-		if (!p)
-			continue;
-		p[strcspn(p, "\n")] = '\0';
-		if (!found || !strncmp(line, "0::", 3)) {
-			snprintf(buf, len, "%s", p + 1);
-			found = true;
-		}
-		if (!strncmp(line, "0::", 3))
-			break;
-	}
-	fclose(f);
-	return found ? 0 : -ENOENT;
-}
-
 static bool cgroup_ok(const struct scope *s, const char *cg)
 {
 	size_t n = strlen(s->cgroup);
@@ -107,7 +78,7 @@ static unsigned int from_proc(const struct scope *s, pid_t pid, unsigned int bit
 
 	if (s->comm && !(bits & COMM_KNOWN) && !proc__comm(pid, buf, sizeof(buf)))
 		bits |= COMM_KNOWN | (!strcmp(buf, s->comm) ? COMM_OK : 0);
-	if (s->cgroup && !(bits & CG_KNOWN) && !read_cgroup(pid, buf, sizeof(buf)))
+	if (s->cgroup && !(bits & CG_KNOWN) && !proc__cgroup(pid, true, buf, sizeof(buf)))
 		bits |= CG_KNOWN | (cgroup_ok(s, buf) ? CG_OK : 0);
 	return bits;
 }

@@ -43,8 +43,11 @@ int db_query_processes(struct db *db, int (*cb)(void *ctx, const struct process_
 
 	if (!db__has(db, DB_PROCESSES))
 		return from_meta(db, cb, ctx);
-	err = db__prepare(db, "read processes", "SELECT pid, ppid, comm, exe, start_ms, end_ms"
-			" FROM processes ORDER BY pid, start_ms", &st);
+	err = db__prepare(db, "read processes", db__has(db, DB_PROC_CGROUP) ?
+			  "SELECT pid, ppid, comm, exe, start_ms, end_ms, cgroup"
+			  " FROM processes ORDER BY pid, start_ms" :
+			  "SELECT pid, ppid, comm, exe, start_ms, end_ms, NULL"
+			  " FROM processes ORDER BY pid, start_ms", &st);
 	if (err)
 		return err;
 	while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -53,6 +56,7 @@ int db_query_processes(struct db *db, int (*cb)(void *ctx, const struct process_
 			.ppid = sqlite3_column_int(st, 1),
 			.comm = (const char *)sqlite3_column_text(st, 2),
 			.exe = (const char *)sqlite3_column_text(st, 3),
+			.cgroup = (const char *)sqlite3_column_text(st, 6),
 			.start_ms = (uint64_t)sqlite3_column_int64(st, 4),
 			.end_ms = sqlite3_column_type(st, 5) == SQLITE_NULL ? -1 :
 				  sqlite3_column_int64(st, 5),

@@ -14,6 +14,7 @@ struct db;
 struct process_info {
 	int pid, ppid;
 	const char *comm, *exe;	/* NULL when unknown */
+	const char *cgroup;	/* its cgroup v2 path; NULL when unknown */
 	uint64_t start_ms;
 	int64_t end_ms;		/* -1: still running at the end */
 };

@@ -22,6 +22,7 @@ struct qsym {
 	char *symname;		/* GROUP_SYMBOL: mangled demangled (or as is), else NULL */
 	int line;
 	int pid;		/* a process group's representative */
+	char *cgroup;		/* a process group's: its cgroup v2 path, or NULL */
 	int group;
 	bool match;		/* passes the filter's pattern */
 };

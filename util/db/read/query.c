@@ -63,6 +63,7 @@ void qctx_free(struct qctx *q)
 	for (int i = 0; i < q->n_procs; i++) {
 		free(q->procs[i].function);
 		free(q->procs[i].module);
+		free(q->procs[i].cgroup);
 	}
 	free(q->procs);
 	free(q->groups);
@@ -161,7 +162,8 @@ static bool pattern_match(const struct qsym *s, const char *pat)
 }
 
 /* Process groups: one per pid of the processes table (v3), or meta's pid. */
-static int qctx_add_proc(struct qctx *q, int pid, const char *comm, const char *exe)
+static int qctx_add_proc(struct qctx *q, int pid, const char *comm, const char *exe,
+			 const char *cgroup)
 {
 	struct qsym *v = realloc(q->procs, (q->n_procs + 1) * sizeof(*v)), *p;
 	int err = 0;
@@ -174,6 +176,7 @@ static int qctx_add_proc(struct qctx *q, int pid, const char *comm, const char *
 	p->pid = pid;
 	p->function = str__dup(comm, &err);
 	p->module = str__dup(exe, &err);
+	p->cgroup = str__dup(cgroup, &err);
 	p->match = true;
 	q->n_procs++;
 	if (!err && hashmap__set(&q->proc_index, (uint64_t)pid, (uint64_t)(q->n_procs - 1)))
@@ -197,8 +200,11 @@ static int qctx_processes(struct qctx *q)
 		return err;
 	if (q->has_pid) {
 		/* a pid that exec'd has several rows: its last image names it */
-		err = db__prepare(q->db, "read processes",
-				"SELECT pid, comm, exe FROM processes ORDER BY pid, start_ms", &st);
+		err = db__prepare(q->db, "read processes", db__has(q->db, DB_PROC_CGROUP) ?
+				  "SELECT pid, comm, exe, cgroup FROM processes"
+				  " ORDER BY pid, start_ms" :
+				  "SELECT pid, comm, exe, NULL FROM processes"
+				  " ORDER BY pid, start_ms", &st);
 		if (err)
 			return err;
 		while (!err && (rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -210,12 +216,15 @@ static int qctx_processes(struct qctx *q)
 
 				free(x->function);
 				free(x->module);
+				free(x->cgroup);
 				x->function = dup_col(st, 1, &err);
 				x->module = dup_col(st, 2, &err);
+				x->cgroup = dup_col(st, 3, &err);
 				continue;
 			}
 			err = qctx_add_proc(q, p, (const char *)sqlite3_column_text(st, 1),
-					    (const char *)sqlite3_column_text(st, 2));
+					    (const char *)sqlite3_column_text(st, 2),
+					    (const char *)sqlite3_column_text(st, 3));
 		}
 		if (!err && rc != SQLITE_DONE)
 			err = db__err(q->db, "read processes");
@@ -226,7 +235,7 @@ static int qctx_processes(struct qctx *q)
 		if (!err)
 			err = db__meta_get(q->db, "exe_path", &exe);
 		if (!err)
-			err = qctx_add_proc(q, q->default_pid, comm, exe);
+			err = qctx_add_proc(q, q->default_pid, comm, exe, NULL);
 		free(comm);
 		free(exe);
 	}
@@ -537,6 +546,7 @@ static struct prof_row row_of(const struct qgroup *g, enum group_by by)
 		.function = by <= GROUP_FUNCTION || by == GROUP_PROCESS ? g->rep->function : NULL,
 		.module = g->rep->module,
 		.pid = g->rep->pid,
+		.cgroup = by == GROUP_PROCESS ? g->rep->cgroup : NULL,
 		.samples = g->samples,
 		.live_bytes = g->live,
 		.peak_bytes = g->peak,

@@ -64,6 +64,7 @@ struct prof_row {
 	const char *module;
 	int pid;		/* GROUP_PROCESS: the process (function: its comm, module: its
 				 * executable) */
+	const char *cgroup;	/* GROUP_PROCESS: its cgroup v2 path; NULL: not known */
 	uint64_t samples;	/* CPU */
 	double pct;		/* of the total in the filter's window */
 	int64_t live_bytes;	/* heap */

@@ -71,8 +71,8 @@ static const struct stmt_def db_stmts[ST_MAX] = {
 		"INSERT INTO map (pid, addr_begin, addr_end, perm, offset, path, build_id)"
 		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
 	[ST_PROCESS] = { "insert process",
-		"INSERT OR REPLACE INTO processes (pid, ppid, comm, exe, start_ms, end_ms, samples)"
-		" VALUES (?, ?, ?, ?, ?, ?, ?)" },
+		"INSERT OR REPLACE INTO processes (pid, ppid, comm, exe, start_ms, end_ms, samples,"
+		" cgroup) VALUES (?, ?, ?, ?, ?, ?, ?, ?)" },
 	/* prepared when first used: a file has cpu_stacks from record -g on */
 	[ST_STACK_COUNT] = { "insert cpu stack",
 		"INSERT INTO cpu_stacks (checkpoint_id, stack_id, count) VALUES (?, ?, ?)", true },
@@ -428,7 +428,7 @@ static int db_write_rows(struct db_writer *w, const struct checkpoint *cp, int64
 		    sqlite3_bind_int64(st, 5, (int64_t)p->start_ms) ||
 		    (p->end_ms >= 0 ? sqlite3_bind_int64(st, 6, p->end_ms) :
 				      sqlite3_bind_null(st, 6)) ||
-		    sqlite3_bind_int64(st, 7, (int64_t)p->samples))
+		    sqlite3_bind_int64(st, 7, (int64_t)p->samples) || bind_text(st, 8, p->cgroup))
 			return stmt_table__err(&w->sts, ST_PROCESS);
 		err = stmt_table__step(&w->sts, ST_PROCESS);
 		if (err)
