@@ -58,11 +58,20 @@ test_expect_success 'the wrapper and the program are both in processes' '
 '
 
 # a stripped program is recorded as perf records it (t1017 has the rest)
+# Kept with a warning when its libraries or the kernel got samples; on a
+# busy machine a run may get none of those (its loop alone), and then
+# nothing could be named: exit 5. Either way the program is named, not env.
 test_expect_success 'a wrapper around a program without debug information: the program named' '
-	"$RSPROF" record --no-heap -o nd.db -- env X=1 ./nodebug 1 2>err &&
-	cat err &&
-	grep -q "nodebug has no debug information and no symbol table: its own code" err &&
-	grep -q "^hint:" err && ! grep -q "env has no" err && test -s nd.db
+	st=0 && "$RSPROF" record --no-heap -o nd.db -- env X=1 ./nodebug 1 2>err || st=$? &&
+	cat err && echo "# exit $st" &&
+	grep -q "nodebug has no debug information and no symbol table" err &&
+	grep -q "^hint:" err && ! grep -q "env has no" err &&
+	if test $st = 0; then
+		grep -q "nodebug has no debug information and no symbol table: its own code" err &&
+		test -s nd.db
+	else
+		test $st = 5 && grep -q "nothing recorded could be named" err
+	fi
 '
 
 test_expect_success 'a stripped wrapper with symbols only: no warning about it' '
