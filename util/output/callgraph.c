@@ -185,16 +185,14 @@ static int site_width(const struct rows *r, int from)
 }
 
 /*
- * The widths of the name and call-site columns of rows (from `from` on)
- * within avail columns (the two blanks between them included): the sites
+ * A name column of *nw and a call-site column of *sw columns shortened to
+ * fit avail columns (the two blanks between them included): the sites
  * keep at least two fifths, the names what is left, neither under 16.
  */
-static void fit(const struct rows *r, int from, int avail, int *nw, int *sw)
+static void split_width(int avail, int *nw, int *sw)
 {
 	int budget = avail - 2, smin;
 
-	*nw = name_width(r, from);
-	*sw = site_width(r, from);
 	if (*nw + *sw <= budget)
 		return;
 	smin = budget * 2 / 5 > 20 ? budget * 2 / 5 : 20;
@@ -203,6 +201,14 @@ static void fit(const struct rows *r, int from, int avail, int *nw, int *sw)
 		*nw = budget - smin > 16 ? budget - smin : 16;
 	if (*sw > budget - *nw)
 		*sw = budget - *nw > 16 ? budget - *nw : 16;
+}
+
+/* The name and call-site widths of rows (from `from` on) within avail columns. */
+static void fit(const struct rows *r, int from, int avail, int *nw, int *sw)
+{
+	*nw = name_width(r, from);
+	*sw = site_width(r, from);
+	split_width(avail, nw, sw);
 }
 
 static int view_width(const struct cg_view *v)
@@ -283,7 +289,7 @@ int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
 			       struct styled_text *t)
 {
 	int *order = callgraph__by_total(cg);
-	int n = cg->n_funcs, err = 0, sw;
+	int n = cg->n_funcs, err = 0, fw, sw;
 	char c[32], s[32], val[32], site[1100], site2[1100], name[1024];
 
 	if (!order)
@@ -305,26 +311,15 @@ int callgraph__render_children(struct callgraph *cg, const struct cg_view *v,
 			break;
 		err = styled__addf(t, i ? TS_NORMAL : TS_NORMAL, "%s", "");
 		demangle__short(f->name, 0, fn, sizeof(fn));
-		{
-			/* the function and its site on one line within the width */
-			int avail = view_width(v) - 8 - 2 - 7 - 2 - 10 - 2 - 2;
-			int sw = format__width(site), fw = format__width(fn);
-
-			if (fw + sw > avail) {
-				int keep = avail * 2 / 5 > 20 ? avail * 2 / 5 : 20;
-
-				sw = sw < keep ? sw : keep;
-				fw = avail - sw > 16 ? avail - sw : 16;
-				sw = avail - fw > 16 ? avail - fw : 16;
-			}
-			if (!err)
-				err = styled__addf(t, TS_HOT, "%8s  %7s  %10s  %s  %s", c, s,
-						   value_text(cg, f->total, val, sizeof(val)),
-						   format__cut(fn, fw, TABLE_TRUNC_NAME, name,
-							       sizeof(name)),
-						   format__cut(site, sw, TABLE_TRUNC_LEFT, site2,
-							       sizeof(site2)));
-		}
+		/* the function and its site on one line within the width */
+		fw = format__width(fn);
+		sw = format__width(site);
+		split_width(view_width(v) - 8 - 2 - 7 - 2 - 10 - 2, &fw, &sw);
+		if (!err)
+			err = styled__addf(t, TS_HOT, "%8s  %7s  %10s  %s  %s", c, s,
+					   value_text(cg, f->total, val, sizeof(val)),
+					   format__cut(fn, fw, TABLE_TRUNC_NAME, name, sizeof(name)),
+					   format__cut(site, sw, TABLE_TRUNC_LEFT, site2, sizeof(site2)));
 		if (err)
 			break;
 		/* its callees, when it calls anything */
