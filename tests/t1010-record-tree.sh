@@ -90,7 +90,7 @@ test_expect_success 'a file of before processes.cgroup: read as it is, given it 
 
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'perf record on the same program: the same split' '
-		perf record -q --all-user -F 499 -o fork.perf -- "$TARGETS/fork_workers" 1.5 2>/dev/null &&
+		perf record -B --no-bpf-event -q --all-user -F 499 -o fork.perf -- "$TARGETS/fork_workers" 1.5 2>/dev/null &&
 		perf report -i fork.perf --stdio --sort sym 2>/dev/null >fork.txt &&
 		pa=$(awk "/worker_a/ { sub(\"%\", \"\", \$1); print int(\$1) }" fork.txt) &&
 		pb=$(awk "/worker_b/ { sub(\"%\", \"\", \$1); print int(\$1) }" fork.txt) &&

@@ -25,7 +25,7 @@ test_expect_success 'rsprof record -- thread_pool: the 5 ms threads are sampled'
 '
 
 test_expect_success 'perf record -- thread_pool' '
-	perf record -q -F 999 -o pool.perf -- "$TARGETS/thread_pool" 3 perf.cpu 2>/dev/null &&
+	perf record -B --no-bpf-event -q -F 999 -o pool.perf -- "$TARGETS/thread_pool" 3 perf.cpu 2>/dev/null &&
 	perf script -i pool.perf -F ip,sym 2>/dev/null | grep -c " pool_task$" >perf.n &&
 	say "perf: $(cat perf.n) samples in pool_task, $(cat perf.cpu) (CPU s, threads)" &&
 	test "$(cat perf.n)" -ge 20

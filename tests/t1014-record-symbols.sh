@@ -94,7 +94,7 @@ test_expect_success 'a JIT named by its /tmp/perf-PID.map, as perf reads it' '
 
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'perf names the same JIT code' '
-		perf record -q -F 499 -o jit.perf -- "$TARGETS/jit_perfmap" 1 keep 2>/dev/null &&
+		perf record -B --no-bpf-event -q -F 499 -o jit.perf -- "$TARGETS/jit_perfmap" 1 keep 2>/dev/null &&
 		perf report -i jit.perf --stdio --sort sym 2>/dev/null | grep -v "^#" | grep . |
 			head -1 >jit.perf.txt && cat jit.perf.txt &&
 		grep -q jit_spin_loop jit.perf.txt &&

@@ -45,7 +45,7 @@ test_expect_success 'the kernel rows are named from /proc/kallsyms' '
 
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'perf record on the same program: the same split (within 15 points)' '
-		perf record -q -F 499 -o k.perf -- "$TARGETS/pread_half" data 2 2>/dev/null &&
+		perf record -B --no-bpf-event -q -F 499 -o k.perf -- "$TARGETS/pread_half" data 2 2>/dev/null &&
 		perf report -i k.perf --stdio --sort dso,sym 2>/dev/null >k.txt &&
 		pc=$(awk "/do_compute/ { sub(\"%\", \"\", \$1); print int(\$1) }" k.txt) &&
 		pk=$(awk "/\[kernel.kallsyms\]/ { sub(\"%\", \"\", \$1); s += \$1 } END { print int(s) }" k.txt) &&

@@ -118,7 +118,9 @@ test_expect_success 'annotate --asm: the hot loop instructions carry the samples
 
 if command -v perf >/dev/null 2>&1; then
 	test_expect_success 'annotate --asm agrees with perf annotate on the hot instructions' '
-		perf record -q -F 999 -o perf.data "$TARGETS/cpu_split" 2 >/dev/null &&
+		# no build-ids (-B) nor BPF events: the perf 6.1 of Debian aborted in util/build-id.c
+		# (stack smashing) in 2 of 3 make test runs at load 12-15
+		perf record -B --no-bpf-event -q -F 999 -o perf.data "$TARGETS/cpu_split" 2 >/dev/null &&
 		perf annotate -i perf.data --stdio -s work_a >perf.txt &&
 		# both put most of work_a on its loop (imul/add/cmp/jne): >= 80 %
 		awk "/imul|add|cmp|jne|lea/ && \$1 + 0 > 0 { s += \$1 } END { print s; exit !(s >= 80) }" perf.txt &&

@@ -36,7 +36,7 @@ PY
 test_expect_success 'python3.11 -g and perf --call-graph dwarf on the same run' '
 	"$PY" loop.py 8 & bg_pid $! && pid=$! &&
 	sleep 0.5 &&
-	{ perf record -q -e cpu-clock:u --call-graph dwarf -F 499 -p $pid -o perf.data -- sleep 4 \
+	{ perf record -B --no-bpf-event -q -e cpu-clock:u --call-graph dwarf -F 499 -p $pid -o perf.data -- sleep 4 \
 		2>perf.err & } && perfpid=$! &&
 	"$RSPROF" record -q -g -F 499 --user-only --no-heap -p $pid -d 4 -o py.db &&
 	wait $perfpid && cat perf.err &&
