@@ -50,11 +50,14 @@ test_expect_success '8 threads starting and exiting: attached and detached three
 
 # one free in eight goes through a pointer to glibc's free taken before any
 # attach: those blocks are freed right (the program would abort otherwise)
-# and counted (at most 8 x 64 blocks live at once)
+# and counted: at most 8 x 64 blocks live at once, plus what the 8 threads
+# allocate while the last snapshot reads the allocation and free counters
+# a moment apart (629 in all with the sanitizer build of rsprof at load 5);
+# uncounted frees would leave millions live
 test_expect_success 'frees through a pointer taken before the attach: counted' '
 	a=$(sql churn2.db "SELECT SUM(alloc_count) FROM heap_events") &&
 	f=$(sql churn2.db "SELECT SUM(free_count) FROM heap_events") &&
-	echo "$a allocations, $f frees" && test $((a - f)) -le 600
+	echo "$a allocations, $f frees" && test $((a - f)) -le 1024
 '
 
 # byte sampling attached: the region the tracker adopts says so; the same
