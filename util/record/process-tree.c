@@ -1130,7 +1130,13 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 			pt->owned[pt->n_owned++] = d;
 			s = d;
 		}
-		if (s->n_frames && s->frames[s->chosen].function && q->key != KEY_TRUNCATED)
+		/*
+		 * The [vdso]'s names (clock_gettime...) come from the kernel and
+		 * name none of the program's code: a stripped program that calls
+		 * it is still one nothing could be named in.
+		 */
+		if (s->n_frames && s->frames[s->chosen].function && q->key != KEY_TRUNCATED &&
+		    !(s->module && !strcmp(s->module, "[vdso]")))
 			pt->named++;
 		pt->out[k++] = s;
 	}
