@@ -106,6 +106,21 @@ test_expect_success 'heap: --heap --callers keep: exactly 75 % / 25 % of the byt
 	awk -F, "NR == 2 { exit !(\$3 == 4194304) }" h.csv
 '
 
+# A second recording appended to the first has stacks of its own: none of
+# its samples may be filed under a stack of the first program.
+test_expect_success 'record -g --append: each recording keeps its own stacks' '
+	"$RSPROF" record -q -g --no-heap -F 499 -o app.db -- "$TARGETS/cpu_split" 0.3 &&
+	first=$(sql app.db "SELECT MAX(id) FROM checkpoints") &&
+	"$RSPROF" record -q -g --no-heap -F 499 --append -o app.db -- "$TARGETS/callgraph" 0.3 &&
+	test "$(sql app.db "SELECT COUNT(DISTINCT stack_id) FROM cpu_stacks")" = \
+	     "$(sql app.db "SELECT COUNT(*) FROM stacks")" &&
+	sql app.db "SELECT DISTINCT s.function FROM cpu_stacks c
+		JOIN stack_frames f ON f.stack_id = c.stack_id JOIN symbols s ON s.addr = f.addr
+		WHERE c.checkpoint_id > $first" >fns &&
+	cat fns &&
+	grep -qx crunch fns && ! grep -q "^work_" fns
+'
+
 test_expect_success 'an unknown function: exit 1; a missing name: exit 2' '
 	expect_exit 1 "$RSPROF" report --callers nosuch calls.db 2>err &&
 	grep -q "no function .nosuch." err &&
@@ -154,7 +169,7 @@ test_expect_success 'interrupt samples: stacks of their own, under the entry' '
 		WHERE f.stack_id IN ($irq_stacks) AND f.pos < (SELECT MAX(pos) FROM stack_frames g
 		WHERE g.stack_id = f.stack_id) AND (s.function LIKE '"'"'asm_sysvec_%'"'"'
 		OR s.function LIKE '"'"'asm_common_interrupt%'"'"')")" = 0 &&
-	"$RSPROF" report -g --cpu -t 0.001 irq.db >out &&
+	"$RSPROF" report -g --cpu -n 100000 -t 0.001 irq.db >out &&
 	grep -E "^ +[0-9.]+% +[0-9.]+% +[0-9]+  asm_(sysvec_|common_interrupt)" out &&
 	! grep -E "^ .*[─└├].*asm_(sysvec_|common_interrupt)" out
 '

@@ -115,7 +115,8 @@ static void test_checkpoint(void)
 	is_int(db_writer__checkpoint(w, &cp, &id), 0, "write a checkpoint");
 	is_int(id, 1, "first checkpoint id is 1");
 	cp.timestamp_ms = 2000;
-	is_int(db_writer__checkpoint(w, &cp, &id), 0, "same symbols and stacks again: ignored");
+	cp.n_stacks = 0;	/* a stack is handed over once, with its first checkpoint */
+	is_int(db_writer__checkpoint(w, &cp, &id), 0, "same symbols again: ignored");
 	is_int(id, 2, "second checkpoint id");
 	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM symbols"), 1, "one symbol row");
 	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM symbol_frames WHERE addr = 4096"), 1,
@@ -129,6 +130,12 @@ static void test_checkpoint(void)
 	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM stack_frames WHERE stack_id = 9"), 2,
 	       "stack frames once");
 	is_int(int_of(db_writer__db(w), "SELECT stack_id FROM heap_events LIMIT 1"), 9, "heap row's stack");
+	cp.timestamp_ms = 2500;
+	cp.n_stacks = 1;
+	ok(db_writer__checkpoint(w, &cp, &id) < 0, "a stack id written twice fails, never merges");
+	is_int(int_of(db_writer__db(w), "SELECT COUNT(*) FROM checkpoints"), 2,
+	       "and its checkpoint is rolled back");
+	cp.n_stacks = 0;
 
 	/* an error inside the transaction rolls the whole checkpoint back */
 	cp.timestamp_ms = 3000;
@@ -157,6 +164,50 @@ static void test_append(void)
 	is_int(id, 2, "continuing the checkpoints");
 	db_writer__close(w);
 	is_int(db_writer__create(tmp("none.db"), true, &w), -RSPROF_EDB, "append to a missing file");
+}
+
+/*
+ * Stack ids count up from the file's highest below 2^40, over an append
+ * too: the CPU stacks of a second recording never take the ids of the
+ * first's. A file from an older rsprof (hashed heap ids anywhere, CPU ids
+ * from 2^40) is stepped over the same way.
+ */
+static void test_stack_ids(void)
+{
+	const char *p = tmp("ids.db");
+	uint64_t addrs[] = { 0x1000 };
+	struct stack_rec stk = { 0, 0x77, addrs, 1 };
+	struct checkpoint cp = { .timestamp_ms = 1000, .stacks = &stk, .n_stacks = 1 };
+	struct db_writer *w;
+	int64_t a = 0, b = 0;
+
+	if (db_writer__create(p, false, &w)) {
+		ok(0, "create for stack ids");
+		return;
+	}
+	is_int(db_writer__stack_id(w, &a), 0, "a stack id");
+	is_int(a, 1, "the first is 1");
+	is_int(db_writer__stack_id(w, &b), 0, "another");
+	is_int(b, 2, "then 2");
+	stk.id = b;
+	is_int(db_writer__checkpoint(w, &cp, NULL), 0, "stack 2 written");
+	db_writer__close(w);
+	if (db_writer__create(p, true, &w)) {
+		ok(0, "append for stack ids");
+		return;
+	}
+	is_int(db_writer__stack_id(w, &a), 0, "appended: a stack id");
+	is_int(a, 3, "after the file's highest");
+	sqlite3_exec(db__sqlite(db_writer__db(w)), "INSERT INTO stacks VALUES (1099511627776, 1, 1),"
+		     " (5000000000000000000, 2, 1), (40, 3, 1)", NULL, NULL, NULL);
+	db_writer__close(w);
+	if (db_writer__create(p, true, &w)) {
+		ok(0, "append to an older file");
+		return;
+	}
+	is_int(db_writer__stack_id(w, &a), 0, "older file: a stack id");
+	is_int(a, 41, "above its highest below 2^40, below its CPU and hashed ids");
+	db_writer__close(w);
 }
 
 /* Bytes of a file, for "the reader never changes it". */
@@ -700,6 +751,7 @@ int main(void)
 	test_create();
 	test_checkpoint();
 	test_append();
+	test_stack_ids();
 	test_open_errors();
 	test_queries();
 	test_live_reader();

@@ -30,7 +30,7 @@ struct heap_count {
 };
 
 struct stack_rec {
-	int64_t id;		/* chosen by the caller, unique in the file */
+	int64_t id;		/* from db_writer__stack_id(), unique in the file */
 	uint64_t hash;
 	const uint64_t *addrs;	/* frame addresses, innermost first; each also in symbols */
 	int depth;

@@ -115,7 +115,9 @@ const char db_schema_sql[] =
 	"    PRIMARY KEY (addr, depth)\n"
 	");\n"
 	/* Deduplicated call stacks (seed 004): a stack is stored once and
-	 * referenced; frames are addresses in symbols, pos 0 innermost. */
+	 * referenced; frames are addresses in symbols, pos 0 innermost. The
+	 * frames are their key's b-tree alone (no rowid table beside it):
+	 * a third of a heap profile's size. */
 	"CREATE TABLE stacks (\n"
 	"    id INTEGER PRIMARY KEY,\n"
 	"    hash INTEGER NOT NULL,\n"
@@ -128,7 +130,7 @@ const char db_schema_sql[] =
 	"    addr INTEGER NOT NULL,\n"
 	"    PRIMARY KEY (stack_id, pos),\n"
 	"    FOREIGN KEY (stack_id) REFERENCES stacks(id)\n"
-	");\n"
+	") WITHOUT ROWID;\n"
 	/* The target's mappings (seed 003 `map`), as read from /proc/PID/maps. */
 	"CREATE TABLE map (\n"
 	"    pid INTEGER NOT NULL,\n"

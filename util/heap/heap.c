@@ -279,9 +279,11 @@ static int new_stack(struct heap *h, struct resolver *r, struct stack_state *st)
 		err = -ENOMEM;
 		goto fail;
 	}
-	/* the 64-bit key is the id: stable, and the same stack gets the
-	 * same id in an appended recording */
-	st->stack_id = (int64_t)(st->key >> 1);
+	err = h->hooks->stack_id(h->hooks->ctx, &st->stack_id);
+	if (err) {
+		st->stack_id = -1;
+		goto fail;
+	}
 	h->stacks[h->n_stacks++] = (struct stack_rec){
 		.id = st->stack_id, .hash = st->key, .addrs = addrs, .depth = depth,
 		.pid = st->code_pid,

@@ -102,6 +102,8 @@ struct heap_hooks {
 	 * saw end (exited). 0 or -errno.
 	 */
 	int (*process)(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited);
+	/* the file's id for a stack stored for the first time: 0 or -errno */
+	int (*stack_id)(void *ctx, int64_t *id);
 	void *ctx;
 };
 

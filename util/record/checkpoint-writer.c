@@ -21,7 +21,6 @@
 
 #define MAX_STACK	128
 /* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
-#define CPU_STACK_ID0	(1LL << 40)
 
 /* A growable array of elements of one size. */
 struct vec {
@@ -77,7 +76,6 @@ struct checkpoint_writer {
 	struct vec stack_rows;		/* struct stack_count, this checkpoint */
 	struct vec map_rows;		/* struct map_row, one process's at a time */
 	struct vec build_ids;		/* their build-ids, 41 bytes each (hex) */
-	int64_t next_stack_id;
 	uint64_t stacks_seen;		/* unwound from their stack copies */
 	uint64_t tracking_samples;	/* taken while the kernel handled a heap uprobe */
 	struct hashmap probe_fns;	/* kernel ip -> 2: the probes' code, 1: not */
@@ -110,7 +108,6 @@ int checkpoint_writer__new(struct db_writer *db, bool call_graph, struct process
 	w->stack_rows.elem = sizeof(struct stack_count);
 	w->map_rows.elem = sizeof(struct map_row);
 	w->build_ids.elem = 41;
-	w->next_stack_id = CPU_STACK_ID0;
 	*out = w;
 	return 0;
 }
@@ -176,6 +173,7 @@ static int count_stack(struct checkpoint_writer *w, const uint64_t *chain, unsig
 	uint64_t h = stack_hash(chain, depth);
 	struct stack_ent *e;
 	bool fresh;
+	int err;
 
 	if (hashmap__add(&w->stack_counts, h, 1, &fresh))
 		return -ENOMEM;
@@ -185,7 +183,11 @@ static int count_stack(struct checkpoint_writer *w, const uint64_t *chain, unsig
 	if (!e)
 		return -ENOMEM;
 	e->hash = h;
-	e->id = w->next_stack_id++;
+	err = db_writer__stack_id(w->db, &e->id);
+	if (err) {
+		w->stacks.n--;
+		return err;
+	}
 	e->depth = (int)(depth > MAX_STACK ? MAX_STACK : depth);
 	e->addrs = malloc(sizeof(uint64_t) * e->depth);
 	if (!e->addrs) {
@@ -571,6 +573,13 @@ static struct resolver *heap_resolver(void *ctx, pid_t pid)
 	return process_tree__resolver(w->pt, pid);
 }
 
+static int heap_stack_id(void *ctx, int64_t *id)
+{
+	struct checkpoint_writer *w = ctx;
+
+	return db_writer__stack_id(w->db, id);
+}
+
 static int heap_process(void *ctx, pid_t pid, pid_t ppid, bool forked, bool exec, bool exited)
 {
 	struct checkpoint_writer *w = ctx;
@@ -630,6 +639,7 @@ int checkpoint_writer__write(struct checkpoint_writer *w, uint64_t timestamp_ms,
 	}
 	if (!err && w->heap) {
 		struct heap_hooks hooks = { .resolver = heap_resolver, .process = heap_process,
+					    .stack_id = heap_stack_id,
 					    .ctx = w };
 
 		w->now_ms = timestamp_ms;

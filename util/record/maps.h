@@ -14,6 +14,8 @@ struct map {
 	char *path;		/* NULL for anonymous mappings; "[heap]", "[vdso]" kept */
 	unsigned char build_id[20];	/* from a perf mmap2 record; build_id_len 0: unknown */
 	unsigned char build_id_len;
+	/* its owner's cached id of path and build-id + 1 (0: none yet): copies keep it */
+	uint64_t ident;
 };
 
 struct maps {

@@ -629,15 +629,26 @@ static int intern(struct process_tree *pt, const char *s, uint64_t *id)
 /* What is at addr in sp: the file and the offset in it, or sp's own anonymous code. */
 static int identity(struct process_tree *pt, struct space *sp, uint64_t addr, struct claim *c)
 {
-	const struct map *m = sp->maps ? maps__find(sp->maps, addr) : NULL;
+	/* sp's own maps: the file's interned id is kept in the map (every frame of
+	 * a heap stack comes here) */
+	struct map *m = sp->maps ? (struct map *)maps__find(sp->maps, addr) : NULL;
 	char buf[PATH_MAX + 64];
 
 	if (m && m->path) {
-		int n = snprintf(buf, sizeof(buf), "%s#", m->path);
+		int n, err;
 
+		c->off = addr - m->start + m->pgoff;
+		if (m->ident) {
+			c->file = m->ident - 1;
+			return 0;
+		}
+		n = snprintf(buf, sizeof(buf), "%s#", m->path);
 		for (int i = 0; i < m->build_id_len && n < (int)sizeof(buf) - 3; i++)
 			n += snprintf(buf + n, sizeof(buf) - n, "%02x", m->build_id[i]);
-		c->off = addr - m->start + m->pgoff;
+		err = intern(pt, buf, &c->file);
+		if (!err)
+			m->ident = c->file + 1;
+		return err;
 	} else {
 		snprintf(buf, sizeof(buf), "anon#%d", sp->id);
 		c->off = addr;

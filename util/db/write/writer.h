@@ -46,6 +46,13 @@ struct db *db_writer__db(struct db_writer *w);
 int db_writer__meta_set(struct db_writer *w, const char *key, const char *value);
 int db_writer__meta_set_int(struct db_writer *w, const char *key, long long value);
 
+/*
+ * A stack id no stack of the file has and none handed out before (a
+ * stack_rec's id): they count up, so that the stacks grow at the file's
+ * end. 0 or -ERANGE (2^40 of them given).
+ */
+int db_writer__stack_id(struct db_writer *w, int64_t *id);
+
 /* Writes the checkpoint; *id receives checkpoints.id. */
 int db_writer__checkpoint(struct db_writer *w, const struct checkpoint *cp, int64_t *id);
 
