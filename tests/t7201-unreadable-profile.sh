@@ -38,6 +38,22 @@ test_expect_success 'in a directory the user cannot search: exit 4 and a hint' '
 	grep -q "Permission denied" err && grep -q "^hint: a directory on the path" err
 '
 
+# A readable profile whose -wal (left by a writer still running, or killed)
+# the user may not read: SQLite says only "unable to open database file".
+test_expect_success 'an unreadable -wal beside a readable profile: exit 4 naming it' '
+	cp p.db w.db && chmod 644 w.db &&
+	python3 -c "import os, sqlite3
+c = sqlite3.connect(\"w.db\"); c.execute(\"PRAGMA journal_mode=wal\")
+c.execute(\"CREATE TABLE later(x)\"); c.commit(); os._exit(0)" &&
+	test -s w.db-wal && chmod 600 w.db-wal && chmod 644 w.db-shm &&
+	expect_exit 4 as_test_user ./rsprof-copy report w.db >out 2>err &&
+	cat err && test ! -s out &&
+	grep -q "cannot read .w.db-wal.: Permission denied$" err &&
+	grep -q "^hint: .w.db-wal. is mode 0600, owned by uid 0" err &&
+	chmod 644 w.db-wal &&
+	as_test_user ./rsprof-copy report w.db >/dev/null
+'
+
 test_expect_success 'the same file readable: exit 0; a missing one: still 6' '
 	chmod 644 closed.db &&
 	as_test_user ./rsprof-copy info closed.db >/dev/null &&

@@ -287,19 +287,39 @@ static int db_open_reader(struct db *db)
  * -wal and -shm, when there, must be regular files: SQLite opens them by
  * name, and a FIFO there would block a reader in open() for ever.
  */
+static void permission_hint(const char *path);
+
+/*
+ * The -wal and -shm beside the profile: regular files, and readable by
+ * this user (SQLite only says "unable to open database file" when one
+ * is not: the same exit 4 as an unreadable profile, naming the file).
+ */
 static int db_check_companions(const char *path)
 {
 	static const char *const sfx[] = { "-wal", "-shm" };
 	char name[4096];
 	struct stat st;
+	int fd;
 
 	for (size_t i = 0; i < 2; i++) {
 		snprintf(name, sizeof(name), "%s%s", path, sfx[i]);
-		if (lstat(name, &st) || S_ISREG(st.st_mode))
+		if (lstat(name, &st))
 			continue;
-		pr_err("cannot open '%s': '%s' is not a regular file", path, name);
-		pr_hint("remove it; a profile's %s is a file SQLite makes", sfx[i]);
-		return -RSPROF_EDB;
+		if (!S_ISREG(st.st_mode)) {
+			pr_err("cannot open '%s': '%s' is not a regular file", path, name);
+			pr_hint("remove it; a profile's %s is a file SQLite makes", sfx[i]);
+			return -RSPROF_EDB;
+		}
+		fd = open(name, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW);
+		if (fd >= 0) {
+			close(fd);
+			continue;
+		}
+		if (errno != EACCES && errno != EPERM)
+			continue;	/* gone meanwhile: SQLite sees the same */
+		pr_err("cannot open '%s': cannot read '%s': %s", path, name, strerror(errno));
+		permission_hint(name);
+		return -EACCES;
 	}
 	return 0;
 }
