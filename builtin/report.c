@@ -66,8 +66,9 @@ static const char report_usage[] = "[OPTION...] [FILE]";
 static struct poptOption report_options[] = {
 	{ "cpu", 0, POPT_ARG_NONE, &opts.cpu, 0, "show the CPU table only", NULL },
 	{ "all", 'a', POPT_ARG_NONE, &opts.all, 0,
-	  "also the rows that show nothing (0.0 %% of the CPU; heap sites with neither "
-	  "live bytes nor a peak), which are left out and counted", NULL },
+	  "also the rows that show nothing (0.0 % of the CPU; heap sites with nothing "
+	  "live when others hold some, else with neither live bytes nor a peak), which "
+	  "are left out and counted", NULL },
 	{ "heap", 0, POPT_ARG_NONE, &opts.heap, 0, "show the heap table only", NULL },
 	{ "threshold", 't', POPT_ARG_DOUBLE, &opts.threshold, 0,
 	  "leave out rows below PCT percent of the total", "PCT" },
@@ -483,6 +484,8 @@ static int print_text(const struct report *rp)
 		if (!err)
 			print_hidden(hidden, rp->heap.allocated || rp->heap.temporary ?
 				     (hidden == 1 ? "site that shows nothing" : "sites that show nothing") :
+				     report_table__live_hides(&rp->heap) ?
+				     (hidden == 1 ? "site with nothing live" : "sites with nothing live") :
 				     (hidden == 1 ? "site with neither live bytes nor a peak" :
 				      "sites with neither live bytes nor a peak"));
 	}
@@ -751,6 +754,7 @@ static int report_run(void)
 	report_table__init(&rp.heap, rp.f.group, opts.full_paths);
 	rp.heap.allocated = rp.f.heap_sort == HEAP_SORT_ALLOCATED;
 	rp.heap.temporary = rp.f.heap_sort == HEAP_SORT_TEMPORARY;
+	rp.heap.by_live = rp.f.heap_sort == HEAP_SORT_LIVE;
 	rp.cpu.all = rp.heap.all = opts.all;
 	err = profile__open(opts.file, &rp.db);
 	if (err)

@@ -12,6 +12,8 @@ L_PARENT=$(line_of TREE_PARENT "$SRC")
 L_A=$(line_of TREE_CHILD_A "$SRC")
 L_B=$(line_of TREE_CHILD_B "$SRC")
 L_CHURN=$(line_of TREE_CHURN "$SRC")
+L_FOPEN=$(line_of TREE_FOPEN "$SRC")
+L_STDIO=$(line_of TREE_STDIO "$SRC")
 
 # pid_lines FILE: "pid|line|live|allocs|frees" of heap_tree.c
 pid_lines() {
@@ -21,7 +23,9 @@ pid_lines() {
 		  WHERE s.file LIKE '%heap_tree.c' GROUP BY h.pid, s.line ORDER BY h.pid, s.line"
 }
 
-# the tree's expected lines, the parent's pid in DIR/parent
+# the tree's expected lines, the parent's pid in DIR/parent; the parent's
+# fopen and fprintf hold glibc's FILE and its buffer, on the lines that
+# called them (glibc's own frames are never the site), freed by fclose
 check_tree() {	# LINES DIR
 	p=$(cat "$2/parent") &&
 	grep -qx "$p|$L_PARENT|$((80 * 4096))|100|20" "$1" &&
@@ -31,7 +35,8 @@ check_tree() {	# LINES DIR
 	test "$a" != "$b" &&
 	grep -qx "$a|$L_CHURN|0|1000|1000" "$1" && grep -qx "$b|$L_CHURN|0|1000|1000" "$1" &&
 	test "$(grep -c "^$a|" "$1")" = 2 && test "$(grep -c "^$b|" "$1")" = 2 &&
-	test "$(grep -c "^$p|" "$1")" = 1
+	grep -qx "$p|$L_FOPEN|0|1|1" "$1" && grep -qx "$p|$L_STDIO|0|1|1" "$1" &&
+	test "$(grep -c "^$p|" "$1")" = 3
 }
 
 test_expect_success 'record -- heap_tree: the parent and both children' '
@@ -78,8 +83,9 @@ test_expect_success '--no-inherit: the launched process only, as before' '
 	mkdir -p n && "$RSPROF" record -q --no-inherit --heap-backend preload -o noinh.db -- \
 		"$TARGETS/heap_tree" "$PWD/n" &&
 	pid_lines noinh.db >nlines && cat nlines &&
-	test "$(wc -l <nlines)" = 1 &&
+	test "$(wc -l <nlines)" = 3 &&
 	grep -qx "$(cat n/parent)|$L_PARENT|$((80 * 4096))|100|20" nlines &&
+	grep -qx "$(cat n/parent)|$L_FOPEN|0|1|1" nlines &&
 	test "$(meta noinh.db unknown_frees)" = 0
 '
 

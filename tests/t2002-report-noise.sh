@@ -1,9 +1,11 @@
 #!/bin/sh
-# report's tables without noise: the heap sites that hold nothing and never
-# held anything at a checkpoint (glibc's one-offs: __fopen_internal,
-# __getdelim...) and CPU rows below 0.05 % are left out of the text tables
-# and counted in a line under them; -a shows them; --json and --csv keep
-# every row.
+# report's tables without noise: ranked by live bytes, the heap sites that
+# hold nothing at the end (glibc's and the runtime's one-offs:
+# __fopen_internal, __getdelim, std's stack_overflow::imp::get_stack...)
+# when others do, the sites with neither live bytes nor a peak when none
+# does, and CPU rows below 0.05 % are left out of the text tables and
+# counted in a line under them; -a shows them; --json and --csv keep every
+# row.
 . "$(dirname "$0")/lib.sh"
 
 DEMO=$(dirname "$RSPROF")/demo
@@ -22,8 +24,32 @@ test_expect_success 'the demo, recorded' '
 
 test_expect_success 'the text table: no 0 B rows, the rest counted' '
 	"$RSPROF" report --heap -n 50 d.db >t && cat t &&
-	! grep -q "^ *0 B  *0 B " t &&
-	grep -q "^# [0-9]* sites* with neither live bytes nor a peak not shown (-a shows them)$" t
+	! grep -q "^ *0 B " t &&
+	grep -q "^# [0-9]* sites* with nothing live not shown (-a shows them)$" t &&
+	! grep -q "__libc_start_call_main" t
+'
+
+# Nothing live at the end: the sites that held memory at a checkpoint stay.
+test_expect_success 'nothing live at the end: the peaks shown, the rest counted' '
+	cat >freed.c <<-\EOF &&
+	#include <stdlib.h>
+	#include <string.h>
+	#include <unistd.h>
+	int main(void)
+	{
+		char *p = malloc(4 << 20);	/* HELD */
+
+		memset(p, 1, 4 << 20);
+		usleep(1300000);
+		free(p);
+		return 0;
+	}
+	EOF
+	gcc -g -O0 -o freed freed.c &&
+	"$RSPROF" record -q --no-cpu -o f.db -- ./freed &&
+	"$RSPROF" report --heap f.db >ft && cat ft &&
+	grep -q "^ *0 B  *4.00 MiB .*freed.c:6 " ft &&
+	! grep -q "^ *0 B  *0 B " ft
 '
 
 test_expect_success '-a: every row, no footer' '

@@ -49,10 +49,10 @@ int main(int argc, char **argv)
 		FILE *f;
 
 		snprintf(path, sizeof(path), "%s/parent", argv[1]);
-		f = fopen(path, "w");
+		f = fopen(path, "w"); /* TREE_FOPEN */
 		if (!f)
 			return 1;
-		fprintf(f, "%d\n", (int)getpid());
+		fprintf(f, "%d\n", (int)getpid()); /* TREE_STDIO */
 		fclose(f);
 	}
 	a = fork();

@@ -272,5 +272,49 @@ int main(void)
 		}
 #undef POINT
 	}
+	{
+		/* glibc with its debug symbols: lines, but a system library's */
+		struct fake fopen_in, user, start, sysapp, alloc_fn, init, shim;
+		struct alloc_fns *bi = alloc_fns__new(true);
+		const struct symbol *c[4];
+
+		mk(&fopen_in, "/usr/lib/x86_64-linux-gnu/libc.so.6", 1,
+		   (const char *[]){ "./libio/iofopen.c" }, (int[]){ 65 });
+		mk(&user, "/t/app", 1, (const char *[]){ "/home/u/app/main.c" }, (int[]){ 52 });
+		mk(&start, "/lib/x86_64-linux-gnu/libc.so.6", 1,
+		   (const char *[]){ "../sysdeps/nptl/libc_start_call_main.h" }, (int[]){ 58 });
+		mk(&sysapp, "/usr/lib/firefox/libxul.so", 1,
+		   (const char *[]){ "/build/firefox/dom/base/x.cpp" }, (int[]){ 9 });
+		ok(!heap_attrib__is_user(&fopen_in.sym, NULL),
+		   "glibc's iofopen.c with debug symbols is not the user's code");
+		ok(!heap_attrib__is_user(&start.sym, NULL), "nor __libc_start_call_main in /lib");
+		ok(heap_attrib__is_user(&sysapp.sym, NULL),
+		   "an application's library in its own directory under /usr/lib is");
+		c[0] = &fopen_in.sym;
+		c[1] = &user.sym;
+		c[2] = &start.sym;
+		is_int(heap_attrib__site(c, 3, ATTR_FIRST_USER, bi, NULL), 1,
+		       "fopen's FILE: the user's line that called fopen");
+
+		/* Rust's runtime allocating before main: no own frame at all */
+		mk(&alloc_fn, "/t/app", 1, (const char *[]){ STD "alloc/src/alloc.rs" },
+		   (int[]){ 95 });
+		alloc_fn.fr[0].function = (char *)"alloc::alloc::alloc";
+		mk(&init, "/t/app", 1,
+		   (const char *[]){ STD "std/src/sys/pal/unix/stack_overflow.rs" }, (int[]){ 179 });
+		init.fr[0].function = (char *)"std::sys::pal::unix::stack_overflow::imp::init";
+		mk(&shim, "/t/app", 0, NULL, NULL);
+		shim.fr[0].function = (char *)"main";
+		c[0] = &alloc_fn.sym;
+		c[1] = &init.sym;
+		c[2] = &shim.sym;
+		c[3] = &start.sym;
+		is_int(heap_attrib__site(c, 4, ATTR_FIRST_USER, bi, NULL), 1,
+		       "no own frame: std's line that allocated, past alloc::alloc::alloc");
+		c[1] = &alloc_fn.sym;
+		is_int(heap_attrib__site(c, 2, ATTR_FIRST_USER, bi, NULL), 0,
+		       "nothing but allocation functions: the innermost that resolves");
+		alloc_fns__delete(bi);
+	}
 	return done_testing();
 }

@@ -21,9 +21,36 @@ static bool own_source(const struct frame *f)
 	return f->file && f->line > 0 && !srcpath__is_toolchain(f->file);
 }
 
+/*
+ * A shared library the system installed: its file is right in /lib,
+ * /usr/lib, their lib64/lib32 or a multiarch directory of theirs
+ * (/usr/lib/x86_64-linux-gnu/libc.so.6), not in an application's own
+ * directory under them (/usr/lib/firefox/libxul.so).
+ */
+static bool system_library(const char *module)
+{
+	static const char *const dirs[] = { "/lib/", "/lib64/", "/lib32/" };
+	const char *p, *slash;
+
+	if (!module || !strstr(module, ".so"))
+		return false;
+	p = !strncmp(module, "/usr/", 5) ? module + 4 : module;
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		if (strncmp(p, dirs[i], strlen(dirs[i])))
+			continue;
+		p += strlen(dirs[i]);
+		slash = strchr(p, '/');
+		if (!slash)
+			return true;
+		/* a multiarch directory: x86_64-linux-gnu, aarch64-linux-gnu... */
+		return !strchr(slash + 1, '/') && memmem(p, slash - p, "-linux-", 7);
+	}
+	return false;
+}
+
 int heap_attrib__own_depth(const struct symbol *s, const struct alloc_fns *fns)
 {
-	if (!chosen_ok(s) || !s->has_debuginfo)
+	if (!chosen_ok(s) || !s->has_debuginfo || system_library(s->module))
 		return -1;
 	for (int d = s->chosen; d < s->n_frames; d++) {
 		const struct frame *f = &s->frames[d];
@@ -39,7 +66,8 @@ int heap_attrib__next_own(const struct symbol *const *frames, int n, int frame, 
 {
 	const struct symbol *s = frame >= 0 && frame < n ? frames[frame] : NULL;
 
-	for (int d = depth + 1; s && s->has_debuginfo && d < s->n_frames; d++) {
+	for (int d = depth + 1; s && s->has_debuginfo && !system_library(s->module) &&
+			       d < s->n_frames; d++) {
 		if (own_source(&s->frames[d]) && !alloc_fns__match(fns, s->frames[d].function)) {
 			*out_depth = d;
 			return frame;
@@ -101,8 +129,12 @@ int heap_attrib__site(const struct symbol *const *frames, int n, enum heap_attri
 			wrapper = i;
 	}
 	if (first < 0) {
-		for (int i = wrapper >= 0 ? wrapper : 0; i < n; i++) {
-			if (i == wrapper || resolves(frames[i])) {
+		/* past the allocation functions by name (alloc::alloc::alloc) first */
+		for (int pass = 0; pass < 2; pass++) {
+			for (int i = wrapper >= 0 ? wrapper : 0; i < n; i++) {
+				if (i != wrapper && (!resolves(frames[i]) ||
+				    (!pass && heap_attrib__has_wrapper(frames[i], fns))))
+					continue;
 				if (depth)
 					*depth = i == wrapper ?
 						 heap_attrib__own_depth(frames[i], NULL) :

@@ -28,7 +28,10 @@ struct alloc_fns;
  * and a line, and the file is not toolchain source (srcpath__is_toolchain:
  * Rust core/alloc/std, system headers), and its function is not an
  * allocation wrapper (fns: NULL for none). Frames without line information
- * (libc without debug info, the allocator itself, [unknown]) are not.
+ * (libc without debug info, the allocator itself, [unknown]) are not, nor
+ * are the frames of a shared library the system installed (right in /lib,
+ * /usr/lib, lib64, or their multiarch directory: glibc, libstdc++, with
+ * their debug symbols installed or not).
  * A physical frame is own code when one of its inline frames, from the
  * chosen one outwards, is: the first such is the site's line. So
  * `Vec::push` inlined into src/cache.rs:201 is a frame whose inline chain
@@ -43,7 +46,9 @@ struct alloc_fns;
  *  ATTR_FIRST_USER  the first own-code frame, innermost first (default);
  *                   when there is none: the outermost wrapper frame of the
  *                   run next to the allocator, else the innermost frame
- *                   that resolves to anything, else frame 0
+ *                   that resolves and is no allocation function by name
+ *                   (Rust's runtime allocating: std's own line), else
+ *                   the innermost that resolves to anything, else frame 0
  *  ATTR_CALLER      the own-code frame after that one: the caller of the
  *                   user's allocating function; the first-user frame if none
  *  ATTR_STACK       frame 0, no rule: the allocator's direct caller, as a

@@ -169,9 +169,26 @@ static const char *kinds_name(unsigned int k)
 	return k ? "heap+mmap" : NULL;
 }
 
-/* Does a heap row show anything in the table as sorted? */
-static bool heap_row_shows(const struct report_table *rt, const struct report_row *w)
+bool report_table__live_hides(const struct report_table *rt)
 {
+	if (!rt->by_live || rt->all)
+		return false;
+	for (int i = 0; i < rt->n; i++)
+		if (rt->v[i].r.live_bytes)
+			return true;
+	return false;
+}
+
+/*
+ * Does a heap row show anything in the table as sorted? live_hides: ranked
+ * by live bytes with some live: a row with none is runtime noise (a
+ * one-off buffer freed long ago); with none live anywhere, the peaks show.
+ */
+static bool heap_row_shows(const struct report_table *rt, const struct report_row *w,
+			   bool live_hides)
+{
+	if (live_hides)
+		return w->r.live_bytes != 0;
 	if (rt->allocated)
 		return w->r.alloc_bytes || w->r.live_bytes;
 	if (rt->temporary)	/* temporaries not counted ("-"): ranked by allocations */
@@ -196,6 +213,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 			  cgroup_shown(rt) };
 	struct table_col cols[8];
 	struct table *t;
+	bool live_hides = report_table__live_hides(rt);
 	int nc = 0, err;
 
 	for (int c = 0; c < 8; c++)
@@ -209,7 +227,7 @@ int report_table__print_heap(const struct report_table *rt, FILE *f, int width, 
 		const struct report_row *w = &rt->v[i];
 		char live[32], peak[32], al[32], n[32], tc[32], fn[1100];
 
-		if (!rt->all && !heap_row_shows(rt, w)) {
+		if (!rt->all && !heap_row_shows(rt, w, live_hides)) {
 			if (hidden)
 				(*hidden)++;
 			continue;

@@ -29,6 +29,7 @@ struct report_table {
 	bool temporary;		/* heap text table: a Temp (temporary allocations) column
 				 * after Allocs; "-" where they were not counted */
 	bool all;		/* text tables: the rows that show nothing too */
+	bool by_live;		/* heap text table ranked by live bytes (the default) */
 };
 
 void report_table__init(struct report_table *t, enum group_by group, bool full_paths);
@@ -39,12 +40,15 @@ void report_table__exit(struct report_table *t);
 /*
  * The text table, fitting width columns (0: the terminal). Without t->all,
  * rows that show nothing are left out and counted in *hidden (may be NULL):
- * CPU rows below 0.05 % (0.0 % shown), heap rows with neither live bytes
- * nor a peak (or, sorted by allocated or temporary, none of those). 0,
- * -ENOMEM or -EIO.
+ * CPU rows below 0.05 % (0.0 % shown); heap rows ranked by live bytes
+ * with none live when another row has some (report_table__live_hides()),
+ * else with neither live bytes nor a peak (or, sorted by allocated or
+ * temporary, none of those). 0, -ENOMEM or -EIO.
  */
 int report_table__print_cpu(const struct report_table *t, FILE *f, int width, int *hidden);
 int report_table__print_heap(const struct report_table *t, FILE *f, int width, int *hidden);
+/* Does the heap text table leave out the rows with nothing live (t->by_live, some row live)? */
+bool report_table__live_hides(const struct report_table *t);
 
 /* One CSV document for both rankings: the header, then rows named by `table`. */
 void report_table__csv_header(FILE *f);
