@@ -39,7 +39,7 @@ static struct diff_args {
 	const char *threshold;
 	const char *filter;
 	const char **alloc_fn;
-	int cpu, heap;
+	int cpu, heap, all;
 } args;
 
 enum { OPT_BY = OPT_VAL_BUILTIN, OPT_THRESHOLD };
@@ -52,6 +52,9 @@ static struct poptOption diff_options[] = {
 	  "line|function|file" },
 	{ "cpu", 0, POPT_ARG_NONE, &args.cpu, 0, "show only the CPU comparison", NULL },
 	{ "heap", 0, POPT_ARG_NONE, &args.heap, 0, "show only the heap comparison", NULL },
+	{ "all", 'a', POPT_ARG_NONE, &args.all, 0,
+	  "also the rows that show nothing (CPU: 0.0 % in both runs; heap: nothing live in "
+	  "either and as many allocations), which are left out and counted", NULL },
 	{ "threshold", 't', POPT_ARG_STRING, &args.threshold, OPT_THRESHOLD,
 	  "leave out changes smaller than PCT (CPU: percentage points; heap: percent of "
 	  "the larger live heap)", "PCT" },
@@ -216,6 +219,14 @@ static void print_side(FILE *f, const char *tag, const char *file, const struct 
 	fputc('\n', f);
 }
 
+/* The rows a table left out, in one line under it. */
+static void print_hidden(FILE *f, size_t n)
+{
+	if (n)
+		fprintf(f, "# %zu %s not shown (-a shows them)\n", n,
+			n == 1 ? "row that shows nothing" : "rows that show nothing");
+}
+
 static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 {
 	const struct table_col cols[] = {
@@ -253,8 +264,10 @@ static int print_cpu_table(FILE *f, const struct diff *d, const char *delta)
 	fprintf(f, "\nCPU: share of each run's samples, %s in percentage points\n", delta);
 	if (!err && d->n_cpu)
 		err = table__print(t, f, 0);
-	else if (!err)
+	else if (!err && !d->n_cpu_noise)
 		fputs("  (no CPU samples to compare)\n", f);
+	if (!err)
+		print_hidden(f, d->n_cpu_noise);
 	table__delete(t);
 	return err;
 }
@@ -294,8 +307,10 @@ static int print_heap_table(FILE *f, const struct diff *d, const char *delta)
 	fprintf(f, "\nHeap: live bytes at the end of each run, and allocations\n");
 	if (!err && d->n_heap)
 		err = table__print(t, f, 0);
-	else if (!err)
+	else if (!err && !d->n_heap_noise)
 		fputs("  (no heap data to compare)\n", f);
+	if (!err)
+		print_hidden(f, d->n_heap_noise);
 	table__delete(t);
 	return err;
 }
@@ -449,8 +464,10 @@ static int print_json(FILE *f, const struct side_arg *sa, const struct side_arg 
 
 static int diff_run(const char *arg_a, const char *arg_b)
 {
+	/* --json and --csv keep every row, as report's */
 	struct diff_opts o = { .by = SITE_BY_LINE, .pattern = args.filter,
-			       .limit = output_args.top_n ? output_args.top_n : DEFAULT_ROWS };
+			       .limit = output_args.top_n ? output_args.top_n : DEFAULT_ROWS,
+			       .all = args.all || output_args.json || output_args.csv };
 	bool cpu = args.cpu || !args.heap, heap = args.heap || !args.cpu;
 	struct side_arg sa = { 0 }, sb = { 0 };
 	const char *fa, *fb;

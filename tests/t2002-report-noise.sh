@@ -5,7 +5,7 @@
 # when others do, the sites with neither live bytes nor a peak when none
 # does, and CPU rows below 0.05 % are left out of the text tables and
 # counted in a line under them; -a shows them; --json and --csv keep every
-# row.
+# row. diff's tables likewise.
 . "$(dirname "$0")/lib.sh"
 
 DEMO=$(dirname "$RSPROF")/demo
@@ -57,6 +57,16 @@ test_expect_success '-a: every row, no footer' '
 	! grep -q "not shown" a &&
 	h=$(sed -n "s/^# \\([0-9]*\\) site.* not shown.*/\\1/p" t) &&
 	test $(($(grep -c " B " a) - $(grep -c " B " t))) -ge "$h"
+'
+
+test_expect_success 'diff of two demo runs: no row that shows nothing, counted; -a and --csv keep them' '
+	"$RSPROF" record -q -o d2.db -- "$DEMO" 1 >/dev/null &&
+	"$RSPROF" diff --heap d.db d2.db >dt && cat dt &&
+	! grep -q "^ *0 B  *0 B " dt &&
+	grep -q "^# [0-9]* rows* that shows* nothing not shown (-a shows them)$" dt &&
+	"$RSPROF" diff --heap -a d.db d2.db >da && grep -q "^ *0 B  *0 B " da &&
+	! grep -q "not shown" da &&
+	"$RSPROF" diff --heap --csv d.db d2.db | grep -q "^heap,same,.*,0,0,0,"
 '
 
 test_expect_success '--json keeps every row' '

@@ -719,11 +719,16 @@ static void add_row(struct diff_ctx *c, struct diff *d, bool heap, const struct 
 		d->identical = false;
 	if (!heap) {
 		d->n_cpu_all++;
-		if (matched && fabs(r->delta_pct) >= o->threshold)
+		if (matched && !o->all && r->pct_a < 0.05 && r->pct_b < 0.05)
+			d->n_cpu_noise++;
+		else if (matched && fabs(r->delta_pct) >= o->threshold)
 			d->cpu[d->n_cpu++] = *r;
 	} else {
 		d->n_heap_all++;
-		if (matched && (double)sat__abs(r->delta_bytes) >= o->threshold / 100.0 * (double)big)
+		if (matched && !o->all && !r->live_a && !r->live_b && r->allocs_a == r->allocs_b)
+			d->n_heap_noise++;
+		else if (matched &&
+			 (double)sat__abs(r->delta_bytes) >= o->threshold / 100.0 * (double)big)
 			d->heap[d->n_heap++] = *r;
 	}
 }

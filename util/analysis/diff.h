@@ -72,6 +72,9 @@ struct diff_opts {
 	double threshold;	/* leave out |delta| below: CPU percentage points; heap percent
 				 * of the larger total live heap of the two runs */
 	int limit;		/* rows per table; 0: all */
+	/* also the rows that show nothing: CPU 0.0 % in both runs (below 0.05);
+	 * heap nothing live in either run and as many allocations */
+	bool all;
 	/* heap sites past allocation wrappers, as report: the built-in ones,
 	 * each file's meta.heap_alloc_fn and these (globs, NULL-terminated) */
 	const char *const *alloc_fn;
@@ -85,6 +88,7 @@ struct diff {
 	struct diff_row *heap;	/* by |delta_bytes|, largest first */
 	size_t n_heap;
 	size_t n_cpu_all, n_heap_all;	/* matched sites before threshold and limit */
+	size_t n_cpu_noise, n_heap_noise;	/* rows left out as showing nothing (!all) */
 	bool identical;		/* no site changed at all (before the filters) */
 	uint64_t win_samples[2];	/* CPU samples in each side's window */
 	int64_t win_live[2];		/* live heap bytes at the end of each side's window */
