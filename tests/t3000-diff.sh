@@ -263,6 +263,23 @@ assert r[\"status\"] == \"moved\" and r[\"line_a\"] == $CPU_LINE and r[\"line\"]
 	fi
 '
 
+# Attached, the mappings come from /proc/PID/maps, which has no build-ids:
+# they are read from the mapped files, so two builds attached to pair
+# their lines as moved too (without them: conservatively gone and new).
+test_expect_success 'attached recordings of the two builds: the changed line moved' '
+	for b in a m; do
+		./prog_$b 1000000 >/dev/null & pid=$! && bg_pid $pid &&
+		wait_exec $pid "$PWD/prog_$b" &&
+		"$RSPROF" record -q --user-only -F 499 --no-heap -p $pid -d 3s -o p$b.db ||
+			exit 1
+		kill $pid
+	done &&
+	test -n "$(sql pa.db "SELECT build_id FROM map WHERE path LIKE '"'"'%/prog_a'"'"'
+		AND build_id IS NOT NULL LIMIT 1")" &&
+	"$RSPROF" diff --csv pa.db pm.db >out &&
+	grep -q "^cpu,moved,[^,]*diff_prog.c:$((CPU_LINE + 3)),.*,changed," out
+'
+
 # Two checkouts of one project in different directories (issue 12): the
 # recorded paths differ in everything but the part below the checkout.
 test_expect_success 'two checkouts in different directories: every site matched (but stray samples)' '

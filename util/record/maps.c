@@ -6,14 +6,18 @@
 #include "util/record/maps.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <libelf.h>
 
 #include "util/array.h"
 #include "util/db/read/addrs.h"
 #include "util/db/rows.h"
+#include "util/symbols/symfile.h"
 
 static int map__cmp(const void *a, const void *b)
 {
@@ -105,6 +109,35 @@ int maps__load(pid_t pid, struct maps **out)
 	qsort(m->v, m->n, sizeof(*m->v), map__cmp);
 	*out = m;
 	return 0;
+}
+
+void maps__read_build_ids(struct maps *m)
+{
+	elf_version(EV_CURRENT);
+	for (size_t i = 0; i < m->n; i++) {
+		struct map *e = &m->v[i];
+		const struct map *prev = i ? &m->v[i - 1] : NULL;
+		char fn[96];
+		int fd, n;
+
+		if (!e->path || e->path[0] != '/' || e->build_id_len || !strchr(e->perms, 'x'))
+			continue;
+		/* the code segment after the file's first one: the same file */
+		if (prev && prev->build_id_len && prev->inode == e->inode && prev->path &&
+		    !strcmp(prev->path, e->path)) {
+			memcpy(e->build_id, prev->build_id, prev->build_id_len);
+			e->build_id_len = prev->build_id_len;
+			continue;
+		}
+		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)m->pid,
+			 e->start, e->end);
+		fd = open(fn, O_RDONLY | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		n = symfile__build_id(fd, e->build_id, sizeof(e->build_id));
+		e->build_id_len = (unsigned char)(n > 0 ? n : 0);
+		close(fd);
+	}
 }
 
 const struct map *maps__find(const struct maps *m, uint64_t addr)

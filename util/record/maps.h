@@ -26,6 +26,14 @@ struct maps {
 
 /* Read /proc/pid/maps. -ESRCH when the process is gone, -errno otherwise. */
 int maps__load(pid_t pid, struct maps **out);
+/*
+ * The build-ids of the files m's code mappings map, read through
+ * /proc/PID/map_files (the file mapped, even when its path now names
+ * another): /proc/PID/maps has none, and perf's mmap2 records come only
+ * for what is mapped after the start. A mapping whose file cannot be
+ * read keeps none.
+ */
+void maps__read_build_ids(struct maps *m);
 /* An empty set (mappings added by maps__insert()); NULL on -ENOMEM. */
 struct maps *maps__new(pid_t pid);
 /*

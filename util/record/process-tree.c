@@ -341,6 +341,8 @@ static struct process *proc_from_proc(struct process_tree *pt, pid_t pid, uint64
 
 	if (maps__load(pid, &m))
 		m = NULL;
+	else
+		maps__read_build_ids(m);
 	sp = space_new(pt, pid, m);
 	if (!sp)
 		return NULL;
@@ -394,6 +396,7 @@ int process_tree__refresh(struct process_tree *pt, pid_t pid)
 	err = maps__load(pid, &m);
 	if (err)
 		return err;
+	maps__read_build_ids(m);
 	if (proc__exe(pid, exe, sizeof(exe)))
 		exe[0] = '\0';
 	sp = p->sp;
