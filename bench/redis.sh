@@ -12,6 +12,7 @@
 #   attach        rsprof record --no-cpu -p PID (started after the server
 #                 is up; the benchmark starts after its first checkpoint):
 #                 the in-process tracker injected into the server
+#   attach-sampled  the same with --heap-sample-bytes 512K (byte sampling)
 #   uprobe        the same with --heap-backend uprobe (eBPF uprobes)
 #   heaptrack     heaptrack redis-server
 #   heaptrack-p   heaptrack -p PID (gdb loads its inject library into the
@@ -33,7 +34,7 @@
 #   REDIS_SRC=/path/to/redis ROUNDS=3 N=200000 M=100000 bench/redis.sh OUT_DIR
 #   BUILDS=fp CFGS="unprofiled attach uprobe heaptrack-p" bench/redis.sh OUT_DIR
 #
-# OUT_DIR keeps the profiles (rsprof-{launch,attach,uprobe,caller}-{fp,nofp}.db,
+# OUT_DIR keeps the profiles (rsprof-{launch,sampled,attach,attach-sampled,uprobe,caller}-{fp,nofp}.db,
 # heaptrack{,-p}-{fp,nofp}.zst) and the build and server logs. The Redis source
 # comes from REDIS_SRC, or else from `apt-get source redis` (Debian 12:
 # 7.0.x) through a private apt configuration with deb-src entries made from
@@ -144,7 +145,7 @@ build() {
 get_source
 echo "source: $SRC"
 BUILDS=${BUILDS:-fp nofp}
-CFGS=${CFGS:-unprofiled launch sampled attach uprobe heaptrack heaptrack-p}
+CFGS=${CFGS:-unprofiled launch sampled attach attach-sampled uprobe heaptrack heaptrack-p}
 case " $BUILDS " in *" fp "*) ;; *) BUILDS="fp $BUILDS" ;; esac	# redis-cli, redis-benchmark
 build fp "-O2 -fno-omit-frame-pointer"
 case " $BUILDS " in *" nofp "*) build nofp "-O2 -fomit-frame-pointer" ;; esac
@@ -222,13 +223,14 @@ run() {
 		serve "$RSPROF" record -q --no-cpu --heap-sample-bytes 512K "$@" -o "$RUN/r.db" -- \
 			>"$RUN/tool.log" 2>&1 &
 		tool_pid=$! ;;
-	attach|uprobe)
+	attach|attach-sampled|uprobe)
 		serve &
 		srv_pid=$!
 		wait_ready "$log"
 		be=inject
 		[ "$cfg" = uprobe ] && be=uprobe
-		"$RSPROF" record -q --no-cpu --heap-backend $be -p "$srv_pid" -o "$RUN/r.db" \
+		[ "$cfg" = attach-sampled ] && set -- --heap-sample-bytes 512K "$@"
+		"$RSPROF" record -q --no-cpu --heap-backend $be "$@" -p "$srv_pid" -o "$RUN/r.db" \
 			>"$RUN/tool.log" 2>&1 &
 		tool_pid=$!
 		wait_checkpoint "$RUN/r.db" ;;
@@ -258,7 +260,7 @@ run() {
 		die "$bld/$cfg: the run failed (server log: $log)"
 	fi
 	case $cfg in
-	attach|uprobe|heaptrack-p) wait "$srv_pid" || true ;;
+	attach|attach-sampled|uprobe|heaptrack-p) wait "$srv_pid" || true ;;
 	esac
 	tool_pid=
 	while read -r t r; do
@@ -269,7 +271,7 @@ run() {
 		echo "$bld $cfg $(awk -v a="$c0" -v b="$c1" -v n=$((N + 3 * M)) \
 			'BEGIN { printf "%.3f", (b - a) / n / 1000 }')" >>"$W/cpu"
 	case $cfg in
-	launch|sampled|attach|uprobe|caller)
+	launch|sampled|attach|attach-sampled|uprobe|caller)
 		mv "$RUN/r.db" "$OUT_DIR/rsprof-$cfg-$bld.db" ;;
 	heaptrack|heaptrack-p)
 		for f in "$RUN"/ht.*; do
@@ -336,6 +338,7 @@ label() {
 	launch) echo "rsprof launch" ;;
 	sampled) echo "launch 512K" ;;
 	attach) echo "rsprof inject" ;;
+	attach-sampled) echo "inject 512K" ;;
 	uprobe) echo "rsprof uprobe" ;;
 	*) echo "$1" ;;
 	esac
@@ -381,7 +384,7 @@ sort -k1,1 -k3,3 -k2,2 "$W/results" | awk '
 for bld in $BUILDS; do
 	echo
 	echo "==== heap sites, build $bld ($(cat "$W/$bld/.opt")) ===="
-	for cfg in launch sampled attach uprobe caller; do
+	for cfg in launch sampled attach attach-sampled uprobe caller; do
 		f=$OUT_DIR/rsprof-$cfg-$bld.db
 		[ -f "$f" ] || continue
 		echo
