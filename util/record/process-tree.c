@@ -396,7 +396,6 @@ int process_tree__refresh(struct process_tree *pt, pid_t pid)
 	err = maps__load(pid, &m);
 	if (err)
 		return err;
-	maps__read_build_ids(m);
 	if (proc__exe(pid, exe, sizeof(exe)))
 		exe[0] = '\0';
 	sp = p->sp;
@@ -413,6 +412,18 @@ int process_tree__refresh(struct process_tree *pt, pid_t pid)
 		maps__delete(m);
 		return -ENOMEM;
 	}
+	/* what the maps read before know of a mapping still there: its build-id */
+	for (size_t i = 0; sp->maps && i < m->n; i++) {
+		struct map *e = &m->v[i];
+		const struct map *o = maps__find(sp->maps, e->start);
+
+		if (o && o->start == e->start && o->end == e->end && o->pgoff == e->pgoff &&
+		    o->inode == e->inode && o->path && e->path && !strcmp(o->path, e->path)) {
+			memcpy(e->build_id, o->build_id, sizeof(e->build_id));
+			e->build_id_len = o->build_id_len;
+		}
+	}
+	maps__read_build_ids(m);
 	maps__delete(sp->maps);
 	sp->maps = m;
 	sp->gen++;
