@@ -20,7 +20,6 @@
 #include "util/unwind/walk.h"
 
 #define MAX_STACK	128
-/* CPU stacks take ids far above the heap tracker's, so both fit in `stacks` */
 
 /* A growable array of elements of one size. */
 struct vec {
