@@ -203,9 +203,18 @@ static void test_fixture(void)
 	if (d) {
 		ok(d->identical, "identical");
 		is_int(d->n_cpu, 4, "four CPU sites");
-		is_int(d->n_heap, 2, "two heap sites");
+		is_int(d->n_heap, 1, "one heap site listed: parse holds nothing at the end");
+		is_int(d->n_heap_noise, 1, "... and is counted as showing nothing");
 		ok(d->n_cpu && d->cpu[0].pct_a == 60 && d->cpu[0].delta_pct == 0,
 		   "hot_loop 60 %% in both, no change");
+	}
+	diff__delete(d);
+	d = NULL;
+	dopt.all = true;
+	is_int(diff__compute(db, db, &dopt, &d), 0, "diff__compute, every row");
+	if (d) {
+		is_int(d->n_heap, 2, "two heap sites");
+		is_int(d->n_heap_noise, 0, "none left out");
 	}
 	diff__delete(d);
 	db__close(db);
