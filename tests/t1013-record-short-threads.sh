@@ -10,7 +10,7 @@ if ! have_perf; then
 	test_skip 'short-lived threads' 'perf events not allowed here'
 	test_done
 fi
-if ! command -v perf >/dev/null 2>&1 || ! perf record -q -o probe.data -- true 2>/dev/null; then
+if ! command -v perf >/dev/null 2>&1 || ! perf record -B --no-bpf-event -q -o probe.data -- true 2>/dev/null; then
 	test_skip 'short-lived threads against perf' 'perf record does not run here'
 	test_done
 fi
