@@ -283,16 +283,13 @@ static int db_open_reader(struct db *db)
 	return 0;
 }
 
-/*
- * -wal and -shm, when there, must be regular files: SQLite opens them by
- * name, and a FIFO there would block a reader in open() for ever.
- */
 static void permission_hint(const char *path);
 
 /*
- * The -wal and -shm beside the profile: regular files, and readable by
- * this user (SQLite only says "unable to open database file" when one
- * is not: the same exit 4 as an unreadable profile, naming the file).
+ * -wal and -shm, when there, must be regular files: SQLite opens them by
+ * name, and a FIFO there would block a reader in open() for ever. And
+ * readable by this user: SQLite only says "unable to open database file"
+ * when one is not; the same exit 4 as an unreadable profile, naming it.
  */
 static int db_check_companions(const char *path)
 {

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <libelf.h>
 
 #include "util/array.h"
@@ -117,6 +118,7 @@ void maps__read_build_ids(struct maps *m)
 	for (size_t i = 0; i < m->n; i++) {
 		struct map *e = &m->v[i];
 		const struct map *prev = i ? &m->v[i - 1] : NULL;
+		struct stat st;
 		char fn[96];
 		int fd, n;
 
@@ -131,11 +133,14 @@ void maps__read_build_ids(struct maps *m)
 		}
 		snprintf(fn, sizeof(fn), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, (int)m->pid,
 			 e->start, e->end);
-		fd = open(fn, O_RDONLY | O_CLOEXEC);
+		/* a device the process mapped is not opened for good: regular files only */
+		fd = open(fn, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 		if (fd < 0)
 			continue;
-		n = symfile__build_id(fd, e->build_id, sizeof(e->build_id));
-		e->build_id_len = (unsigned char)(n > 0 ? n : 0);
+		if (!fstat(fd, &st) && S_ISREG(st.st_mode)) {
+			n = symfile__build_id(fd, e->build_id, sizeof(e->build_id));
+			e->build_id_len = (unsigned char)(n > 0 ? n : 0);
+		}
 		close(fd);
 	}
 }
