@@ -20,7 +20,9 @@
 #include "util/heap/tracee.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -178,6 +180,55 @@ static int wait_all(struct tracee *t)
 	}
 }
 
+/* Is thread tid of pid on its way out (a zombie, dead, or gone)? */
+static bool thread_exiting(pid_t pid, pid_t tid)
+{
+	char path[80], buf[512], *p;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return true;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return true;
+	buf[n] = '\0';
+	/* the state follows the last ')' (comm may hold parentheses) */
+	p = strrchr(buf, ')');
+	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+}
+
+/*
+ * PTRACE_SEIZE of thread tid: 0 seized, 1 gone, or -errno. A thread that
+ * is exiting refuses with EPERM (the kernel has set its exit state): for a
+ * thread other than the main one that is its end, not a refusal, told
+ * apart by its state, for up to 20 ms while it finishes.
+ */
+static int seize(pid_t pid, pid_t tid)
+{
+	unsigned int us = 250;
+	uint64_t end = now_ms() + 20;
+	int e;
+
+	for (;;) {
+		if (!ptrace(PTRACE_SEIZE, tid, NULL, (void *)PTRACE_O_TRACECLONE))
+			return 0;
+		e = errno;
+		if (e == ESRCH)
+			return 1;	/* gone meanwhile */
+		if (e != EPERM || tid == pid)
+			return -e;
+		if (thread_exiting(pid, tid))
+			return 1;
+		if (now_ms() > end)
+			return -e;
+		nap(&us);
+	}
+}
+
 /* Seize and interrupt every thread of the process not seized yet. */
 static int seize_new(struct tracee *t)
 {
@@ -195,11 +246,11 @@ static int seize_new(struct tracee *t)
 
 			if (thr_of(t, tids[i]))
 				continue;
-			if (ptrace(PTRACE_SEIZE, tids[i], NULL, (void *)PTRACE_O_TRACECLONE)) {
-				if (errno == ESRCH)
-					continue;	/* gone meanwhile */
-				err = -errno;
-				break;
+			err = seize(t->pid, tids[i]);
+			if (err) {
+				if (err > 0)
+					err = 0;	/* gone meanwhile */
+				continue;
 			}
 			r = thr_add(t, tids[i]);
 			if (!r) {
