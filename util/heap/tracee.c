@@ -180,7 +180,12 @@ static int wait_all(struct tracee *t)
 	}
 }
 
-/* Is thread tid of pid on its way out (a zombie, dead, or gone)? */
+/*
+ * Is thread tid of pid on its way out (a zombie, dead, or gone)? Only what
+ * /proc says for sure: a stat file that cannot be read for another reason
+ * is a live thread (skipping one that runs would let it run on through
+ * the injection).
+ */
 static bool thread_exiting(pid_t pid, pid_t tid)
 {
 	char path[80], buf[512], *p;
@@ -190,15 +195,19 @@ static bool thread_exiting(pid_t pid, pid_t tid)
 	snprintf(path, sizeof(path), "/proc/%d/task/%d/stat", (int)pid, (int)tid);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
-		return true;
+		return errno == ENOENT || errno == ESRCH;
 	n = read(fd, buf, sizeof(buf) - 1);
+	if (n < 0 && errno == ESRCH) {
+		close(fd);
+		return true;
+	}
 	close(fd);
 	if (n <= 0)
-		return true;
+		return false;
 	buf[n] = '\0';
 	/* the state follows the last ')' (comm may hold parentheses) */
 	p = strrchr(buf, ')');
-	return !p || p[1] != ' ' || p[2] == 'Z' || p[2] == 'X';
+	return p && p[1] == ' ' && (p[2] == 'Z' || p[2] == 'X');
 }
 
 /*
