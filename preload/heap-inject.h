@@ -12,8 +12,11 @@
  * slots), maps the hook page rsprof laid out, and returns its struct
  * heap_inject_ctl. rsprof then stops every thread, writes the jumps into
  * libc's free, realloc and malloc_usable_size (so that a block with the
- * tracker's header reaches the tracker whichever way it is freed) and sets
- * the tracker counting.
+ * tracker's header reaches the tracker whichever way it is freed), calls
+ * HEAP_INJECT_HOOK in the thread it holds while the others stay stopped
+ * (the tracker rewrites the entries of an allocator library the program
+ * has instead of glibc's, none of them being run: heap_inject_ctl.pending)
+ * and sets the tracker counting.
  *
  * The tracker stays loaded for the life of the process. At the end rsprof
  * calls rsprof_heap_detach() at a safe point (the GOT slots put back); when
@@ -30,9 +33,15 @@
 
 #include <stdint.h>
 
-#define HEAP_INJECT_ABI		1
+#define HEAP_INJECT_ABI		2
 /* The tracker's entry rsprof calls. */
 #define HEAP_INJECT_ENTRY	"rsprof_heap_attach"
+/* Then, every other thread stopped: the entries of heap_inject_ctl.pending rewritten. */
+#define HEAP_INJECT_HOOK	"rsprof_heap_hook"
+/* Entries the tracker may rewrite, at most. */
+#define HEAP_INJECT_PENDING_MAX	64
+/* Bytes at an entry no thread may be inside while the tracker rewrites it. */
+#define HEAP_INJECT_PENDING_LEN	32
 /* The name of the tracker's memfd: "/memfd:" HEAP_INJECT_MEMFD ".<build id> (deleted)" in maps. */
 #define HEAP_INJECT_MEMFD	"librsprof-heap.so"
 
@@ -50,7 +59,7 @@ enum heap_inject_err {
 	HEAP_INJECT_EABI,	/* arguments of another version */
 	HEAP_INJECT_EBUSY,	/* another rsprof is attached and alive */
 	HEAP_INJECT_EREGION,	/* the region cannot be mapped, or is not valid */
-	HEAP_INJECT_EMALLOC,	/* the process's malloc is not glibc's */
+	HEAP_INJECT_EMALLOC,	/* the process's malloc is the executable's own */
 	HEAP_INJECT_EHOOK,	/* the hook page cannot be mapped where asked */
 	HEAP_INJECT_ENOMEM,
 };
@@ -80,6 +89,11 @@ struct heap_inject_ctl {
 	uint64_t slots;			/* GOT slots redirected */
 	uint64_t objects;		/* objects looked at */
 	char detail[160];		/* more about err (NUL-terminated) */
+	/* entries HEAP_INJECT_HOOK rewrites: no thread may be in their first
+	 * HEAP_INJECT_PENDING_LEN bytes then */
+	uint32_t n_pending;
+	uint32_t pad;
+	uint64_t pending[HEAP_INJECT_PENDING_MAX];
 };
 
 #endif

@@ -23,6 +23,13 @@
  *    the sites, at the C line that asked for them, and pymalloc's arenas
  *    (mapped from inside) are not counted again.
  *
+ * Loaded into a running process (preload/inject.c), the tracker hooks the
+ * same entry points but the _rjem_ family (rsprof injects only where the
+ * allocator is glibc's or a library's: util/heap/inject.c says why) and
+ * CPython's, with the malloc family of that library in place of the
+ * executable's; rsprof keeps every other thread stopped, none in the bytes
+ * to be replaced, for the time of the rewriting.
+ *
  * While a hooked function runs, its thread is marked busy: what it
  * allocates inside (malloc, the mmap of an arena) is its own business and
  * is not counted again. The blocks are counted through the live table
@@ -35,6 +42,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "preload/heap-inject.h"
 #include "preload/sys.h"
 #include "preload/tracker.h"
 
@@ -299,25 +307,31 @@ HOOK_FREE(tc_free_sized, (void *p0, size_t n), (p0, n), p0)
 /* --- finding them ---------------------------------------------------------- */
 
 static unsigned int hooked, refused;
-/* Entries rewritten: an alias of one (mimalloc's malloc is mi_malloc,
- * tcmalloc's tc_delete may be tc_free) is hooked by it already. */
-#define DONE_MAX 64
-static uintptr_t done[DONE_MAX];
-static unsigned int n_done;
+/* Entries found, rewritten by hooks__apply(): an alias of one (mimalloc's
+ * malloc is mi_malloc, tcmalloc's tc_delete may be tc_free) is one entry,
+ * hooked by the first found. Each is tried once. */
+#define FOUND_MAX HEAP_INJECT_PENDING_MAX
+static struct found {
+	void *fn;
+	size_t size;
+	void *h;
+	void **orig;
+	bool tried;
+} found[FOUND_MAX];
+static unsigned int n_found;
 
 static void hook(void *fn, size_t size, void *h, void **orig)
 {
 	if (!fn)
 		return;
-	for (unsigned int i = 0; i < n_done; i++)
-		if (done[i] == (uintptr_t)fn)
+	for (unsigned int i = 0; i < n_found; i++)
+		if (found[i].fn == fn)
 			return;
-	if (n_done == DONE_MAX || patch__hook(fn, size, h, orig)) {
+	if (n_found == FOUND_MAX) {
 		refused++;
 		return;
 	}
-	done[n_done++] = (uintptr_t)fn;
-	hooked++;
+	found[n_found++] = (struct found){ .fn = fn, .size = size, .h = h, .orig = orig };
 }
 
 /*
@@ -428,32 +442,34 @@ static void hook_rjem(void)
 #undef AT
 }
 
-/* The executable's own malloc family: each function it defines jumps to
- * the tracker's, which forwards to the executable's (its trampoline). */
-static void hook_exe_malloc(void)
+/*
+ * The malloc family of the allocator the program has instead of glibc's,
+ * when its object is `owner` (NULL: any): each function it defines jumps to
+ * the tracker's, which forwards to the allocator's (its trampoline).
+ */
+static void hook_owner_malloc(const void *owner)
 {
-	const void *exe = next__exe();
 	size_t size;
 	void *fn;
 
-#define EXE(name, field)						\
+#define OWNED(name, field)						\
 	do {								\
-		fn = next__lookup(exe, #name, &size);			\
+		fn = next__lookup(next_alloc.owner, #name, &size);	\
 		if (fn && fn == (void *)next_alloc.field)		\
 			hook(fn, size, (void *)tracker_##name, (void **)&next_alloc.field); \
 	} while (0)
-	if (!next_alloc.foreign || next_alloc.owner != exe)
+	if (!next_alloc.foreign || !next_alloc.owner || (owner && next_alloc.owner != owner))
 		return;
-	EXE(malloc, malloc);
-	EXE(free, free);
-	EXE(calloc, calloc);
-	EXE(realloc, realloc);
-	EXE(memalign, memalign);
-	EXE(aligned_alloc, aligned_alloc);
-	EXE(posix_memalign, posix_memalign);
-	EXE(valloc, valloc);
-	EXE(pvalloc, pvalloc);
-#undef EXE
+	OWNED(malloc, malloc);
+	OWNED(free, free);
+	OWNED(calloc, calloc);
+	OWNED(realloc, realloc);
+	OWNED(memalign, memalign);
+	OWNED(aligned_alloc, aligned_alloc);
+	OWNED(posix_memalign, posix_memalign);
+	OWNED(valloc, valloc);
+	OWNED(pvalloc, pvalloc);
+#undef OWNED
 }
 
 /* The allocators' own functions, wherever they are defined (dynamic symbols). */
@@ -528,16 +544,54 @@ static void hook_python(void)
 	}
 }
 
-void hooks__init(bool patch)
+/* The counts into the region. */
+static void hooks_stats(void)
 {
-	if (patch) {
-		hook_rjem();
-		hook_exe_malloc();
-		hook_apis();
-		hook_python();
-	}
 	if (tracker_region) {
 		tracker_region->stats[HEAP_RSTAT_HOOKED] = hooked;
 		tracker_region->stats[HEAP_RSTAT_HOOK_REFUSED] = refused;
 	}
+}
+
+void hooks__apply(void)
+{
+	for (unsigned int i = 0; i < n_found; i++) {
+		if (found[i].tried)
+			continue;
+		found[i].tried = true;
+		if (patch__hook(found[i].fn, found[i].size, found[i].h, found[i].orig))
+			refused++;
+		else
+			hooked++;
+	}
+	hooks_stats();
+}
+
+void hooks__init(bool patch)
+{
+	if (patch) {
+		hook_rjem();
+		hook_owner_malloc(next__exe());
+		hook_apis();
+		hook_python();
+		hooks__apply();
+	}
+	hooks_stats();
+}
+
+size_t hooks__find_injected(uint64_t *at, size_t max)
+{
+	size_t n = 0;
+
+	/* not CPython's: its allocator is read through a table, and a thread
+	 * stopped between two of its loads would pair the old context with
+	 * the new function */
+	if (!got__glibc((uintptr_t)next_alloc.malloc))
+		hook_owner_malloc(NULL);
+	hook_apis();
+	for (unsigned int i = 0; i < n_found; i++)
+		if (!found[i].tried && n < max)
+			at[n++] = (uintptr_t)found[i].fn;
+	hooks_stats();
+	return n;
 }

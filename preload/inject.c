@@ -14,6 +14,15 @@
  * for the life of the process: those blocks are freed right after a
  * detach too.
  *
+ * A program whose malloc is an allocator library's (libjemalloc,
+ * libmimalloc, libtcmalloc: its GOT slots are not glibc's, so not
+ * redirected): that library's malloc family and its own entry points are
+ * rewritten to jump to the tracker (preload/hooks.c), in
+ * rsprof_heap_hook(), which rsprof calls with every other thread stopped;
+ * the tracker forwards to the library and keeps its blocks in the live
+ * table, as launched. The rewritten entries stay, passing through once the
+ * tracker stops. An executable with an allocator of its own is refused.
+ *
  * dlopen() is redirected as well: objects loaded later get their slots
  * redirected as they come. glibc's dlopen looks a name up along its
  * caller's search path (its RPATH, RUNPATH, $ORIGIN) and in its caller's
@@ -231,16 +240,17 @@ static int hooks_map(const struct heap_inject_args *a)
 	inject_glibc[HEAP_HOOK_FREE] = a->tramp[HEAP_HOOK_FREE];
 	inject_glibc[HEAP_HOOK_REALLOC] = a->tramp[HEAP_HOOK_REALLOC];
 	inject_glibc[HEAP_HOOK_USABLE] = a->tramp[HEAP_HOOK_USABLE];
-	malloc__set_libc((void *)(uintptr_t)a->tramp[HEAP_HOOK_FREE],
-			 (void *)(uintptr_t)a->tramp[HEAP_HOOK_REALLOC],
-			 (void *)(uintptr_t)a->tramp[HEAP_HOOK_USABLE]);
+	/* glibc's functions are the tracker's allocator only where malloc is glibc's */
+	if (!next_alloc.foreign)
+		malloc__set_libc((void *)(uintptr_t)a->tramp[HEAP_HOOK_FREE],
+				 (void *)(uintptr_t)a->tramp[HEAP_HOOK_REALLOC],
+				 (void *)(uintptr_t)a->tramp[HEAP_HOOK_USABLE]);
 	hook_page = a->page_addr;
 	return 0;
 }
 
 static int attach(const struct heap_inject_args *a, bool *region_taken)
 {
-	static const char *const glibc_fns[] = { "malloc", "free", "calloc", "realloc" };
 	struct stat st;
 	int m = __atomic_load_n(&tracker_mode, __ATOMIC_ACQUIRE);
 
@@ -270,13 +280,10 @@ static int attach(const struct heap_inject_args *a, bool *region_taken)
 		if (!inject_ours[0] || !inject_ours[1] || !inject_ours[2])
 			return HEAP_INJECT_ENOMEM;
 	}
-	for (size_t i = 0; i < sizeof(glibc_fns) / sizeof(glibc_fns[0]); i++) {
-		uintptr_t b = got__bound(glibc_fns[i]);
-
-		if (!got__glibc(b)) {
-			detail("the process's malloc is not glibc's: it comes from ", (void *)b);
-			return HEAP_INJECT_EMALLOC;
-		}
+	/* an allocator in the executable: no thread can be known to be out of it */
+	if (next_alloc.foreign && next_alloc.owner == next__exe()) {
+		detail("the process's malloc is the executable's own: ", (void *)next_alloc.malloc);
+		return HEAP_INJECT_EMALLOC;
 	}
 	inject_real_dlopen = (void *(*)(const char *, int))got__bound("dlopen");
 	if (syscall(SYS_fstat, a->hangup_fd, &st) || !S_ISFIFO(st.st_mode) ||
@@ -296,9 +303,10 @@ static int attach(const struct heap_inject_args *a, bool *region_taken)
 		return HEAP_INJECT_EREGION;
 	}
 	ctl.slots = got__redirect(false, &ctl.objects);
+	ctl.n_pending = (uint32_t)hooks__find_injected(ctl.pending, HEAP_INJECT_PENDING_MAX);
 	/* with the hooks of an earlier attach in place, counting can start now;
 	 * else rsprof starts it once it has written the jumps */
-	if (!a->page_addr)
+	if (!a->page_addr && !ctl.n_pending)
 		__atomic_store_n(&tracker_mode, M_ON, __ATOMIC_RELEASE);
 	return HEAP_INJECT_OK;
 }
@@ -340,6 +348,16 @@ EXPORT const struct heap_inject_ctl *rsprof_heap_attach(const struct heap_inject
 	ctl.hooked = hook_page != 0;
 	__atomic_store_n(&inject_lock, 0, __ATOMIC_RELEASE);
 	return &ctl;
+}
+
+/* The entries found at the attach rewritten, while every other thread is stopped. */
+EXPORT int rsprof_heap_hook(void)
+{
+	if (__atomic_exchange_n(&inject_lock, 1, __ATOMIC_ACQUIRE))
+		return -1;
+	hooks__apply();
+	__atomic_store_n(&inject_lock, 0, __ATOMIC_RELEASE);
+	return 0;
 }
 
 EXPORT int rsprof_heap_detach(void)

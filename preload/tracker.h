@@ -354,6 +354,16 @@ void *tracker_pvalloc(size_t n);
  * CPython's object allocator) when patch (the image's first start: one
  * thread running); the counts into the region either way. */
 void hooks__init(bool patch);
+/*
+ * Loaded into a running process: find the entry points to hook (the malloc
+ * family of an allocator library the program has instead of glibc's, the
+ * allocators' own functions), none rewritten yet; their addresses into
+ * at[] (up to max), for rsprof to see that no thread is in their first
+ * bytes. The count.
+ */
+size_t hooks__find_injected(uint64_t *at, size_t max);
+/* Rewrite the entries found and not tried yet (every other thread stopped). */
+void hooks__apply(void);
 
 /* --- symbols of the loaded objects (preload/next.c) ---------------------- */
 

@@ -40,15 +40,16 @@ test_expect_success 'what was allocated after attach is on its line' '
 	heap_lines attach.db | grep "heap_attach.c|$(line_of HEAP_CHURN "$SRC")|main|0|10000|10000"
 '
 
-# jemalloc's blocks have no glibc chunk header: the sizes of frees of
-# memory allocated before attach are unknown, never read from garbage
+# jemalloc's blocks have no glibc chunk header: with uprobes the sizes of
+# frees of memory allocated before attach are unknown, never read from
+# garbage (the injected tracker asks jemalloc's malloc_usable_size: t1542)
 if gcc -g -O1 -o heap_attach_je "$SRC" -ljemalloc 2>/dev/null; then
-	test_expect_success 'jemalloc: unknown frees counted, their sizes said to be unknown' '
+	test_expect_success 'jemalloc, uprobes: unknown frees counted, their sizes said to be unknown' '
 		rm -f ready go &&
 		./heap_attach_je ready go 300 &
 		tp=$! && bg_pid $tp &&
 		wait_for_file ready &&
-		"$RSPROF" record -q -p $tp -o je.db &
+		"$RSPROF" record -q --heap-backend uprobe -p $tp -o je.db &
 		rp=$! &&
 		wait_checkpoints je.db &&
 		touch go &&

@@ -5,7 +5,10 @@
  * that allocator's own functions (legitimate where malloc is that
  * allocator) and frees blocks of its own functions with free().
  *
- *   heap_alloclib [CHURN]
+ *   heap_alloclib [CHURN [READY_FILE GO_FILE]]
+ *
+ * With READY_FILE and GO_FILE (to attach to it): creates READY_FILE, then
+ * waits (up to 20 s) for GO_FILE to exist before anything below.
  *
  * Keeps 1,024,000 bytes in 1000 malloc'd blocks (ALIB_KEEP), 1 MiB from
  * calloc (ALIB_CALLOC), 8 MiB grown by realloc (ALIB_REALLOC), 64 blocks
@@ -15,11 +18,13 @@
  * Prints what the allocator says of its blocks and a sum of
  * their contents: the same with the tracker as without.
  */
+#include <fcntl.h>
 #include <malloc.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #if defined(ALLOC_JEMALLOC)
 #include <jemalloc/jemalloc.h>
@@ -51,6 +56,15 @@ int main(int argc, char **argv)
 	unsigned long n = argc > 1 ? strtoul(argv[1], NULL, 10) : 100000, sum = 0;
 	size_t cap = 4096, own_sizes = 0;
 
+	if (argc > 3) {
+		int fd = open(argv[2], O_WRONLY | O_CREAT | O_TRUNC, 0644);
+
+		if (fd < 0)
+			return 2;
+		close(fd);
+		for (int i = 0; i < 2000 && access(argv[3], F_OK); i++)
+			usleep(10000);
+	}
 	for (int i = 0; i < 1000; i++) {
 		keep[i] = malloc(1024); /* ALIB_KEEP */
 		if (!keep[i])

@@ -407,6 +407,14 @@ static const char *const alloc_libs[] = {
 	"librpmalloc.so", "libtbbmalloc",
 };
 
+bool alloc_syms__is_alloc_lib(const char *base)
+{
+	for (size_t k = 0; k < sizeof(alloc_libs) / sizeof(alloc_libs[0]); k++)
+		if (!strncmp(base, alloc_libs[k], strlen(alloc_libs[k])))
+			return true;
+	return false;
+}
+
 /* Symbol prefixes of allocators linked into an executable, and their names. */
 static const struct {
 	const char *prefix, *name;

@@ -82,6 +82,9 @@ struct alloc_exe {
 	char alloc_name[16];	/* jemalloc, mimalloc, ... when its symbols are in the executable */
 };
 
+/* Is a file of that base name an allocator library that replaces malloc (libjemalloc.so.2...)? */
+bool alloc_syms__is_alloc_lib(const char *base);
+
 /* Read exe's program headers, DT_NEEDED and symbols. 0 or -errno (printed). */
 int alloc_syms__inspect(const char *exe, struct alloc_exe *info);
 

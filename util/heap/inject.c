@@ -5,15 +5,17 @@
  *  1. What would refuse it, asked before any ptrace: Yama's ptrace scope,
  *     a tracer already there, a seccomp filter, a setuid or setgid
  *     process, a stopped one, not x86-64, static (no loader), a C library
- *     that is not glibc 2.34 or later, an allocator that is not glibc's, a
- *     Go program (its threads run on small goroutine stacks), a tracker of
- *     another build already in it. The caller has checked that the user
+ *     that is not glibc 2.34 or later, an allocator linked into the
+ *     executable (no thread can be known to be out of it), a Go program
+ *     (its threads run on small goroutine stacks), a tracker of another
+ *     build already in it. The caller has checked that the user
  *     may trace the process at all (target__may_trace()).
  *  2. Every thread stopped (util/heap/tracee.c), and one chosen that is at
  *     a safe point: its stack, unwound through the CFI (libdwfl), has no
  *     frame in the loader, in glibc's malloc (the functions of its
- *     malloc.c), in fork, exit, dlopen & co. or pthread_create, nor in the
- *     tracker: it holds none of the locks dlopen takes. It has room on its
+ *     malloc.c) or an allocator library (libjemalloc, libmimalloc,
+ *     libtcmalloc...), in fork, exit, dlopen & co. or pthread_create, nor
+ *     in the tracker: it holds none of the locks dlopen takes. It has room on its
  *     stack and takes a SIGTRAP (the sentinel of its calls). None such: the
  *     threads go on and rsprof looks again, for two seconds.
  *  3. The others go on; the chosen one calls: memfd_create() (the tracker's
@@ -23,8 +25,12 @@
  *     rsprof_heap_attach(), which redirects the GOT slots and maps the page
  *     of hooks rsprof laid out (util/heap/entry-patch.c).
  *  4. Every thread stopped again, none inside the first bytes of glibc's
- *     free, realloc or malloc_usable_size: the jumps written there, the
- *     tracker switched on. Every thread let go as it was.
+ *     free, realloc or malloc_usable_size, nor of the entries the tracker
+ *     found to hook (an allocator library's malloc family and own API,
+ *     mi_malloc, mallocx, tc_malloc...): the jumps written at glibc's, the
+ *     tracker's rsprof_heap_hook() called in the chosen thread (it rewrites
+ *     the others while no other thread runs), the tracker switched on.
+ *     Every thread let go as it was.
  *
  * A later attach finds the tracker in the process (its memfd's name
  * carries its build id) and calls rsprof_heap_attach() again. The end
@@ -324,7 +330,7 @@ struct tracker {
 	void *buf;
 	struct dynsym d;
 	char id[48];		/* its build id in hex */
-	uint64_t attach, detach, fn[HEAP_HOOK_MAX];
+	uint64_t attach, detach, hook, fn[HEAP_HOOK_MAX];
 };
 
 static int tracker_load(struct tracker *t)
@@ -341,7 +347,8 @@ static int tracker_load(struct tracker *t)
 		return err;
 	hex(t->d.build_id, t->d.build_id_len, t->id);
 	if (!t->d.build_id_len || !dynsym__find(&t->d, HEAP_INJECT_ENTRY, &t->attach, NULL) ||
-	    !dynsym__find(&t->d, "rsprof_heap_detach", &t->detach, NULL))
+	    !dynsym__find(&t->d, "rsprof_heap_detach", &t->detach, NULL) ||
+	    !dynsym__find(&t->d, HEAP_INJECT_HOOK, &t->hook, NULL))
 		return -ENOEXEC;
 	for (int i = 0; i < HEAP_HOOK_MAX; i++)
 		if (!dynsym__find(&t->d, hooks[i], &t->fn[i], NULL))
@@ -481,16 +488,19 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 	if (loader_base(pid, &ld) || !ld || x.is_static)
 		return "the executable is statically linked: no loader to add the tracker with "
 		       "(link it dynamically to inject)";
+	/* a thread stopped inside an allocator may hold its lock, which the
+	 * tracker's set-up takes: told by the allocator's code range, which
+	 * inside an executable is not known (its functions are local symbols) */
 	if (x.own_malloc)
-		return because("the executable has its own malloc%s%s%s, not glibc's: uprobes "
-			       "probe it", x.alloc_name[0] ? " (" : "", x.alloc_name,
-			       x.alloc_name[0] ? ")" : "");
+		return because("the executable has its own malloc%s%s%s, not glibc's, and a "
+			       "thread stopped inside it cannot be told (launch the program "
+			       "under rsprof to track it in-process; uprobes probe it)",
+			       x.alloc_name[0] ? " (" : "", x.alloc_name, x.alloc_name[0] ? ")" : "");
 	if (x.rust_global && x.alloc_name[0])
-		return because("the Rust program's #[global_allocator] is %s: its allocations "
-			       "never reach malloc", x.alloc_name);
-	if (x.alloc_lib[0])
-		return because("the executable links the allocator %s, not glibc's: uprobes probe "
-			       "it", x.alloc_lib);
+		return because("the Rust program's #[global_allocator] is %s, linked into the "
+			       "executable, and a thread stopped inside it cannot be told (launch "
+			       "the program under rsprof to track it in-process; uprobes probe it)",
+			       x.alloc_name);
 	if (go_program(exe))
 		return "a Go program: its threads run on goroutine stacks too small for the "
 		       "tracker's set-up calls";
@@ -500,9 +510,6 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 		if (!p)
 			continue;
 		b = base_name(p);
-		if (strstr(b, "jemalloc") || strstr(b, "tcmalloc") || strstr(b, "mimalloc"))
-			return because("it has the allocator %s loaded, not glibc's: uprobes probe "
-				       "it", b);
 		if (!strcmp(b, HEAP_REGION_SO))
 			return "it was launched by rsprof with the heap tracker preloaded (record it "
 			       "with that rsprof)";
@@ -779,12 +786,28 @@ static const char *attach_error(const struct heap_inject_ctl *c)
 	}
 }
 
+/* Is pc inside the first bytes of an entry to be rewritten? */
+static bool in_entries(uint64_t pc, const struct entry_patch *patch, size_t n_patch,
+		       const struct heap_inject_ctl *c)
+{
+	for (size_t k = 0; k < n_patch; k++)
+		if (pc > patch[k].at && pc < patch[k].at + patch[k].len)
+			return true;
+	for (uint32_t k = 0; k < c->n_pending && k < HEAP_INJECT_PENDING_MAX; k++)
+		if (pc > c->pending[k] && pc < c->pending[k] + HEAP_INJECT_PENDING_LEN)
+			return true;
+	return false;
+}
+
 /*
- * Every thread stopped, none inside the bytes the jumps take: write them and
- * switch the tracker on. -EAGAIN: threads kept being inside.
+ * Every thread stopped, none inside the bytes the jumps take (glibc's,
+ * patch[0..n_patch), and the entries the tracker rewrites): write them, have
+ * the tracker rewrite its entries in the thread kept (hook_fn), and switch
+ * it on. -EAGAIN: threads kept being inside.
  */
 static int put_hooks(struct tracee *t, pid_t kept, uint64_t kept_rip,
-		     const struct entry_patch patch[HEAP_HOOK_MAX], const struct heap_inject_ctl *c)
+		     const struct entry_patch *patch, size_t n_patch, uint64_t hook_fn,
+		     const struct heap_inject_ctl *c)
 {
 	int on = c->mode_on;
 
@@ -797,17 +820,21 @@ static int put_hooks(struct tracee *t, pid_t kept, uint64_t kept_rip,
 		if (err)
 			return err;
 		v = tracee__threads(t, &n);
-		for (int k = 0; k < HEAP_HOOK_MAX; k++) {
-			for (size_t i = 0; i < n && clear; i++)
-				clear = !(v[i].regs.rip > patch[k].at &&
-					  v[i].regs.rip < patch[k].at + patch[k].len);
-			clear &= !(kept_rip > patch[k].at && kept_rip < patch[k].at + patch[k].len);
-		}
+		clear = !in_entries(kept_rip, patch, n_patch, c);
+		for (size_t i = 0; i < n && clear; i++)
+			clear = !in_entries(v[i].regs.rip, patch, n_patch, c);
 		if (clear) {
-			for (int k = 0; k < HEAP_HOOK_MAX; k++) {
+			uint64_t ret;
+
+			for (size_t k = 0; k < n_patch; k++) {
 				err = tracee__poke(t, patch[k].at, patch[k].bytes, patch[k].len);
 				if (err)
 					return err;	/* a half-written jump is never run: all stopped */
+			}
+			if (c->n_pending) {
+				err = tracee__call(t, hook_fn, NULL, 0, &ret);
+				if (err)
+					return err;
 			}
 			return tracee__write(t, c->mode_addr, &on, sizeof(on));
 		}
@@ -907,12 +934,14 @@ static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const str
 	pr_debug(1, "heap: tracker in process %d at %#llx: %llu GOT slots in %llu objects "
 		 "redirected", (int)ij->pid, (unsigned long long)lib,
 		 (unsigned long long)c.slots, (unsigned long long)c.objects);
-	if (a.page_addr) {
-		err = put_hooks(t, tid, kept_rip, patch, &c);
+	if (a.page_addr || c.n_pending) {
+		err = put_hooks(t, tid, kept_rip, patch, a.page_addr ? HEAP_HOOK_MAX : 0,
+				lib + tr->hook, &c);
 		if (err) {
 			uint64_t r2;
 
-			*why = "threads of the process kept running the first bytes of glibc's free";
+			*why = "threads of the process kept running the first bytes of the "
+			       "allocator's functions";
 			tracee__release_others(t, tid);
 			call(t, ij->detach_fn, 0, 0, 0, &r2);
 			goto out;
@@ -989,6 +1018,17 @@ int heap_inject__new(pid_t pid, enum heap_backend want, unsigned int sample,
 		}
 		if (loaded)
 			safepoint__add(ij->sp, loaded, loaded + tr.d.hi);
+		/* an allocator library the program has instead of glibc's */
+		for (size_t i = 0; i < m->n; i++) {
+			const char *p = m->v[i].path;
+
+			if (p && p[0] == '/' && !m->v[i].pgoff &&
+			    alloc_syms__is_alloc_lib(base_name(p))) {
+				struct range r = file_range(m, &m->v[i]);
+
+				safepoint__add(ij->sp, r.lo, r.hi);
+			}
+		}
 	}
 	if (!*why) {
 		busy = 1;

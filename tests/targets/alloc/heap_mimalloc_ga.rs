@@ -4,7 +4,10 @@
 // mimalloc crate does. rustc inlines the allocator into its callers: they
 // call mimalloc's functions directly, never __rust_alloc or malloc.
 //
-//   heap_mimalloc_ga [CHURN]
+//   heap_mimalloc_ga [CHURN [READY_FILE GO_FILE]]
+//
+// With READY_FILE and GO_FILE (to attach to it): creates READY_FILE, then
+// waits (up to 20 s) for GO_FILE to exist before anything below.
 //
 // Keeps 8 MiB in one Vec (MG_KEEP), 2,000 boxes of 1 KiB (MG_BOXES), a
 // Vec grown by realloc to 1 MiB of u64 (MG_GROW); churns CHURN small Vecs
@@ -76,7 +79,17 @@ fn churn(n: usize) -> usize {
 }
 
 fn main() {
-    let n: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(100000);
+    let args: Vec<String> = std::env::args().collect();
+    let n: usize = args.get(1).and_then(|s| s.parse().ok()).unwrap_or(100000);
+    if args.len() > 3 {
+        std::fs::write(&args[2], b"").expect("READY_FILE");
+        for _ in 0..2000 {
+            if std::path::Path::new(&args[3]).exists() {
+                break;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+    }
     let k = keep();
     let b = boxes();
     let g = grow();
