@@ -8,8 +8,9 @@
 #     tracker hooks mimalloc's entry points),
 #   - the glibc C and Rust targets and heap_deep.c (recursive stacks 40-120
 #     frames deep, ~50 MB live),
-# each unprofiled, tracked in full, and with --heap-sample-bytes 512K; the
-# targets time their own loop (CPU time of the thread: a loaded machine
+# each unprofiled, tracked in full (launched), attached (`record -p`: the
+# tracker injected; not heap_deep, which starts at once) and with
+# --heap-sample-bytes 512K (launched); the targets time their own loop (CPU time of the thread: a loaded machine
 # inflates it less than wall-clock time). One run: the configurations
 # alternate round after round, medians of REPS rounds. Then rustc
 # compiling a small file with the heap tracked (its executable defines
@@ -86,6 +87,16 @@ one() {
 	full)	"$RSPROF" record -q --no-cpu -o "$W/r.db" -- "$o_p" "$N" >"$W/out" ;;
 	s512k)	"$RSPROF" record -q --no-cpu --heap-sample-bytes 512K -o "$W/r.db" -- \
 			"$o_p" "$N" >"$W/out" ;;
+	inject)	[ "$1" = heap_deep ] && return 0
+		# the target waits 500 ms before its loop: rsprof attaches meanwhile
+		"$o_p" "$N" 500 >"$W/out" &
+		o_t=$!
+		sleep 0.1
+		"$RSPROF" record -q --no-cpu -o "$W/r.db" -p $o_t 2>"$W/err"
+		wait $o_t
+		[ "$(sqlite3 "$W/r.db" "SELECT value FROM meta WHERE key = 'heap_backend'")" = inject ] ||
+			{ echo "bench/heap-alloc.sh: $1 attached: not injected" >&2; cat "$W/err" >&2
+			  return 1; } ;;
 	esac
 	[ -s "$W/out" ] || { echo "bench/heap-alloc.sh: $1/$2 failed" >&2; return 1; }
 	echo "$1 $2 $(cut -d' ' -f3 "$W/out") $(cut -d' ' -f1 "$W/out")" >>"$W/runs"
@@ -100,7 +111,7 @@ echo "($N pairs a run, $REPS rounds alternated, medians)${notes:+ skipped:$notes
 echo "load before: $(uptime)"
 for rep in $(seq "$REPS"); do
 	for tgt in $TGTS; do
-		for cfg in base full s512k; do
+		for cfg in base full inject s512k; do
 			one $tgt $cfg || exit 1
 		done
 	done
@@ -117,14 +128,18 @@ name_of() {
 	heap_deep) echo "C deep" ;;
 	esac
 }
-printf '\n%-14s %9s %9s %9s %9s %9s\n' "" "alone" "tracked" "added" "512K" "added"
+added() {
+	awk -v v="$1" -v b="$2" 'BEGIN { if (v == "-") print "-"; else printf "%.1f", v - b }'
+}
+printf '\n%-14s %9s %9s %9s %9s %9s %9s %9s\n' "" "alone" "tracked" "added" "attached" "added" \
+	"512K" "added"
 for tgt in $TGTS; do
 	b=$(awk -v t=$tgt '$1 == t && $2 == "base" { print $3 }' "$W/runs" | median)
 	f=$(awk -v t=$tgt '$1 == t && $2 == "full" { print $3 }' "$W/runs" | median)
+	i=$(awk -v t=$tgt '$1 == t && $2 == "inject" { print $3 }' "$W/runs" | median)
 	s=$(awk -v t=$tgt '$1 == t && $2 == "s512k" { print $3 }' "$W/runs" | median)
-	printf '%-14s %9s %9s %9s %9s %9s\n' "$(name_of $tgt)" "$b" "$f" \
-		"$(awk -v v=$f -v b=$b 'BEGIN { printf "%.1f", v - b }')" "$s" \
-		"$(awk -v v=$s -v b=$b 'BEGIN { printf "%.1f", v - b }')"
+	printf '%-14s %9s %9s %9s %9s %9s %9s %9s\n' "$(name_of $tgt)" "$b" "$f" "$(added $f $b)" \
+		"$i" "$(added $i $b)" "$s" "$(added $s $b)"
 done
 echo "CPU ns of the allocating thread per pair; added: over the unprofiled runs"
 
