@@ -9,6 +9,13 @@
  * malloc.c #includes, counts as malloc's). A thread is chosen only when
  * its unwind reaches its start (libdwfl reports no error): a frame it
  * could not see might be one of those.
+ *
+ * The same for nptl-stack.c, whose static functions (__nptl_deallocate_stack,
+ * __nptl_free_stacks, reached from pthread_join, pthread_detach and a
+ * detached thread's exit) hold the lock of the threads' stack cache, which
+ * dlopen() of a library with initial-exec TLS (the tracker) takes to set
+ * up that TLS in every thread: the hull around its one exported function,
+ * __pthread_get_minstack.
  */
 #include "util/heap/safepoint.h"
 
@@ -84,6 +91,9 @@ static const char *const malloc_fns[] = {
 	"__default_morecore",
 };
 
+/* The function of nptl-stack.c glibc exports (GLIBC_PRIVATE, 2.34 and later). */
+static const char *const stack_fns[] = { "__pthread_get_minstack" };
+
 /* glibc functions during which a thread may hold a lock dlopen takes. */
 static const char *const lock_fns[] = {
 	"fork", "vfork", "_Fork", "exit", "_exit", "quick_exit", "__cxa_finalize",
@@ -92,6 +102,9 @@ static const char *const lock_fns[] = {
 	"__libc_dlclose", "pthread_create", "pthread_exit", "setlocale", "newlocale",
 	"freelocale", "iconv_open", "iconv_close", "posix_spawn", "posix_spawnp", "system",
 	"popen", "__libc_freeres",
+	/* the set*id calls signal every thread with the stack cache locked */
+	"setuid", "setgid", "seteuid", "setegid", "setreuid", "setregid", "setresuid",
+	"setresgid", "setgroups",
 };
 
 void safepoint__add(struct safepoint *sp, uint64_t lo, uint64_t hi)
@@ -102,18 +115,20 @@ void safepoint__add(struct safepoint *sp, uint64_t lo, uint64_t hi)
 }
 
 /*
- * glibc's malloc: the hull of its exported functions, widened to the
- * functions around it (its static helpers, _int_malloc & co., lie between).
+ * A source file of glibc's (malloc.c, nptl-stack.c): the hull of its
+ * exported functions names[0..n), widened to the exported functions around
+ * it (its static helpers lie between and around them).
  */
-static void add_malloc(struct safepoint *sp, const struct dynsym *d)
+static void add_hull(struct safepoint *sp, const struct dynsym *d, const char *const *names,
+		     size_t n)
 {
 	const Elf64_Sym *s = d->sym;
 	uint64_t a = UINT64_MAX, b = 0, lo = 0, hi = UINT64_MAX;
 
-	for (size_t i = 0; i < sizeof(malloc_fns) / sizeof(malloc_fns[0]); i++) {
+	for (size_t i = 0; i < n; i++) {
 		uint64_t at, size;
 
-		if (dynsym__find(d, malloc_fns[i], &at, &size)) {
+		if (dynsym__find(d, names[i], &at, &size)) {
 			if (at < a)
 				a = at;
 			if (at + size > b)
@@ -137,7 +152,8 @@ static void add_malloc(struct safepoint *sp, const struct dynsym *d)
 
 void safepoint__add_glibc(struct safepoint *sp, const struct dynsym *libc)
 {
-	add_malloc(sp, libc);
+	add_hull(sp, libc, malloc_fns, sizeof(malloc_fns) / sizeof(malloc_fns[0]));
+	add_hull(sp, libc, stack_fns, sizeof(stack_fns) / sizeof(stack_fns[0]));
 	for (size_t i = 0; i < sizeof(lock_fns) / sizeof(lock_fns[0]); i++) {
 		uint64_t at, size;
 
