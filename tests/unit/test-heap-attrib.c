@@ -130,6 +130,12 @@ int main(void)
 		   "operator new, with its parameters");
 		ok(alloc_fns__match(bi, "xmalloc(unsigned long)"), "xmalloc as a C++ name");
 		ok(alloc_fns__match(bi, "alloc::raw_vec::RawVec<T,A>::grow_one"), "Rust RawVec");
+		ok(alloc_fns__match(bi, "<hm::Mi as core::alloc::global::GlobalAlloc>::alloc"),
+		   "a #[global_allocator]'s method (a pattern with a literal head and a glob)");
+		ok(alloc_fns__match(bi, "hashbrown::raw::RawVecInner::grow"),
+		   "a pattern with no literal head (*RawVec*)");
+		ok(!alloc_fns__match(bi, "zstrdupx"), "a literal pattern: not a longer name");
+		ok(!alloc_fns__match(bi, "xstrdu"), "a literal pattern: not a shorter name");
 		ok(!alloc_fns__match(bi, NULL), "no name: no wrapper");
 		ok(!alloc_fns__match(none, "zmalloc"), "an empty list matches nothing");
 		is_int(alloc_fns__add(none, "pool_*"), 0, "add a user pattern");
@@ -144,6 +150,9 @@ int main(void)
 			is_str(l, "pool_*\nmy_alloc", "the meta list, one a line");
 			free(l);
 		}
+		is_int(alloc_fns__add(none, "arena\\*get"), 0, "a pattern with an escaped *");
+		ok(alloc_fns__match(none, "arena*get"), "the escaped * matches itself");
+		ok(!alloc_fns__match(none, "arena_get"), "... and nothing else");
 
 		/* Redis: malloc <- ztrymalloc_usable_internal <- zmalloc <- _sdsnewlen */
 		mk(&zm, "/t/redis", 2, (const char *[]){ "/b/redis/src/zmalloc.c",

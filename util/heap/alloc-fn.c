@@ -187,6 +187,13 @@ size_t alloc_fns__n_user(const struct alloc_fns *a)
  */
 static bool match_one(const char *pat, const char *fn, const char *bare)
 {
+	size_t lit = strcspn(pat, "*?[\\");
+
+	/* the pattern's literal head rules most names out without fnmatch(),
+	 * which converts both strings to wide characters in a UTF-8 locale
+	 * (bare is a head of fn: it fails where fn does) */
+	if (lit && strncmp(pat, fn, lit))
+		return false;
 	return !fnmatch(pat, fn, 0) || (bare && !fnmatch(pat, bare, 0));
 }
 
