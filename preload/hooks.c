@@ -579,16 +579,27 @@ void hooks__init(bool patch)
 	hooks_stats();
 }
 
-size_t hooks__find_injected(uint64_t *at, size_t max)
+/* Called once by dl_iterate_phdr(), whose lock keeps objects from being
+ * unloaded while the loader's list is walked. */
+static int find_locked(struct dl_phdr_info *info, size_t size, void *data)
 {
-	size_t n = 0;
-
+	(void)info;
+	(void)size;
+	(void)data;
 	/* not CPython's: its allocator is read through a table, and a thread
 	 * stopped between two of its loads would pair the old context with
 	 * the new function */
 	if (!got__glibc((uintptr_t)next_alloc.malloc))
 		hook_owner_malloc(NULL);
 	hook_apis();
+	return 1;
+}
+
+size_t hooks__find_injected(uint64_t *at, size_t max)
+{
+	size_t n = 0;
+
+	dl_iterate_phdr(find_locked, NULL);
 	for (unsigned int i = 0; i < n_found; i++)
 		if (!found[i].tried && n < max)
 			at[n++] = (uintptr_t)found[i].fn;

@@ -940,8 +940,10 @@ static int inject(struct heap_inject *ij, struct tracee *t, pid_t tid, const str
 		if (err) {
 			uint64_t r2;
 
-			*why = "threads of the process kept running the first bytes of the "
-			       "allocator's functions";
+			*why = err == -EAGAIN ?
+			       "threads of the process kept running the first bytes of the "
+			       "allocator's functions" :
+			       "the jumps into the tracker could not be put in";
 			tracee__release_others(t, tid);
 			call(t, ij->detach_fn, 0, 0, 0, &r2);
 			goto out;
