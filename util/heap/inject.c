@@ -833,6 +833,8 @@ static int put_hooks(struct tracee *t, pid_t kept, uint64_t kept_rip,
 			}
 			if (c->n_pending) {
 				err = tracee__call(t, hook_fn, NULL, 0, &ret);
+				if (!err && (int)ret)
+					err = -EBUSY;	/* the tracker was busy: nothing rewritten */
 				if (err)
 					return err;
 			}
