@@ -52,6 +52,20 @@ meta() {
 	sql "$1" "SELECT value FROM meta WHERE key = '$2'"
 }
 
+# alib_sites FILE CHURN: the sites of heap_alloclib.c (in $SRC) run with
+# CHURN pairs, each on its line with what the program keeps there, none
+# below zero; its lines into FILE.lines
+alib_sites() {
+	source_lines "$1" "$SRC" >"$1.lines" && cat "$1.lines" &&
+	want_line "$1.lines" ALIB_KEEP 1024000 1000 0 &&
+	want_line "$1.lines" ALIB_CALLOC 1048576 1 0 &&
+	want_line "$1.lines" ALIB_ALIGNED 524288 64 0 &&
+	want_line "$1.lines" ALIB_CHURN 0 "$2" "$2" &&
+	want_line "$1.lines" ALIB_MIX 0 200 200 &&
+	grep -q "^$(line_of ALIB_REALLOC "$SRC")|8388608|" "$1.lines" &&
+	no_negative_site "$1"
+}
+
 # no_negative_site FILE: no address ends with fewer bytes than freed
 no_negative_site() {
 	_n=$(sql "$1" "SELECT COUNT(*) FROM (SELECT SUM(alloc_bytes) - SUM(free_bytes) AS l

@@ -48,14 +48,7 @@ for a in jemalloc mimalloc tcmalloc; do
 		same $a.db ./alib_$a $N
 	"
 	test_expect_success "$a: the sites on the program's lines, with their bytes" "
-		source_lines $a.db \"\$SRC\" >$a.lines && cat $a.lines &&
-		want_line $a.lines ALIB_KEEP 1024000 1000 0 &&
-		want_line $a.lines ALIB_CALLOC 1048576 1 0 &&
-		want_line $a.lines ALIB_ALIGNED 524288 64 0 &&
-		want_line $a.lines ALIB_CHURN 0 $N $N &&
-		want_line $a.lines ALIB_MIX 0 200 200 &&
-		grep -q \"^\$(line_of ALIB_REALLOC \"\$SRC\")|8388608|\" $a.lines &&
-		no_negative_site $a.db
+		alib_sites $a.db $N
 	"
 	test_expect_success "$a: its own mappings are not mmap sites" "
 		test \"\$(sql $a.db 'SELECT COUNT(*) FROM heap_events WHERE kind = 1')\" = 0
