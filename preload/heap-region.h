@@ -183,6 +183,8 @@ enum heap_hist_state {
 enum heap_region_flags {
 	HEAP_REGION_FORKED = 1,		/* made by a fork child before any exec: its
 					 * code is its parent's */
+	HEAP_REGION_NO_HEADERS = 2,	/* the tracker's: the allocator is another
+					 * library's, its blocks carry no header */
 };
 
 /* What a site's allocations are (heap_region_site.kind, heap_events.kind). */

@@ -545,6 +545,8 @@ void tracker__init(void)
 		pthread_key_create(&thread_key, thread_exit);
 	}
 	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
+	if (next_alloc.foreign)
+		__atomic_fetch_or(&r->flags, HEAP_REGION_NO_HEADERS, __ATOMIC_RELAXED);
 	hooks__init(!hooks_done);	/* a fork child keeps its parent's */
 	hooks_done = true;
 	__atomic_store_n(&tracker_mode, M_ON, __ATOMIC_RELEASE);
@@ -602,6 +604,8 @@ int tracker__adopt(int fd)
 		pthread_key_create(&thread_key, thread_exit);
 	}
 	r->stats[HEAP_RSTAT_CFI] = unwind__cfi();
+	if (next_alloc.foreign)
+		__atomic_fetch_or(&r->flags, HEAP_REGION_NO_HEADERS, __ATOMIC_RELAXED);
 	return 0;
 }
 

@@ -53,6 +53,12 @@ for a in jemalloc mimalloc tcmalloc; do
 	test_expect_success "$a: its own mappings are not mmap sites" "
 		test \"\$(sql $a.db 'SELECT COUNT(*) FROM heap_events WHERE kind = 1')\" = 0
 	"
+	# its blocks carry no header of the tracker's: none is estimated in memory
+	test_expect_success "$a: no tracker headers counted in the resident memory" "
+		test \"\$(meta $a.db heap_block_header_bytes)\" = 0 &&
+		\"\$RSPROF\" report --heap $a.db >$a.rep && cat $a.rep &&
+		! grep -q \"tracker's headers\" $a.rep
+	"
 done
 
 if [ -e /usr/lib/x86_64-linux-gnu/libjemalloc.so.2 ]; then

@@ -40,6 +40,7 @@ struct heap_totals {
 	const char *probes;	/* "rust", "libc" */
 	bool started;
 	bool temporaries;	/* the sites' temp_count is counted (preload) */
+	bool no_headers;	/* a tracker served another allocator: no block headers */
 };
 
 /* A process of the tree the backend found (it made its region) or saw end. */

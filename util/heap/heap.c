@@ -585,6 +585,7 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->probes = h->tot.probes;
 	st->sample = h->sample;
 	st->started = h->tot.started;
+	st->no_headers = h->tot.no_headers;
 }
 
 bool heap__started(struct heap *h)

@@ -132,6 +132,8 @@ struct heap_stats {
 	const char *probes;	/* "rust", "libc" */
 	unsigned int sample;
 	bool started;		/* preload: the tracker claimed its region */
+	bool no_headers;	/* preload: a process's allocator was another library's,
+				 * whose blocks carry no header of the tracker's */
 };
 
 void heap__stats(const struct heap *h, struct heap_stats *st);

@@ -492,6 +492,8 @@ static void totals_add(struct heap_totals *t, const struct heap_region *r)
 	t->unknown_frees += s[HEAP_RSTAT_UNKNOWN_FREES];
 	t->unknown_free_bytes += s[HEAP_RSTAT_UNKNOWN_FREE_BYTES];
 	t->dropped += s[HEAP_RSTAT_DROP_SITE] + s[HEAP_RSTAT_DROP_FRAMES] + s[HEAP_RSTAT_DROP_LIVE];
+	if (r->flags & HEAP_REGION_NO_HEADERS)
+		t->no_headers = true;
 }
 
 static void region_debug(const struct region *reg)

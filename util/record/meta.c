@@ -194,6 +194,9 @@ int record_meta__end(struct db_writer *w, struct sampler *s, struct heap *h, uin
 			err = db_writer__meta_set_int(w, "heap_peak_bytes", (long long)hs.peak_bytes);
 		if (!err && hs.has_temporaries)
 			err = db_writer__meta_set_int(w, "heap_temporary", (long long)hs.temporaries);
+		/* the tracker served another allocator, whose blocks carry no header */
+		if (!err && hs.no_headers)
+			err = db_writer__meta_set_int(w, "heap_block_header_bytes", 0);
 	}
 	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
 		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,
