@@ -211,10 +211,35 @@ static bool thread_exiting(pid_t pid, pid_t tid)
 }
 
 /*
- * PTRACE_SEIZE of thread tid: 0 seized, 1 gone, or -errno. A thread that
- * is exiting refuses with EPERM (the kernel has set its exit state): for a
- * thread other than the main one that is its end, not a refusal, told
- * apart by its state, for up to 20 ms while it finishes.
+ * Is thread tid of pid traced by this process already? A thread started by
+ * one seized meanwhile is (PTRACE_O_TRACECLONE), before its parent's clone
+ * event has been read.
+ */
+static bool traced_by_us(pid_t pid, pid_t tid)
+{
+	char path[80], line[128];
+	bool ours = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/status", (int)pid, (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, "TracerPid:", 10)) {
+			ours = strtol(line + 10, NULL, 10) == (long)getpid();
+			break;
+		}
+	fclose(f);
+	return ours;
+}
+
+/*
+ * PTRACE_SEIZE of thread tid: 0 seized, 1 gone, 2 traced by us already
+ * (started by a seized thread: it reports a stop of its own), or -errno. A
+ * thread that is exiting refuses with EPERM (the kernel has set its exit
+ * state): for a thread other than the main one that is its end, not a
+ * refusal, told apart by its state, for up to 20 ms while it finishes.
  */
 static int seize(pid_t pid, pid_t tid)
 {
@@ -230,6 +255,8 @@ static int seize(pid_t pid, pid_t tid)
 			return 1;	/* gone meanwhile */
 		if (e != EPERM || tid == pid)
 			return -e;
+		if (traced_by_us(pid, tid))
+			return 2;
 		if (thread_exiting(pid, tid))
 			return 1;
 		if (now_ms() > end)
@@ -256,18 +283,21 @@ static int seize_new(struct tracee *t)
 			if (thr_of(t, tids[i]))
 				continue;
 			err = seize(t->pid, tids[i]);
-			if (err) {
-				if (err > 0)
-					err = 0;	/* gone meanwhile */
+			if (err == 1) {
+				err = 0;	/* gone meanwhile */
 				continue;
 			}
+			if (err < 0)
+				continue;
 			r = thr_add(t, tids[i]);
 			if (!r) {
 				ptrace(PTRACE_DETACH, tids[i], NULL, NULL);
 				err = -ENOMEM;
 				break;
 			}
-			ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL);
+			if (!err)
+				ptrace(PTRACE_INTERRUPT, tids[i], NULL, NULL);
+			err = 0;
 			added = true;
 		}
 	}
