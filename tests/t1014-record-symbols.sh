@@ -45,6 +45,20 @@ test_expect_success 'a library with its debug info in .debug/ by .gnu_debuglink 
 	test "$s" -ge 80
 '
 
+# Each process has a resolver of its own; the compressed debug file is
+# inflated once for all of them, and each one's samples get its lines.
+test_expect_success 'compressed debug info shared by three processes: inflated once, lines in each' '
+	"$RSPROF" record -vv --no-heap --user-only -F 499 -o three.db -- \
+		sh -c "a/split_main 0.4; a/split_main 0.4; a/split_main 0.4" 2>three.err &&
+	grep "libsplit.so.debug: inflated once" three.err &&
+	test "$(grep -c "libsplit.so.debug: inflated once" three.err)" = 1 &&
+	sql three.db "SELECT c.pid, SUM(c.count) * 100 / (SELECT SUM(count) FROM cpu_samples
+		WHERE pid = c.pid) FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		WHERE s.file LIKE '\''%split.c'\'' AND s.line = $HOT GROUP BY c.pid" >three.txt &&
+	cat three.txt && test "$(wc -l <three.txt)" = 3 &&
+	awk -F"|" "\$2 < 80 { exit 1 }" three.txt
+'
+
 test_expect_success 'a library whose debug info is only in perf'\''s build-id cache (~/.debug)' '
 	build_split "$TEST_DIR/b" &&
 	id=$(readelf -n b/libsplit.so | awk "/Build ID/ { print \$3 }") &&

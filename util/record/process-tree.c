@@ -915,9 +915,10 @@ static int id_sym_add(struct process_tree *pt, const struct claim *id, const str
 /*
  * System-wide: at most this many resolvers of spaces at a time (for code in
  * no file: a JIT's), besides the resolvers of files below. A resolver that
- * reads a library's DWARF holds its sections, decompressed (Debian's
- * debug files compress them): ~20-30 MB for libc's. The pending keys are
- * taken space by space, so each resolver is made once per checkpoint.
+ * reads a library's DWARF holds its tables (the decompressed sections of
+ * Debian's debug files are one copy for the run, util/symbols/inflated.h).
+ * The pending keys are taken space by space, so each resolver is made once
+ * per checkpoint.
  */
 #define LIVE_RESOLVERS	4
 

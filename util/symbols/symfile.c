@@ -16,6 +16,7 @@
 #include "util/infile.h"
 #include "util/record/maps.h"
 #include "util/record/proc.h"
+#include "util/symbols/inflated.h"
 
 int symfile__build_id(int fd, unsigned char *bits, size_t len)
 {
@@ -120,7 +121,10 @@ int symfile__open_mapped(pid_t pid, const struct map *m)
 	return fd;
 }
 
-/* Keep the first candidate that carries the module's build-id. */
+/*
+ * Keep the first candidate that carries the module's build-id: as its
+ * inflated copy when its sections are compressed (util/symbols/inflated.h).
+ */
 static int take(const char *path, const unsigned char *bits, int len, char **name)
 {
 	int fd = try_open(path, bits, len);
@@ -133,7 +137,7 @@ static int take(const char *path, const unsigned char *bits, int len, char **nam
 		return -1;
 	}
 	pr_debug(2, "debug information: %s", path);
-	return fd;
+	return inflated__open(fd, path, bits, len);
 }
 
 /* The debug file of mod on this machine (or under the target's root); -1: none. */
@@ -156,18 +160,24 @@ static int find_local(Dwfl_Module *mod, void **userdata, const char *modname, GE
 	if (ctx && symfile__pid_alive(ctx->pid))
 		snprintf(root, sizeof(root), "/proc/%d/root", (int)ctx->pid);
 
-	/* by build-id: /usr/lib/debug/.build-id/xx/rest.debug (libc6-dbg, *-dbgsym) */
-	if (root[0]) {
+	/*
+	 * by build-id: /usr/lib/debug/.build-id/xx/rest.debug (libc6-dbg,
+	 * *-dbgsym), in the target's root, then here. Opened by us, not by
+	 * dwfl_build_id_find_debuginfo(), which hands libdwfl its own handle
+	 * of the file (and libdw inflates it again for every process).
+	 */
+	for (int r = root[0] ? 0 : 1; r < 2; r++) {
 		char hex[2 * 64 + 1];
 
 		for (int i = 0; i < len && i < 64; i++)
 			sprintf(hex + 2 * i, "%02x", bits[i]);
-		snprintf(cand, sizeof(cand), "%s/usr/lib/debug/.build-id/%.2s/%s.debug", root,
-			 hex, hex + 2);
+		snprintf(cand, sizeof(cand), "%s/usr/lib/debug/.build-id/%.2s/%s.debug",
+			 r == 0 ? root : "", hex, hex + 2);
 		fd = take(cand, bits, len, debuginfo_file_name);
 		if (fd >= 0)
 			return fd;
 	}
+	/* the same by libdwfl's own search path, and a dwz file's alternate */
 	fd = dwfl_build_id_find_debuginfo(mod, userdata, modname, base, file_name, debuglink,
 					  crc, debuginfo_file_name);
 	if (fd >= 0)

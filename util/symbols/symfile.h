@@ -25,8 +25,9 @@
  * debug), by .gnu_debuglink next to the file, in its .debug/ and under
  * /usr/lib/debug/DIR, and as /usr/lib/debug/PATH(.debug); each of those
  * inside the target's root first. A candidate must carry the module's
- * build-id. Compressed debug sections (SHF_COMPRESSED, .zdebug) are read by
- * libdw itself.
+ * build-id. A debug file with compressed sections (SHF_COMPRESSED) is
+ * given as its inflated copy, made once per run (util/symbols/inflated.h);
+ * .zdebug sections are inflated by libdw itself.
  */
 struct map;
 
