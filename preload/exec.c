@@ -29,6 +29,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
+#include "preload/ld-preload.h"
 #include "preload/tracker.h"
 
 #define EXPORT __attribute__((visibility("default")))
@@ -54,10 +55,25 @@ void exec__unfollow(void)
 	__atomic_store_n(&following, false, __ATOMIC_RELEASE);
 }
 
-/* Does the LD_PRELOAD value v name our library? */
+/* Does the LD_PRELOAD value v name a tracker (ours, or another rsprof's)? */
 static bool names_us(const char *v)
 {
 	return strstr(v, HEAP_REGION_SO) != NULL;
+}
+
+/*
+ * Does envp name another rsprof's tracker in LD_PRELOAD? A program of the
+ * tree that runs `rsprof record` itself: that rsprof launches its program
+ * with its own tracker and directory (and without ours); mixing the two
+ * would give that program one rsprof's library and the other's directory.
+ */
+static bool env_other_rsprof(char *const envp[])
+{
+	for (size_t i = 0; envp && envp[i]; i++)
+		if (!strncmp(envp[i], "LD_PRELOAD=", 11) && names_us(envp[i] + 11) &&
+		    !strstr(envp[i] + 11, so_path))
+			return true;
+	return false;
 }
 
 /* How many entries envp has. */
@@ -68,30 +84,6 @@ static size_t env_count(char *const envp[])
 	while (envp && envp[n])
 		n++;
 	return n;
-}
-
-bool exec__strip_preload(const char *v, char *buf, size_t len)
-{
-	size_t o = (size_t)snprintf(buf, len, "LD_PRELOAD="), kept = 0;
-
-	while (*v) {
-		size_t n = strcspn(v, ": ");
-		const char *base = v + n;
-
-		while (base > v && base[-1] != '/')
-			base--;
-		if (n && !(v + n - base == sizeof(HEAP_REGION_SO) - 1 &&
-			   !memcmp(base, HEAP_REGION_SO, n - (base - v))) && o + n + 2 < len) {
-			if (kept++)
-				buf[o++] = ':';
-			memcpy(buf + o, v, n);
-			o += n;
-		}
-		v += n;
-		v += strspn(v, ": ");
-	}
-	buf[o] = '\0';
-	return kept;
 }
 
 /*
@@ -108,6 +100,8 @@ static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 
 	if (!__atomic_load_n(&following, __ATOMIC_ACQUIRE))
 		return false;	/* not recorded */
+	if (env_other_rsprof(envp))
+		return false;	/* another rsprof's program */
 	gone = access(so_path, R_OK) != 0;
 	for (size_t i = 0; envp && envp[i]; i++) {
 		char *e = envp[i];
@@ -116,7 +110,7 @@ static bool env_fix(char *const envp[], char **out, char *buf, size_t len)
 			have_pre = true;
 			if (gone && names_us(e + 11)) {
 				changed = true;
-				if (!exec__strip_preload(e + 11, buf, len))
+				if (!ld_preload__strip(e + 11, buf, len))
 					continue;
 				e = buf;
 			} else if (!gone && !names_us(e + 11)) {

@@ -57,6 +57,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
+#include "preload/ld-preload.h"
 #include "preload/sys.h"
 #include "preload/tracker.h"
 
@@ -277,7 +278,7 @@ static void env_scrub(void)
 		if (!strncmp(v, HEAP_REGION_DIR_ENV "=", dl))
 			continue;
 		if (!strncmp(v, "LD_PRELOAD=", 11)) {
-			if (!exec__strip_preload(v + 11, preload, sizeof(preload)))
+			if (!ld_preload__strip(v + 11, preload, sizeof(preload)))
 				continue;
 			v = preload;
 		}

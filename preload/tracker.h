@@ -410,11 +410,6 @@ static inline bool count__skip(struct thread *t, uint64_t n)
 void exec__follow(const char *dir);
 /* Stop adding the tracker to the environment of programs exec'd. */
 void exec__unfollow(void);
-/*
- * "LD_PRELOAD=" and the value v without our library into buf (no
- * allocation: safe in a fork child); false when nothing else is left.
- */
-bool exec__strip_preload(const char *v, char *buf, size_t len);
 
 /* --- the tracker loaded into a running process (preload/inject.c, got.c) -- */
 

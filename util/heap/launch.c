@@ -36,6 +36,7 @@
 #include <sys/wait.h>
 
 #include "preload/heap-region.h"
+#include "preload/ld-preload.h"
 #include "util/error.h"
 #include "util/heap/alloc-syms.h"
 #include "util/heap/backend.h"
@@ -196,12 +197,25 @@ static int env_add(struct heap_launch *l, char *s)
 	return 0;
 }
 
-/* environ, with our library first in LD_PRELOAD and the directory named. */
+/*
+ * environ, with our library first in LD_PRELOAD and the directory named.
+ * Another rsprof's tracker in LD_PRELOAD (rsprof run by a program that
+ * rsprof records) is left out: two trackers in one program would each
+ * take the other's allocations for the program's.
+ */
 static int make_env(struct heap_launch *l)
 {
 	const char *old = getenv("LD_PRELOAD");
-	char *s;
+	char *s, *kept = NULL;
+	size_t len = old ? strlen(old) + sizeof("LD_PRELOAD=") + 2 : 0;
 	int err = 0;
+
+	if (old) {
+		kept = malloc(len);
+		if (!kept)
+			return -ENOMEM;
+		old = ld_preload__strip(old, kept, len) ? kept + sizeof("LD_PRELOAD=") - 1 : NULL;
+	}
 
 	for (char **e = environ; e && *e && !err; e++) {
 		if (!strncmp(*e, "LD_PRELOAD=", 11) ||
@@ -222,6 +236,7 @@ static int make_env(struct heap_launch *l)
 	}
 	if (err)
 		pr_err("cannot make the environment of the program: %s", strerror(-err));
+	free(kept);
 	return err;
 }
 
