@@ -54,6 +54,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 
@@ -465,12 +466,20 @@ static struct heap_region *region_claim(void)
 	const char *dir = getenv(HEAP_REGION_DIR_ENV);
 	char path[PATH_MAX];
 	struct heap_region *r, *n, t;
+	struct rlimit as;
 	uint32_t offered = HEAP_REGION_OFFERED;
 	size_t size = 0;
 	bool exists = true;
 	int fd;
 
 	if (!dir || !*dir)
+		return NULL;
+	/*
+	 * Under an address-space limit (a program of the tree started under
+	 * `ulimit -v`) the region's mapping would count against the program's
+	 * allowance: it could allocate less than alone. Not tracked.
+	 */
+	if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY)
 		return NULL;
 	tree = tree_template(dir, &t);
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());

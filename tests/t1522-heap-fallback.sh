@@ -98,4 +98,29 @@ test_expect_success 'a Rust #[global_allocator] over the system allocator: in-pr
 	sed -n 1p glines | grep -q "heap_global_alloc.rs|\($(line_of GA_ALLOC "$GA")\|$(line_of GA_KEEP "$GA")\)|.*|$((4 * MiB))|1|0"
 '
 
+# An address-space limit: the tracker's region (a few hundred MiB of
+# address space) would count against it and the program could allocate
+# less than alone. A program of the tree started under one is not
+# tracked; rsprof itself under one tracks its program with uprobes.
+test_expect_success 'a program of the tree under ulimit -v: untracked, its output as alone' '
+	sh -c "ulimit -v 2000000; exec \"\$0\" 1000 0" "$TARGETS/heap_c" >want &&
+	"$RSPROF" record -q --no-cpu -o aslim.db -- \
+		sh -c "ulimit -v 2000000; exec \"\$0\" 1000 0" "$TARGETS/heap_c" >got 2>err &&
+	cat err && diff want got &&
+	heap_lines aslim.db >alines && cat alines && ! grep -q "heap_c.c" alines
+'
+
+# (ASan cannot start under an address-space limit: its shadow memory is
+# terabytes of it. The sanitizer build of make test leaves this one out.)
+if ! ldd "$RSPROF" 2>/dev/null | grep -q libasan; then
+	test_expect_success 'rsprof under ulimit -v: uprobes, the reason, the output as alone' '
+		sh -c "ulimit -v 2000000; exec \"\$0\" record --no-cpu -o aslim2.db -- \
+			\"\$1\" 1000 0" "$RSPROF" "$TARGETS/heap_c" >got2 2>sum &&
+		cat sum && diff want got2 &&
+		grep -q "heap tracked with uprobes: an address-space limit" sum &&
+		backend_meta aslim2.db uprobe &&
+		heap_lines aslim2.db | sed -n 1p | grep -q "heap_c.c|$(line_of HEAP_REALLOC "$C")|"
+	'
+fi
+
 test_done

@@ -84,4 +84,17 @@ test_expect_success 'a stopped process: uprobes, and the reason' '
 	wait $tp && "$T" steady "$PWD/r2" 400 >want && diff want steady.out
 '
 
+# The tracker's region is a few hundred MiB of address space in the
+# process: under a limit the program could allocate less than alone.
+test_expect_success 'an address-space limit (ulimit -v): uprobes, and the reason' '
+	rm -f ready &&
+	sh -c "ulimit -v 2000000; exec \"\$0\" steady \"\$1\" 400" "$T" "$PWD/ready" \
+		>aslimit.out &
+	tp=$! &&
+	bg_pid $tp && wait_for_file ready &&
+	"$RSPROF" record -d 500ms -p $tp -o aslimit.db 2>aslimit.db.err >>aslimit.db.err &&
+	refused aslimit.db "address-space limit" &&
+	wait $tp && "$T" steady "$PWD/r3" 400 >want && diff want aslimit.out
+'
+
 test_done

@@ -4,7 +4,7 @@
  *
  *  1. What would refuse it, asked before any ptrace: Yama's ptrace scope,
  *     a tracer already there, a seccomp filter, a setuid or setgid
- *     process, a stopped one, not x86-64, static (no loader), a C library
+ *     process, a stopped one, an address-space limit, not x86-64, static (no loader), a C library
  *     that is not glibc 2.34 or later, an allocator linked into the
  *     executable (no thread can be known to be out of it), a Go program
  *     (its threads run on small goroutine stacks), a tracker of another
@@ -54,6 +54,7 @@
 #include <unistd.h>
 #include <dlfcn.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -451,6 +452,7 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 {
 	char exe[64];
 	struct alloc_exe x;
+	struct rlimit as;
 	uint64_t ld;
 	int scope = yama_scope();
 
@@ -472,6 +474,9 @@ static const char *refusal(pid_t pid, const struct status *st, const struct maps
 		       "tracker's set-up calls (start it without the filter to inject)";
 	if (st->state == 'T' || st->state == 't')
 		return "the process is stopped: continue it first (kill -CONT)";
+	if (!prlimit(pid, RLIMIT_AS, NULL, &as) && as.rlim_cur != RLIM_INFINITY)
+		return "the process has an address-space limit (ulimit -v), against which the "
+		       "tracker's region (a few hundred MiB of address space) would count";
 	if (st->uid[0] != st->uid[1] || st->uid[0] != st->uid[2] ||
 	    st->gid[0] != st->gid[1] || st->gid[0] != st->gid[2])
 		return "the process runs a setuid or setgid program: its privileges are not its "

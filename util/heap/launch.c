@@ -30,6 +30,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/syscall.h>
@@ -48,10 +49,19 @@ extern char **environ;
 static const char *blocker(const char *exe, enum heap_probes probes)
 {
 	struct alloc_exe x;
+	struct rlimit as;
 	struct stat st;
 
 	if (probes == HEAP_PROBES_RUST)
 		return "--heap-probes rust asks for uprobes on the Rust allocator";
+	/*
+	 * The tracker maps its region (a few hundred MiB of address space,
+	 * sparse) into the program: under a limit, the program could allocate
+	 * less than it would alone.
+	 */
+	if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY)
+		return "an address-space limit is set (ulimit -v), against which the tracker's "
+		       "memory would count";
 	if (stat(exe, &st))
 		return "the executable cannot be read";
 	if (st.st_mode & (S_ISUID | S_ISGID))
@@ -376,9 +386,16 @@ void heap_launch__delete(struct heap_launch *l)
 		return;
 	if (err)
 		pr_warn("cannot remove %s: %s", l->dir, strerror(-err));
+	/*
+	 * The directory is gone already: the cleaner has nothing left to do.
+	 * It ends when the pipe's last writer does, which may be a child
+	 * forked for the launch and still waiting for its go (a failed
+	 * start): waiting for it here would wait for that child, which waits
+	 * for us. Reaped now if it is done, else it ends on its own.
+	 */
 	if (l->cleanup_fd >= 0) {
 		close(l->cleanup_fd);
-		waitpid(l->cleaner, NULL, 0);
+		waitpid(l->cleaner, NULL, WNOHANG);
 	}
 	for (size_t i = 0; i < l->n_env; i++)
 		free(l->env[i]);

@@ -230,6 +230,9 @@ static int region_offer(struct heap_be *b)
 fail:
 	err = -errno;
 	pr_err("cannot make the heap tracker's region %s: %s", path, strerror(errno));
+	if (err == -ENOMEM)
+		pr_hint("it maps %llu MiB of address space: raise the limit (ulimit -v), or use --no-heap",
+			(unsigned long long)(t.size >> 20));
 	return err;
 }
 

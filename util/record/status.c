@@ -57,8 +57,8 @@ static void uprobe_cost(FILE *f, const struct recorder_stats *st)
 		double ns = (double)st->tracking_samples * 1e9 / st->freq / (double)st->allocs;
 
 		fprintf(f, "[ the uprobes cost the program ~%s of CPU per allocation with its free"
-			" (the [rsprof heap tracking] row); the in-process tracker: ~0.05 us"
-			" (launch the program with rsprof) ]\n",
+			" (the [rsprof heap tracking] row); the in-process tracker, where it can"
+			" run: ~0.05 us ]\n",
 			ns >= 1000 ? (snprintf(a, sizeof(a), "%.1f us", ns / 1000), a) :
 				     (snprintf(a, sizeof(a), "%.0f ns", ns), a));
 	} else {
