@@ -4,8 +4,8 @@
  *
  *  1. What would refuse it, asked before any ptrace: Yama's ptrace scope,
  *     a tracer already there, a seccomp filter, a setuid or setgid
- *     process, a stopped one, an address-space limit, not x86-64, static (no loader), a C library
- *     that is not glibc 2.34 or later, an allocator linked into the
+ *     process, a stopped one, an address-space limit, not x86-64, static
+ *     (no loader), a C library that is not glibc 2.34 or later, an allocator linked into the
  *     executable (no thread can be known to be out of it), a Go program
  *     (its threads run on small goroutine stacks), a tracker of another
  *     build already in it. The caller has checked that the user

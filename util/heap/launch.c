@@ -210,8 +210,8 @@ static int env_add(struct heap_launch *l, char *s)
 /*
  * environ, with our library first in LD_PRELOAD and the directory named.
  * Another rsprof's tracker in LD_PRELOAD (rsprof run by a program that
- * rsprof records) is left out: two trackers in one program would each
- * take the other's allocations for the program's.
+ * rsprof records) is left out: a program with two trackers spun in
+ * malloc.
  */
 static int make_env(struct heap_launch *l)
 {
@@ -220,13 +220,10 @@ static int make_env(struct heap_launch *l)
 	size_t len = old ? strlen(old) + sizeof("LD_PRELOAD=") + 2 : 0;
 	int err = 0;
 
-	if (old) {
-		kept = malloc(len);
-		if (!kept)
-			return -ENOMEM;
+	if (old && !(kept = malloc(len)))
+		err = -ENOMEM;
+	else if (old)
 		old = ld_preload__strip(old, kept, len) ? kept + sizeof("LD_PRELOAD=") - 1 : NULL;
-	}
-
 	for (char **e = environ; e && *e && !err; e++) {
 		if (!strncmp(*e, "LD_PRELOAD=", 11) ||
 		    !strncmp(*e, HEAP_REGION_DIR_ENV "=", sizeof(HEAP_REGION_DIR_ENV)))
