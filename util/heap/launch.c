@@ -388,11 +388,13 @@ void heap_launch__delete(struct heap_launch *l)
 	 * It ends when the pipe's last writer does, which may be a child
 	 * forked for the launch and still waiting for its go (a failed
 	 * start): waiting for it here would wait for that child, which waits
-	 * for us. Reaped now if it is done, else it ends on its own.
+	 * for us. Reaped when it ends within 200 ms (at once, but for that),
+	 * else it ends on its own.
 	 */
 	if (l->cleanup_fd >= 0) {
 		close(l->cleanup_fd);
-		waitpid(l->cleaner, NULL, WNOHANG);
+		for (int i = 0; i < 200 && !waitpid(l->cleaner, NULL, WNOHANG); i++)
+			usleep(1000);
 	}
 	for (size_t i = 0; i < l->n_env; i++)
 		free(l->env[i]);
