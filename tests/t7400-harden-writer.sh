@@ -100,6 +100,26 @@ test_expect_success 'exit codes: --append without -o 2, a missing directory 6, a
 	expect_exit 6 "$RSPROF" record -q --no-heap -p '"$pid"' -d 0.2 -o c.db
 '
 
+# A reader that opens the file the moment it is a WAL database (a poller,
+# `rsprof top`) makes the -shm it misses; rsprof made its companions after
+# the first image then, and refused that -shm ("a file of that name
+# exists": 3 of 80 starts failed so). Now they come first.
+test_expect_success 'a reader polling the file as it is made: every recording starts' '
+	fails=0 &&
+	for i in $(seq 30); do
+		rm -f r.db r.db-wal r.db-shm
+		( while [ ! -s r.db ]; do :; done
+		  for k in 1 2 3 4 5 6 7 8; do
+			sqlite3 -readonly r.db "SELECT COUNT(*) FROM meta" >/dev/null 2>&1
+		  done ) &
+		rp=$!
+		"$RSPROF" record -q --no-heap -d 100ms -p '"$pid"' -o r.db 2>race.err ||
+			{ fails=$((fails + 1)); cat race.err; }
+		wait $rp
+	done &&
+	test "$fails" = 0
+'
+
 if [ "$(id -u)" = 0 ] && command -v setpriv >/dev/null && make_test_user &&
    [ "$(cat /proc/sys/kernel/perf_event_paranoid)" -le 2 ]; then
 	test_expect_success 'a directory the user may not write: exit 6, not 4' '

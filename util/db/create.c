@@ -168,7 +168,14 @@ static int db_open_append(struct db *db)
 	return 0;
 }
 
-/* A new profile: the file (O_EXCL), locked, its first image, its companions. */
+/*
+ * A new profile: the file (O_EXCL), locked, its companions, its first
+ * image. The companions come before the image: a reader that opens the
+ * file once it is a WAL database (`rsprof top`, `sqlite3 -readonly`
+ * polling for it) makes the -shm it misses, and this rsprof would then
+ * refuse to use one it did not make. An empty file is no WAL database to
+ * it.
+ */
 static int db_create_file(struct db *db)
 {
 	struct outfile of;
@@ -189,9 +196,9 @@ static int db_create_file(struct db *db)
 		pr_err("cannot lock '%s': %s", db->path, strerror(errno));
 		return err;
 	}
-	err = db_first_image(db);
+	err = db_make_companions(db);
 	if (!err)
-		err = db_make_companions(db);
+		err = db_first_image(db);
 	return err;
 }
 
