@@ -395,9 +395,11 @@ static int fp_at(uintptr_t ip, struct module **mp)
  * the table cannot hold (a CFA expression, a signal frame, no FDE) is
  * CFI_OTHER: libunwind unwinds that stack, as before.
  *
- * The slot's word: tag (ip >> RULE_BITS) << 30 | bp << 19 | off << 3 | kind.
+ * The slot's word: tag (ip >> RULE_BITS) << 32 | the rule (32 bits). 64 K
+ * slots (512 KiB, touched as they fill): rustc's stacks meet ~20 K return
+ * addresses, which a table of 16 K relearnt one time in ten.
  */
-#define RULE_BITS	14
+#define RULE_BITS	16
 #define RULE_SLOTS	(1u << RULE_BITS)
 
 static uint64_t rules[RULE_SLOTS];
@@ -405,7 +407,8 @@ static uint64_t rules[RULE_SLOTS];
 static void rules_flush(void)
 {
 	for (unsigned int i = 0; i < RULE_SLOTS; i++)
-		__atomic_store_n(&rules[i], 0, __ATOMIC_RELAXED);
+		if (__atomic_load_n(&rules[i], __ATOMIC_RELAXED))	/* pages never filled stay untouched */
+			__atomic_store_n(&rules[i], 0, __ATOMIC_RELAXED);
 }
 
 static inline unsigned int rule_slot(uintptr_t ip)
@@ -425,9 +428,9 @@ static uint64_t rule_learn(uintptr_t ip)
 
 		rule = cfi__rule(&c, ip - 1);	/* the call */
 	}
-	if ((ip >> RULE_BITS) < (1ULL << 34))
+	if ((ip >> RULE_BITS) < (1ULL << 32))
 		__atomic_store_n(&rules[rule_slot(ip)],
-				 (uint64_t)(ip >> RULE_BITS) << 30 | rule, __ATOMIC_RELAXED);
+				 (uint64_t)(ip >> RULE_BITS) << 32 | rule, __ATOMIC_RELAXED);
 	return rule;
 }
 
@@ -435,8 +438,8 @@ static inline uint64_t rule_of(uintptr_t ip)
 {
 	uint64_t v = __atomic_load_n(&rules[rule_slot(ip)], __ATOMIC_RELAXED);
 
-	if (likely(v >> 30 == ip >> RULE_BITS && v))
-		return v & ((1u << 30) - 1);
+	if (likely(v >> 32 == ip >> RULE_BITS && v))
+		return (uint32_t)v;
 	return rule_learn(ip);
 }
 
@@ -542,7 +545,7 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 	/* each frame by its return address's rule, on the thread's stack only,
 	 * upwards only: the CFA above the frame's stack pointer, 8-aligned */
 	while (n < HEAP_REGION_MAX_DEPTH) {
-		unsigned int kind = rule & 7, bpn = (unsigned int)(rule >> 19) & CFI_BP_MAX;
+		unsigned int kind = rule & 7, bpn = cfi_rule_bp(rule);
 		uintptr_t cfa;
 		const uintptr_t *c;
 
@@ -561,7 +564,7 @@ void unwind__stack(const struct unwind_from *from, uintptr_t lo, uintptr_t hi,
 			rule = rule_of(ip);
 			continue;
 		}
-		cfa = (kind == CFI_SP ? sp : bp) + ((rule >> 3) & CFI_OFF_MAX);
+		cfa = (kind == CFI_SP ? sp : bp) + cfi_rule_off(rule);
 		c = (const uintptr_t *)cfa;
 		if (unlikely(kind >= CFI_END)) {
 			s->depth = n;

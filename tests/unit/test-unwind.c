@@ -20,7 +20,7 @@
 /* --- the walk -------------------------------------------------------------- */
 
 #define RULE_SP(off)	(CFI_SP | (uint64_t)(off) << 3)
-#define RULE_SP_BP(off, bp)	(CFI_SP | (uint64_t)(off) << 3 | (uint64_t)(bp) << 19)
+#define RULE_SP_BP(off, bp)	(CFI_SP | (uint64_t)(off) << 3 | (uint64_t)(bp) << CFI_BP_SHIFT)
 
 /* code addresses of the fake program and their rules */
 struct fake_code {
@@ -149,6 +149,24 @@ __attribute__((noinline)) static int probe_function(int x)
 	return x * 3 + 1;
 }
 
+/* a frame larger than 64 KiB, without a frame pointer: its CFA is
+ * %rsp + some 300 KiB at the call */
+static uintptr_t big_frame_ra;
+
+__attribute__((noinline)) static int big_frame_callee(int x)
+{
+	big_frame_ra = (uintptr_t)__builtin_return_address(0);
+	return x + 1;
+}
+
+__attribute__((noinline, optimize("omit-frame-pointer"))) static int big_frame(int x)
+{
+	volatile char buf[300 << 10];
+
+	buf[x] = (char)x;
+	return big_frame_callee(buf[x]) + buf[sizeof(buf) - 1 - x];
+}
+
 static void test_elf(void)
 {
 	int fd = open("/proc/self/exe", O_RDONLY);
@@ -198,6 +216,11 @@ static void test_elf(void)
 	   cfi_rule_kind(r), (unsigned long long)cfi_rule_off(r));
 	is_int(cfi__fn_start(&m, f - base + 1), f - base, "the function's start from its table");
 	is_int(probe_function(1), 4, "(the probe runs)");
+	big_frame(1);
+	r = cfi__rule(&m, big_frame_ra - 1 - base);
+	ok(cfi_rule_kind(r) == CFI_SP && cfi_rule_off(r) > (300 << 10),
+	   "a call in a frame of 300 KiB: CFA = %%rsp + %llu (kind %u)",
+	   (unsigned long long)cfi_rule_off(r), cfi_rule_kind(r));
 	for (unsigned int k = 0; k < 3; k++)
 		if (m.plt[k].hi > m.plt[k].lo) {
 			r = cfi__rule(&m, m.plt[k].lo);

@@ -454,5 +454,5 @@ uint64_t cfi__rule(const struct cfi_module *m, uintptr_t target)
 	} else if (st.bp_how != REG_SAME) {
 		return CFI_OTHER;
 	}
-	return (st.cfa_reg == DW_REG_RSP ? CFI_SP : CFI_BP) | off << 3 | bp << 19;
+	return (st.cfa_reg == DW_REG_RSP ? CFI_SP : CFI_BP) | off << 3 | bp << CFI_BP_SHIFT;
 }

@@ -10,7 +10,9 @@
  * A rule: the canonical frame address (CFA, the stack pointer before the
  * call into the frame) is %rsp or %rbp plus `off`; the return address lies
  * at CFA - 8; the caller's %rbp at CFA - 8 * bp (bp 0: %rbp unchanged).
- * Packed in a word: bp << 19 | off << 3 | kind. A frame that keeps a frame
+ * Packed in 32 bits: bp << CFI_BP_SHIFT | off << 3 | kind, off up to 1 MiB
+ * (a compiler's driver can keep a frame of hundreds of KiB: rustc's
+ * run_compiler), bp up to 511 slots. A frame that keeps a frame
  * pointer is CFI_RULE_FP (CFA = %rbp + 16, %rbp at CFA - 16). What a rule
  * cannot hold (a CFA expression, a signal frame, a register saved
  * elsewhere, code without an FDE) is CFI_OTHER; CFI_END is where the CFI
@@ -24,9 +26,12 @@
 
 enum cfi_kind { CFI_NONE, CFI_SP, CFI_BP, CFI_END, CFI_OTHER };
 
-#define CFI_OFF_MAX	0xffff
-#define CFI_BP_MAX	0x7ff
-#define CFI_RULE_FP	(CFI_BP | 16u << 3 | 2u << 19)
+#define CFI_OFF_MAX	0xfffff
+#define CFI_BP_SHIFT	23
+#define CFI_BP_MAX	0x1ff
+#define CFI_RULE_FP	(CFI_BP | 16u << 3 | 2u << CFI_BP_SHIFT)
+_Static_assert((CFI_OFF_MAX << 3) < (1u << CFI_BP_SHIFT) &&
+	       (uint64_t)CFI_BP_MAX << CFI_BP_SHIFT < (1ULL << 32), "a rule is 32 bits");
 
 static inline unsigned int cfi_rule_kind(uint64_t rule)
 {
@@ -40,7 +45,7 @@ static inline uint64_t cfi_rule_off(uint64_t rule)
 
 static inline unsigned int cfi_rule_bp(uint64_t rule)
 {
-	return (unsigned int)(rule >> 19) & CFI_BP_MAX;
+	return (unsigned int)(rule >> CFI_BP_SHIFT) & CFI_BP_MAX;
 }
 
 /*
