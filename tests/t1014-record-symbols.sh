@@ -59,6 +59,35 @@ test_expect_success 'compressed debug info shared by three processes: inflated o
 	awk -F"|" "\$2 < 80 { exit 1 }" three.txt
 '
 
+# A later process of the same file takes the names the first one gave
+# (util/symbols/symcache.h): the lines above are the test that they are
+# right. A library rebuilt under the same path between two processes is
+# another file (its build-id): each process gets its own build's lines.
+test_expect_success 'names shared by processes of one file, not across a rebuild' '
+	grep "symbols: .* addresses named for all processes" three.err >shared.txt &&
+	cat shared.txt &&
+	taken=$(sed "s/.*all processes of their file, \([0-9]*\) names taken.*/\1/" shared.txt) &&
+	test "$taken" -gt 0 &&
+	mkdir -p e e2 &&
+	gcc -g -O1 -fPIC -shared -o e/libsplit.so "$LIBSRC/split.c" &&
+	{ printf "\n\n\n"; cat "$LIBSRC/split.c"; } >e2/split.c &&
+	gcc -g -O1 -fPIC -shared -o e/libsplit.new "e2/split.c" &&
+	gcc -g -O1 -o e/split_main "$LIBSRC/main.c" -Le -lsplit -Wl,-rpath,"$TEST_DIR/e" &&
+	# checkpoints (-i) while it sleeps: the first process is named before
+	# its file is replaced (later, its file is not there to name it by)
+	"$RSPROF" record -q --no-heap --user-only -F 499 -i 100ms -o rebuilt.db -- \
+		sh -c "e/split_main 0.4; sleep 0.5; mv e/libsplit.new e/libsplit.so; e/split_main 0.4" &&
+	sql rebuilt.db "SELECT c.pid, s.file, s.line, s.function, SUM(c.count) FROM cpu_samples c
+		JOIN symbols s ON c.addr = s.addr GROUP BY 1, 2, 3, 4 HAVING SUM(c.count) > 4" &&
+	sql rebuilt.db "SELECT c.pid, s.line FROM cpu_samples c JOIN symbols s ON c.addr = s.addr
+		JOIN processes p ON p.pid = c.pid AND p.comm = '\''split_main'\''
+		WHERE s.file LIKE '\''%split.c'\'' GROUP BY c.pid, s.line
+		HAVING SUM(c.count) * 100 >= 80 * (SELECT SUM(count) FROM cpu_samples
+		WHERE pid = c.pid) ORDER BY MIN(p.start_ms)" >rebuilt.txt &&
+	cat rebuilt.txt &&
+	test "$(cut -d"|" -f2 rebuilt.txt | tr "\n" " ")" = "$HOT $((HOT + 3)) "
+'
+
 test_expect_success 'a library whose debug info is only in perf'\''s build-id cache (~/.debug)' '
 	build_split "$TEST_DIR/b" &&
 	id=$(readelf -n b/libsplit.so | awk "/Build ID/ { print \$3 }") &&

@@ -807,40 +807,6 @@ struct resolver *process_tree__resolver(struct process_tree *pt, pid_t pid)
 	return p && p->sp ? space_resolver(p->sp) : NULL;
 }
 
-/* A copy of s under another address (deep: the file owns nothing of the resolver's). */
-static struct symbol *symbol_at(const struct symbol *s, uint64_t key)
-{
-	struct symbol *d = calloc(1, sizeof(*d));
-	bool bad = !d;
-
-	if (bad)
-		return NULL;
-	d->addr = key;
-	d->chosen = s->chosen;
-	d->decl_line = s->decl_line;
-	d->has_debuginfo = s->has_debuginfo;
-	d->n_frames = s->n_frames;
-	d->frames = calloc(s->n_frames > 0 ? s->n_frames : 1, sizeof(*d->frames));
-	bad = !d->frames;
-	if (!bad && s->module)
-		bad = !(d->module = strdup(s->module));
-	if (!bad && s->mangled)
-		bad = !(d->mangled = strdup(s->mangled));
-	for (int i = 0; !bad && i < s->n_frames; i++) {
-		d->frames[i].line = s->frames[i].line;
-		if (s->frames[i].file)
-			bad = !(d->frames[i].file = strdup(s->frames[i].file));
-		if (!bad && s->frames[i].function)
-			bad = !(d->frames[i].function = strdup(s->frames[i].function));
-	}
-	if (bad) {
-		symbol__delete(d);
-		return NULL;
-	}
-	return d;
-}
-
-/* An address whose space has no resolver: no module, one empty frame. */
 /* A symbol of no code: one frame, named name (NULL: unnamed). */
 static struct symbol *symbol_unknown(uint64_t key, const char *name)
 {
@@ -899,7 +865,7 @@ static int id_sym_add(struct process_tree *pt, const struct claim *id, const str
 
 	if (ALLOC_GROW(pt->id_syms, pt->n_id_syms + 1, pt->cap_id_syms, 64))
 		return -ENOMEM;
-	d = symbol_at(s, s->addr);
+	d = symbol__copy(s, s->addr);
 	if (!d)
 		return -ENOMEM;
 	pt->id_syms[pt->n_id_syms] = (struct id_sym){ *id, d };
@@ -1131,7 +1097,7 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 					return -ENOMEM;
 				s = pt->id_syms[pt->n_id_syms - 1].s;
 			} else if (s && pt->system_wide && s->addr == q->key) {
-				struct symbol *d = symbol_at(s, q->key);
+				struct symbol *d = symbol__copy(s, q->key);
 
 				if (!d)
 					return -ENOMEM;
@@ -1149,7 +1115,7 @@ int process_tree__new_symbols(struct process_tree *pt, const struct symbol *cons
 		if (!s)
 			return -ENOMEM;
 		if (s->addr != q->key) {
-			struct symbol *d = symbol_at(s, q->key);
+			struct symbol *d = symbol__copy(s, q->key);
 
 			if (!d)
 				return -ENOMEM;

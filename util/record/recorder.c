@@ -32,6 +32,7 @@
 #include "util/push/pusher.h"
 #include "util/symbols/frame-pointers.h"
 #include "util/symbols/resolver.h"
+#include "util/symbols/symcache.h"
 #include "util/record/sampler.h"
 #include "util/record/target.h"
 
@@ -872,6 +873,14 @@ static int finish(struct recorder *r, int err)
 			pr_hint("the program may have cleared LD_PRELOAD before its first "
 				"allocation; use --heap-backend uprobe");
 		}
+	}
+	{
+		uint64_t shared, reused;
+
+		symcache__stats(&shared, &reused);
+		pr_debug(2, "symbols: %llu addresses named for all processes of their file, "
+			 "%llu names taken by another process", (unsigned long long)shared,
+			 (unsigned long long)reused);
 	}
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,
 				r->t.exit_status);

@@ -40,6 +40,7 @@
 #include "util/error.h"
 #include "util/hashmap.h"
 #include "util/record/maps.h"
+#include "util/symbols/symcache.h"
 #include "util/symbols/symfile.h"
 #include "util/symbols/symtab.h"
 #include "util/unwind/elf-cfi.h"
@@ -688,7 +689,8 @@ static const char *resolver__jit_name(struct resolver *r, uint64_t addr)
 
 static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 {
-	struct symbol *s = calloc(1, sizeof(*s));
+	struct symbol *s = calloc(1, sizeof(*s)), *c;
+	struct symcache_key shared = { 0 };
 	struct module *m;
 	Dwfl_Module *mod;
 	const char *name;
@@ -749,6 +751,21 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 		s->n_frames = 1;
 		return s;
 	}
+	/* named already in another process with the same file */
+	if (m) {
+		Dwarf_Addr start = 0;
+		GElf_Addr bid_vaddr;
+
+		dwfl_module_info(mod, NULL, &start, NULL, NULL, NULL, NULL, NULL);
+		shared = (struct symcache_key){
+			.module = s->module, .offset = addr - start, .dwarf = m->dwarf && r->index,
+		};
+		shared.build_id_len = dwfl_module_build_id(mod, &shared.build_id, &bid_vaddr);
+		if ((c = symcache__get(&shared, addr))) {
+			symbol__delete(s);
+			return c;
+		}
+	}
 	err = m && m->dwarf && r->index ? dwarf__resolve(r->index, mod, addr, s) : -ENOENT;
 	if (err == -ENOENT) {
 		/* no DWARF: one frame, the function from the symbol table */
@@ -768,6 +785,8 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 	if (!s->frames[s->n_frames - 1].function && s->mangled &&
 	    frame__set_symname(&s->frames[s->n_frames - 1], s->mangled))
 		goto nomem;
+	if (m)
+		symcache__put(&shared, s);
 	return s;
 nomem:
 	symbol__delete(s);

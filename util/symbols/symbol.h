@@ -41,6 +41,9 @@ static inline const struct frame *symbol__frame(const struct symbol *s)
 	return &s->frames[s->chosen];
 }
 
+/* A deep copy of s under address addr (it owns nothing of s's); NULL: no memory. */
+struct symbol *symbol__copy(const struct symbol *s, uint64_t addr);
+
 /* Frees the strings, the frames and s itself; NULL is fine. */
 void symbol__delete(struct symbol *s);
 

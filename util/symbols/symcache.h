@@ -1,0 +1,38 @@
+#ifndef RSPROF_UTIL_SYMBOLS_SYMCACHE_H
+#define RSPROF_UTIL_SYMBOLS_SYMCACHE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct symbol;
+
+/*
+ * What the code at one offset of one file means, shared by every resolver
+ * of the run. Each profiled process has a resolver of its own (its
+ * addresses are its own: ASLR), and naming an address of a file makes that
+ * resolver load the file's symbol table and DWARF line tables: 40
+ * compilers of one build loaded cc1's and libc's 40 times, 325 MiB of
+ * libdw's line tables live at once in `rsprof record -- make -j2`. Here the
+ * first resolver to name an offset of a file leaves a copy, and every later
+ * one with the same file (build-id, path as mapped, DWARF looked up or not)
+ * takes it without reading the file. The copies stay until rsprof exits:
+ * one per distinct (file, offset) named.
+ */
+struct symcache_key {
+	const unsigned char *build_id;	/* the file's GNU build-id */
+	int build_id_len;		/* > 0: files without one are not shared */
+	const char *module;		/* the path the process mapped it by */
+	uint64_t offset;		/* the address less the module's start */
+	bool dwarf;			/* the resolver looks up DWARF lines in it */
+};
+
+/* A copy of the symbol stored for k, at address addr; NULL: none (or no memory). */
+struct symbol *symcache__get(const struct symcache_key *k, uint64_t addr);
+
+/* Keeps a copy of s for k (the first one stored for k stays). */
+void symcache__put(const struct symcache_key *k, const struct symbol *s);
+
+/* Entries and lookups that found one, for -vv. */
+void symcache__stats(uint64_t *entries, uint64_t *hits);
+
+#endif
