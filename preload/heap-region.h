@@ -50,6 +50,9 @@
 #define HEAP_REGION_FILE_GEN	"heap.%d.%u"
 /* The tree's template: its presence means "every process of the tree". */
 #define HEAP_REGION_TREE	"heap.tree"
+/* An empty file: a process of the tree ran under an address-space limit
+ * (RLIMIT_AS), which the region would count against: not tracked. */
+#define HEAP_REGION_LIMITED	"limited.%d"
 
 /* Frames kept per stack and stack words kept from the scan (as bpf/heap.h). */
 #define HEAP_REGION_MAX_DEPTH	24

@@ -474,14 +474,22 @@ static struct heap_region *region_claim(void)
 
 	if (!dir || !*dir)
 		return NULL;
+	tree = tree_template(dir, &t);
 	/*
 	 * Under an address-space limit (a program of the tree started under
 	 * `ulimit -v`) the region's mapping would count against the program's
-	 * allowance: it could allocate less than alone. Not tracked.
+	 * allowance: it could allocate less than alone. Not tracked; an empty
+	 * file tells rsprof so (its summary counts these processes).
 	 */
-	if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY)
+	if (!getrlimit(RLIMIT_AS, &as) && as.rlim_cur != RLIM_INFINITY) {
+		if (tree) {
+			snprintf(path, sizeof(path), "%s/" HEAP_REGION_LIMITED, dir, (int)getpid());
+			fd = sys_open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+			if (fd >= 0)
+				sys_close(fd);
+		}
 		return NULL;
-	tree = tree_template(dir, &t);
+	}
 	snprintf(path, sizeof(path), "%s/" HEAP_REGION_FILE, dir, (int)getpid());
 	fd = sys_open(path, O_RDWR | O_CLOEXEC, 0);
 	if (fd < 0 && tree) {

@@ -107,7 +107,9 @@ test_expect_success 'a program of the tree under ulimit -v: untracked, its outpu
 	"$RSPROF" record -q --no-cpu -o aslim.db -- \
 		sh -c "ulimit -v 2000000; exec \"\$0\" 1000 0" "$TARGETS/heap_c" >got 2>err &&
 	cat err && diff want got &&
-	heap_lines aslim.db >alines && cat alines && ! grep -q "heap_c.c" alines
+	heap_lines aslim.db >alines && cat alines && ! grep -q "heap_c.c" alines &&
+	grep -q "1 process of the tree ran under an address-space limit" err &&
+	test "$(sql aslim.db "SELECT value FROM meta WHERE key = '\''heap_untracked_limited'\''")" = 1
 '
 
 # (ASan cannot start under an address-space limit: its shadow memory is

@@ -41,6 +41,7 @@ struct heap_totals {
 	bool started;
 	bool temporaries;	/* the sites' temp_count is counted (preload) */
 	bool no_headers;	/* a tracker served another allocator: no block headers */
+	uint64_t limited;	/* processes of the tree not tracked: an address-space limit */
 };
 
 /* A process of the tree the backend found (it made its region) or saw end. */

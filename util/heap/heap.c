@@ -586,6 +586,7 @@ void heap__stats(const struct heap *h, struct heap_stats *st)
 	st->sample = h->sample;
 	st->started = h->tot.started;
 	st->no_headers = h->tot.no_headers;
+	st->limited = h->tot.limited;
 }
 
 bool heap__started(struct heap *h)

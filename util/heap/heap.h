@@ -134,6 +134,8 @@ struct heap_stats {
 	bool started;		/* preload: the tracker claimed its region */
 	bool no_headers;	/* preload: a process's allocator was another library's,
 				 * whose blocks carry no header of the tracker's */
+	uint64_t limited;	/* preload: processes of the tree under an address-space
+				 * limit, not tracked */
 };
 
 void heap__stats(const struct heap *h, struct heap_stats *st);

@@ -67,7 +67,9 @@ struct heap_be {
 	pid_t pid;			/* the launched (or attached) process */
 	struct region *regions;		/* the images being read */
 	size_t n;
-	struct hashmap known;		/* region_id() of each in regions */
+	struct hashmap known;		/* region_id() of each in regions; of each
+					 * limited.PID seen, region_id(PID, UINT32_MAX) */
+	uint64_t limited;		/* the limited.PID files seen */
 	struct heap_totals gone;	/* the totals of the images dropped */
 	struct timespec t0;
 	/* the record whose key the generic code may ask the stack of */
@@ -274,6 +276,21 @@ static bool region_name(const char *name, pid_t *pid, uint32_t *gen)
 	return true;
 }
 
+/* "limited.PID" (HEAP_REGION_LIMITED): a process of the tree the tracker stayed out of. */
+static bool limited_name(const char *name, pid_t *pid)
+{
+	unsigned long p;
+	char *end;
+
+	if (strncmp(name, "limited.", 8) || !isdigit((unsigned char)name[8]))
+		return false;
+	p = strtoul(name + 8, &end, 10);
+	if (*end || !p || p > INT32_MAX)
+		return false;
+	*pid = (pid_t)p;
+	return true;
+}
+
 /* A region a tracker made (a child, a program of the tree, an exec): mapped, if complete. */
 static int region_find(struct heap_be *b, int dfd, const char *name, pid_t pid, uint32_t gen)
 {
@@ -322,6 +339,13 @@ static int regions_scan(struct heap_be *b)
 		uint32_t gen;
 		pid_t pid;
 
+		if (limited_name(e->d_name, &pid)) {
+			bool fresh = false;
+
+			err = hashmap__add(&b->known, region_id(pid, UINT32_MAX), 1, &fresh);
+			b->limited += fresh;
+			continue;
+		}
 		if (!region_name(e->d_name, &pid, &gen) ||
 		    hashmap__get(&b->known, region_id(pid, gen), NULL))
 			continue;
@@ -642,6 +666,7 @@ static void preload_totals(struct heap_be *b, struct heap_totals *t)
 	t->live = INT64_MIN;	/* the sum of the sites: exact, not stepped */
 	t->probes = "libc";
 	t->temporaries = true;
+	t->limited = b->limited;
 	for (size_t g = 0; g < b->n; g++)
 		totals_add(t, b->regions[g].r);
 }

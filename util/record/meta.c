@@ -197,11 +197,22 @@ int record_meta__end(struct db_writer *w, struct sampler *s, struct heap *h, uin
 		/* the tracker served another allocator, whose blocks carry no header */
 		if (!err && hs.no_headers)
 			err = db_writer__meta_set_int(w, "heap_block_header_bytes", 0);
+		if (!err && hs.limited)
+			err = db_writer__meta_set_int(w, "heap_untracked_limited",
+						     (long long)hs.limited);
 	}
 	if (ss.lost && ss.lost * 100 > ss.samples + ss.lost) {
 		pr_warn("%llu samples lost (%.1f%%)", (unsigned long long)ss.lost,
 			100.0 * (double)ss.lost / (double)(ss.samples + ss.lost));
 		pr_hint("record at a lower frequency (-F)");
+	}
+	if (!err && h && hs.limited) {
+		pr_warn("%llu process%s of the tree ran under an address-space limit (ulimit -v): "
+			"%s heap %s not tracked", (unsigned long long)hs.limited,
+			hs.limited == 1 ? "" : "es", hs.limited == 1 ? "its" : "their",
+			hs.limited == 1 ? "was" : "were");
+		pr_hint("the tracker's region would count against the limit; "
+			"a program run without one (ulimit -v unlimited) is tracked");
 	}
 	if (!err && h && hs.dropped) {
 		pr_warn("%llu heap events dropped (a full map or ring)",
