@@ -180,6 +180,9 @@ static int print_text(const struct info *in)
 			LINE("temporary", "%s (freed before the thread's next allocation or free)",
 			     format__count(strtoull(v, NULL, 10), a, sizeof(a)));
 		LINE("heap dropped", "%llu", (unsigned long long)s->heap_dropped);
+		if ((v = meta_get(m, "heap_untracked_limited")))
+			LINE("untracked", "%s process(es) of the tree: an address-space limit "
+			     "(ulimit -v)", format__count(strtoull(v, NULL, 10), a, sizeof(a)));
 		if ((v = meta_get(m, "alloc_history_events")))
 			LINE("alloc history", "%s events kept, %s dropped (rsprof history)",
 			     format__count(strtoull(v, NULL, 10), a, sizeof(a)),
@@ -293,6 +296,8 @@ static int print_json(const struct info *in)
 		json__uint(&j, "temporary", strtoull(meta_get(&in->meta, "heap_temporary"), NULL, 10));
 	else
 		json__null(&j, "temporary");
+	json__uint(&j, "untracked_limited",
+		   strtoull(or_zero(meta_get(&in->meta, "heap_untracked_limited")), NULL, 10));
 	json__end_object(&j);
 	if (s->has_rss) {
 		json__begin_object(&j, "memory");

@@ -24,6 +24,7 @@ static const char *const integer_keys[] = {	/* sorted, for bsearch */
 	"heap_sample",
 	"heap_sample_bytes",
 	"heap_temporary",
+	"heap_untracked_limited",
 	"lost_samples",
 	"pid",
 	"retain_ms",
