@@ -19,7 +19,15 @@
  * it goes out, so that a pointer whose bucket is at zero is not in the
  * table: the free of a block the tracker never counted (most frees, with
  * byte sampling) is told so by one load, no lock. A counter that reaches
- * its top stays there (always "maybe").
+ * its top stays there (always "maybe"). A bucket's pointers all hash to
+ * one shard (the filter's slot and the shard are both the top bits of
+ * mix()), so its counter changes under that shard's lock: a load and a
+ * store, no atomic read-modify-write. Nor is there a count of all entries:
+ * a take looks at its shard's.
+ *
+ * Why a lookup may skip the lock when the filter or the shard's count says
+ * nothing is there: a block's entry went in before its allocation
+ * returned, and the program orders that before the block's free.
  */
 #include <sched.h>
 #include <string.h>
@@ -39,30 +47,31 @@ struct shard {
 } __attribute__((aligned(64)));
 
 static struct shard shards[SHARDS];
-static uint64_t n_live;		/* entries in all shards: none, no lock taken */
 uint8_t live_filter[LIVE_FILTER];
+
+/* the filter's slot is the top 16 bits of live__hash(), the shard its top SHARD_BITS */
+_Static_assert(LIVE_FILTER == 1u << 16 && SHARD_BITS <= 16, "each filter slot belongs to one shard");
 
 static inline uint8_t *filter_of(uint64_t ptr)
 {
 	return &live_filter[live__filter_slot(ptr)];
 }
 
+/* Under the lock of ptr's shard (the only writer of its slot). */
 static void filter_up(uint64_t ptr)
 {
 	uint8_t *f = filter_of(ptr), v = __atomic_load_n(f, __ATOMIC_RELAXED);
 
-	while (v != UINT8_MAX &&
-	       !__atomic_compare_exchange_n(f, &v, v + 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	if (v != UINT8_MAX)
+		__atomic_store_n(f, v + 1, __ATOMIC_RELEASE);
 }
 
 static void filter_down(uint64_t ptr)
 {
 	uint8_t *f = filter_of(ptr), v = __atomic_load_n(f, __ATOMIC_RELAXED);
 
-	while (v != UINT8_MAX && v &&
-	       !__atomic_compare_exchange_n(f, &v, v - 1, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED))
-		;
+	if (v != UINT8_MAX && v)
+		__atomic_store_n(f, v - 1, __ATOMIC_RELEASE);
 }
 
 static inline void lock(int *l)
@@ -85,7 +94,7 @@ static inline void unlock(int *l)
 
 static inline uint64_t mix(uint64_t ptr)
 {
-	return (ptr >> 4) * 0x9e3779b97f4a7c15ULL;
+	return live__hash(ptr);
 }
 
 static struct live_entry *table_new(uint64_t cap)
@@ -151,8 +160,7 @@ int live__put(const struct live_entry *e, struct live_entry *stale)
 	}
 	filter_up(e->ptr);
 	s->v[i] = *e;
-	s->n++;
-	__atomic_fetch_add(&n_live, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->n, s->n + 1, __ATOMIC_RELAXED);
 	unlock(&s->lock);
 	return 0;
 }
@@ -162,9 +170,10 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 	uint64_t h = mix(ptr), i, j, mask;
 	struct shard *s = &shards[h >> (64 - SHARD_BITS)];
 
-	/* most frees here are of blocks allocated before the tracker started:
-	 * while nothing is in the table, no lock */
-	if (!__atomic_load_n(&n_live, __ATOMIC_RELAXED) || !live__maybe(ptr))
+	/* most frees here are of blocks allocated before the tracker started,
+	 * or (byte sampling) not counted: no lock while the filter or the
+	 * shard says it is not there */
+	if (!live__maybe(ptr) || !__atomic_load_n(&s->n, __ATOMIC_RELAXED))
 		return false;
 	lock(&s->lock);
 	mask = s->mask;
@@ -189,8 +198,7 @@ bool live__take(uint64_t ptr, struct live_entry *e)
 		}
 	}
 	s->v[i].ptr = 0;
-	s->n--;
-	__atomic_fetch_sub(&n_live, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&s->n, s->n - 1, __ATOMIC_RELAXED);
 	filter_down(ptr);
 	unlock(&s->lock);
 	return true;
@@ -215,7 +223,6 @@ void live__reset(void)
 		s->n = 0;
 		s->lock = 0;
 	}
-	n_live = 0;
 	memset(live_filter, 0, sizeof(live_filter));
 }
 
@@ -235,8 +242,7 @@ void live__forget(void)
 			munmap(s->v, (s->mask + 1) * sizeof(*s->v));
 		s->v = NULL;
 		s->mask = 0;
-		s->n = 0;
+		__atomic_store_n(&s->n, 0, __ATOMIC_RELAXED);
 		unlock(&s->lock);
 	}
-	__atomic_store_n(&n_live, 0, __ATOMIC_RELAXED);
 }

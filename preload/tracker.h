@@ -105,9 +105,15 @@ void live__forget(void);
 #define LIVE_FILTER	(1u << 16)
 extern uint8_t live_filter[LIVE_FILTER];
 
+/* A pointer's hash: its top bits pick its shard of the table, and its filter slot. */
+static inline uint64_t live__hash(uint64_t ptr)
+{
+	return (ptr >> 4) * 0x9e3779b97f4a7c15ULL;
+}
+
 static inline unsigned int live__filter_slot(uint64_t ptr)
 {
-	return (unsigned int)(((ptr >> 4) * 0x9e3779b97f4a7c15ULL) >> 48);
+	return (unsigned int)(live__hash(ptr) >> 48);
 }
 
 /* May ptr be in the table? false: it is not (one load, no lock). */
