@@ -875,11 +875,12 @@ static int finish(struct recorder *r, int err)
 		}
 	}
 	{
-		uint64_t shared, reused;
+		uint64_t shared, bytes, reused;
 
-		symcache__stats(&shared, &reused);
-		pr_debug(2, "symbols: %llu addresses named for all processes of their file, "
-			 "%llu names taken by another process", (unsigned long long)shared,
+		symcache__stats(&shared, &bytes, &reused);
+		pr_debug(2, "symbols: %llu addresses named for all processes of their file "
+			 "(%llu KiB), %llu names taken by another process",
+			 (unsigned long long)shared, (unsigned long long)bytes >> 10,
 			 (unsigned long long)reused);
 	}
 	err2 = record_meta__end(r->db, r->sampler, r->heap, r->ts_base + now, r->stop_reason,

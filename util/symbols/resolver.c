@@ -55,7 +55,13 @@ struct module {
 	bool symtab_loaded;
 	struct cfi_module cfi;	/* its call frame information (hdr NULL: none) */
 	bool cfi_loaded;
+	/* the file read, for a module without a build-id (util/symbols/symcache.h):
+	 * "stat", device, inode, size and modification time; 0 bytes: unknown */
+	unsigned char file_id[4 + 3 * 8 + 16];
+	int file_id_len;
 };
+
+_Static_assert(sizeof(((struct stat *)0)->st_mtim) == 16, "file_id holds st_mtim");
 
 struct resolver {
 	pid_t pid;
@@ -201,6 +207,7 @@ static int resolver__report(struct resolver *r)
 		const struct map *m = &r->maps->v[i];
 		struct module *mod;
 		Dwfl_Module *dm;
+		struct stat st;
 		uint64_t bias;
 		bool lines = false;
 		int fd, err;
@@ -218,6 +225,8 @@ static int resolver__report(struct resolver *r)
 			continue;
 		}
 		err = elf_inspect(fd, m, &bias, &lines);
+		if (!err && fstat(fd, &st))
+			st.st_ino = 0;
 		if (err || resolver__known(r, m->path, bias)) {
 			if (err)
 				pr_debug(1, "%s: no load segment at offset %#llx", m->path,
@@ -248,6 +257,15 @@ static int resolver__report(struct resolver *r)
 			return -ENOMEM;
 		mod->bias = bias;
 		mod->mod = dm;
+		if (st.st_ino && S_ISREG(st.st_mode)) {
+			unsigned char *p = mod->file_id;
+			uint64_t f[3] = { st.st_dev, st.st_ino, (uint64_t)st.st_size };
+
+			memcpy(p, "stat", 4);
+			memcpy(p + 4, f, sizeof(f));
+			memcpy(p + 4 + sizeof(f), &st.st_mtim, sizeof(st.st_mtim));
+			mod->file_id_len = (int)(4 + sizeof(f) + sizeof(st.st_mtim));
+		}
 		/*
 		 * DWARF for every module, wherever its debug information is (in
 		 * the file, by build-id, by debuglink...): looked up at the first
@@ -761,6 +779,11 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 			.module = s->module, .offset = addr - start, .dwarf = m->dwarf && r->index,
 		};
 		shared.build_id_len = dwfl_module_build_id(mod, &shared.build_id, &bid_vaddr);
+		if (shared.build_id_len <= 0) {
+			/* no build-id (Rust's toolchain has none): the file read, by stat */
+			shared.build_id = m->file_id;
+			shared.build_id_len = m->file_id_len;
+		}
 		if ((c = symcache__get(&shared, addr))) {
 			symbol__delete(s);
 			return c;

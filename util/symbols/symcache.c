@@ -21,9 +21,16 @@ struct entry {
 	struct symbol *sym;	/* at address 0 */
 };
 
+/*
+ * What the copies may take: past it no copy is added (a long `record -a`
+ * or `top` meets ever more code; a build of 121 processes keeps ~6 MiB).
+ */
+#define CACHE_BYTES_MAX	(64u << 20)
+
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct hashmap map;	/* hash of the key -> struct entry * */
 static uint64_t n_entries, n_hits;
+static size_t n_bytes;		/* the copies' size, roughly */
 
 static uint64_t key_hash(const struct symcache_key *k)
 {
@@ -67,6 +74,24 @@ struct symbol *symcache__get(const struct symcache_key *k, uint64_t addr)
 	return s;
 }
 
+static size_t str_bytes(const char *s)
+{
+	return s ? strlen(s) + 1 : 0;
+}
+
+/* e's memory, roughly (the allocator's own overhead left out) */
+static size_t entry_bytes(const struct entry *e)
+{
+	const struct symbol *s = e->sym;
+	size_t n = sizeof(*e) + (size_t)e->build_id_len + str_bytes(e->module) + sizeof(*s) +
+		   str_bytes(s->module) + str_bytes(s->mangled);
+
+	for (int i = 0; i < s->n_frames; i++)
+		n += sizeof(s->frames[i]) + str_bytes(s->frames[i].file) +
+		     str_bytes(s->frames[i].function);
+	return n;
+}
+
 static void entry_free(struct entry *e)
 {
 	if (!e)
@@ -83,7 +108,7 @@ void symcache__put(const struct symcache_key *k, const struct symbol *s)
 	uint64_t v;
 	bool fresh = false;
 
-	if (!usable(k))
+	if (!usable(k) || __atomic_load_n(&n_bytes, __ATOMIC_RELAXED) >= CACHE_BYTES_MAX)
 		return;
 	e = calloc(1, sizeof(*e));
 	if (!e)
@@ -101,18 +126,23 @@ void symcache__put(const struct symcache_key *k, const struct symbol *s)
 	e->dwarf = k->dwarf;
 	v = (uint64_t)(uintptr_t)e;
 	pthread_mutex_lock(&lock);
-	if (hashmap__intern(&map, key_hash(k), entry_eq, k, NULL, &v, &fresh))
+	if (n_bytes >= CACHE_BYTES_MAX ||
+	    hashmap__intern(&map, key_hash(k), entry_eq, k, NULL, &v, &fresh))
 		fresh = false;
-	n_entries += fresh;
+	if (fresh) {
+		n_entries++;
+		__atomic_store_n(&n_bytes, n_bytes + entry_bytes(e), __ATOMIC_RELAXED);
+	}
 	pthread_mutex_unlock(&lock);
 	if (!fresh)
 		entry_free(e);	/* another resolver's came first, or no memory */
 }
 
-void symcache__stats(uint64_t *entries, uint64_t *hits)
+void symcache__stats(uint64_t *entries, uint64_t *bytes, uint64_t *hits)
 {
 	pthread_mutex_lock(&lock);
 	*entries = n_entries;
+	*bytes = n_bytes;
 	*hits = n_hits;
 	pthread_mutex_unlock(&lock);
 }

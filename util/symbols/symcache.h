@@ -15,12 +15,15 @@ struct symbol;
  * libdw's line tables live at once in `rsprof record -- make -j2`. Here the
  * first resolver to name an offset of a file leaves a copy, and every later
  * one with the same file (build-id, path as mapped, DWARF looked up or not)
- * takes it without reading the file. The copies stay until rsprof exits:
- * one per distinct (file, offset) named.
+ * takes it without reading the file. A file without a build-id (Rust's
+ * toolchain ships none) is known by the one its resolver read: device,
+ * inode, size and modification time. The copies stay until rsprof exits:
+ * one per distinct (file, offset) named, up to 64 MiB of them (then the
+ * later names are not shared).
  */
 struct symcache_key {
-	const unsigned char *build_id;	/* the file's GNU build-id */
-	int build_id_len;		/* > 0: files without one are not shared */
+	const unsigned char *build_id;	/* the file's GNU build-id, or its identity */
+	int build_id_len;		/* > 0: else not shared */
 	const char *module;		/* the path the process mapped it by */
 	uint64_t offset;		/* the address less the module's start */
 	bool dwarf;			/* the resolver looks up DWARF lines in it */
@@ -32,7 +35,7 @@ struct symbol *symcache__get(const struct symcache_key *k, uint64_t addr);
 /* Keeps a copy of s for k (the first one stored for k stays). */
 void symcache__put(const struct symcache_key *k, const struct symbol *s);
 
-/* Entries and lookups that found one, for -vv. */
-void symcache__stats(uint64_t *entries, uint64_t *hits);
+/* Entries, their bytes (roughly) and lookups that found one, for -vv. */
+void symcache__stats(uint64_t *entries, uint64_t *bytes, uint64_t *hits);
 
 #endif
