@@ -59,6 +59,7 @@ struct module {
 	 * "stat", device, inode, size and modification time; 0 bytes: unknown */
 	unsigned char file_id[4 + 3 * 8 + 16];
 	int file_id_len;
+	uint64_t share_hash;	/* symcache__file_hash() of its key; 0: not yet */
 };
 
 _Static_assert(sizeof(((struct stat *)0)->st_mtim) == 16, "file_id holds st_mtim");
@@ -784,6 +785,9 @@ static struct symbol *resolver__lookup(struct resolver *r, uint64_t addr)
 			shared.build_id = m->file_id;
 			shared.build_id_len = m->file_id_len;
 		}
+		if (!m->share_hash)
+			m->share_hash = symcache__file_hash(&shared) | 1;
+		shared.file_hash = m->share_hash;
 		if ((c = symcache__get(&shared, addr))) {
 			symbol__delete(s);
 			return c;

@@ -32,12 +32,23 @@ static struct hashmap map;	/* hash of the key -> struct entry * */
 static uint64_t n_entries, n_hits;
 static size_t n_bytes;		/* the copies' size, roughly */
 
+uint64_t symcache__file_hash(const struct symcache_key *k)
+{
+	uint64_t h = k->module ? hashmap__hash_str(k->module) : 0;
+
+	for (int i = 0; i < k->build_id_len; i += 8) {
+		uint64_t w = 0;
+
+		memcpy(&w, k->build_id + i, k->build_id_len - i < 8 ? (size_t)(k->build_id_len - i) : 8);
+		h = hashmap__hash_u64(h ^ w);
+	}
+	return h;
+}
+
 static uint64_t key_hash(const struct symcache_key *k)
 {
-	uint64_t h = hashmap__hash_str(k->module) ^ hashmap__hash_u64(k->offset * 2 + k->dwarf);
+	uint64_t h = hashmap__hash_u64(k->file_hash ^ (k->offset * 2 + k->dwarf));
 
-	for (int i = 0; i < k->build_id_len; i++)
-		h = hashmap__hash_u64(h ^ k->build_id[i]);
 	return h ? h : 1;
 }
 

@@ -27,7 +27,11 @@ struct symcache_key {
 	const char *module;		/* the path the process mapped it by */
 	uint64_t offset;		/* the address less the module's start */
 	bool dwarf;			/* the resolver looks up DWARF lines in it */
+	uint64_t file_hash;		/* symcache__file_hash() of the above */
 };
+
+/* The hash of a key's file (build_id, module): once per module, not per address. */
+uint64_t symcache__file_hash(const struct symcache_key *k);
 
 /* A copy of the symbol stored for k, at address addr; NULL: none (or no memory). */
 struct symbol *symcache__get(const struct symcache_key *k, uint64_t addr);
