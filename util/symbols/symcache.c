@@ -23,7 +23,8 @@ struct entry {
 
 /*
  * What the copies may take: past it no copy is added (a long `record -a`
- * or `top` meets ever more code; a build of 121 processes keeps ~6 MiB).
+ * or `top` meets ever more code; a build of 121 processes keeps ~1 MiB,
+ * a recording of rustc ~12 MiB).
  */
 #define CACHE_BYTES_MAX	(64u << 20)
 
