@@ -113,9 +113,11 @@ start_receiver r.kill --port $PORT
 test_expect_success '... all of it, each interval once' '
 	"$RSPROF" push --push-spool kspool kill.db http://127.0.0.1:$RPORT &&
 	pcheck r.kill errors && pcheck r.kill dups &&
-	test "$(pcheck r.kill total samples/count)" = \
-	     "$(sql kill.db "SELECT SUM(count) FROM cpu_samples")" &&
-	test "$(pcheck r.kill count)" -ge 5 &&
+	got=$(pcheck r.kill total samples/count) &&
+	want=$(sql kill.db "SELECT SUM(count) FROM cpu_samples") &&
+	n=$(pcheck r.kill count) &&
+	echo "pushed $got samples in $n profiles, $want in the file; spool: $(ls kspool)" &&
+	test "$got" = "$want" && test "$n" -ge 5 &&
 	test -z "$(ls kspool)" &&
 	"$RSPROF" push --push-spool kspool kill.db http://127.0.0.1:$RPORT 2>again.err &&
 	grep -q "0 profiles pushed" again.err
